@@ -1,0 +1,96 @@
+"""Recipes: the small TOML files in build/recipes/ that describe a bundle reproducibly.
+
+```toml
+name = "informal"                    # bundle name (also the installed name)
+version = "1.0.0"
+description = "..."
+
+[encoder]
+path = "work/encoders/minilm-l6-v2"  # an encoder/ directory (model.onnx, tokenizer.json, encoder.json)
+sha256 = "..."                       # optional: sha256 of its model file, checked before building
+
+[options]
+batch_size = 32
+threads = 2                          # onnxruntime intra-op threads (0 = onnxruntime's choice)
+
+[[sources]]
+reader = "stacks"                    # a module of mathlas_build.sources
+path = "stacks-project"              # relative to the corpora root (--corpora / $MATHLAS_CORPORA)
+limit = 0                            # optional: keep only the first N documents (0 = all)
+options = {}                         # optional: passed to the reader's read()
+```
+Relative encoder paths resolve against the current directory, then the recipe's repository.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class RecipeError(ValueError):
+    """A recipe file is malformed or names things that do not exist."""
+
+
+@dataclass
+class SourceSpec:
+    reader: str
+    path: Path
+    limit: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Recipe:
+    name: str
+    version: str
+    description: str
+    encoder: Path
+    encoder_sha256: str | None
+    sources: list[SourceSpec]
+    options: dict[str, Any]
+    raw: dict[str, Any]
+    path: Path
+
+
+def default_corpora() -> Path:
+    env = os.environ.get("MATHLAS_CORPORA")
+    if env:
+        return Path(env)
+    # a checkout of this repository sits beside shared/corpora
+    return Path(__file__).resolve().parents[3] / "shared" / "corpora"
+
+
+def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None) -> Recipe:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecipeError(f"recipe not found: {path}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise RecipeError(f"{path}: not valid TOML ({e})") from None
+    for key in ("name", "version", "encoder", "sources"):
+        if key not in raw:
+            raise RecipeError(f"{path}: missing required key {key!r}")
+    root = Path(corpora) if corpora else default_corpora()
+    sources = []
+    for i, s in enumerate(raw["sources"]):
+        if "reader" not in s or "path" not in s:
+            raise RecipeError(f"{path}: sources[{i}] needs 'reader' and 'path'")
+        p = Path(s["path"])
+        p = p if p.is_absolute() else root / p
+        if not p.exists():
+            raise RecipeError(f"{path}: sources[{i}] ({s['reader']}): {p} does not exist; set --corpora or MATHLAS_CORPORA")
+        sources.append(SourceSpec(s["reader"], p, int(s.get("limit", 0)), dict(s.get("options", {}))))
+    enc = Path(raw["encoder"]["path"])
+    if not enc.is_absolute():
+        repo = Path(__file__).resolve().parents[2]
+        enc = enc if enc.exists() else repo / enc
+    if not (enc / "encoder.json").is_file():
+        raise RecipeError(f"{path}: encoder directory {enc} has no encoder.json "
+                          f"(make it with scripts/export_default_encoder.py)")
+    return Recipe(name=raw["name"], version=str(raw["version"]), description=raw.get("description", ""),
+                  encoder=enc, encoder_sha256=raw["encoder"].get("sha256"), sources=sources,
+                  options=dict(raw.get("options", {})), raw=raw, path=path)

@@ -1,0 +1,156 @@
+"""Write a bundle directory (format of ``mathlas.bundle``): everything into a temporary directory,
+the manifest last, then one atomic rename. A crash leaves at most a ``.tmp-`` directory behind,
+never a directory that looks like a finished bundle.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from mathlas import bundle as fmt
+from mathlas_build.document import Document
+
+
+def _say(msg: str, quiet: bool) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def write_meta(docs: Sequence[Document], texts: Sequence[str], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols: dict[str, list[Any]] = {c: [] for c in fmt.META_COLUMNS}
+    for d, text in zip(docs, texts):
+        row = asdict(d)
+        row["text"] = text
+        for c in fmt.META_COLUMNS:
+            cols[c].append(row[c])
+    optional = {c: [d.extra.get(c) for d in docs] for c in fmt.OPTIONAL_META_COLUMNS
+                if any(c in d.extra for d in docs)}
+    table = pa.table({**cols, **optional})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=8192)
+
+
+def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], path: Path) -> None:
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_integer_field("key", stored=True, indexed=False, fast=True)
+    for field in fmt.LEXICAL_FIELDS:
+        sb.add_text_field(field, stored=False, tokenizer_name=fmt.LEXICAL_TOKENIZER)
+    sb.add_text_field("source", stored=False, tokenizer_name="raw")
+    sb.add_text_field("kind", stored=False, tokenizer_name="raw")
+    schema = sb.build()
+    path.mkdir(parents=True)
+    index = tantivy.Index(schema, path=str(path))
+    # one thread and one commit make one segment, so tantivy's doc id equals the key
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for key, (d, text, name) in enumerate(zip(docs, texts, names)):
+        writer.add_document(tantivy.Document(
+            key=key, name=fmt.lexical_words(name), title=fmt.lexical_words(d.title),
+            text=fmt.lexical_words(text), source=d.source, kind=d.kind))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+    if searcher.num_segments != 1 or searcher.num_docs != len(docs):
+        raise RuntimeError(f"BM25 index has {searcher.num_segments} segments / {searcher.num_docs} docs")
+    for lock in path.glob(".tantivy-*.lock"):
+        lock.unlink()
+
+
+def quantize_i8(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise symmetric int8: ``vectors[i] ~= q[i] * scale[i]``."""
+    peak = np.abs(vectors).max(axis=1)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, expansion_add: int = 128) -> dict:
+    from usearch.index import Index
+
+    (root / "vectors").mkdir(parents=True, exist_ok=True)
+    n, dims = vectors.shape
+    center = vectors.mean(axis=0).astype(np.float32) if n else np.zeros(dims, np.float32)
+    np.save(root / fmt.VECTOR_CENTER, center)
+    q, scale = quantize_i8(vectors)
+    np.save(root / fmt.FLOAT_VECTORS, q)
+    np.save(root / fmt.FLOAT_SCALES, scale)
+    index = Index(ndim=dims, metric="hamming", dtype="b1", connectivity=connectivity, expansion_add=expansion_add)
+    if n:
+        index.add(np.arange(n, dtype=np.uint64), fmt.sign_bits(vectors, center))
+    index.save(str(root / fmt.BINARY_INDEX))
+    return {"dims": dims, "float_dtype": "i8", "binary_metric": "hamming",
+            "hnsw_connectivity": connectivity, "hnsw_expansion_add": expansion_add}
+
+
+def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
+    import json
+
+    dest.mkdir(parents=True)
+    config = json.loads((encoder_dir / "encoder.json").read_text(encoding="utf-8"))
+    model_file = config.get("model_file", "model.onnx")
+    for name in ("encoder.json", "tokenizer.json", model_file, model_file + "_data"):
+        if (encoder_dir / name).is_file():
+            shutil.copyfile(encoder_dir / name, dest / name)
+    return config
+
+
+def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
+                 encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
+                 description: str = "", recipe: dict | None = None, builder: str = "",
+                 force: bool = False, quiet: bool = False) -> Path:
+    """Write the bundle to ``out`` atomically; returns ``out``."""
+    out = Path(out)
+    if len(docs) != len(texts) or len(docs) != len(vectors):
+        raise ValueError("documents, texts and vectors differ in length")
+    ids = [d.id for d in docs]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"duplicate document id {dup!r}")
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists; pass --force to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        _say(f"[write] metadata for {len(docs):,} documents", quiet)
+        write_meta(docs, texts, tmp / fmt.META)
+        _say("[write] BM25 index", quiet)
+        write_bm25(docs, texts, names, tmp / fmt.BM25_DIR)
+        _say("[write] binary HNSW + int8 vectors", quiet)
+        vec_info = write_vectors(vectors, tmp)
+        encoder = copy_encoder(Path(encoder_dir), tmp / fmt.ENCODER_DIR)
+        for dirpath, dirnames, filenames in os.walk(tmp):  # tantivy writes some files 0600
+            for d in dirnames:
+                os.chmod(os.path.join(dirpath, d), 0o755)
+            for f in filenames:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+        os.chmod(tmp, 0o755)
+        manifest = fmt.Manifest(
+            name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
+            files=fmt.file_entries(tmp), description=description, recipe=recipe or {})
+        fmt.write_manifest(tmp, manifest)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _say(f"[write] bundle {name}-{version} at {out}", quiet)
+    return out

@@ -1,0 +1,227 @@
+"""The mathlas bundle, format version 1: the one contract between ``build/`` and the runtime.
+
+A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle.
+
+=============================  =====================================================================
+path                           what
+=============================  =====================================================================
+manifest.json                  ``Manifest`` below; written last, so its presence means "complete"
+meta/documents.parquet         one row per document, columns ``META_COLUMNS``; row number = the
+                               integer *key* every index uses
+bm25/                          tantivy index; fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
+                               (raw, for filters) and ``key`` (u64, stored + fast). One segment, so
+                               tantivy's doc id equals the key.
+vectors/binary.usearch         usearch HNSW, metric hamming, dtype b1, key = row: sign bits of
+                               (vector - center); centring makes the bits far more informative
+vectors/center.npy             float32 (dims,): the corpus mean vector subtracted before the signs
+vectors/float.i8.npy           int8 document vectors, shape (n, dims), row-wise scaled
+vectors/float.scale.npy        float32 per-row scale: vector ~= float.i8[row] * scale[row]
+encoder/                       ``model.onnx`` (+ ``model.onnx_data``), ``tokenizer.json``,
+                               ``encoder.json``: the query encoder that made the vectors
+=============================  =====================================================================
+
+Document ids follow the stable-id table of DESIGN.md (``stacks:<TAG>``, ``planetmath:<name>``,
+``hott:<label>``, ``openlogic:<path>#<label>``, ``napkin:<chapter>:<n>``, ``proofnet:<id>``, ...).
+
+Lexical analysis is part of the format: the build indexes ``lexical_words(field)`` with tantivy's
+``en_stem`` tokenizer and the runtime analyses queries the same way, so identifiers such as
+``Nat.Prime.two_le`` or ``ModEq`` match "prime two le" and "mod eq".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from mathlas.search import Bundle
+
+FORMAT_VERSION = 1
+
+MANIFEST = "manifest.json"
+META = "meta/documents.parquet"
+BM25_DIR = "bm25"
+BINARY_INDEX = "vectors/binary.usearch"
+FLOAT_VECTORS = "vectors/float.i8.npy"
+FLOAT_SCALES = "vectors/float.scale.npy"
+VECTOR_CENTER = "vectors/center.npy"
+ENCODER_DIR = "encoder"
+ENCODER_CONFIG = "encoder/encoder.json"
+
+# Columns of meta/documents.parquet. Paper and formal fields are optional (present when known).
+META_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
+OPTIONAL_META_COLUMNS = (
+    "paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref",
+    "module", "signature", "docstring", "dependencies",
+)
+
+# tantivy fields searched by the lexical channel, with their query boosts.
+LEXICAL_FIELDS = {"name": 2.0, "title": 0.5, "text": 1.0}
+LEXICAL_TOKENIZER = "en_stem"
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._'][A-Za-z0-9]+)*")
+
+
+def lexical_words(text: str) -> str:
+    """Text as the lexical index sees it: identifiers also split on camelCase, ``.`` and ``_``.
+
+    ``Nat.Prime.two_le`` -> ``Nat.Prime.two_le Nat Prime two le``; ``ModEq`` -> ``ModEq Mod Eq``.
+    Plain words pass unchanged, so the function is cheap on prose.
+    """
+    extra: list[str] = []
+    for m in _IDENT.finditer(text):
+        tok = m.group(0)
+        if "." in tok or "_" in tok or _CAMEL.search(tok):
+            parts = [p for piece in re.split(r"[._']", tok) for p in _CAMEL.split(piece) if p]
+            if len(parts) > 1:
+                extra.extend(parts)
+    return text if not extra else text + " " + " ".join(extra)
+
+
+def sign_bits(vectors: "np.ndarray", center: "np.ndarray") -> "np.ndarray":
+    """The binary index's codes: packed sign bits of ``vectors - center`` (one row per vector)."""
+    import numpy as np
+
+    return np.packbits((np.atleast_2d(vectors) - center) > 0, axis=1)
+
+
+@dataclass
+class FileEntry:
+    size: int
+    sha256: str
+
+
+@dataclass
+class Manifest:
+    """manifest.json. ``sources`` maps a source key to ``{"count", "license", "attribution"}``;
+    ``encoder`` copies encoder.json; ``vectors`` gives ``dims`` and ``float_dtype``; ``files`` maps
+    every other file's path (relative, ``/``-separated) to its size and sha256."""
+
+    name: str
+    version: str
+    created: str
+    builder: str
+    count: int
+    sources: dict[str, dict[str, Any]]
+    encoder: dict[str, Any]
+    vectors: dict[str, Any]
+    files: dict[str, FileEntry]
+    format_version: int = FORMAT_VERSION
+    description: str = ""
+    recipe: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data = {"format_version": data.pop("format_version"), **data}
+        return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Manifest":
+        files = {p: FileEntry(**e) for p, e in data.get("files", {}).items()}
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in data.items() if k in known and k != "files"}
+        return cls(files=files, **kwargs)
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def list_files(root: Path) -> list[str]:
+    """Every file under ``root`` except the manifest, as sorted ``/``-separated relative paths."""
+    out = []
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            rel = Path(dirpath, n).relative_to(root).as_posix()
+            if rel != MANIFEST:
+                out.append(rel)
+    return sorted(out)
+
+
+def file_entries(root: Path) -> dict[str, FileEntry]:
+    """Size and sha256 of every file of a bundle being written (the manifest's ``files``)."""
+    return {rel: FileEntry(size=(root / rel).stat().st_size, sha256=sha256_file(root / rel))
+            for rel in list_files(root)}
+
+
+def write_manifest(root: Path, manifest: Manifest) -> None:
+    """Write manifest.json into a finished bundle directory (the last file a build writes)."""
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(manifest.to_json(), encoding="utf-8")
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, root / MANIFEST)
+
+
+def read_manifest(root: Path) -> Manifest:
+    """Read and version-check a bundle's manifest."""
+    root = Path(root)
+    path = root / MANIFEST
+    if not root.is_dir():
+        raise BundleNotFoundError(f"no bundle directory at {root}")
+    if not path.is_file():
+        raise BundleNotFoundError(f"{root} is not a bundle: it has no {MANIFEST} (an unfinished build?)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BundleCorruptError(f"{path}: unreadable manifest ({e})") from None
+    if not isinstance(data, dict):
+        raise BundleCorruptError(f"{path}: manifest is not a JSON object")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        hint = ("upgrade mathlas (pip install -U mathlas)" if isinstance(version, int) and version > FORMAT_VERSION
+                else "rebuild or re-download the bundle")
+        raise BundleVersionError(
+            f"bundle {root.name} has format_version {version!r}; this mathlas reads format_version "
+            f"{FORMAT_VERSION}: {hint}")
+    try:
+        return Manifest.from_dict(data)
+    except TypeError as e:
+        raise BundleCorruptError(f"{path}: manifest is missing fields ({e})") from None
+
+
+def verify(root: Path | str, *, checksums: bool = True) -> Manifest:
+    """Check that every file the manifest lists exists with its size (and sha256 when ``checksums``).
+
+    Raises ``BundleCorruptError`` naming the first bad file; returns the manifest when all is well.
+    """
+    root = Path(root)
+    manifest = read_manifest(root)
+    for rel, entry in manifest.files.items():
+        path = root / rel
+        if not path.is_file():
+            raise BundleCorruptError(f"bundle {root.name}: file {rel} is missing; reinstall the bundle")
+        size = path.stat().st_size
+        if size != entry.size:
+            raise BundleCorruptError(
+                f"bundle {root.name}: file {rel} has {size} bytes, manifest says {entry.size}; reinstall the bundle")
+        if checksums and sha256_file(path) != entry.sha256:
+            raise BundleCorruptError(f"bundle {root.name}: file {rel} does not match its sha256; reinstall the bundle")
+    return manifest
+
+
+def open_bundle(bundle: str | os.PathLike | None = None) -> "Bundle":
+    """Open a bundle for searching.
+
+    ``None`` opens the default bundle (``$MATHLAS_BUNDLE`` or the embedded default, installed into the
+    data directory on first use); a path opens that directory; a name opens an installed bundle.
+    Opening checks the format version and file sizes and loads no model.
+    """
+    from mathlas.install import resolve_bundle
+    from mathlas.search import Bundle
+
+    root = resolve_bundle(bundle)
+    return Bundle(root, verify(root, checksums=False))

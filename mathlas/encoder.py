@@ -1,0 +1,232 @@
+"""The query/document encoder: onnxruntime + tokenizers, configured only by ``encoder.json``.
+
+``encoder.json`` keys (all but ``pooling`` and ``dims`` optional):
+
+    name, source, license        where the weights came from
+    pooling                      "mean" | "cls" | "last_token"
+    normalize                    L2-normalise the pooled vector (default true)
+    max_tokens                   truncation length, prompt included (default 512)
+    dims                         the model's output width
+    truncate_dims                Matryoshka: keep the first d dimensions, then renormalise (null = all)
+    query_prompt, document_prompt  text put before queries / documents ("query: ", an instruction...)
+    append_token                 a token appended after truncation (e.g. "<|endoftext|>" for last-token models)
+    padding_side                 "right" | "left" (default right)
+    pad_token_id                 default: the tokenizer's [PAD]/<pad> id, else 0
+    inputs                       graph input names (subset of input_ids, attention_mask, token_type_ids, position_ids)
+    output                       graph output holding per-token states (default "last_hidden_state")
+    model_file                   ONNX file name (default model.onnx)
+
+Pooling happens here in numpy, never in the graph, so any exported transformer plugs in unchanged.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from mathlas.errors import EncoderError
+
+_POOLINGS = ("mean", "cls", "last_token")
+
+
+@dataclass
+class EncoderConfig:
+    pooling: str
+    dims: int
+    normalize: bool = True
+    max_tokens: int = 512
+    truncate_dims: int | None = None
+    query_prompt: str = ""
+    document_prompt: str = ""
+    append_token: str | None = None
+    padding_side: str = "right"
+    pad_token_id: int | None = None
+    inputs: list[str] = field(default_factory=lambda: ["input_ids", "attention_mask"])
+    output: str = "last_hidden_state"
+    model_file: str = "model.onnx"
+    name: str = ""
+    source: str = ""
+    license: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def out_dims(self) -> int:
+        return self.truncate_dims or self.dims
+
+    @classmethod
+    def load(cls, path: Path) -> "EncoderConfig":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise EncoderError(f"cannot read encoder config {path}: {e}") from None
+        known = set(cls.__dataclass_fields__) - {"extra"}
+        cfg = cls(**{k: v for k, v in data.items() if k in known},
+                  extra={k: v for k, v in data.items() if k not in known})
+        if cfg.pooling not in _POOLINGS:
+            raise EncoderError(f"{path}: pooling {cfg.pooling!r} is not one of {', '.join(_POOLINGS)}")
+        if cfg.padding_side not in ("left", "right"):
+            raise EncoderError(f"{path}: padding_side must be 'left' or 'right'")
+        if cfg.truncate_dims is not None and not 0 < cfg.truncate_dims <= cfg.dims:
+            raise EncoderError(f"{path}: truncate_dims {cfg.truncate_dims} outside 1..{cfg.dims}")
+        return cfg
+
+
+class Encoder:
+    """Turns text into unit vectors with the ONNX model of an ``encoder/`` directory.
+
+    Thread-safe; the ONNX session is created on first use. ``providers`` picks onnxruntime
+    execution providers (e.g. ``["CUDAExecutionProvider", "CPUExecutionProvider"]``).
+    """
+
+    def __init__(self, directory: str | os.PathLike, *, threads: int | None = None,
+                 providers: Sequence[str] | None = None, model_file: str | None = None):
+        self.directory = Path(directory)
+        self.config = EncoderConfig.load(self.directory / "encoder.json")
+        self.threads = threads
+        self.providers = list(providers) if providers else ["CPUExecutionProvider"]
+        self.model_file = model_file or self.config.model_file
+        self._session = None
+        self._tokenizer = None
+        self._append_id: int | None = None
+        self._lock = threading.Lock()
+
+    # -- loading -------------------------------------------------------------------------
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as e:  # pragma: no cover - runtime deps
+                raise EncoderError(f"the encoder needs onnxruntime and tokenizers: {e}") from None
+            model = self.directory / self.model_file
+            tok_path = self.directory / "tokenizer.json"
+            for p in (model, tok_path):
+                if not p.is_file():
+                    raise EncoderError(f"encoder file missing: {p}")
+            tok = Tokenizer.from_file(str(tok_path))
+            tok.no_padding()
+            tok.no_truncation()
+            cfg = self.config
+            if cfg.append_token is not None:
+                self._append_id = tok.token_to_id(cfg.append_token)
+                if self._append_id is None:
+                    raise EncoderError(f"append_token {cfg.append_token!r} is not in the tokenizer vocabulary")
+            if cfg.pad_token_id is None:
+                for cand in ("[PAD]", "<pad>", "<|endoftext|>"):
+                    if tok.token_to_id(cand) is not None:
+                        cfg.pad_token_id = tok.token_to_id(cand)
+                        break
+                else:
+                    cfg.pad_token_id = 0
+            opts = ort.SessionOptions()
+            opts.log_severity_level = 3
+            if self.threads:
+                opts.intra_op_num_threads = self.threads
+                opts.inter_op_num_threads = 1
+            available = set(ort.get_available_providers())
+            providers = [p for p in self.providers if p in available] or ["CPUExecutionProvider"]
+            try:
+                session = ort.InferenceSession(str(model), sess_options=opts, providers=providers)
+            except Exception as e:  # onnxruntime raises its own exception types
+                raise EncoderError(f"cannot load {model}: {e}") from None
+            names = {i.name for i in session.get_inputs()}
+            missing = [n for n in cfg.inputs if n not in names]
+            if missing:
+                raise EncoderError(f"{model} has no input(s) {missing}; it has {sorted(names)}")
+            self._tokenizer = tok
+            self._session = session
+
+    @property
+    def active_providers(self) -> list[str]:
+        self._load()
+        return self._session.get_providers()
+
+    # -- encoding ------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str], prompt: str = "") -> list[list[int]]:
+        """Token ids per text, prompt included, truncated to ``max_tokens``."""
+        self._load()
+        cfg = self.config
+        limit = cfg.max_tokens - (1 if self._append_id is not None else 0)
+        encs = self._tokenizer.encode_batch([prompt + t for t in texts])
+        out = []
+        for e in encs:
+            ids = e.ids
+            if len(ids) > limit:
+                # keep the special token the post-processor put last (e.g. [SEP]), drop the middle
+                special = e.special_tokens_mask
+                ids = ids[:limit - 1] + [ids[-1]] if special and special[-1] else ids[:limit]
+            if self._append_id is not None:
+                ids = ids + [self._append_id]
+            out.append(ids)
+        return out
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        cfg = self.config
+        n, width = len(batch), max(len(b) for b in batch)
+        ids = np.full((n, width), cfg.pad_token_id, dtype=np.int64)
+        mask = np.zeros((n, width), dtype=np.int64)
+        for i, b in enumerate(batch):
+            if cfg.padding_side == "right":
+                ids[i, :len(b)] = b
+                mask[i, :len(b)] = 1
+            else:
+                ids[i, width - len(b):] = b
+                mask[i, width - len(b):] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in cfg.inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        if "position_ids" in cfg.inputs:
+            feeds["position_ids"] = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+        feeds = {k: v for k, v in feeds.items() if k in cfg.inputs}
+        try:
+            (hidden,) = self._session.run([cfg.output], feeds)
+        except Exception as e:
+            raise EncoderError(f"encoder failed on a batch of {n}: {e}") from None
+        return self._pool(hidden.astype(np.float32, copy=False), mask)
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        cfg = self.config
+        if cfg.pooling == "mean":
+            m = mask[..., None].astype(np.float32)
+            vec = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+        elif cfg.pooling == "cls":
+            first = mask.argmax(axis=1)  # first real token, whatever the padding side
+            vec = hidden[np.arange(len(hidden)), first]
+        else:  # last_token: last real token, whatever the padding side
+            last = mask.shape[1] - 1 - mask[:, ::-1].argmax(axis=1)
+            vec = hidden[np.arange(len(hidden)), last]
+        if cfg.truncate_dims:
+            vec = vec[:, :cfg.truncate_dims]
+        if cfg.normalize or cfg.truncate_dims:
+            vec = vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+        return np.ascontiguousarray(vec, dtype=np.float32)
+
+    def encode(self, texts: Sequence[str], *, prompt: str = "", batch_size: int = 32,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Encode texts in length-sorted batches (less padding); rows come back in input order."""
+        if not texts:
+            return np.zeros((0, self.config.out_dims), dtype=np.float32)
+        tokens = self.tokenize(texts, prompt)
+        order = np.argsort([len(t) for t in tokens], kind="stable")
+        out = np.zeros((len(texts), self.config.out_dims), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            out[idx] = self._run([tokens[i] for i in idx])
+            if progress:
+                progress(len(idx))
+        return out
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        return self.encode(queries, prompt=self.config.query_prompt)
+
+    def encode_documents(self, docs: Sequence[str], *, batch_size: int = 32,
+                         progress: Callable[[int], None] | None = None) -> np.ndarray:
+        return self.encode(docs, prompt=self.config.document_prompt, batch_size=batch_size, progress=progress)
+

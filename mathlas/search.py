@@ -1,0 +1,235 @@
+"""``Bundle``: an open bundle and its hybrid search (lexical + dense, fused with RRF).
+
+Opening reads the manifest and the metadata table only; the BM25 index opens on the first lexical
+query and the ONNX encoder on the first dense one. Every lazy part loads once under a lock, so one
+``Bundle`` serves concurrent searches from many threads.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from mathlas.bundle import ENCODER_DIR, META, Manifest
+from mathlas.errors import BundleCorruptError, UsageError
+from mathlas.filters import Filters
+from mathlas.fusion import Ranking, rrf
+from mathlas.hit import Hit
+
+MODES = ("hybrid", "lexical", "dense")
+MAX_K = 1000
+SNIPPET_CHARS = 280
+# RRF constant: on the dev sets k=10 was never worse than 60 (see docs/benchmarks.md).
+DEFAULT_K_RRF = 10.0
+# Each channel returns this many candidates (at least k) for fusion.
+FUSION_DEPTH = 100
+
+
+def _snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit] + " …"
+
+
+class Bundle:
+    """A bundle opened for search. Create with ``mathlas.open_bundle()``."""
+
+    def __init__(self, root: Path, manifest: Manifest):
+        self.root = Path(root)
+        self.manifest = manifest
+        self._lock = threading.Lock()
+        self._lexical = None
+        self._dense = None
+        self._encoder = None
+        self._id_to_key: dict[str, int] | None = None
+        try:
+            import pyarrow.parquet as pq
+
+            self.table = pq.read_table(self.root / META, memory_map=True)
+        except Exception as e:  # pyarrow raises ArrowInvalid / OSError
+            raise BundleCorruptError(f"bundle {self.root.name}: cannot read {META} ({e}); reinstall the bundle") from None
+        if self.table.num_rows != manifest.count:
+            raise BundleCorruptError(
+                f"bundle {self.root.name}: {META} has {self.table.num_rows} rows, manifest says {manifest.count}")
+        sources = self.table.column("source").to_pylist()
+        self.source_names = sorted(set(sources))
+        code = {s: i for i, s in enumerate(self.source_names)}
+        self._source_codes = np.fromiter((code[s] for s in sources), dtype=np.int32, count=len(sources))
+        self._kinds = np.asarray(self.table.column("kind").to_pylist(), dtype=object)
+
+    # -- identity ------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    def __len__(self) -> int:
+        return self.manifest.count
+
+    def __repr__(self) -> str:
+        return f"<Bundle {self.name}-{self.version}: {len(self)} documents at {self.root}>"
+
+    # -- lazy parts ----------------------------------------------------------------------
+    @property
+    def lexical(self):
+        if self._lexical is None:
+            with self._lock:
+                if self._lexical is None:
+                    from mathlas.lexical import LexicalChannel
+
+                    self._lexical = LexicalChannel(self.root, len(self))
+        return self._lexical
+
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            with self._lock:
+                if self._encoder is None:
+                    from mathlas.encoder import Encoder
+
+                    self._encoder = Encoder(self.root / ENCODER_DIR)
+        return self._encoder
+
+    @property
+    def dense(self):
+        if self._dense is None:
+            with self._lock:
+                if self._dense is None:
+                    from mathlas.dense import DenseChannel
+
+                    self._dense = DenseChannel(self.root, len(self), int(self.manifest.vectors["dims"]))
+        return self._dense
+
+    @property
+    def model_loaded(self) -> bool:
+        return self._encoder is not None and self._encoder._session is not None
+
+    # -- validation ----------------------------------------------------------------------
+    def _check_sources(self, names: Iterable[str] | None, what: str) -> tuple[str, ...]:
+        if names is None:
+            return ()
+        if isinstance(names, str):
+            names = [names]
+        names = tuple(dict.fromkeys(names))
+        unknown = [n for n in names if n not in self.source_names]
+        if unknown:
+            raise UsageError(f"unknown source {', '.join(map(repr, unknown))} in {what}; "
+                             f"this bundle has: {', '.join(self.source_names)}")
+        return names
+
+    def filters(self, sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
+                kinds: Iterable[str] | None = None,
+                source_weights: Mapping[str, float] | None = None) -> Filters:
+        """Resolve filter arguments (validated) into a ``Filters`` both channels apply."""
+        include = self._check_sources(sources, "sources")
+        exclude = set(self._check_sources(exclude_sources, "exclude_sources"))
+        if source_weights:
+            self._check_sources(source_weights, "source_weights")
+            exclude |= {s for s, w in source_weights.items() if w == 0}
+        kinds_t = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else (kinds or ())))
+        if not include and not exclude and not kinds_t:
+            return Filters()
+        allowed = np.ones(len(self), dtype=bool)
+        if include:
+            allowed &= np.isin(self._source_codes, [self.source_names.index(s) for s in include])
+        if exclude:
+            allowed &= ~np.isin(self._source_codes, [self.source_names.index(s) for s in exclude])
+            include = tuple(s for s in include if s not in exclude)
+        if kinds_t:
+            allowed &= np.isin(self._kinds, list(kinds_t))
+        return Filters(include, tuple(sorted(exclude)), kinds_t, allowed)
+
+    def _key_weights(self, source_weights: Mapping[str, float] | None) -> np.ndarray | None:
+        if not source_weights:
+            return None
+        per_source = np.ones(len(self.source_names), dtype=np.float64)
+        for s, w in source_weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+                raise UsageError(f"source weight for {s!r} must be a finite number >= 0, got {w!r}")
+            per_source[self.source_names.index(s)] = w
+        return per_source[self._source_codes]
+
+    @staticmethod
+    def _check_query(query: str, k: int, mode: str) -> str:
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("the query is empty; type some words or a formula")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        if mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        return query.strip()
+
+    # -- search --------------------------------------------------------------------------
+    def channel_rankings(self, query: str, depth: int, filters: Filters, mode: str = "hybrid",
+                         pool: int | None = None) -> dict[str, Ranking]:
+        """Each channel's own ranking (``depth`` long) for a validated query."""
+        out: dict[str, Ranking] = {}
+        if mode in ("hybrid", "lexical"):
+            out["lexical"] = self.lexical.search(query, depth, filters)
+        if mode in ("hybrid", "dense"):
+            q = self.encoder.encode_queries([query])[0]
+            out["dense"] = self.dense.search(q, depth, filters, pool=pool)
+        return out
+
+    def search(self, query: str, k: int = 10, *, mode: str = "hybrid",
+               sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
+               kinds: Iterable[str] | None = None, source_weights: Mapping[str, float] | None = None,
+               k_rrf: float = DEFAULT_K_RRF, pool: int | None = None,
+               channel_weights: Mapping[str, float] | None = None) -> list[Hit]:
+        """Rank documents for ``query``.
+
+        ``mode``: hybrid (RRF of both channels), lexical (BM25) or dense (encoder). ``sources`` /
+        ``exclude_sources`` / ``kinds`` filter inside each channel before its top-k cut;
+        ``source_weights`` scale a source's fused score (0 excludes it). ``pool`` is the number of
+        binary candidates the dense channel rescores. Queries longer than the encoder's
+        ``max_tokens`` are truncated for the dense channel and to their first 256 words for BM25.
+        """
+        query = self._check_query(query, k, mode)
+        filters = self.filters(sources, exclude_sources, kinds, source_weights)
+        weights = self._key_weights(source_weights)
+        depth = min(max(k, FUSION_DEPTH), MAX_K) if mode == "hybrid" or weights is not None else k
+        rankings = self.channel_rankings(query, depth, filters, mode, pool)
+        fused = rrf(rankings, k, k_rrf=k_rrf, channel_weights=dict(channel_weights or {}), key_weights=weights)
+        if mode != "hybrid":  # a single channel keeps its own scores
+            (ranking,) = rankings.values()
+            own = dict(zip(ranking.keys.tolist(), ranking.scores.tolist()))
+            return [self._hit(f.key, own[f.key], f.ranks) for f in fused]
+        return [self._hit(f.key, f.score, f.ranks) for f in fused]
+
+    # -- documents -----------------------------------------------------------------------
+    def _row(self, key: int) -> dict:
+        return {name: col[key].as_py() for name, col in zip(self.table.column_names, self.table.columns)}
+
+    def _hit(self, key: int, score: float, ranks: dict, full: bool = False) -> Hit:
+        row = self._row(key)
+        base = {"lexical": None, "dense": None}
+        base.update(ranks)
+        core = {"id", "source", "kind", "name", "title", "text", "body", "link", "license", "slogan"}
+        extra = {k: v for k, v in row.items() if k not in core and v is not None}
+        return Hit(id=row["id"], source=row["source"], kind=row["kind"], name=row["name"] or "",
+                   title=row["title"] or "", text=row["text"] if full else _snippet(row["text"] or ""),
+                   body=row["body"] or "", link=row["link"] or "", license=row["license"] or "",
+                   score=float(score), ranks=base, slogan=row.get("slogan") or "", extra=extra)
+
+    def key_of(self, doc_id: str) -> int:
+        if self._id_to_key is None:
+            with self._lock:
+                if self._id_to_key is None:
+                    self._id_to_key = {d: i for i, d in enumerate(self.table.column("id").to_pylist())}
+        if doc_id not in self._id_to_key:
+            raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}")
+        return self._id_to_key[doc_id]
+
+    def get(self, doc_id: str) -> Hit:
+        """The whole document with this stable id (``UsageError`` when absent)."""
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise UsageError("an id is required, e.g. stacks:00FN")
+        return self._hit(self.key_of(doc_id.strip()), 0.0, {}, full=True)
