@@ -1,0 +1,154 @@
+"""Pack a finished bundle directory as a release: ``<name>-<version>.tar.zst`` plus ``.sha256``.
+
+The archive is reproducible: the same bundle packs to the same bytes on any machine. Entries are
+sorted (``manifest.json`` last, as it is written last), owned by uid/gid 0 with empty user and
+group names, mode 0644 for files and 0755 for directories, and stamped with the manifest's
+``created`` time. zstd's multi-threaded output does not depend on the number of workers, so the
+compressor always runs with at least one worker thread.
+
+Only the files the manifest lists (and the manifest) are packed, so a release carries exactly what
+``verify`` checks; stray files in the build directory (a tantivy lock file) stay behind.
+
+``out_dir/catalog.json`` lists every release packed there, for ``mathlas.install`` to find
+shipped releases::
+
+    {"releases": [{"name", "version", "file", "sha256", "size", "format_version"}]}
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tarfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+import zstandard
+
+from mathlas.bundle import MANIFEST, Manifest, verify
+
+ARCHIVE_SUFFIX = ".tar.zst"
+SHA_SUFFIX = ".sha256"
+CATALOG = "catalog.json"
+_CHUNK = 1 << 20
+
+
+def archive_name(manifest: Manifest) -> str:
+    return f"{manifest.name}-{manifest.version}{ARCHIVE_SUFFIX}"
+
+
+def pack(bundle_dir: Path, out_dir: Path, level: int = 19) -> tuple[Path, Path]:
+    """Verify ``bundle_dir`` and pack it into ``out_dir``; returns (archive, sha256 sidecar).
+
+    Also adds (or replaces) the release's entry in ``out_dir/catalog.json``. Every file is written
+    to a temporary name first and renamed, so an interrupted pack leaves no half archive.
+    """
+    bundle_dir, out_dir = Path(bundle_dir), Path(out_dir)
+    manifest = verify(bundle_dir, checksums=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = archive_name(manifest)
+    archive = out_dir / name
+    sha_path = out_dir / (name + SHA_SUFFIX)
+
+    tmp = out_dir / f".{name}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as raw:
+            hashing = _HashingWriter(raw)
+            cctx = zstandard.ZstdCompressor(level=level, threads=max(1, os.cpu_count() or 1),
+                                            write_checksum=True)
+            with cctx.stream_writer(hashing, closefd=False) as zout:
+                _write_tar(zout, bundle_dir, manifest)
+            raw.flush()
+            os.fsync(raw.fileno())
+        digest = hashing.hexdigest()
+        os.replace(tmp, archive)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _write_atomic(sha_path, f"{digest}  {name}\n")
+    _update_catalog(out_dir, {
+        "name": manifest.name, "version": manifest.version, "file": name, "sha256": digest,
+        "size": archive.stat().st_size, "format_version": manifest.format_version,
+    })
+    return archive, sha_path
+
+
+def _write_tar(out: IO[bytes], root: Path, manifest: Manifest) -> None:
+    top = f"{manifest.name}-{manifest.version}"
+    mtime = _mtime(manifest.created)
+    files = sorted(manifest.files)
+    dirs = sorted({"/".join(rel.split("/")[:i]) for rel in files for i in range(1, rel.count("/") + 1)})
+
+    def info(arcname: str, kind: bytes, size: int = 0) -> tarfile.TarInfo:
+        ti = tarfile.TarInfo(arcname)
+        ti.type, ti.size, ti.mtime = kind, size, mtime
+        ti.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        return ti
+
+    with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
+        tar.addfile(info(top, tarfile.DIRTYPE))
+        for rel in sorted(dirs + files):
+            arc = f"{top}/{rel}"
+            if rel in manifest.files:
+                with open(root / rel, "rb") as f:
+                    tar.addfile(info(arc, tarfile.REGTYPE, manifest.files[rel].size), f)
+            else:
+                tar.addfile(info(arc, tarfile.DIRTYPE))
+        with open(root / MANIFEST, "rb") as f:
+            tar.addfile(info(f"{top}/{MANIFEST}", tarfile.REGTYPE, (root / MANIFEST).stat().st_size), f)
+
+
+def _mtime(created: str) -> int:
+    """The manifest's ``created`` (ISO 8601) as a Unix time; 0 when it cannot be read."""
+    try:
+        t = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return max(0, int(t.timestamp()))
+
+
+class _HashingWriter:
+    """A write-only file that hashes what passes through it."""
+
+    def __init__(self, raw: IO[bytes]):
+        self._raw, self._h = raw, hashlib.sha256()
+
+    def write(self, data: Any) -> int:
+        self._h.update(data)
+        return self._raw.write(data)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _update_catalog(out_dir: Path, entry: dict[str, Any]) -> None:
+    path = out_dir / CATALOG
+    releases: list[dict[str, Any]] = []
+    if path.is_file():
+        releases = json.loads(path.read_text(encoding="utf-8")).get("releases", [])
+    releases = [r for r in releases if (r.get("name"), r.get("version")) != (entry["name"], entry["version"])]
+    releases.append(entry)
+    releases.sort(key=lambda r: (r["name"], _version_key(r["version"])))
+    _write_atomic(path, json.dumps({"releases": releases}, indent=2) + "\n")
+
+
+def _version_key(version: str) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.split("."))

@@ -1,0 +1,467 @@
+"""Releases end to end: pack a tiny bundle, install it every supported way, and refuse bad archives.
+
+Everything runs against a temporary data directory (``MATHLAS_DATA_DIR``) and a temporary artifacts
+directory (``MATHLAS_ARTIFACTS``); the HTTP tests talk to a real loopback server.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import http.server
+import io
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from mathlas import cli_index
+from mathlas import install as inst
+from mathlas.bundle import Manifest, file_entries, verify, write_manifest
+from mathlas.errors import BundleCorruptError, BundleNotFoundError, InstallError, UsageError
+from mathlas_build.release import pack
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def make_bundle(root: Path, name: str = "informal", version: str = "1.0.0", seed: int = 0) -> Path:
+    rng = random.Random(seed)
+    (root / "meta").mkdir(parents=True)
+    (root / "bm25").mkdir()
+    (root / "vectors").mkdir()
+    (root / "encoder").mkdir()
+    (root / "meta" / "documents.parquet").write_bytes(rng.randbytes(20_000))
+    (root / "bm25" / "meta.json").write_text('{"segments": []}\n')
+    seg = root / "bm25" / "0001.idx"
+    seg.write_bytes(rng.randbytes(3_000))
+    seg.chmod(0o600)  # tantivy writes some files private; an install must still make them readable
+    (root / "vectors" / "float.i8.npy").write_bytes(b"\x00" * 4_096)
+    (root / "encoder" / "encoder.json").write_text('{"pooling": "mean", "dims": 8}\n')
+    write_manifest(root, Manifest(
+        name=name, version=version, created="2025-01-02T03:04:05Z", builder="test", count=3,
+        sources={"stacks": {"count": 2, "license": "GFDL-1.2", "attribution": "The Stacks project"},
+                 "hott": {"count": 1, "license": "CC-BY-SA-3.0", "attribution": "HoTT book authors"}},
+        encoder={"name": "tiny-encoder", "pooling": "mean", "dims": 8},
+        vectors={"dims": 8, "float_dtype": "i8"},
+        files=file_entries(root)))
+    return root
+
+
+def leftovers() -> list[str]:
+    """What is in the bundles directory besides the lock file."""
+    root = inst.bundles_dir()
+    return sorted(p.name for p in root.iterdir() if p.name != inst.LOCK_FILE) if root.exists() else []
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_sidecar(archive: Path) -> None:
+    Path(str(archive) + ".sha256").write_text(f"{sha256(archive)}  {archive.name}\n")
+
+
+def write_archive(path: Path, entries: list[tuple[tarfile.TarInfo, bytes]]) -> Path:
+    """A hand-made .tar.zst (plus sidecar) holding exactly ``entries``."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            info.size = len(data) if info.isreg() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    path.write_bytes(zstandard.ZstdCompressor().compress(buf.getvalue()))
+    write_sidecar(path)
+    return path
+
+
+def entry(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"x", linkname: str = "") -> tuple:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode = kind, linkname, 0o644
+    return info, data
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(tmp_path / "no-artifacts"))
+    monkeypatch.delenv("MATHLAS_BUNDLE", raising=False)
+    monkeypatch.setenv("no_proxy", "*")  # loopback HTTP must not go through a proxy
+    monkeypatch.setenv("NO_PROXY", "*")
+
+
+@pytest.fixture
+def release(tmp_path) -> tuple[Path, Path]:
+    """A packed informal-1.0.0 release: (archive, bundle source dir)."""
+    src = make_bundle(tmp_path / "src")
+    archive, _ = pack(src, tmp_path / "dist")
+    return archive, src
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """(directory, base URL) of a real HTTP server on the loopback interface."""
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ------------------------------------------------------------------------------------------ pack
+
+def test_pack_writes_archive_sidecar_and_catalog(release):
+    archive, _ = release
+    assert archive.name == "informal-1.0.0.tar.zst"
+    digest, name = Path(str(archive) + ".sha256").read_text().split()
+    assert (digest, name) == (sha256(archive), archive.name)
+    catalog = json.loads((archive.parent / "catalog.json").read_text())
+    assert catalog == {"releases": [{"name": "informal", "version": "1.0.0", "file": archive.name,
+                                     "sha256": digest, "size": archive.stat().st_size, "format_version": 1}]}
+    with tarfile.open(fileobj=io.BytesIO(zstandard.ZstdDecompressor().stream_reader(
+            archive.open("rb")).read()), mode="r:") as tar:
+        members = tar.getmembers()
+    assert {m.name.split("/")[0] for m in members} == {"informal-1.0.0"}
+    assert members[-1].name == "informal-1.0.0/manifest.json"
+    assert all((m.uid, m.gid, m.uname, m.gname) == (0, 0, "", "") for m in members)
+    assert {m.mode for m in members if m.isreg()} == {0o644}
+    assert {m.mode for m in members if m.isdir()} == {0o755}
+
+
+def test_pack_is_deterministic(tmp_path, release):
+    archive, src = release
+    for p in src.rglob("*"):  # other mtimes and modes must not leak into the archive
+        os.utime(p, (1_000_000, 1_000_000))
+    (src / "meta" / "documents.parquet").chmod(0o600)
+    (src / "stray.lock").write_text("not in the manifest")
+    again, _ = pack(src, tmp_path / "dist2", level=19)
+    assert again.read_bytes() == archive.read_bytes()
+
+
+def test_pack_updates_catalog_entries(tmp_path, release):
+    archive, _ = release
+    pack(make_bundle(tmp_path / "v2", version="1.10.0"), archive.parent)
+    pack(make_bundle(tmp_path / "v1b", version="1.0.0", seed=1), archive.parent)
+    releases = json.loads((archive.parent / "catalog.json").read_text())["releases"]
+    assert [r["version"] for r in releases] == ["1.0.0", "1.10.0"]
+    assert releases[0]["sha256"] == sha256(archive)
+
+
+# ------------------------------------------------------------------------------------------ install
+
+def test_install_from_local_path(release):
+    archive, src = release
+    path = inst.install(archive, quiet=True)
+    assert path == inst.bundles_dir() / "informal-1.0.0"
+    assert verify(path).name == "informal"
+    assert (path / "bm25" / "0001.idx").read_bytes() == (src / "bm25" / "0001.idx").read_bytes()
+    assert (path / "bm25" / "0001.idx").stat().st_mode & 0o777 == 0o644
+    assert path.stat().st_mode & 0o777 == 0o755
+    assert leftovers() == ["informal-1.0.0"]
+    assert [(b.name, b.version, b.path) for b in inst.installed()] == [("informal", "1.0.0", path)]
+
+
+def test_install_from_file_url(release):
+    archive, _ = release
+    path = inst.install(archive.resolve().as_uri(), quiet=True)
+    assert verify(path).version == "1.0.0"
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_install_over_http(release, http_root):
+    archive, _ = release
+    www, base = http_root
+    shutil.copy(archive, www)
+    shutil.copy(str(archive) + ".sha256", www)
+    path = inst.install(f"{base}/{archive.name}", quiet=True)
+    assert verify(path).name == "informal"
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_http_missing_sidecar_and_missing_archive(release, http_root):
+    archive, _ = release
+    www, base = http_root
+    shutil.copy(archive, www)
+    with pytest.raises(InstallError, match="--sha256"):
+        inst.install(f"{base}/{archive.name}", quiet=True)
+    with pytest.raises(InstallError, match="404"):
+        inst.install(f"{base}/nothing.tar.zst", expected_sha256="0" * 64, quiet=True)
+    assert leftovers() == []
+    assert inst.install(f"{base}/{archive.name}", expected_sha256=sha256(archive), quiet=True).is_dir()
+
+
+def test_reinstall_is_a_noop(release, capsys):
+    archive, _ = release
+    first = inst.install(archive, quiet=True)
+    inode = first.stat().st_ino
+    assert inst.install(archive) == first
+    assert first.stat().st_ino == inode
+    assert "already installed" in capsys.readouterr().err
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_different_bundle_same_version_needs_force(tmp_path, release):
+    archive, _ = release
+    inst.install(archive, quiet=True)
+    other, _ = pack(make_bundle(tmp_path / "other", seed=7), tmp_path / "other-dist")
+    with pytest.raises(InstallError, match="--force"):
+        inst.install(other, quiet=True)
+    path = inst.install(other, force=True, quiet=True)
+    assert (path / "meta" / "documents.parquet").read_bytes() == \
+        (tmp_path / "other" / "meta" / "documents.parquet").read_bytes()
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_tampered_archive_is_refused(tmp_path, release):
+    archive, _ = release
+    bad = tmp_path / "bad" / archive.name
+    bad.parent.mkdir()
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad.write_bytes(data)
+    shutil.copy(str(archive) + ".sha256", str(bad) + ".sha256")
+    with pytest.raises(InstallError, match="sha256 mismatch") as err:
+        inst.install(bad, quiet=True)
+    assert sha256(archive) in str(err.value) and sha256(bad) in str(err.value)
+    assert leftovers() == []
+
+
+@pytest.mark.parametrize("keep", ["half", "all but the last 2 bytes"])
+def test_truncated_archive_is_refused(tmp_path, release, keep):
+    archive, _ = release
+    cut = tmp_path / "cut" / archive.name
+    cut.parent.mkdir()
+    data = archive.read_bytes()
+    cut.write_bytes(data[: len(data) // 2] if keep == "half" else data[:-2])
+    write_sidecar(cut)  # the hash matches the truncated bytes: only unpacking can notice
+    with pytest.raises(InstallError, match="truncated or corrupt"):
+        inst.install(cut, quiet=True)
+    assert leftovers() == []
+
+
+@pytest.mark.parametrize("entries, why", [
+    ([entry("informal-1.0.0/", tarfile.DIRTYPE), entry("informal-1.0.0/../evil")], "'..'"),
+    ([entry("../evil")], "'..'"),
+    ([entry("/tmp/mathlas-evil-absolute")], "absolute"),
+    ([entry("informal-1.0.0/", tarfile.DIRTYPE), entry("informal-1.0.0/link", tarfile.SYMTYPE, b"", "/etc/passwd")],
+     "symlink"),
+    ([entry("informal-1.0.0/a"), entry("informal-1.0.0/b", tarfile.LNKTYPE, b"", "informal-1.0.0/a")], "hard link"),
+    ([entry("informal-1.0.0/dev", tarfile.CHRTYPE, b"")], "device"),
+    ([entry("a/x"), entry("b/y")], "one top-level directory"),
+    ([entry("loose-file")], "one top-level directory"),
+])
+def test_unsafe_archives_are_refused(tmp_path, entries, why):
+    archive = write_archive(tmp_path / "evil.tar.zst", entries)
+    with pytest.raises(InstallError, match=why):
+        inst.install(archive, quiet=True)
+    assert leftovers() == []
+    assert not (tmp_path / "evil").exists() and not (inst.bundles_dir().parent / "evil").exists()
+    assert not Path("/tmp/mathlas-evil-absolute").exists()
+
+
+def test_archive_that_is_not_a_bundle_is_refused(tmp_path):
+    archive = write_archive(tmp_path / "x-1.tar.zst", [entry("x-1/", tarfile.DIRTYPE), entry("x-1/readme")])
+    with pytest.raises(InstallError, match="does not hold a bundle"):
+        inst.install(archive, quiet=True)
+    assert leftovers() == []
+
+
+def test_missing_sidecar_is_refused(tmp_path, release):
+    archive, _ = release
+    lone = tmp_path / "lone" / archive.name
+    lone.parent.mkdir()
+    shutil.copy(archive, lone)
+    with pytest.raises(InstallError, match="--sha256"):
+        inst.install(lone, quiet=True)
+    with pytest.raises(UsageError):
+        inst.install(lone, expected_sha256="not-a-hash", quiet=True)
+    assert leftovers() == []
+    assert inst.install(lone, expected_sha256=sha256(archive).upper(), quiet=True).is_dir()
+
+
+def test_verify_names_a_modified_file(release):
+    archive, _ = release
+    path = inst.install(archive, quiet=True)
+    target = path / "meta" / "documents.parquet"
+    data = bytearray(target.read_bytes())
+    data[100] ^= 1
+    target.write_bytes(data)
+    verify(path, checksums=False)  # same size: only the checksum notices
+    with pytest.raises(BundleCorruptError, match="meta/documents.parquet"):
+        verify(path)
+
+
+def test_stale_temp_dirs_are_cleaned_by_the_next_install(release):
+    archive, _ = release
+    inst.bundles_dir().mkdir(parents=True)
+    (inst.bundles_dir() / ".tmp-crashed").mkdir()
+    (inst.bundles_dir() / ".tmp-crashed" / "junk").write_text("x")
+    assert inst.installed() == []
+    inst.install(archive, quiet=True)
+    assert leftovers() == ["informal-1.0.0"]
+
+
+# ------------------------------------------------------------------------------------------ resolve
+
+def test_resolve_by_name_version_and_path(tmp_path):
+    for i, version in enumerate(["1.2.0", "1.10.0", "1.9.5"]):
+        archive, _ = pack(make_bundle(tmp_path / version, version=version, seed=i), tmp_path / "dist")
+        inst.install(archive, quiet=True)
+    bundles = inst.bundles_dir()
+    assert [b.version for b in inst.installed()] == ["1.2.0", "1.9.5", "1.10.0"]
+    assert inst.resolve_bundle("informal") == bundles / "informal-1.10.0"
+    assert inst.resolve_bundle("informal-1.2.0") == bundles / "informal-1.2.0"
+    assert inst.resolve_bundle(tmp_path / "1.9.5") == (tmp_path / "1.9.5").resolve()
+    assert inst.resolve_bundle(str(tmp_path / "1.9.5")) == (tmp_path / "1.9.5").resolve()
+    os.environ["MATHLAS_BUNDLE"] = "informal-1.9.5"
+    try:
+        assert inst.resolve_bundle(None) == bundles / "informal-1.9.5"
+    finally:
+        del os.environ["MATHLAS_BUNDLE"]
+    assert inst.resolve_bundle(None) == bundles / "informal-1.10.0"
+    with pytest.raises(BundleNotFoundError) as err:
+        inst.resolve_bundle("formal")
+    assert "informal-1.10.0" in str(err.value) and "mathlas index install" in str(err.value)
+    with pytest.raises(BundleNotFoundError, match="no bundle directory"):
+        inst.resolve_bundle(str(tmp_path / "nowhere"))
+
+
+def test_resolve_with_nothing_installed_says_how_to_install():
+    with pytest.raises(BundleNotFoundError, match=r"installed: none.*mathlas index install"):
+        inst.resolve_bundle(None)
+
+
+def test_default_bundle_installs_itself_from_the_shipped_catalog(tmp_path, monkeypatch, capsys):
+    art = tmp_path / "artifacts"
+    pack(make_bundle(tmp_path / "src"), art)
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    path = inst.resolve_bundle(None)
+    assert path == inst.bundles_dir() / "informal-1.0.0" and verify(path).name == "informal"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"installing the default bundle informal-1.0.0 into {inst.bundles_dir()}"]
+    assert inst.resolve_bundle("informal") == path
+    assert capsys.readouterr().err == ""
+
+
+def test_newer_shipped_release_wins_over_older_installed(tmp_path, monkeypatch):
+    old, _ = pack(make_bundle(tmp_path / "old"), tmp_path / "old-dist")
+    inst.install(old, quiet=True)
+    art = tmp_path / "artifacts"
+    pack(make_bundle(tmp_path / "new", version="1.1.0"), art)
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    assert inst.resolve_bundle("informal", quiet=True) == inst.bundles_dir() / "informal-1.1.0"
+    assert inst.resolve_bundle("informal-1.0.0") == inst.bundles_dir() / "informal-1.0.0"
+
+
+def _resolve_default_in_child(barrier, results):
+    barrier.wait()
+    try:
+        results.put(str(inst.resolve_bundle(None, quiet=True)))
+    except Exception as e:  # report, do not hang the parent
+        results.put(f"error: {e!r}")
+
+
+def _install_in_child(archive, barrier, results):
+    barrier.wait()
+    try:
+        results.put(str(inst.install(archive, quiet=True)))
+    except Exception as e:
+        results.put(f"error: {e!r}")
+
+
+def test_concurrent_installs_all_succeed(tmp_path, monkeypatch):
+    art = tmp_path / "artifacts"
+    archive, _ = pack(make_bundle(tmp_path / "src"), art)
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    ctx = multiprocessing.get_context("fork")
+    barrier, results = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_resolve_default_in_child, args=(barrier, results)) for _ in range(2)]
+    procs += [ctx.Process(target=_install_in_child, args=(archive, barrier, results)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=30) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    assert got == [str(inst.bundles_dir() / "informal-1.0.0")] * 4
+    assert leftovers() == ["informal-1.0.0"]
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="mathlas")
+    parser.add_argument("-q", "--quiet", action="store_true")
+    cli_index.add_parser(parser.add_subparsers(dest="command", required=True))
+    return cli_index.run(parser.parse_args(list(argv)))
+
+
+def test_cli_install_list_info_verify_path(tmp_path, release, capsys, monkeypatch):
+    archive, _ = release
+    assert run_cli("-q", "index", "install", str(archive)) == 0
+    path = Path(capsys.readouterr().out.strip())
+    assert path == inst.bundles_dir() / "informal-1.0.0"
+
+    art = tmp_path / "artifacts"
+    pack(make_bundle(tmp_path / "formal", name="formal", version="0.1.0"), art)
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    run_cli("index", "list", "--json")
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["status"], r["documents"]) for r in rows] == \
+        [("informal", "installed", 3), ("formal", "shipped", None)]
+    run_cli("index", "list")
+    table = capsys.readouterr().out
+    assert "informal" in table and "shipped, not installed" in table
+
+    run_cli("index", "info", "informal", "--json")
+    info = json.loads(capsys.readouterr().out)
+    assert (info["name"], info["count"], info["path"]) == ("informal", 3, str(path))
+    assert info["sources"]["stacks"]["license"] == "GFDL-1.2"
+    run_cli("index", "info")
+    text = capsys.readouterr().out
+    assert "The Stacks project" in text and "tiny-encoder, 8 dims, mean pooling" in text
+
+    assert run_cli("index", "verify", "informal-1.0.0") == 0
+    assert capsys.readouterr().out.startswith("OK informal-1.0.0")
+    assert run_cli("index", "path") == 0
+    assert capsys.readouterr().out.strip() == str(path)
+
+    (path / "encoder" / "encoder.json").write_text('{"pooling": "mean", "dims": 9}\n')
+    with pytest.raises(BundleCorruptError, match="encoder/encoder.json"):
+        run_cli("index", "verify")
+
+    assert run_cli("index", "remove", "informal") == 0
+    assert leftovers() == []
+
+
+def test_sidecar_may_list_several_files(tmp_path, release):
+    archive, _ = release
+    sums = tmp_path / "sums" / archive.name
+    sums.parent.mkdir()
+    shutil.copy(archive, sums)
+    Path(str(sums) + ".sha256").write_text(f"{'0' * 64}  other.tar.zst\n{sha256(archive)} *{archive.name}\n")
+    assert inst.install(sums, quiet=True).is_dir()
+
+
+def test_install_needs_an_archive_not_a_directory(release):
+    _, src = release
+    with pytest.raises(InstallError, match="bundle directory"):
+        inst.install(src, quiet=True)
+    with pytest.raises(InstallError, match="no release archive"):
+        inst.install(src / "missing.tar.zst", quiet=True)
+    with pytest.raises(InstallError, match="only http, https, file"):
+        inst.install("ftp://example.org/x.tar.zst", quiet=True)
