@@ -65,7 +65,7 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
     vectors = embed_documents(
         texts, recipe.encoder, cache_dir=cache_dir, threads=threads or recipe.options.get("threads"),
         providers=PROVIDERS[provider], batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
-        quiet=quiet)
+        model_file=recipe.document_model, quiet=quiet)
     return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}", force=force, quiet=quiet)

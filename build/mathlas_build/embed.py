@@ -22,20 +22,23 @@ from mathlas.encoder import Encoder
 CHUNK = 2048
 
 
-def encoder_fingerprint(encoder_dir: Path) -> str:
-    cfg = (Path(encoder_dir) / "encoder.json").read_bytes()
-    model = sha256_file(Path(encoder_dir) / Encoder(encoder_dir).model_file)
+def encoder_fingerprint(encoder: Encoder) -> str:
+    cfg = (encoder.directory / "encoder.json").read_bytes()
+    model = sha256_file(encoder.directory / encoder.model_file)
     return hashlib.sha256(cfg + model.encode()).hexdigest()[:16]
 
 
 def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path | None = None,
                     threads: int | None = None, providers: Sequence[str] | None = None,
-                    batch_size: int = 32, quiet: bool = False) -> np.ndarray:
-    """Embed ``texts`` as documents; returns float32 unit vectors, one row per text."""
+                    batch_size: int = 32, model_file: str | None = None, quiet: bool = False) -> np.ndarray:
+    """Embed ``texts`` as documents; returns float32 unit vectors, one row per text.
+
+    ``model_file`` picks another model of the encoder directory for documents (fp32/fp16: dynamic
+    int8 quantisation makes a vector depend slightly on its batch neighbours)."""
     from tqdm import tqdm
 
-    encoder = Encoder(encoder_dir, threads=threads or None, providers=providers)
-    fp = encoder_fingerprint(encoder_dir)
+    encoder = Encoder(encoder_dir, threads=threads or None, providers=providers, model_file=model_file)
+    fp = encoder_fingerprint(encoder)
     if cache_dir:
         cache_dir = Path(cache_dir) / fp
         cache_dir.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,8 @@ description = "..."
 [encoder]
 path = "work/encoders/minilm-l6-v2"  # an encoder/ directory (model.onnx, tokenizer.json, encoder.json)
 sha256 = "..."                       # optional: sha256 of its model file, checked before building
+document_model = "model.fp32.onnx"   # optional: a file in that directory used to embed the documents
+                                     # (e.g. fp32 or fp16); only the query model goes into the bundle
 
 [options]
 batch_size = 32
@@ -49,6 +51,7 @@ class Recipe:
     description: str
     encoder: Path
     encoder_sha256: str | None
+    document_model: str | None
     sources: list[SourceSpec]
     options: dict[str, Any]
     raw: dict[str, Any]
@@ -91,6 +94,10 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
     if not (enc / "encoder.json").is_file():
         raise RecipeError(f"{path}: encoder directory {enc} has no encoder.json "
                           f"(make it with scripts/export_default_encoder.py)")
+    doc_model = raw["encoder"].get("document_model")
+    if doc_model and not (enc / doc_model).is_file():
+        raise RecipeError(f"{path}: document_model {doc_model} not found in {enc}")
     return Recipe(name=raw["name"], version=str(raw["version"]), description=raw.get("description", ""),
-                  encoder=enc, encoder_sha256=raw["encoder"].get("sha256"), sources=sources,
+                  encoder=enc, encoder_sha256=raw["encoder"].get("sha256"),
+                  document_model=raw["encoder"].get("document_model"), sources=sources,
                   options=dict(raw.get("options", {})), raw=raw, path=path)

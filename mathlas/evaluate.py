@@ -1,0 +1,112 @@
+"""Evaluation on query sets with stable-id targets (the protocol of shared/eval/README.md).
+
+For each query the engine's ranked list is restricted to the sources the set was labelled on
+(informal: stacks, planetmath, hott, openlogic, proofnet; formal: lean) -- inside the channels,
+before the top-k cut -- and deduplicated by id. ``r`` is the rank of the first target.
+Metrics: P@1, Hit@10, Hit@20, MRR@20, plus a bootstrap 95% interval on MRR@20.
+"""
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+from mathlas.errors import UsageError
+
+INFORMAL_PREFIXES = ("stacks", "planetmath", "hott", "openlogic", "proofnet")
+FORMAL_PREFIXES = ("lean",)
+METRICS = ("p@1", "hit@10", "hit@20", "mrr@20")
+
+
+def load_queries(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no query file at {path}")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}:{n}: not JSON ({e})") from None
+        if not isinstance(q, dict) or not isinstance(q.get("query"), str) or not q.get("targets"):
+            raise UsageError(f"{path}:{n}: each line needs 'query' (string) and 'targets' (list of ids)")
+        out.append(q)
+    if not out:
+        raise UsageError(f"{path} holds no queries")
+    return out
+
+
+def label_prefixes(queries: Iterable[dict]) -> tuple[str, ...]:
+    prefixes = {t.split(":", 1)[0] for q in queries for t in q["targets"]}
+    return FORMAL_PREFIXES if prefixes <= set(FORMAL_PREFIXES) else INFORMAL_PREFIXES
+
+
+def first_rank(ids: list[str], targets: Iterable[str]) -> int | None:
+    """1-based rank of the first target in a deduplicated id list, or None."""
+    targets = set(targets)
+    seen: set[str] = set()
+    rank = 0
+    for i in ids:
+        if i in seen:
+            continue
+        seen.add(i)
+        rank += 1
+        if i in targets:
+            return rank
+    return None
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "p@1": sum(r == 1 for r in ranks) / n,
+        "hit@10": sum(r is not None and r <= 10 for r in ranks) / n,
+        "hit@20": sum(r is not None and r <= 20 for r in ranks) / n,
+        "mrr@20": sum(1 / r for r in ranks if r is not None and r <= 20) / n,
+    }
+
+
+def bootstrap_mrr(ranks: list[int | None], rounds: int = 1000, seed: int = 0) -> tuple[float, float]:
+    rng = random.Random(seed)
+    rr = [1 / r if r is not None and r <= 20 else 0.0 for r in ranks]
+    if not rr:
+        return (0.0, 0.0)
+    means = sorted(sum(rng.choice(rr) for _ in rr) / len(rr) for _ in range(rounds))
+    return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+
+
+def evaluate(bundle, queries: list[dict], *, k: int = 20, modes: Iterable[str] = ("lexical", "dense", "hybrid"),
+             **search_kwargs) -> dict:
+    """Run every query in every mode; returns the ``mathlas eval --json`` object."""
+    prefixes = label_prefixes(queries)
+    sources = [s for s in bundle.source_names if s in prefixes]
+    if not sources:
+        raise UsageError(f"bundle {bundle.name} has none of the labelled sources {', '.join(prefixes)}")
+    result: dict = {"n": len(queries), "bundle": f"{bundle.name}-{bundle.version}", "k": k,
+                    "restricted_to": sources}
+    per_query: dict[str, list] = {}
+    for mode in modes:
+        ranks, no_result = [], 0
+        for q in queries:
+            hits = bundle.search(q["query"], k=k, mode=mode, sources=sources, **search_kwargs)
+            no_result += not hits
+            ranks.append(first_rank([h.id for h in hits], q["targets"]))
+        m = metrics(ranks)
+        lo, hi = bootstrap_mrr(ranks)
+        m["mrr@20_ci95"] = [round(lo, 3), round(hi, 3)]
+        m["no_result"] = no_result
+        for group in ("style", "source", "area"):
+            buckets: dict[str, list] = defaultdict(list)
+            for q, r in zip(queries, ranks):
+                key = q["targets"][0].split(":", 1)[0] if group == "source" else q.get(group, "?")
+                buckets[key].append(r)
+            m[f"by_{group}"] = {key: {"n": len(v), **metrics(v)} for key, v in sorted(buckets.items())}
+        result[mode] = m
+        per_query[mode] = ranks
+    result["per_query"] = [{"id": q.get("id"), **{m: per_query[m][i] for m in per_query}}
+                           for i, q in enumerate(queries)]
+    return result

@@ -1,0 +1,107 @@
+"""Shared fixtures. Nothing here touches the user's data directory: the whole session runs with
+``MATHLAS_DATA_DIR`` pointing at a temporary directory.
+
+``tiny_bundle`` is built once per session with the real pipeline (real source readers on the real
+corpora, the real int8 MiniLM encoder that ships inside the default bundle, tantivy, usearch).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "build"))  # the build package, also when mathlas is not installed editable
+CORPORA = Path(os.environ.get("MATHLAS_CORPORA", REPO.parent / "shared" / "corpora"))
+EVAL = Path(os.environ.get("MATHLAS_EVAL", REPO.parent / "shared" / "eval"))
+
+_SESSION_DATA = tempfile.mkdtemp(prefix="mathlas-test-data-")
+os.environ["MATHLAS_DATA_DIR"] = _SESSION_DATA
+os.environ.pop("MATHLAS_BUNDLE", None)
+
+TINY_RECIPE = """
+name = "tiny"
+version = "0.1.0"
+description = "test bundle: a few statements from each informal source"
+[encoder]
+path = "{encoder}"
+[options]
+batch_size = 16
+threads = 2
+[[sources]]
+reader = "stacks"
+path = "stacks-project"
+limit = 8
+options = {{ files = ["algebra.tex"] }}
+[[sources]]
+reader = "planetmath"
+path = "planetmath"
+limit = 6
+[[sources]]
+reader = "hott"
+path = "hott-book"
+limit = 5
+[[sources]]
+reader = "openlogic"
+path = "open-logic"
+limit = 5
+[[sources]]
+reader = "napkin"
+path = "napkin"
+limit = 3
+[[sources]]
+reader = "proofnet"
+path = "proofnet"
+limit = 4
+"""
+
+
+def pytest_report_header(config):
+    return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
+
+
+def need_corpora() -> None:
+    if not CORPORA.is_dir():
+        pytest.skip(f"corpora not found at {CORPORA} (set MATHLAS_CORPORA)")
+
+
+@pytest.fixture(scope="session")
+def default_bundle_dir() -> Path:
+    """The embedded default bundle, installed from artifacts/ into the session's data dir."""
+    from mathlas.install import resolve_bundle
+
+    return resolve_bundle(None, quiet=True)
+
+
+@pytest.fixture(scope="session")
+def encoder_dir(request) -> Path:
+    """The real int8 MiniLM encoder (from the default bundle; ``$MATHLAS_TEST_ENCODER`` overrides)."""
+    env = os.environ.get("MATHLAS_TEST_ENCODER")
+    return Path(env) if env else request.getfixturevalue("default_bundle_dir") / "encoder"
+
+
+@pytest.fixture(scope="session")
+def tiny_recipe(tmp_path_factory, encoder_dir) -> Path:
+    need_corpora()
+    path = tmp_path_factory.mktemp("recipe") / "tiny.toml"
+    path.write_text(TINY_RECIPE.format(encoder=encoder_dir.as_posix()), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_bundle_dir(tmp_path_factory, tiny_recipe) -> Path:
+    from mathlas_build.cli import build
+    from mathlas_build.recipe import load_recipe
+
+    out = tmp_path_factory.mktemp("bundles") / "tiny-0.1.0"
+    return build(load_recipe(tiny_recipe, CORPORA), out, cache_dir=None, quiet=True)
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_bundle_dir):
+    import mathlas
+
+    return mathlas.open_bundle(tiny_bundle_dir)

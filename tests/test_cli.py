@@ -1,0 +1,128 @@
+"""The ``mathlas`` command through its ``--json`` output and exit codes (real subprocesses)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EVAL
+
+
+def run(*args, env=None, check_rc=None):
+    proc = subprocess.run([sys.executable, "-m", "mathlas.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def test_search_json_shape(tiny_bundle_dir):
+    p = run("search", "a local ring with a finitely generated module", "-k", "4", "--bundle",
+            str(tiny_bundle_dir), "--json", check_rc=0)
+    data = json.loads(p.stdout)
+    assert data["query"] == "a local ring with a finitely generated module"
+    assert data["bundle"] == "tiny-0.1.0"
+    assert 1 <= len(data["hits"]) <= 4
+    for h in data["hits"]:
+        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "score", "ranks"}
+        assert set(h["ranks"]) == {"lexical", "dense"}
+    assert p.stderr == ""  # no talk on a plain search
+
+
+def test_search_filters_and_modes(tiny_bundle_dir):
+    p = run("search", "theorem", "-k", "20", "--source", "proofnet", "--mode", "lexical", "--bundle",
+            str(tiny_bundle_dir), "--json", check_rc=0)
+    hits = json.loads(p.stdout)["hits"]
+    assert hits and {h["source"] for h in hits} == {"proofnet"}
+    assert all(h["ranks"]["dense"] is None for h in hits)
+    p = run("search", "theorem", "-k", "20", "--exclude-source", "stacks", "--bundle", str(tiny_bundle_dir),
+            "--json", check_rc=0)
+    assert all(h["source"] != "stacks" for h in json.loads(p.stdout)["hits"])
+
+
+def test_human_output(tiny_bundle_dir):
+    p = run("search", "Noetherian ring", "-k", "2", "--bundle", str(tiny_bundle_dir), check_rc=0)
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith(" 1. ") and ":" in lines[0]
+    assert "[" in lines[1] and "#" in lines[1]
+
+
+def test_bundle_from_environment(tiny_bundle_dir):
+    p = run("search", "ring", "--json", env={"MATHLAS_BUNDLE": str(tiny_bundle_dir)}, check_rc=0)
+    assert json.loads(p.stdout)["bundle"] == "tiny-0.1.0"
+
+
+def test_show_json(tiny, tiny_bundle_dir):
+    doc_id = tiny.table.column("id")[3].as_py()
+    p = run("show", doc_id, "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
+    d = json.loads(p.stdout)
+    assert d["id"] == doc_id and d["body"] and d["license"]
+
+
+@pytest.mark.parametrize("args, rc, message", [
+    (["search", ""], 2, "empty"),
+    (["search", "   "], 2, "empty"),
+    (["search", "ring", "-k", "0"], 2, "k must be"),
+    (["search", "ring", "-k", "100000"], 2, "k must be"),
+    (["search", "ring", "--source", "nosuch"], 2, "unknown source"),
+    (["show", "stacks:ZZZZ"], 2, "no document"),
+])
+def test_bad_input_one_line_errors(tiny_bundle_dir, args, rc, message):
+    p = run(*args, "--bundle", str(tiny_bundle_dir), check_rc=rc)
+    assert message in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
+
+
+def test_missing_bundle_is_a_data_error(tmp_path):
+    p = run("search", "ring", "--bundle", str(tmp_path / "nothing"), check_rc=1)
+    assert "no bundle" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_long_query_cli(tiny_bundle_dir):
+    p = run("search", "ring " * 5000, "-k", "3", "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
+    assert json.loads(p.stdout)["hits"]
+
+
+def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
+    ids = tiny.table.column("id").to_pylist()
+    texts = tiny.table.column("text").to_pylist()
+    qfile = tmp_path / "q.jsonl"
+    informal = [(i, t) for i, t in zip(ids, texts) if i.split(":")[0] in ("stacks", "planetmath", "hott")][:5]
+    qfile.write_text("".join(json.dumps({"id": f"q{n}", "query": t[:150], "targets": [i], "style": "precise",
+                                         "area": "x"}) + "\n" for n, (i, t) in enumerate(informal)))
+    p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
+    r = json.loads(p.stdout)
+    assert r["n"] == 5
+    for mode in ("lexical", "dense", "hybrid"):
+        assert set(r[mode]) >= {"p@1", "hit@10", "hit@20", "mrr@20"}
+        assert r[mode]["hit@10"] >= 0.8  # queries are the documents' own text
+    p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), check_rc=0)
+    assert "hybrid" in p.stdout and "by source" in p.stdout
+
+
+def test_eval_bad_file(tiny_bundle_dir, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "x"}\n')
+    p = run("eval", str(bad), "--bundle", str(tiny_bundle_dir), check_rc=2)
+    assert "bad.jsonl:1" in p.stderr
+    p = run("eval", str(tmp_path / "none.jsonl"), "--bundle", str(tiny_bundle_dir), check_rc=2)
+    assert "no query file" in p.stderr
+
+
+def test_usage_errors_exit_2():
+    assert run("search").returncode == 2
+    assert run("frobnicate").returncode == 2
+    assert run("--help").returncode == 0
+
+
+def test_dev_queries_file_parses():
+    if not (EVAL / "informal-dev.jsonl").is_file():
+        pytest.skip("shared/eval not present")
+    from mathlas.evaluate import label_prefixes, load_queries
+
+    qs = load_queries(EVAL / "informal-dev.jsonl")
+    assert len(qs) == 40 and label_prefixes(qs) == ("stacks", "planetmath", "hott", "openlogic", "proofnet")
+    assert label_prefixes(load_queries(EVAL / "formal-dev.jsonl")) == ("lean",)
