@@ -467,7 +467,6 @@ class _ZstdInput:
         self._d = zstandard.ZstdDecompressor().decompressobj()
         self._buf = bytearray()
         self._done = False
-        self._frames = 0
 
     def _feed(self, data: bytes) -> None:
         while data:
