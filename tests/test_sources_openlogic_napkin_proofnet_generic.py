@@ -85,6 +85,7 @@ def test_openlogic_known_statement(ol_docs):
     assert d.kind == "theorem" and d.name == "ce comp"
     assert d.title == "Computability > Computability Theory > Computably Enumerable Sets not Closed under Complement"
     assert "computably enumerable" in d.statement and "natural numbers" in d.statement
+    assert re.search(r"[Cc]omplement (of )?A", d.statement)        # \Complement{A}: the word is kept
     assert d.link.endswith("content/computability/computability-theory/complement-ce.tex#L17")
     assert d.extra["label"] == "thm:ce-comp"
     # the line points at \begin{thm}
@@ -102,6 +103,11 @@ def test_openlogic_tokens_expanded(ol_docs):
     # !A formula metavariables -> plain letters
     mp = [x for x in ol_docs.values() if "!A" in x.body]
     assert mp and all(not re.search(r"![A-Z]", x.statement) for x in mp)
+    # \iftag / \tagitem resolved, quantifier optional arguments expanded, \olref dropped
+    d = ol_docs["openlogic:first-order-logic/completeness/compactness-direct#prop:fsat-instances"]
+    assert "tagitem" not in d.statement and "prvEx" not in d.statement
+    assert re.search(r"exists x\W*A\(x\)", d.statement.replace("\u2203", "exists")), d.statement
+    assert not any(re.search(r"\[(fol|cmp|com)\]", x.statement) for x in ol_docs.values())
 
 
 def test_openlogic_unlabelled_and_duplicate_labels(ol_docs):
@@ -147,6 +153,34 @@ def test_openlogic_xparse_macros():
     text = openlogic.expand_tokens(r"!!^a{element} of !!{constant}s, !!^{constant}, !!a{constant}; $!A \lif !B$",
                                    tokens)
     assert text == r"An element of constant symbols, Constant symbol, a constant symbol; $A \lif B$"
+
+
+def test_openlogic_optional_argument_commands_and_tags():
+    defs = openlogic.parse_xparse_defs(r"""
+\DeclareDocumentCommand \lforall { o o } {
+    \forall
+    \IfNoValueTF {#1} \relax { #1 }
+    \IfNoValueTF {#2} \relax { \, #2 }
+}
+\DeclareDocumentCommand \eq { t{/} o o } {
+  \IfNoValueTF {#3}
+    { \IfBooleanTF{#1}{ \neq }{ = } }
+    { \IfBooleanTF{#1}{ #2 \neq #3}{#2 = #3} }
+}
+\DeclareDocumentCommand \equal { o } { \IfNoValueTF {#1} {\eq} {\stackrel{#1}{\eq}} }
+\DeclareDocumentMacro \aeq {\equal [\alpha]}
+""")
+    xp = openlogic.XParse(defs)
+    squash = lambda t: re.sub(r"\s+", " ", t).strip()
+    assert squash(xp.expand(r"$\lforall[x][A(x)]$")) == r"$ \forall x \, A(x) $"
+    assert squash(xp.expand(r"$\eq/[s][t]$ and $a \eq b$")) == r"$ s \neq t $ and $a = b$"
+    assert squash(xp.expand(r"\aeq")) == r"\stackrel{\alpha}{ = }"
+    tags = openlogic.parse_tags(r"\tagtrue{prvEx,prvAll}" "\n" r"\tagfalse{defEx}")
+    assert tags == {"prvEx": True, "notprvEx": False, "prvAll": True, "notprvAll": False,
+                    "defEx": False, "notdefEx": True}
+    text = openlogic.apply_tags(r"\begin{tagenumerate}{prvEx,defEx}\tagitem{prvEx}{E.}{}\tagitem{defEx}{D.}{}"
+                                r"\end{tagenumerate}\iftag{notdefEx}{yes \iftag{defEx}{no}{inner}}{no}", tags)
+    assert text == r"\begin{enumerate}\item E.\end{enumerate}yes inner"
 
 
 # ------------------------------------------------------------------------------------------------ Napkin

@@ -41,6 +41,7 @@ KINDS = {"thm": "theorem", "prop": "proposition", "lem": "lemma", "cor": "coroll
          "defn": "definition", "axiom": "axiom"}
 _ENV_RE = re.compile(r"\\begin\{(" + "|".join(KINDS) + r")\}")
 _LABEL_RE = re.compile(r"\\ollabel\s*\{([^{}]*)\}")
+_OLREF_RE = re.compile(r"\\(?:olref|olimport|olfileid)\*?(?:\s*\[[^\]]*\])*\s*\{[^{}]*\}")
 _EMPH_RE = re.compile(r"\\(?:emph|textbf|textit|defemph)\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 # Sty files whose macros are typesetting machinery (pictures, proof trees), not mathematical notation.
@@ -48,7 +49,22 @@ _SKIP_STY = {"ptolemaicastronomy.sty", "open-logic-debug.sty", "open-logic-defer
 # Macro bodies with these are TeX programming, not notation: leave such macros to latex_to_text's defaults.
 _PROGRAMMING = re.compile(r"\\(?:csname|expandafter|Package(?:Info|Warning|Error)|gdef|edef|xdef|setlength|"
                           r"ifdefined|ifcsname|def\b|let\b|@|newcommand|renewcommand|begin\{tikzpicture|"
-                          r"includegraphics|selectfont|color\b|IfNoValue|IfValue|IfBoolean)")
+                          r"includegraphics|selectfont|color\b|IfNoValue|IfValue|IfBoolean|global\b|"
+                          r"DeclareDocument|NewDocument|hbox|prepUnary)")
+_PROGRAMMING_CORE = re.compile(r"\\(?:csname|expandafter|Package(?:Info|Warning|Error)|gdef|edef|xdef|setlength|"
+                               r"ifdefined|ifcsname|def\b|let\b|@|global\b|DeclareDocument|NewDocument|hbox)")
+# Notation whose definition loses the meaning (or is TeX machinery): replaced after loading the .sty files.
+OVERRIDES: Macros = {
+    "Complement": (1, "\\text{complement of } #1"),    # \overline{#1}: keep the word
+    "applytofirst": (2, "#1{#2}"),                      # \def\applytofirst#1#2{{\expandafter#1#2}}
+    "Gn": (1, "\\ulcorner #1 \\urcorner"),             # Goedel number, typeset with \reflectbox'ed #
+    "sFmla": (2, "#1 #2"),                              # signed formula, typeset with \hbox
+    "mathsfit": (1, "#1"),                              # sans-serif italic font (\Obj)
+    "mathexclaim": (0, "!"),                            # \lexists! (unique existence), \fact
+    "pto": (0, "\\rightharpoonup"),                      # partial function arrow built with \ooalign
+}
+# Structural commands the .sty files redefine for their own bookkeeping; latex_to_text knows them better.
+_KEEP_BUILTIN = {"item", "tagitem", "label", "ref", "olref"}
 
 
 # ---------------------------------------------------------------- small LaTeX scanning helpers
@@ -171,112 +187,205 @@ def expand_tokens(tex: str, tokens: dict[str, dict[str, str]]) -> str:
         return t["p"] if plural else t["s"]
 
     tex = _TOKEN_RE.sub(token, tex)
+
+    def printed(m: re.Match) -> str:          # \printtoken{P}{formula}, \usetoken{s}{sentence}
+        form, name = m.group(1).strip(), m.group(2).strip()
+        t = tokens.get(name)
+        if t is None:
+            return name
+        return t.get(form, t["s"])
+
+    tex = re.sub(r"\\(?:printtoken|usetoken)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", printed, tex)
+    tex = re.sub(r"\\(article|Article)\s*\{([^{}]*)\}",
+                 lambda m: tokens.get(m.group(2).strip(), {}).get("a" if m.group(1) == "article" else "A",
+                                                                 "a" if m.group(1) == "article" else "A"), tex)
     tex = re.sub(r"!\{([A-Z])\}", r"\1", tex)
     return re.sub(r"!([A-Z])", r"\1", tex)
 
 
-def _xparse_body(spec: str, body: str) -> tuple[int, str]:
-    """Turn an xparse argument spec and body into (number of mandatory args, body using #1..#n only).
-    Optional/boolean arguments are taken as absent: ``\\IfNoValueTF{#k}{A}{B}`` -> A, ``\\IfBooleanTF`` -> false."""
-    kinds: list[tuple[str, str | None]] = []
+def parse_tags(tex: str) -> dict[str, bool]:
+    """``\\tagtrue{a,b}`` / ``\\tagfalse{c}`` -> {a: True, nota: False, b: True, ..., c: False, notc: True}."""
+    tags: dict[str, bool] = {}
+    for m in re.finditer(r"^\s*\\tag(true|false)\s*\{([^{}]*)\}", strip_comments(tex), re.M):
+        value = m.group(1) == "true"
+        for tag in m.group(2).split(","):
+            tag = tag.strip()
+            if tag:
+                tags[tag], tags["not" + tag] = value, not value
+    return tags
+
+
+def apply_tags(tex: str, tags: dict[str, bool]) -> str:
+    """Resolve Open Logic's selective-inclusion commands the way the default configuration typesets them:
+    ``\\iftag{tags}{tagged}{untagged}``, ``\\tagitem{tags}{tagged}{untagged}``, ``tagenumerate``, ``tagblock``."""
+    def active(spec: str) -> bool:
+        return any(tags.get(t.strip(), False) for t in spec.split(","))
+
+    out, i = [], 0
+    while True:
+        m = _TAG_CMD_RE.search(tex, i)
+        if not m:
+            out.append(tex[i:])
+            break
+        out.append(tex[i:m.start()])
+        if m.group(3) is not None:                       # \begin{tagblock}{tags} ... \end{tagblock}
+            end = tex.find("\\end{tagblock}", m.end())
+            end = len(tex) if end < 0 else end
+            if active(m.group(3)):
+                out.append(apply_tags(tex[m.end():end], tags))
+            i = min(len(tex), end + len("\\end{tagblock}"))
+            continue
+        first = read_group(tex, m.end())
+        if not first:
+            out.append(m.group(0))
+            i = m.end()
+            continue
+        second = read_group(tex, first[1])
+        chosen = first[0] if active(m.group(2)) else (second[0] if second else "")
+        if m.group(1) == "tagitem" and chosen.strip():
+            chosen = "\\item " + chosen
+        out.append(apply_tags(chosen, tags))
+        i = second[1] if second else first[1]
+    return _TAGENUM_RE.sub(lambda m: "\\%s{enumerate}" % m.group(1), "".join(out))
+
+
+_TAG_CMD_RE = re.compile(r"\\(iftag|tagitem)\s*\{([^{}]*)\}|\\begin\{tagblock\}\s*\{([^{}]*)\}")
+_TAGENUM_RE = re.compile(r"\\(begin|end)\{tagenumerate\}(\s*\{[^{}]*\})?")
+
+
+# ---------------------------------------------------------------- xparse (\DeclareDocumentCommand) macros
+
+# One argument of an xparse spec: kind is "m" (mandatory), "o" (optional, delimited by open/close), "s" (a flag
+# char, "*" for s), "O" (optional with default), "r" (required delimited).
+_Arg = tuple  # (kind, open, close, default)
+
+
+def parse_xparse_spec(spec: str) -> list[_Arg]:
+    """``t{!} o m O{x} d()`` -> [("s", "!", "", None), ("o", "[", "]", None), ("m", ...), ...]."""
+    args: list[_Arg] = []
     i = 0
-    spec = spec.strip()
     while i < len(spec):
         c = spec[i]
-        if c in " \t\n!+":
+        if c in " \t\n!+>=":
             i += 1
             continue
-        if c in "mo sv":
-            kinds.append((c, None))
+        if c in "mv":
+            args.append(("m", "{", "}", None))
             i += 1
-        elif c in "O":                      # O{default}
+        elif c == "o":
+            args.append(("o", "[", "]", None))
+            i += 1
+        elif c == "O":
             g = read_group(spec, i + 1)
-            kinds.append(("O", g[0] if g else ""))
+            args.append(("O", "[", "]", g[0] if g else ""))
             i = g[1] if g else i + 1
-        elif c in "t":                      # t<char>
-            kinds.append(("s", None))
-            i += 2
-            if i - 1 < len(spec) and spec[i - 1] == "{":
-                g = read_group(spec, i - 1)
-                i = g[1] if g else i
-        elif c in "dD":                     # d<open><close>, D<open><close>{default}
-            kinds.append(("o", None))
+        elif c == "s":
+            args.append(("s", "*", "", None))
+            i += 1
+        elif c == "t":
+            if spec[i + 1:i + 2] == "{":
+                g = read_group(spec, i + 1)
+                args.append(("s", g[0] if g else "", "", None))
+                i = g[1] if g else i + 2
+            else:
+                args.append(("s", spec[i + 1:i + 2], "", None))
+                i += 2
+        elif c in "dDrR":
+            open_, close = spec[i + 1:i + 2], spec[i + 2:i + 3]
             i += 3
-            if c == "D":
+            default = None
+            if c in "DR":
                 g = read_group(spec, i)
+                default = g[0] if g else ""
                 i = g[1] if g else i
-        elif c in "rR":                     # required delimited: count as mandatory
-            kinds.append(("m", None))
-            i += 3
-            if c == "R":
-                g = read_group(spec, i)
-                i = g[1] if g else i
+            args.append(("m" if c in "rR" else ("O" if c == "D" else "o"), open_, close, default))
         else:
             i += 1
+    return args
+
+
+_COND_RE = re.compile(r"\\(IfNoValueTF|IfValueTF|IfBooleanTF|IfNoValueT|IfNoValueF|IfValueT|IfValueF|"
+                      r"IfBooleanT|IfBooleanF)\s*")
+
+
+def instantiate(args: list[_Arg], body: str, values: list) -> str:
+    """The body with its conditionals decided and ``#k`` replaced: ``values[k-1]`` is the argument's text,
+    None when an optional argument is absent, True/False for a flag."""
+    def present(k: int) -> bool:
+        v = values[k - 1] if 0 < k <= len(values) else None
+        return bool(v) if isinstance(v, bool) else v is not None
 
     def resolve(text: str) -> str:
         out, k = [], 0
-        cond = re.compile(r"\\(IfNoValueTF|IfValueTF|IfBooleanTF|IfNoValueT|IfNoValueF|IfValueT|IfValueF|"
-                          r"IfBooleanT|IfBooleanF)\s*")
         while True:
-            m = cond.search(text, k)
+            m = _COND_RE.search(text, k)
             if not m:
                 out.append(text[k:])
-                break
+                return "".join(out)
             out.append(text[k:m.start()])
-            name = m.group(1)
-            j = m.end()
+            name, j = m.group(1), m.end()
             g = read_group(text, j)
-            if not g:                       # \IfNoValueTF #1 {..}{..} without braces
-                gm = re.match(r"\s*(#\d)", text[j:])
+            if g is None:
+                gm = re.match(r"\s*#(\d)", text[j:])
                 if not gm:
                     out.append(m.group(0))
                     k = m.end()
                     continue
-                g = (gm.group(1), j + gm.end())
-            _arg, j = g
+                g = (gm.group(0), j + gm.end())
+            am = re.search(r"#(\d)", g[0])
+            on = present(int(am.group(1))) if am else False
+            j = g[1]
             branches = []
-            n_br = 2 if name.endswith("TF") else 1
-            for _ in range(n_br):
+            for _ in range(2 if name.endswith("TF") else 1):
                 b = read_group(text, j)
-                if b is None:
-                    # bare token branch such as \IfBooleanTF {#1} \mathexclaim \relax
-                    bm = re.match(r"\s*(\\[A-Za-z@]+|.)", text[j:], re.S)
+                if b is None:      # bare-token branch: \IfBooleanTF {#1} \mathexclaim \relax
+                    bm = re.match(r"\s*(\\[A-Za-z@]+|[^\s])", text[j:])
                     b = (bm.group(1), j + bm.end()) if bm else ("", j)
                 branches.append(b[0])
                 j = b[1]
-            absent_first = name in ("IfNoValueTF", "IfNoValueT")   # "no value"/"false" branch is taken
-            if name.startswith("IfBoolean") or name.startswith("IfValue"):
-                # true branch first; arguments are taken as absent/false, so take the false branch
-                chosen = branches[1] if name.endswith("TF") else ("" if name.endswith("T") else branches[0])
-            elif name == "IfNoValueTF":
-                chosen = branches[0]
-            else:  # IfNoValueT -> its branch; IfNoValueF -> nothing
-                chosen = branches[0] if absent_first else ""
+            if name.startswith("IfNoValue"):
+                on = not on
+            if name.endswith("TF"):
+                chosen = branches[0] if on else branches[1]
+            elif name.endswith("T"):
+                chosen = branches[0] if on else ""
+            else:
+                chosen = "" if on else branches[0]
             out.append(resolve(chosen))
             k = j
-        return "".join(out)
 
-    body = resolve(body)
-    mapping: dict[int, str] = {}
+    def arg(m: re.Match) -> str:
+        k = int(m.group(1))
+        if not 0 < k <= len(values):
+            return ""
+        v = values[k - 1]
+        if isinstance(v, bool) or v is None:
+            return args[k - 1][3] or "" if args[k - 1][0] == "O" and v is None else ""
+        return v
+
+    text = re.sub(r"#(\d)", arg, resolve(body))
+    return text.replace("\\relax", " ").replace("\\ensuremath", "")
+
+
+def _xparse_body(spec: str, body: str) -> tuple[int, str]:
+    """(number of mandatory args, body with #1..#n) for a command used without its optional arguments."""
+    args = parse_xparse_spec(spec)
+    values: list = []
     n = 0
-    for idx, (kind, default) in enumerate(kinds, start=1):
+    for kind, *_ in args:
         if kind == "m":
             n += 1
-            mapping[idx] = "#%d" % n
-        elif kind == "O":
-            mapping[idx] = default or ""
+            values.append("#%d" % n)
         else:
-            mapping[idx] = ""
-    body = re.sub(r"#(\d)", lambda m: mapping.get(int(m.group(1)), ""), body)
-    body = body.replace("\\relax", " ").replace("\\ensuremath", "")
-    return n, body.strip()
+            values.append(None if kind in "oO" else False)
+    return n, instantiate(args, body, values).strip()
 
 
-def parse_xparse_macros(tex: str) -> Macros:
-    """``\\DeclareDocumentMacro \\X {body}`` and ``\\(Declare|New|Renew|Provide)DocumentCommand \\X {spec} {body}``."""
+def parse_xparse_defs(tex: str) -> dict[str, tuple[list[_Arg], str]]:
+    """``\\DeclareDocumentMacro \\X {body}`` and ``\\(Declare|New|Renew|Provide)DocumentCommand \\X {spec} {body}``
+    -> {name: (argument spec, body)}."""
     tex = strip_comments(tex)
-    macros: Macros = {}
+    defs: dict[str, tuple[list[_Arg], str]] = {}
     for m in re.finditer(r"\\(DeclareDocumentMacro|DeclareDocumentCommand|NewDocumentCommand|"
                          r"RenewDocumentCommand|ProvideDocumentCommand)\s*(?:\{\s*\\([A-Za-z@]+)\s*\}|\\([A-Za-z@]+))",
                          tex):
@@ -285,23 +394,122 @@ def parse_xparse_macros(tex: str) -> Macros:
         if m.group(1) == "DeclareDocumentMacro":
             g = read_group(tex, i)
             if g:
-                macros[name] = (0, g[0].replace("\\ensuremath", "").strip())
+                defs[name] = ([], g[0])
             continue
         spec = read_group(tex, i)
-        if not spec:
-            continue
-        body = read_group(tex, spec[1])
-        if not body:
-            continue
-        macros[name] = _xparse_body(spec[0], body[0])
-    return macros
+        body = read_group(tex, spec[1]) if spec else None
+        if spec and body:
+            defs[name] = (parse_xparse_spec(spec[0]), body[0])
+    return defs
 
 
-def load_macros(root: Path) -> tuple[Macros, dict[str, dict[str, str]]]:
-    """Macros and localisable tokens from ``sty/*.sty`` and the top-level ``open-logic-*.sty``."""
+def parse_xparse_macros(tex: str) -> Macros:
+    """The xparse definitions of ``tex`` as plain Macros (optional arguments taken as absent)."""
+    out: Macros = {}
+    for name, (args, body) in parse_xparse_defs(tex).items():
+        n = sum(1 for a in args if a[0] == "m")
+        values: list = []
+        k = 0
+        for kind, *_ in args:
+            if kind == "m":
+                k += 1
+                values.append("#%d" % k)
+            else:
+                values.append(None if kind in "oO" else False)
+        out[name] = (n, instantiate(args, body, values).strip())
+    return out
+
+
+class XParse:
+    """Expands, in statement text, the calls of xparse commands that take optional arguments or flags
+    (``\\lforall[x][!A(x)]`` -> ``\\forall x\\, A(x)``, ``\\eq/[s][t]`` -> ``s \\neq t``), which a plain
+    Macros table cannot express; everything else is left to ``latex_to_text``."""
+
+    def __init__(self, defs: dict[str, tuple[list[_Arg], str]]):
+        eager = {n for n, (args, body) in defs.items()
+                 if any(a[0] != "m" for a in args) and not _PROGRAMMING_CORE.search(body)}
+        changed = True
+        while changed:         # 0-argument macros whose body calls one of them: \aeq -> \equal [\alpha]
+            changed = False
+            for n, (args, body) in defs.items():
+                if n not in eager and not args and any(re.search(r"\\%s(?![A-Za-z@])" % re.escape(e), body)
+                                                       for e in eager):
+                    eager.add(n)
+                    changed = True
+        self.defs = {n: defs[n] for n in eager}
+        self.re = re.compile(r"\\(%s)(?![A-Za-z@])" % "|".join(sorted(map(re.escape, eager), key=len, reverse=True))
+                             ) if eager else None
+
+    def _call(self, tex: str, i: int, args: list[_Arg]) -> tuple[list, int]:
+        values: list = []
+        for kind, open_, close, _default in args:
+            j = i
+            while j < len(tex) and tex[j] in " \t":
+                j += 1
+            if kind == "s":
+                if open_ and tex.startswith(open_, j):
+                    values.append(True)
+                    i = j + len(open_)
+                else:
+                    values.append(False)
+            elif kind in "oO":
+                g = read_group(tex, j, open_, close, skip_ws=False) if tex[j:j + 1] == open_ else None
+                values.append(g[0] if g else None)
+                i = g[1] if g else i
+            else:
+                g = read_group(tex, j) if tex[j:j + 1] == "{" else None
+                if g:
+                    values.append(g[0])
+                    i = g[1]
+                else:
+                    while j < len(tex) and tex[j] in " \t\n":
+                        j += 1
+                    tm = re.match(r"\\[A-Za-z@]+|\\.|.", tex[j:], re.S)
+                    values.append(tm.group(0) if tm else "")
+                    i = j + (tm.end() if tm else 0)
+        return values, i
+
+    def expand(self, tex: str, depth: int = 0) -> str:
+        if self.re is None or depth > 8:
+            return tex
+        out, i = [], 0
+        while True:
+            m = self.re.search(tex, i)
+            if not m:
+                out.append(tex[i:])
+                break
+            out.append(tex[i:m.start()])
+            args, body = self.defs[m.group(1)]
+            values, i = self._call(tex, m.end(), args)
+            values = [self.expand(v, depth + 1) if isinstance(v, str) else v for v in values]
+            out.append(" " + self.expand(instantiate(args, body, values), depth + 1) + " ")
+        return "".join(out)
+
+
+class Config:
+    """What the project's ``.sty`` files define: macros, localisable tokens, selective-inclusion tags and the
+    xparse commands with optional arguments; ``text(tex)`` turns Open Logic LaTeX into words with all of them."""
+
+    def __init__(self, macros: Macros, tokens: dict[str, dict[str, str]], tags: dict[str, bool], xparse: "XParse"):
+        self.macros, self.tokens, self.tags, self.xparse = macros, tokens, tags, xparse
+
+    def prepare(self, tex: str) -> str:
+        """Open Logic LaTeX with tags resolved, tokens and optional-argument commands expanded,
+        cross-references (``\\olref[fol][com][cpd]{prop:x}``) dropped."""
+        tex = _OLREF_RE.sub(" ", apply_tags(tex, self.tags))
+        return self.xparse.expand(expand_tokens(tex, self.tokens))
+
+    def text(self, tex: str) -> str:
+        return latex_to_text(self.prepare(tex), self.macros).strip()
+
+
+def load_config(root: Path) -> Config:
+    """Read ``sty/*.sty`` and the top-level ``open-logic-*.sty`` of an Open Logic checkout."""
     files = sorted(root.glob("open-logic-*.sty")) + sorted((root / "sty").glob("*.sty"))
     macros: Macros = {}
     tokens: dict[str, dict[str, str]] = {}
+    tags: dict[str, bool] = {}
+    defs: dict[str, tuple[list, str]] = {}
     for f in files:
         if f.name in _SKIP_STY:
             continue
@@ -311,17 +519,45 @@ def load_macros(root: Path) -> tuple[Macros, dict[str, dict[str, str]]]:
             if _PROGRAMMING.search(body) or "@" in name:
                 continue
             macros[name] = (nargs, body)
+        defs.update(parse_xparse_defs(tex))
         tokens.update(parse_tokens(tex))
+        tags.update(parse_tags(tex))
     # Greek formula letters are written !A; \formula is the lookup machinery behind them.
     macros.pop("formula", None)
-    return macros, tokens
+    for name in _KEEP_BUILTIN:
+        macros.pop(name, None)
+        defs.pop(name, None)
+    macros.update(OVERRIDES)
+    for name in OVERRIDES:
+        defs.pop(name, None)
+    return Config(_drop_cycles(macros), tokens, tags, XParse(defs))
+
+
+def load_macros(root: Path) -> tuple[Macros, dict[str, dict[str, str]], dict[str, bool]]:
+    """(macros, tokens, tags) of ``load_config``."""
+    cfg = load_config(root)
+    return cfg.macros, cfg.tokens, cfg.tags
+
+
+def _drop_cycles(macros: Macros) -> Macros:
+    """Remove macros that (through other macros) expand to themselves, e.g. ``\\item`` -> ``\\item``."""
+    refs = {name: {r for r in re.findall(r"\\([A-Za-z]+)", body) if r in macros}
+            for name, (_n, body) in macros.items()}
+    cyclic: set[str] = set()
+    for start in macros:
+        stack, seen = list(refs[start]), set()
+        while stack:
+            cur = stack.pop()
+            if cur == start:
+                cyclic.add(start)
+                break
+            if cur not in seen:
+                seen.add(cur)
+                stack.extend(refs.get(cur, ()))
+    return {k: v for k, v in macros.items() if k not in cyclic}
 
 
 # ---------------------------------------------------------------- titles
-
-def _tex_title(raw: str, macros: Macros, tokens: dict) -> str:
-    return latex_to_text(expand_tokens(raw, tokens), macros).strip()
-
 
 def _path_words(stem: str) -> str:
     return re.sub(r"[-_]+", " ", stem).strip().capitalize()
@@ -331,14 +567,13 @@ class _Titles:
     """Part / chapter titles from ``\\olpart`` / ``\\olchapter`` in ``<part>/<part>.tex`` and
     ``<part>/<chapter>/<chapter>.tex``, falling back to the folder names."""
 
-    def __init__(self, content: Path, macros: Macros, tokens: dict):
-        self.content, self.macros, self.tokens = content, macros, tokens
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
         self._cache: dict[Path, str] = {}
 
     def of(self, folder: Path, command: str) -> str:
-        key = folder
-        if key in self._cache:
-            return self._cache[key]
+        if folder in self._cache:
+            return self._cache[folder]
         title = ""
         f = folder / (folder.name + ".tex")
         if f.is_file():
@@ -357,17 +592,17 @@ class _Titles:
                     groups.append(g[0])
                     i = g[1]
                 if groups:
-                    title = _tex_title(groups[-1], self.macros, self.tokens)
-        self._cache[key] = title or _path_words(folder.name)
-        return self._cache[key]
+                    title = self.cfg.text(groups[-1])
+        self._cache[folder] = title or _path_words(folder.name)
+        return self._cache[folder]
 
 
-def _section_title(tex: str, macros: Macros, tokens: dict) -> str:
+def _section_title(tex: str, cfg: Config) -> str:
     m = re.search(r"\\(?:olsection|section)\*?\s*(?:\[[^\]]*\])?\s*\{", tex)
     if not m:
         return ""
     g = read_group(tex, m.end() - 1)
-    return _tex_title(g[0], macros, tokens) if g else ""
+    return cfg.text(g[0]) if g else ""
 
 
 # ---------------------------------------------------------------- reader
@@ -378,12 +613,11 @@ def read(root: Path, **options) -> Iterator[Document]:
     content = root / "content"
     if not content.is_dir():
         raise FileNotFoundError(f"Open Logic content folder not found: {content}")
-    macros, tokens = load_macros(root)
-    titles = _Titles(content, macros, tokens)
+    cfg = load_config(root)
+    titles = _Titles(cfg)
     for f in sorted(content.rglob("*.tex")):
         rel = f.relative_to(content)
-        raw = f.read_text(encoding="utf-8", errors="replace")
-        tex = strip_comments(raw)
+        tex = strip_comments(f.read_text(encoding="utf-8", errors="replace"))
         if not _ENV_RE.search(tex):
             continue
         parts = rel.with_suffix("").parts
@@ -392,7 +626,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             crumbs.append(titles.of(content / parts[0], "olpart"))
         if len(parts) >= 3:
             crumbs.append(titles.of(content / parts[0] / parts[1], "olchapter"))
-        section = _section_title(tex, macros, tokens) or _path_words(parts[-1])
+        section = _section_title(tex, cfg) or _path_words(parts[-1])
         if not crumbs or crumbs[-1] != section:
             crumbs.append(section)
         title = " > ".join(c for c in crumbs if c)
@@ -419,23 +653,22 @@ def read(root: Path, **options) -> Iterator[Document]:
             else:   # unlabelled, or a label repeated in the same file (2 upstream cases): positional id
                 doc_id = f"{SOURCE}:{path_id}#{n}"
             seen.add(label)
-            clean = _LABEL_RE.sub(" ", inner)
-            expanded = expand_tokens(clean, tokens)
-            statement = latex_to_text(expanded, macros)
-            keywords = []
-            for em in _EMPH_RE.finditer(expanded):
-                w = latex_to_text(em.group(1), macros).strip()
+            prepared = cfg.prepare(_LABEL_RE.sub(" ", inner))
+            statement = latex_to_text(prepared, cfg.macros)
+            keywords: list[str] = []
+            for em in _EMPH_RE.finditer(prepared):
+                w = latex_to_text(em.group(1), cfg.macros).strip()
                 if w and w not in keywords and len(w) < 80:
                     keywords.append(w)
             if heading:
-                name = _tex_title(heading, macros, tokens)
+                name = cfg.text(heading)
             elif label:
                 name = label_words(label)
             elif env == "defn" and keywords:
                 name = keywords[0]
             else:
                 name = ""
-            extra = {"env": env, "n": n}
+            extra: dict = {"env": env, "n": n}
             if label:
                 extra["label"] = label
             if len(labels) > 1:
@@ -446,4 +679,3 @@ def read(root: Path, **options) -> Iterator[Document]:
                 link=LINK.format(path=rel.as_posix(), line=line), license=LICENSE,
                 keywords=keywords, file=f"content/{rel.as_posix()}", line=line, extra=extra,
             )
-
