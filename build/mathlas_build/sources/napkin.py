@@ -37,7 +37,9 @@ KINDS = {"theorem": "theorem", "proposition": "proposition", "lemma": "lemma", "
          "fact": "fact", "definition": "definition"}
 _ENV_RE = re.compile(r"\\begin\{(" + "|".join(KINDS) + r")\}")
 _LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
-_TERM_RE = re.compile(r"\\(?:vocab|emph|textbf|textit)\s*\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+_TERM_RE = re.compile(r"\\(vocab|emph|textbf|textit)\s*\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+_STOP = {"a", "an", "the", "and", "or", "not", "is", "are", "of", "in", "on", "to", "any", "all", "every", "some",
+         "each", "no", "only", "one", "exactly", "unique", "must", "can", "cannot", "if", "iff", "then", "this", "that"}
 _NOT_CHAPTERS = {"preamble.tex", "macros.tex", "Qcircuit.tex"}
 
 # evan.sty (not in the repo) and a few standard commands Napkin relies on.  macros.tex, parsed with parse_macros,
@@ -92,6 +94,7 @@ OVERRIDES: Macros = {
     "prototype": (1, ""),
     "mailto": (1, "#1"),
     "hrulebar": (0, ""),
+    "listhack": (0, ""),
 }
 
 
@@ -211,11 +214,17 @@ def read(root: Path, **options) -> Iterator[Document]:
             label = labels[0].strip() if labels else ""
             clean = _LABEL_RE.sub(" ", inner)
             statement = latex_to_text(clean, macros)
-            keywords: list[str] = []
+            vocab: list[str] = []          # \vocab{...}: the terms a definition defines
+            keywords: list[str] = []       # those, then emphasised words
             for tm in _TERM_RE.finditer(clean):
-                w = latex_to_text(tm.group(1), macros).strip()
-                if w and w not in keywords and len(w) < 80:
+                w = latex_to_text(tm.group(2), macros).strip()
+                if not w or len(w) >= 80 or w.lower() in _STOP or len(w) < 2:
+                    continue
+                if tm.group(1) == "vocab" and w not in vocab:
+                    vocab.append(w)
+                if w not in keywords:
                     keywords.append(w)
+            keywords = vocab + [k for k in keywords if k not in vocab]
             if heading.strip():
                 name = latex_to_text(heading, macros).strip()
             elif label:
