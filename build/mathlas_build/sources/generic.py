@@ -4,7 +4,8 @@ Recipe options (all but ``source`` optional)::
 
     read(root, path="statements.jsonl", source="mysource", license="CC-BY-4.0")
 
-``path``        the file, relative to ``root`` (or absolute); when left out, ``root`` itself must be the file.
+``path``        the file, relative to ``root`` (or absolute); when left out, ``root`` itself must be the file
+                (a recipe's ``path = "mydata/rows.jsonl"`` arrives as ``root``).
 ``source``      the source key: ``Document.source`` and the id prefix (required; this module's SOURCE is "generic").
 ``format``      ``jsonl`` (also ``.ndjson``/``.json``, a JSON array file, and ``.gz`` of those) or ``parquet``;
                 guessed from the file name when left out.
@@ -19,6 +20,7 @@ Recipe options (all but ``source`` optional)::
 ``macros``      LaTeX macros: a dict ``name -> (nargs, replacement)``, or a path (relative to root) to a .tex/.sty
                 file read with ``parse_macros``.
 ``batch_size``  Parquet rows per batch (rows are converted to Python objects one batch at a time).
+``attribution`` not used here; the build CLI puts it in the bundle manifest.
 
 The body is the raw text (LaTeX or plain); ``statement = latex_to_text(body, macros)``. Every other scalar field of a
 row goes to ``Document.extra``. ``Document.line`` is the 1-based row number (the line number for JSON Lines).

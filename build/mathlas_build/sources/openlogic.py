@@ -11,15 +11,24 @@ Stable id (DESIGN.md, shared/eval/README.md)::
 
 The label is the first ``\\ollabel{...}`` inside the environment (a few environments only label their ``\\item``s;
 the first of those is then the id, which is what a plain "the ``\\ollabel`` inside the environment" resolver gives).
-All labels of the environment are kept in ``extra["labels"]`` (space separated).
+All labels of the environment are kept in ``extra["labels"]`` (space separated). Two upstream files repeat a label
+in two environments (``construction-of-model#defn:termmodel``, ``modalities-ccs#prop:diamond``): the first keeps
+the label id, the repeat gets its positional ``#<n>`` id.
 
-Open Logic's own tokens are rewritten before ``latex_to_text``:
+Open Logic's own markup is rewritten before ``latex_to_text``:
 
-* ``!!{term}``, ``!!{term}s``, ``!!^{term}``, ``!!a{term}``, ``!!^a{term}s`` (localisable terms) become the words
-  ``\\settexttoken`` gives them in ``open-logic-config.sty`` (``!!{constant}`` -> "constant symbol");
+* ``!!{term}``, ``!!{term}s``, ``!!^{term}``, ``!!a{term}``, ``!!^a{term}s`` (localisable terms) and
+  ``\\printtoken{P}{term}`` become the words ``\\settexttoken`` gives them in ``open-logic-config.sty``
+  (``!!{constant}`` -> "constant symbol");
 * ``!A`` (formula metavariable) becomes ``A``;
-* the xparse macros of the project's ``.sty`` files (``\\DeclareDocumentMacro``, ``\\DeclareDocumentCommand``) are
-  turned into plain ``Macros`` entries (optional arguments dropped), merged with ``parse_macros`` of the same files.
+* selective-inclusion markup (``\\iftag``, ``\\tagitem``, ``tagenumerate``, ``tagblock``) is resolved with the
+  ``\\tagtrue``/``\\tagfalse`` defaults of the configuration; ``\\olref[..]{..}`` cross-references are dropped;
+* xparse commands (``\\DeclareDocumentCommand``) taking optional arguments or flags are expanded at their call
+  sites (``\\lforall[x][!A(x)]`` -> ``\\forall x\\, A(x)``, ``\\eq/[s][t]`` -> ``s \\neq t``); all other macros of
+  the project's ``.sty`` files go to ``latex_to_text`` as a ``Macros`` table (``parse_macros`` plus the xparse ones),
+  less TeX machinery, self-referential definitions and a few overrides (``\\Complement{A}`` -> "complement of A").
+
+Titles are ``Part > Chapter > Section`` from ``\\olpart``, ``\\olchapter`` and ``\\olsection``.
 """
 from __future__ import annotations
 
