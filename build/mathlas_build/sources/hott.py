@@ -1,0 +1,136 @@
+"""HoTT book reader: thm / lem / cor / defn / axiom environments of the chapter files \\include'd by main.tex
+(``ex`` = Exercise and ``eg`` = Example are not statements and are left out).
+
+id ``hott:<label>`` from the ``\\label{...}`` at the start of the environment; an unlabelled statement gets
+``hott:<chapter file stem>:<n>``, n = 1-based position among the indexed statements of that file.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+from typing import Iterator
+
+from mathlas_build.document import Document
+from mathlas_build.latex import label_words, latex_to_text, parse_macros, split_environments, strip_comments
+
+SOURCE = "hott"
+LICENSE = "CC-BY-SA-3.0"
+ATTRIBUTION = ("Homotopy Type Theory: Univalent Foundations of Mathematics, The Univalent Foundations Program "
+               "(Institute for Advanced Study), github HoTT/book @ 578b85cc8d586b1677ec4335148adeb443057d24, "
+               "CC BY-SA 3.0")
+COMMIT = "578b85cc8d586b1677ec4335148adeb443057d24"
+LINK_BASE = f"https://github.com/HoTT/book/blob/{COMMIT}/"
+
+KINDS = {"thm": "theorem", "lem": "lemma", "cor": "corollary", "defn": "definition", "axiom": "axiom"}
+# Chapter files in book order when main.tex cannot be read.
+DEFAULT_CHAPTERS = ["preliminaries", "basics", "logic", "equivalences", "induction", "hits", "hlevels",
+                    "homotopy", "categories", "setmath", "reals", "formal"]
+
+# Macros whose definitions are TeX programming (\@ifnextchar binders) get plain replacements: their braced
+# arguments then stay as text ("\prd{x:A} P(x)" -> "product x:A P(x)").
+MACRO_OVERRIDES = {
+    "prd": (1, r"\prod(#1)\,"), "tprd": (1, r"\prod(#1)\,"), "dprd": (1, r"\prod(#1)\,"),
+    "lprd": (1, r"\prod(#1)\,"), "sm": (1, r"\sum(#1)\,"), "tsm": (1, r"\sum(#1)\,"),
+    "dsm": (1, r"\sum(#1)\,"), "lsm": (1, r"\sum(#1)\,"),
+    "lam": (1, r"\lambda(#1).\,"), "lamu": (1, r"\lambda(#1).\,"), "lamt": (1, r"\lambda(#1).\,"),
+    "fall": (1, r"\forall(#1).\,"), "exis": (1, r"\exists(#1).\,"),
+    "wtype": (0, r"\mathsf{W}"), "lwtype": (0, r"\mathsf{W}"), "twtype": (0, r"\mathsf{W}"),
+    "dwtype": (0, r"\mathsf{W}"), "wtypeh": (0, r"\mathsf{W}^h"),
+    "ct": (0, r"\mathbin{\cdot}"),
+    "define": (1, r"#1"),
+    "sectionNotes": (0, ""), "sectionExercises": (1, ""),
+}
+
+_INCLUDE_RE = re.compile(r"\\(?:include|input)\s*\{([^}]*)\}")
+_LEAD_RE = re.compile(r"\A(?:\s|\\(?:index|indexdef|indexsee|indexsee\*)\s*(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*)+)*"
+                      r"\\label\s*\{([^}]*)\}")
+_HEAD_RE = re.compile(r"\\(chapter|section)\*?\s*(?:\[[^\]]*\])?\s*\{")
+
+
+def chapter_files(root: Path) -> list[str]:
+    """Stems of the files main.tex \\include's, in book order (all of them; files without statements
+    simply yield nothing)."""
+    main = Path(root) / "main.tex"
+    if not main.exists():
+        return list(DEFAULT_CHAPTERS)
+    text = strip_comments(main.read_text(encoding="utf-8", errors="replace"))
+    stems = []
+    for m in re.finditer(r"\\include\s*\{([^}]*)\}", text):
+        stem = Path(m.group(1).strip()).stem
+        if stem not in stems and (Path(root) / f"{stem}.tex").exists():
+            stems.append(stem)
+    return stems or list(DEFAULT_CHAPTERS)
+
+
+def book_macros(root: Path) -> dict:
+    macros = parse_macros((Path(root) / "macros.tex").read_text(encoding="utf-8", errors="replace"))
+    macros.update(MACRO_OVERRIDES)
+    return macros
+
+
+def _braced(text: str, pos: int) -> str:
+    depth = 1
+    i = pos
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[pos:i]
+        i += 1
+    return text[pos:]
+
+
+def read(root: Path, **options) -> Iterator[Document]:
+    root = Path(root)
+    macros = book_macros(root)
+    for stem in chapter_files(root):
+        path = root / f"{stem}.tex"
+        text = strip_comments(path.read_text(encoding="utf-8", errors="replace"))
+        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        chapter = ""
+        heads: list[tuple[int, str]] = []  # (line, section title)
+        for m in _HEAD_RE.finditer(text):
+            title = latex_to_text(_braced(text, m.end()), macros)
+            if m.group(1) == "chapter":
+                chapter = chapter or title
+            else:
+                heads.append((bisect.bisect_right(line_starts, m.start()), title))
+        head_lines = [h[0] for h in heads]
+        n = 0
+        for env in split_environments(text, KINDS, comments_stripped=True):
+            n += 1
+            lm = _LEAD_RE.match(env.content)
+            label = lm.group(1).strip() if lm else ""
+            content = env.content
+            if lm:
+                content = re.sub(r"\\label\s*\{" + re.escape(lm.group(1)) + r"\}", "", env.content, count=1)
+            body = content.strip()
+            k = bisect.bisect_right(head_lines, env.start_line) - 1
+            section = heads[k][1] if k >= 0 else ""
+            title = " > ".join(x for x in (chapter, section) if x)
+            opt = latex_to_text(env.optional_arg, macros) if env.optional_arg else ""
+            name = opt or (label_words(label) if label else "")
+            doc_id = f"hott:{label}" if label else f"hott:{stem}:{n}"
+            yield Document(
+                id=doc_id,
+                source=SOURCE,
+                kind=KINDS[env.name],
+                name=name,
+                title=title,
+                body=body,
+                statement=latex_to_text(body, macros),
+                link=f"{LINK_BASE}{path.name}#L{env.start_line}",
+                license=LICENSE,
+                slogan="",
+                keywords=[],
+                file=path.name,
+                line=env.start_line,
+                extra={"label": label, "env": env.name},
+            )

@@ -1,0 +1,159 @@
+"""PlanetMath reader: one Document per entry file ``<NN_Class>/<MSC>-<CanonicalName>.tex``.
+
+id ``planetmath:<\\pmcanonicalname>``; a canonical name that occurs in several files gives each of them
+``planetmath:<file stem>``.  The body is the article between ``\\begin{document}`` and ``\\end{document}``,
+turned into words with the macros of that entry's own preamble.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Iterator
+
+from mathlas_build.document import Document
+from mathlas_build.latex import latex_to_text, parse_macros
+
+SOURCE = "planetmath"
+LICENSE = "CC-BY-SA-3.0"
+ATTRIBUTION = ("PlanetMath, the Free Encyclopedia of Mathematics (2016 edition), by the PlanetMath authors, "
+               "github planetmath/<MSC class> repositories (commits in planetmath/SOURCES.tsv), CC BY-SA 3.0")
+
+_META_RE = re.compile(r"\\(pmcanonicalname|pmtitle|pmtype|pmclassification|pmdefines|pmsynonym|pmrelated|"
+                      r"pmkeywords)\s*\{")
+_BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
+_END_DOC_RE = re.compile(r"\\end\s*\{document\}")
+
+
+def _braced(text: str, pos: int) -> tuple[str, int]:
+    """Content of the group whose '{' is text[pos-1], and the index after its '}'."""
+    depth = 1
+    i = pos
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[pos:i], i + 1
+        i += 1
+    return text[pos:], n
+
+
+def parse_metadata(text: str) -> dict:
+    """The metadata macros before ``\\endmetadata`` (the whole text when there is none)."""
+    end = text.find("\\endmetadata")
+    head = text if end < 0 else text[:end]
+    meta: dict = {"canonicalname": "", "title": "", "type": "", "msc": [], "defines": [], "synonyms": [],
+                  "related": []}
+    for m in _META_RE.finditer(head):
+        # skip commented-out metadata lines (e.g. "%\pmkeywords{...}")
+        line_start = head.rfind("\n", 0, m.start()) + 1
+        if "%" in head[line_start:m.start()]:
+            continue
+        key = m.group(1)
+        arg, after = _braced(head, m.end())
+        arg = arg.strip()
+        if key == "pmcanonicalname":
+            meta["canonicalname"] = meta["canonicalname"] or arg
+        elif key == "pmtitle":
+            meta["title"] = meta["title"] or arg
+        elif key == "pmtype":
+            meta["type"] = meta["type"] or arg
+        elif key in ("pmclassification", "pmsynonym"):
+            second = ""
+            j = after
+            while j < len(head) and head[j] in " \t":
+                j += 1
+            if j < len(head) and head[j] == "{":
+                second, _ = _braced(head, j + 1)
+            if key == "pmclassification":
+                if second.strip():
+                    meta["msc"].append(second.strip())
+            elif arg:
+                meta["synonyms"].append(arg)
+        elif key == "pmdefines":
+            if arg:
+                meta["defines"].append(arg)
+        elif key == "pmrelated":
+            if arg:
+                meta["related"].append(arg)
+    return meta
+
+
+def class_title(folder: str) -> str:
+    """``13_Commutative_rings_and_algebras`` -> ``Commutative rings and algebras``."""
+    name = re.sub(r"^\d+_", "", folder).replace("_", " ").strip()
+    return name[:1].upper() + name[1:]
+
+
+def entry_files(root: Path) -> list[Path]:
+    return sorted(p for p in Path(root).glob("*/*.tex") if p.is_file())
+
+
+def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator[Document]:
+    """Yield one Document per entry.  ``folders``: optional class folder names to restrict the output to
+    (duplicate canonical names are still counted over the whole corpus, so ids do not change)."""
+    root = Path(root)
+    paths = entry_files(root)
+    texts: dict[Path, str] = {}
+    metas: dict[Path, dict] = {}
+    for p in paths:
+        if folders is None or p.parent.name in folders:
+            texts[p] = p.read_text(encoding="utf-8", errors="replace")
+            metas[p] = parse_metadata(texts[p])
+        else:  # only the canonical name is needed, for the duplicate count
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                head = fh.read(4000)
+            metas[p] = {"canonicalname": parse_metadata(head)["canonicalname"]}
+    counts = Counter((metas[p]["canonicalname"] or p.stem) for p in paths)
+    for p in paths:
+        if p not in texts:
+            continue
+        text = texts[p]
+        meta = metas[p]
+        canonical = meta["canonicalname"] or p.stem.split("-", 1)[-1]
+        doc_id = f"planetmath:{canonical}" if counts[meta["canonicalname"] or p.stem] == 1 \
+            else f"planetmath:{p.stem}"
+        mb = _BEGIN_DOC_RE.search(text)
+        meta_end = text.find("\\endmetadata")
+        pre_start = meta_end + len("\\endmetadata") if meta_end >= 0 else 0
+        if mb:
+            preamble = text[pre_start:mb.start()]
+            me = _END_DOC_RE.search(text, mb.end())
+            body = text[mb.end():me.start() if me else len(text)]
+            body_line = text.count("\n", 0, mb.end()) + 1
+        else:
+            preamble = ""
+            body = text[pre_start:]
+            body_line = text.count("\n", 0, pre_start) + 1
+        body = body.strip("\n")
+        macros = parse_macros(preamble)
+        kind = meta["type"].lower().strip() or "entry"
+        keywords = []
+        for k in meta["defines"] + meta["synonyms"]:
+            w = latex_to_text(k, macros)
+            if w and w not in keywords:
+                keywords.append(w)
+        title = latex_to_text(meta["title"], macros) if meta["title"] else canonical
+        yield Document(
+            id=doc_id,
+            source=SOURCE,
+            kind=kind,
+            name=title,
+            title=class_title(p.parent.name),
+            body=body.strip(),
+            statement=latex_to_text(body, macros),
+            link=f"https://planetmath.org/{canonical.lower()}",
+            license=LICENSE,
+            slogan="",
+            keywords=keywords,
+            file=f"{p.parent.name}/{p.name}",
+            line=body_line,
+            extra={"canonicalname": canonical, "msc": list(meta["msc"]), "related": list(meta["related"])},
+        )
