@@ -128,6 +128,13 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             me = _END_DOC_RE.search(text, mb.end())
             body = text[mb.end():me.start() if me else len(text)]
             body_line = text.count("\n", 0, mb.end()) + 1
+            # a few entries paste a whole second document into the body: its preamble joins the preamble
+            inner = _BEGIN_DOC_RE.search(body)
+            while inner:
+                preamble += "\n" + body[:inner.start()]
+                body_line += body.count("\n", 0, inner.end())
+                body = body[inner.end():]
+                inner = _BEGIN_DOC_RE.search(body)
         else:
             preamble = ""
             body = text[pre_start:]

@@ -1,0 +1,234 @@
+"""Stacks Project, PlanetMath and HoTT book readers on the real corpora (shared/corpora, or $MATHLAS_CORPORA)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from mathlas_build.document import Document
+from mathlas_build.sources import hott, planetmath, reader, stacks
+
+CORPORA = Path(os.environ.get("MATHLAS_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"))
+EVAL = CORPORA.parent / "eval" / "informal-dev.jsonl"
+
+pytestmark = pytest.mark.skipif(not CORPORA.is_dir(), reason=f"raw corpora not found at {CORPORA} "
+                                "(set MATHLAS_CORPORA to the shared/corpora folder)")
+
+STACKS = CORPORA / "stacks-project"
+PLANETMATH = CORPORA / "planetmath"
+HOTT = CORPORA / "hott-book"
+
+# leftover LaTeX of macros the readers are supposed to expand (preamble / macros.tex / entry preambles)
+LEFTOVER = re.compile(r"\\[A-Za-z]+|\bmathop\b|\bnolimits\b|\bmathrm\b|\bensuremath\b|\bxspace\b|"
+                      r"\bifnextchar\b|\bmathchoice\b|\btextstyle\b|\bmathsf\b|\bmathcal\b")
+
+
+_SECONDS: dict[str, float] = {}
+
+
+def _targets(prefix: str) -> list[str]:
+    if not EVAL.exists():
+        return []
+    out = []
+    for line in EVAL.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out += [t for t in json.loads(line)["targets"] if t.startswith(prefix + ":")]
+    return sorted(set(out))
+
+
+@pytest.fixture(scope="module")
+def stacks_docs() -> dict[str, Document]:
+    t = time.perf_counter()
+    docs = list(stacks.read(STACKS, verbose=False))
+    _SECONDS["stacks"] = time.perf_counter() - t
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), "duplicate Stacks ids"
+    return {d.id: d for d in docs}
+
+
+@pytest.fixture(scope="module")
+def hott_docs() -> dict[str, Document]:
+    docs = list(hott.read(HOTT))
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), "duplicate HoTT ids"
+    return {d.id: d for d in docs}
+
+
+def _planetmath_folders(names: list[str]) -> list[str]:
+    folders = set()
+    for name in names:
+        for p in PLANETMATH.glob(f"*/*-{name}.tex"):
+            folders.add(p.parent.name)
+    return sorted(folders)
+
+
+@pytest.fixture(scope="module")
+def planetmath_docs() -> dict[str, Document]:
+    """The class folders holding the eval targets and the checked entries (reading all 9,477 takes ~13 s;
+    the duplicate canonical names are always counted over the whole corpus)."""
+    names = [t.split(":", 1)[1] for t in _targets("planetmath")] + [
+        "HilbertBasisTheorem", "KrullIntersectionTheorem", "RamseysTheorem", "LiouvillesTheorem"]
+    folders = _planetmath_folders(names)
+    docs = list(planetmath.read(PLANETMATH, folders=folders))
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), "duplicate PlanetMath ids"
+    return {d.id: d for d in docs}
+
+
+# ------------------------------------------------------------------ registry
+
+def test_reader_modules_follow_the_protocol():
+    for kind, mod, lic in (("stacks", stacks, "GFDL-1.2"), ("planetmath", planetmath, "CC-BY-SA-3.0"),
+                           ("hott", hott, "CC-BY-SA-3.0")):
+        assert reader(kind) is mod
+        assert mod.SOURCE == kind and mod.LICENSE == lic and mod.ATTRIBUTION
+
+
+# ------------------------------------------------------------------ Stacks
+
+def test_stacks_counts_and_speed(stacks_docs):
+    assert 14_500 <= len(stacks_docs) <= 15_000
+    kinds = {d.kind for d in stacks_docs.values()}
+    assert kinds <= {"lemma", "proposition", "theorem", "corollary", "definition"}
+    assert {"lemma", "proposition", "theorem", "definition"} <= kinds
+    assert stacks.last_stats["no_tag"] <= 5
+    assert _SECONDS["stacks"] < 20, "reading Stacks got slow"
+
+
+def test_stacks_00FN(stacks_docs):
+    d = stacks_docs["stacks:00FN"]
+    assert d.extra["label"] == "algebra-lemma-Noetherian-permanence"
+    assert d.source == "stacks" and d.kind == "lemma"
+    assert d.name == "Noetherian permanence"
+    assert d.title.startswith("Commutative Algebra > ")
+    assert d.slogan == "Noetherian property is stable by passage to finite type extension and localization."
+    assert d.statement.startswith("Any finitely generated ring over a Noetherian ring is Noetherian.")
+    assert "slogan" not in d.body and "\\label" not in d.body
+    assert d.link == "https://stacks.math.columbia.edu/tag/00FN"
+    assert d.license == "GFDL-1.2" and d.file == "algebra.tex" and d.line > 0
+    lines = (STACKS / "algebra.tex").read_text(encoding="utf-8").splitlines()
+    assert lines[d.line - 1].strip() == r"\begin{lemma}"
+
+
+def test_stacks_titled_statement_and_macros(stacks_docs):
+    d = stacks_docs["stacks:00DV"]  # \begin{lemma}[Nakayama's lemma] \label{lemma-NAK}
+    assert d.name.startswith("Nakayama's lemma") and "NAK" in d.name
+    assert "Jacobson radical" in d.statement and "subset" in d.statement
+    # \Spec (preamble \def) -> "Spec", \etale -> "etale", no leftover LaTeX
+    d = stacks_docs["stacks:02GT"]
+    assert d.title == "Morphisms of Schemes > Etale morphisms"
+    assert "standard etale" in d.statement and "f: X to S" in d.statement
+    for doc in list(stacks_docs.values())[::50]:
+        assert not LEFTOVER.search(doc.statement), (doc.id, LEFTOVER.search(doc.statement))
+
+
+def test_stacks_reference_blocks_dropped(stacks_docs):
+    with_ref = [d for d in stacks_docs.values() if "Krull's intersection theorem" in d.name]
+    assert with_ref
+    for d in stacks_docs.values():
+        assert "\\begin{reference}" not in d.body and "\\begin{slogan}" not in d.body
+
+
+def test_stacks_eval_targets_resolve(stacks_docs):
+    targets = _targets("stacks")
+    assert len(targets) >= 20
+    missing = [t for t in targets if t not in stacks_docs]
+    assert not missing
+
+
+# ------------------------------------------------------------------ PlanetMath
+
+def test_planetmath_entries(planetmath_docs):
+    d = planetmath_docs["planetmath:HilbertBasisTheorem"]
+    assert d.name == "Hilbert basis theorem" and d.kind == "theorem"
+    assert d.title == "Commutative rings and algebras"
+    assert d.link == "https://planetmath.org/hilbertbasistheorem"
+    assert d.statement == "Let R be a right (left) Noetherian ring. Then R[x] is also right (left) Noetherian."
+    assert d.extra["msc"] == ["13E05", "16P40"] and d.license == "CC-BY-SA-3.0"
+    assert d.file == "13_Commutative_rings_and_algebras/13E05-HilbertBasisTheorem.tex"
+    d = planetmath_docs["planetmath:KrullIntersectionTheorem"]
+    assert "Noetherian ring" in d.statement and "intersection" in d.statement
+
+
+def test_planetmath_duplicate_canonical_names_use_file_stems(planetmath_docs):
+    ramsey = [i for i, d in planetmath_docs.items() if d.extra["canonicalname"] == "RamseysTheorem"]
+    assert len(ramsey) >= 2 and all(i != "planetmath:RamseysTheorem" for i in ramsey)
+    assert all(re.fullmatch(r"planetmath:\d\d[A-Z0-9-]*-RamseysTheorem\d*", i) for i in ramsey)
+
+
+def test_planetmath_keywords_and_preamble_macros(planetmath_docs):
+    with_kw = [d for d in planetmath_docs.values() if d.keywords]
+    assert len(with_kw) > 100
+    for d in list(planetmath_docs.values())[::20]:
+        assert "\\" not in d.name
+        assert "\\begin{document}" not in d.body and "\\pmcanonicalname" not in d.body
+
+
+def test_planetmath_eval_targets_resolve(planetmath_docs):
+    targets = _targets("planetmath")
+    assert len(targets) >= 8
+    missing = [t for t in targets if t not in planetmath_docs]
+    assert not missing
+
+
+def test_planetmath_metadata_parser():
+    meta = planetmath.parse_metadata(
+        "\\pmcanonicalname{Foo}\n\\pmtitle{$p$-adic foo}\n\\pmtype{Definition}\n"
+        "\\pmclassification{msc}{11S99}\n\\pmdefines{bar}\n\\pmdefines{$\\mathbb{Z}_p$}\n"
+        "\\pmsynonym{baz}{Foo}\n%\\pmkeywords{x}\n\\endmetadata\n\\pmtitle{ignored}")
+    assert meta["canonicalname"] == "Foo" and meta["title"] == "$p$-adic foo" and meta["type"] == "Definition"
+    assert meta["msc"] == ["11S99"] and meta["defines"] == ["bar", "$\\mathbb{Z}_p$"]
+    assert meta["synonyms"] == ["baz"]
+    assert planetmath.class_title("13_Commutative_rings_and_algebras") == "Commutative rings and algebras"
+
+
+# ------------------------------------------------------------------ HoTT
+
+def test_hott_counts(hott_docs):
+    assert 480 <= len(hott_docs) <= 500
+    kinds = {d.kind for d in hott_docs.values()}
+    assert kinds == {"theorem", "lemma", "corollary", "definition", "axiom"}
+    unlabelled = [i for i, d in hott_docs.items() if not d.extra["label"]]
+    assert 80 <= len(unlabelled) <= 100
+    assert all(re.fullmatch(r"hott:[a-z]+:\d+", i) for i in unlabelled)
+
+
+def test_hott_hedberg_and_unprefixed_label(hott_docs):
+    d = hott_docs["hott:thm:hedberg"]
+    assert d.name == "Hedberg" and d.kind == "theorem"
+    assert d.title == "Homotopy n-types > Uniqueness of identity proofs and Hedberg's theorem"
+    assert d.statement == "If X has decidable equality, then X is a set."
+    assert d.link == ("https://github.com/HoTT/book/blob/578b85cc8d586b1677ec4335148adeb443057d24/"
+                      f"hlevels.tex#L{d.line}")
+    assert (HOTT / d.file).read_text(encoding="utf-8").splitlines()[d.line - 1].startswith(r"\begin{thm}")
+    d = hott_docs["hott:uatowfe"]
+    assert d.kind == "theorem" and d.name == "uatowfe"
+    # macros.tex expanded: \type -> U, \prd -> product, \hfiber -> fib, \idfunc -> id
+    assert "product(x:A) P(x)" in d.statement and "fib_alpha(id_A)" in d.statement
+    assert "univalence axiom implies the weak function extensionality" in d.statement
+
+
+def test_hott_no_exercises_and_clean_text(hott_docs):
+    assert not any(d.extra["env"] in ("ex", "eg", "rmk") for d in hott_docs.values())
+    for d in hott_docs.values():
+        assert not LEFTOVER.search(d.statement), (d.id, LEFTOVER.search(d.statement))
+        assert "\\" not in d.name and "\\" not in d.title
+
+
+def test_hott_unlabelled_numbering(hott_docs):
+    # n counts every indexed statement of the file, labelled or not
+    basics = [d for d in hott_docs.values() if d.file == "basics.tex"]
+    basics.sort(key=lambda d: d.line)
+    for n, d in enumerate(basics, 1):
+        if not d.extra["label"]:
+            assert d.id == f"hott:basics:{n}"
+
+
+def test_hott_eval_targets_resolve(hott_docs):
+    targets = _targets("hott")
+    assert len(targets) >= 4
+    assert not [t for t in targets if t not in hott_docs]
