@@ -526,7 +526,7 @@ SYMBOL_WORDS.update({
 _TRANSPARENT = set("""
 text textit textbf textrm textsf texttt textsc textup textsl textnormal textmd emph em it bf rm sf tt sc sl
 up normalfont mathrm mathit mathbf mathsf mathtt mathcal mathscr mathfrak mathbb mathbbm mathbbmss mathds
-EuScript Bbb bold boldsymbol bm pmb operatorname operatornamewithlimits ensuremath mbox hbox fbox vbox
+EuScript Bbb bold boldsymbol bm pmb operatorname operatornamewithlimits cal blue red green qedhere ensuremath mbox hbox fbox vbox
 underline overline widetilde widehat tilde hat bar check breve dot ddot dddot vec acute grave mathring
 overrightarrow overleftarrow underbrace overbrace
 mathop mathord mathbin mathrel mathopen mathclose mathpunct mathinner displaystyle textstyle scriptstyle
@@ -581,6 +581,7 @@ _KEEP = {
     "scalebox": (1, 2, (1,)), "texorpdfstring": (0, 2, (0,)), "emph*": (0, 1, (0,)),
     "section*": (1, 1, (0,)), "subsection*": (1, 1, (0,)), "subsubsection*": (1, 1, (0,)),
     "chapter*": (1, 1, (0,)), "paragraph*": (1, 1, (0,)), "operatorname*": (0, 1, (0,)),
+    "multicolumn": (0, 3, (2,)), "htmladdnormallink": (0, 2, (0,)), "multirow": (1, 3, (2,)),
 }
 
 _SKIP_ENVS = {"reference", "history", "comment", "verbatim", "verbatim*", "lstlisting", "pspicture",
