@@ -126,7 +126,7 @@ def cmd_eval(args) -> int:
         print(f"{mode:<22}" + "".join(f"{m[x]:>9.3f}" for x in METRICS) + f"   [{lo:.3f}, {hi:.3f}]   {m['no_result']}")
     for group in ("style", "source", "area"):
         keys = sorted({key for mode in modes for key in result[mode][f"by_{group}"]})
-        if len(keys) < 2:
+        if group == "area" and len(keys) < 2:
             continue
         print(f"\nby {group} (hit@10 / mrr@20)")
         print(f"{'':<22}" + "".join(f"{mode:>18}" for mode in modes))

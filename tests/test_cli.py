@@ -33,7 +33,7 @@ def test_search_json_shape(tiny_bundle_dir):
 
 
 def test_search_filters_and_modes(tiny_bundle_dir):
-    p = run("search", "theorem", "-k", "20", "--source", "proofnet", "--mode", "lexical", "--bundle",
+    p = run("search", "exercise", "-k", "20", "--source", "proofnet", "--mode", "lexical", "--bundle",
             str(tiny_bundle_dir), "--json", check_rc=0)
     hits = json.loads(p.stdout)["hits"]
     assert hits and {h["source"] for h in hits} == {"proofnet"}
@@ -90,7 +90,10 @@ def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
     ids = tiny.table.column("id").to_pylist()
     texts = tiny.table.column("text").to_pylist()
     qfile = tmp_path / "q.jsonl"
-    informal = [(i, t) for i, t in zip(ids, texts) if i.split(":")[0] in ("stacks", "planetmath", "hott")][:5]
+    first = {}
+    for i, t in zip(ids, texts):
+        first.setdefault(i.split(":")[0], (i, t))
+    informal = [first[s] for s in ("stacks", "planetmath", "hott", "openlogic", "proofnet")]
     qfile.write_text("".join(json.dumps({"id": f"q{n}", "query": t[:150], "targets": [i], "style": "precise",
                                          "area": "x"}) + "\n" for n, (i, t) in enumerate(informal)))
     p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
@@ -100,7 +103,8 @@ def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
         assert set(r[mode]) >= {"p@1", "hit@10", "hit@20", "mrr@20"}
         assert r[mode]["hit@10"] >= 0.8  # queries are the documents' own text
     p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), check_rc=0)
-    assert "hybrid" in p.stdout and "by source" in p.stdout
+    assert "hybrid" in p.stdout and "by source" in p.stdout and "by style" in p.stdout
+    assert "planetmath (1)" in p.stdout
 
 
 def test_eval_bad_file(tiny_bundle_dir, tmp_path):

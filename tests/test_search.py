@@ -73,12 +73,12 @@ def test_single_channel_modes_report_only_their_rank(tiny):
 
 def test_source_filters_apply_inside_channels(tiny):
     for mode in ("hybrid", "lexical", "dense"):
-        only = tiny.search("theorem", k=50, mode=mode, sources=["proofnet"])
+        only = tiny.search("exercise", k=50, mode=mode, sources=["proofnet"])
         n_proofnet = tiny.manifest.sources["proofnet"]["count"]
         assert only and all(h.source == "proofnet" for h in only)
         if mode == "dense":  # filtered before the cut: every proofnet document is reachable
             assert len(only) == n_proofnet
-        excl = tiny.search("theorem", k=50, mode=mode, exclude_sources=["stacks", "planetmath"])
+        excl = tiny.search("exercise theorem", k=50, mode=mode, exclude_sources=["stacks", "planetmath"])
         assert excl and all(h.source not in ("stacks", "planetmath") for h in excl)
 
 
