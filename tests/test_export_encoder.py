@@ -1,0 +1,163 @@
+"""Exporter round trip on a tiny random BERT: PyTorch vs ONNX fp32 / int8 encoder directory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+pytest.importorskip("safetensors")
+
+try:
+    from mathlas_build import export_encoder as ee
+except ImportError:  # running from a checkout without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "build"))
+    from mathlas_build import export_encoder as ee
+
+SENTENCES = [
+    "the derivative of sin x is cos x",
+    "every finite group of prime order is cyclic",
+    "the integral of x squared from zero to one is one third",
+    "a continuous function on a compact set attains its maximum",
+    "prime numbers are infinite",
+    "eigenvalues of a symmetric matrix are real",
+    "the sum of the angles of a triangle",
+    "cauchy sequences converge in complete metric spaces",
+]
+
+
+def _tiny_checkpoint(root: Path) -> Path:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(SENTENCES * 4, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
+    src = root / "tiny-bert"
+    src.mkdir()
+    tok.save(str(src / "tokenizer.json"))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
+    BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
+    return src
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("enc")
+    src = _tiny_checkpoint(root)
+    summary = ee.export_encoder(src, root / "encoder", root / "work", name="tiny", source="random init (test)",
+                                license="Apache-2.0", pooling="mean", max_tokens=32,
+                                query_prompt="q: ", document_prompt="")
+    return src, summary
+
+
+def _torch_ref(src: Path, enc_dir: Path, texts):
+    hs, ms = ee.torch_hidden(src, enc_dir / "tokenizer.json", texts, max_tokens=32)
+    return hs, np.concatenate([ee.pool(h[None], m[None], "mean", True) for h, m in zip(hs, ms)])
+
+
+def test_encoder_json(exported):
+    src, s = exported
+    d = Path(s["encoder_dir"])
+    assert {p.name for p in d.iterdir()} >= {"model.onnx", "tokenizer.json", "encoder.json"}
+    meta = json.loads((d / "encoder.json").read_text())
+    assert meta["name"] == "tiny" and meta["license"] == "Apache-2.0"
+    assert meta["pooling"] == "mean" and meta["normalize"] is True
+    assert meta["max_tokens"] == 32 and meta["dims"] == 32 and meta["truncate_dims"] is None
+    assert meta["query_prompt"] == "q: " and meta["document_prompt"] == ""
+    assert meta["padding_side"] == "right" and meta["output"] == "last_hidden_state"
+    assert meta["inputs"] == ee.graph_input_names(d / "model.onnx")
+    assert set(meta["inputs"]) <= {"input_ids", "attention_mask", "token_type_ids"}
+    assert {"input_ids", "attention_mask"} <= set(meta["inputs"])
+    assert meta["quantization"].startswith("int8 per-channel")
+    assert s["model_bytes"] < s["fp32_bytes"]
+
+
+def test_onnx_graph_io(exported):
+    import onnxruntime as ort
+
+    _, s = exported
+    sess = ort.InferenceSession(str(Path(s["encoder_dir"]) / "model.onnx"), providers=["CPUExecutionProvider"])
+    for i in sess.get_inputs():
+        assert i.type == "tensor(int64)" and len(i.shape) == 2
+        assert not isinstance(i.shape[0], int) and not isinstance(i.shape[1], int)  # dynamic axes
+    (o,) = sess.get_outputs()
+    assert o.name == "last_hidden_state" and len(o.shape) == 3
+
+
+def test_fp32_matches_torch(exported):
+    src, s = exported
+    d = Path(s["encoder_dir"])
+    hs, ref = _torch_ref(src, d, SENTENCES)
+    f = ee.OnnxEncoder(d, model_path=s["fp32_model"])
+    for t, h in zip(SENTENCES, hs):
+        hf, _ = f.hidden([t])
+        np.testing.assert_allclose(hf[0], h, atol=1e-4)
+    np.testing.assert_allclose(f.embed(SENTENCES), ref, atol=1e-5)
+
+
+def test_int8_close_to_torch(exported):
+    src, s = exported
+    d = Path(s["encoder_dir"])
+    _, ref = _torch_ref(src, d, SENTENCES)
+    q = ee.OnnxEncoder(d).embed(SENTENCES)
+    cos = (q * ref).sum(1)
+    assert cos.min() > 0.98, cos
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("which", ["fp32", "int8"])
+def test_batch_equals_one_by_one(exported, which):
+    _, s = exported
+    d = Path(s["encoder_dir"])
+    enc = ee.OnnxEncoder(d, model_path=s["fp32_model"] if which == "fp32" else None)
+    lens = [len(enc.tok.encode(t).ids) for t in SENTENCES]
+    assert len(set(lens)) > 1  # the batch really is padded
+    batch = enc.embed(SENTENCES, batch_size=len(SENTENCES))
+    single = np.concatenate([enc.embed([t]) for t in SENTENCES])
+    # fp32: padding is masked exactly; int8: dynamic activation scales are per batch
+    tol = 1e-5 if which == "fp32" else 2e-2
+    np.testing.assert_allclose(batch, single, atol=tol)
+    if which == "int8":
+        assert ((batch * single).sum(1)).min() > 0.995
+
+
+def test_query_prompt_applied(exported):
+    _, s = exported
+    enc = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=s["fp32_model"])
+    q = enc.embed(["prime numbers"], kind="query")
+    np.testing.assert_allclose(q, enc.embed(["q: prime numbers"], kind="document"), atol=1e-6)
+
+
+def test_cli_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        ee.main(["--help"])
+    assert e.value.code == 0
+    assert "--pooling" in capsys.readouterr().out
+
+
+def test_torch_onnx_fallback_path(exported, tmp_path):
+    """The torch.onnx.export(dynamo=False) fallback yields the same graph contract and numbers."""
+    src, s = exported
+    fp32, used = ee.export_onnx_fp32(src, tmp_path / "fp32", method="torch")
+    assert used == "torch.onnx"
+    assert ee.graph_input_names(fp32) == ee.graph_input_names(Path(s["encoder_dir"]) / "model.onnx")
+    a = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=fp32).embed(SENTENCES)
+    b = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=s["fp32_model"]).embed(SENTENCES)
+    np.testing.assert_allclose(a, b, atol=1e-5)
