@@ -22,28 +22,25 @@ def _corpus(name: str) -> Path:
     return root
 
 
+def _by_id(docs: list[Document], what: str) -> dict[str, Document]:
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), f"duplicate {what} ids"
+    return {d.id: d for d in docs}
+
+
 @pytest.fixture(scope="module")
 def ol_docs() -> dict[str, Document]:
-    docs = list(openlogic.read(_corpus("open-logic")))
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate Open Logic ids"
-    return {d.id: d for d in docs}
+    return _by_id(list(openlogic.read(_corpus("open-logic"))), "Open Logic")
 
 
 @pytest.fixture(scope="module")
 def napkin_docs() -> dict[str, Document]:
-    docs = list(napkin.read(_corpus("napkin")))
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate Napkin ids"
-    return {d.id: d for d in docs}
+    return _by_id(list(napkin.read(_corpus("napkin"))), "Napkin")
 
 
 @pytest.fixture(scope="module")
 def pn_docs() -> dict[str, Document]:
-    docs = list(proofnet.read(_corpus("proofnet")))
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate ProofNet ids"
-    return {d.id: d for d in docs}
+    return _by_id(list(proofnet.read(_corpus("proofnet"))), "ProofNet")
 
 
 def _eval_targets(prefix: str) -> list[str]:
@@ -315,3 +312,24 @@ def test_generic_options_errors(tmp_path):
     (tmp_path / "rows.csv").write_text("id,body\n", encoding="utf-8")
     with pytest.raises(ValueError, match="format"):
         list(generic.read(tmp_path, path="rows.csv", source="s"))
+
+
+# ------------------------------------------------------------------------------------------------ texscan
+
+def test_texscan_groups_and_statements():
+    from mathlas_build.sources import texscan
+
+    assert texscan.braced("{a{b}c}d", 1) == ("a{b}c", 7)
+    assert texscan.braced("a{b", 0) == ("a{b", 3)                       # unclosed: the rest
+    assert texscan.read_group(" {a\\}b}x", 0) == ("a\\}b", 7)
+    assert texscan.read_group("{ab", 0) is None                         # unclosed: none
+    assert texscan.read_group("[a{]}b]c", 0, "[", "]") == ("a{]}b", 7)  # braces balance inside [...]
+    assert texscan.read_group("\n\n[a]", 0, "[", "]", allow_newline=False) is None
+    assert texscan.blank_comments("a % b\n\\% c") == "a    \n\\% c"
+    assert texscan.label_tail_words("thm:orbit_stabilizer.v2") == "orbit stabilizer v2"
+    tex = "x\n\\begin{thm}[T] a \\begin{thm} b \\end{thm} c\\label{thm:x}\\end{thm}\n\\begin{thm}open"
+    env_re, label_re = texscan.re.compile(r"\\begin\{(thm)\}"), texscan.re.compile(r"\\label\{([^}]*)\}")
+    nested = list(texscan.statements(tex, env_re, label_re, nested=True))
+    flat = list(texscan.statements(tex, env_re, label_re, nested=False))
+    assert [(s.n, s.line, s.heading, s.labels) for s in nested] == [(1, 2, "T", ["thm:x"]), (2, 2, "", [])]
+    assert nested[0].body.endswith("c\\label{thm:x}") and flat[0].body == "[T] a \\begin{thm} b"

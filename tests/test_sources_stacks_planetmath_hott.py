@@ -40,22 +40,23 @@ def _targets(prefix: str) -> list[str]:
     return sorted(set(out))
 
 
+def _by_id(docs: list[Document], what: str) -> dict[str, Document]:
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), f"duplicate {what} ids"
+    return {d.id: d for d in docs}
+
+
 @pytest.fixture(scope="module")
 def stacks_docs() -> dict[str, Document]:
     t = time.perf_counter()
     docs = list(stacks.read(STACKS, verbose=False))
     _SECONDS["stacks"] = time.perf_counter() - t
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate Stacks ids"
-    return {d.id: d for d in docs}
+    return _by_id(docs, "Stacks")
 
 
 @pytest.fixture(scope="module")
 def hott_docs() -> dict[str, Document]:
-    docs = list(hott.read(HOTT))
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate HoTT ids"
-    return {d.id: d for d in docs}
+    return _by_id(list(hott.read(HOTT)), "HoTT")
 
 
 def _planetmath_folders(names: list[str]) -> list[str]:
@@ -73,10 +74,7 @@ def planetmath_docs() -> dict[str, Document]:
     names = [t.split(":", 1)[1] for t in _targets("planetmath")] + [
         "HilbertBasisTheorem", "KrullIntersectionTheorem", "RamseysTheorem", "LiouvillesTheorem"]
     folders = _planetmath_folders(names)
-    docs = list(planetmath.read(PLANETMATH, folders=folders))
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), "duplicate PlanetMath ids"
-    return {d.id: d for d in docs}
+    return _by_id(list(planetmath.read(PLANETMATH, folders=folders)), "PlanetMath")
 
 
 # ------------------------------------------------------------------ registry
@@ -133,13 +131,6 @@ def test_stacks_reference_blocks_dropped(stacks_docs):
         assert "\\begin{reference}" not in d.body and "\\begin{slogan}" not in d.body
 
 
-def test_stacks_eval_targets_resolve(stacks_docs):
-    targets = _targets("stacks")
-    assert len(targets) >= 20
-    missing = [t for t in targets if t not in stacks_docs]
-    assert not missing
-
-
 # ------------------------------------------------------------------ PlanetMath
 
 def test_planetmath_entries(planetmath_docs):
@@ -166,13 +157,6 @@ def test_planetmath_keywords_and_preamble_macros(planetmath_docs):
     for d in list(planetmath_docs.values())[::20]:
         assert "\\" not in d.name
         assert "\\begin{document}" not in d.body and "\\pmcanonicalname" not in d.body
-
-
-def test_planetmath_eval_targets_resolve(planetmath_docs):
-    targets = _targets("planetmath")
-    assert len(targets) >= 8
-    missing = [t for t in targets if t not in planetmath_docs]
-    assert not missing
 
 
 def test_planetmath_metadata_parser():
@@ -228,7 +212,11 @@ def test_hott_unlabelled_numbering(hott_docs):
             assert d.id == f"hott:basics:{n}"
 
 
-def test_hott_eval_targets_resolve(hott_docs):
-    targets = _targets("hott")
-    assert len(targets) >= 4
-    assert not [t for t in targets if t not in hott_docs]
+# ------------------------------------------------------------------ eval targets
+
+@pytest.mark.parametrize("source, least", [("stacks", 20), ("planetmath", 8), ("hott", 4)])
+def test_eval_targets_resolve(source, least, request):
+    docs = request.getfixturevalue(f"{source}_docs")
+    targets = _targets(source)
+    assert len(targets) >= least
+    assert not [t for t in targets if t not in docs]

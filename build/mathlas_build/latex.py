@@ -96,20 +96,28 @@ def _skip_ws(toks: list[str], i: int) -> int:
     return i
 
 
-def _group_end(toks: list[str], i: int) -> int:
-    """toks[i] == '{': index of the matching '}' (len(toks) when unbalanced)."""
+def _close_index(toks: list[str], k: int, close: str) -> int:
+    """Index of the ``close`` (``}`` or ``]``) ending a group whose content starts at toks[k]; brace groups
+    inside are balanced.  len(toks) when it is never closed."""
     depth = 0
     n = len(toks)
-    while i < n:
-        t = toks[i]
+    while k < n:
+        t = toks[k]
         if t == "{":
             depth += 1
         elif t == "}":
+            if depth == 0 and close == "}":
+                return k
             depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+        elif t == close and depth <= 0:
+            return k
+        k += 1
     return n
+
+
+def _group_end(toks: list[str], i: int) -> int:
+    """toks[i] == '{': index of the matching '}' (len(toks) when unbalanced)."""
+    return _close_index(toks, i + 1, "}")
 
 
 def _read_arg(toks: list[str], i: int) -> tuple[list[str], int]:
@@ -134,19 +142,8 @@ def _read_opt(toks: list[str], i: int) -> tuple[list[str] | None, int]:
     j = _skip_ws(toks, i)
     if j >= len(toks) or toks[j] != "[":
         return None, i
-    depth = 0
-    k = j + 1
-    n = len(toks)
-    while k < n:
-        t = toks[k]
-        if t == "{":
-            depth += 1
-        elif t == "}":
-            depth -= 1
-        elif t == "]" and depth <= 0:
-            return toks[j + 1:k], k + 1
-        k += 1
-    return toks[j + 1:], n
+    k = _close_index(toks, j + 1, "]")
+    return toks[j + 1:k], min(k + 1, len(toks))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -367,6 +364,27 @@ def _body_tokens(body: str) -> list[str]:
     return toks
 
 
+def _pop_group(stack: list[str], close: str) -> list[str]:
+    """The tokens of a group whose opening ``{`` or ``[`` was just popped (the top of ``stack`` is the next
+    token), popped up to its ``close`` (``}`` or ``]``, dropped); brace groups inside are balanced.  An
+    unclosed group takes the rest of the stack."""
+    out: list[str] = []
+    depth = 0
+    pop = stack.pop
+    while stack:
+        x = pop()
+        if x == "{":
+            depth += 1
+        elif x == "}":
+            if depth == 0 and close == "}":
+                break
+            depth -= 1
+        elif x == close and depth <= 0:
+            break
+        out.append(x)
+    return out
+
+
 def _expand(toks: list[str], macros: dict) -> list[str]:
     if not macros:
         return toks
@@ -402,18 +420,7 @@ def _expand(toks: list[str], macros: dict) -> list[str]:
                             k -= 1
                         if k >= 0 and stack[k] == "[":
                             del stack[k:]  # drop spaces and '['
-                            a = []
-                            depth = 0
-                            while stack:
-                                x = pop()
-                                if x == "{":
-                                    depth += 1
-                                elif x == "}":
-                                    depth -= 1
-                                elif x == "]" and depth <= 0:
-                                    break
-                                a.append(x)
-                            args.append(a)
+                            args.append(_pop_group(stack, "]"))
                         else:
                             args.append(_body_tokens(default))
                     while len(args) < nargs:
@@ -427,18 +434,7 @@ def _expand(toks: list[str], macros: dict) -> list[str]:
                             stack.append(x[1:])
                             x = x[0]
                         if x == "{":
-                            a = []
-                            depth = 1
-                            while stack:
-                                x = pop()
-                                if x == "{":
-                                    depth += 1
-                                elif x == "}":
-                                    depth -= 1
-                                    if depth == 0:
-                                        break
-                                a.append(x)
-                            args.append(a)
+                            args.append(_pop_group(stack, "}"))
                         else:
                             args.append([x])
                 btoks = _body_tokens(body) if isinstance(body, str) else list(body)
@@ -870,6 +866,19 @@ def _latex_to_text(tex: str, macros: Macros | None) -> str:
 # Environments
 
 
+class LineIndex:
+    """1-based line numbers of offsets in one text."""
+
+    __slots__ = ("starts",)
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+    def line(self, pos: int) -> int:
+        """The line of ``text[pos]`` (1 + the newlines before it)."""
+        return bisect.bisect_right(self.starts, pos)
+
+
 class Environment(NamedTuple):
     name: str
     optional_arg: str | None   # the ``[Title]`` right after ``\begin{name}``, or None
@@ -887,7 +896,7 @@ def split_environments(tex: str, names: Iterable[str], *, comments_stripped: boo
     text = tex if comments_stripped else strip_comments(tex)
     alt = "|".join(re.escape(x) for x in sorted(set(names), key=len, reverse=True))
     pat = re.compile(r"\\(begin|end)\s*\{(" + alt + r")\}")
-    line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    lines = LineIndex(text)
     found: list[tuple[int, Environment]] = []
     stack: list[tuple[str, int, int]] = []  # name, begin offset, content offset
     for m in pat.finditer(text):
@@ -902,7 +911,7 @@ def split_environments(tex: str, names: Iterable[str], *, comments_stripped: boo
                 del stack[k:]
                 content_start, opt = _env_optional(text, c)
                 found.append((b, Environment(name, opt, text[content_start:m.start()],
-                                             bisect.bisect_right(line_starts, b))))
+                                             lines.line(b))))
                 break
     found.sort(key=lambda x: x[0])
     return [e for _, e in found]

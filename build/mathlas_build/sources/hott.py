@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Iterator
 
 from mathlas_build.document import Document
-from mathlas_build.latex import label_words, latex_to_text, parse_macros, split_environments, strip_comments
+from mathlas_build.latex import (LineIndex, label_words, latex_to_text, parse_macros, split_environments,
+                                  strip_comments)
+from mathlas_build.sources.texscan import headings, read_tex
 
 SOURCE = "hott"
 LICENSE = "CC-BY-SA-3.0"
@@ -54,7 +56,7 @@ def chapter_files(root: Path) -> list[str]:
     main = Path(root) / "main.tex"
     if not main.exists():
         return list(DEFAULT_CHAPTERS)
-    text = strip_comments(main.read_text(encoding="utf-8", errors="replace"))
+    text = strip_comments(read_tex(main))
     stems = []
     for m in re.finditer(r"\\include\s*\{([^}]*)\}", text):
         stem = Path(m.group(1).strip()).stem
@@ -64,27 +66,9 @@ def chapter_files(root: Path) -> list[str]:
 
 
 def book_macros(root: Path) -> dict:
-    macros = parse_macros((Path(root) / "macros.tex").read_text(encoding="utf-8", errors="replace"))
+    macros = parse_macros(read_tex(Path(root) / "macros.tex"))
     macros.update(MACRO_OVERRIDES)
     return macros
-
-
-def _braced(text: str, pos: int) -> str:
-    depth = 1
-    i = pos
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[pos:i]
-        i += 1
-    return text[pos:]
 
 
 def read(root: Path, **options) -> Iterator[Document]:
@@ -92,16 +76,15 @@ def read(root: Path, **options) -> Iterator[Document]:
     macros = book_macros(root)
     for stem in chapter_files(root):
         path = root / f"{stem}.tex"
-        text = strip_comments(path.read_text(encoding="utf-8", errors="replace"))
-        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        text = strip_comments(read_tex(path))
+        lines = LineIndex(text)
         chapter = ""
         heads: list[tuple[int, str]] = []  # (line, section title)
-        for m in _HEAD_RE.finditer(text):
-            title = latex_to_text(_braced(text, m.end()), macros)
-            if m.group(1) == "chapter":
+        for off, level, title in headings(text, _HEAD_RE, lambda t: latex_to_text(t, macros)):
+            if level == "chapter":
                 chapter = chapter or title
             else:
-                heads.append((bisect.bisect_right(line_starts, m.start()), title))
+                heads.append((lines.line(off), title))
         head_lines = [h[0] for h in heads]
         n = 0
         for env in split_environments(text, KINDS, comments_stripped=True):

@@ -25,6 +25,8 @@ from typing import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import Macros, latex_to_text, parse_macros
+from mathlas_build.sources.texscan import blank_comments, headings, label_tail_words, read_group, read_tex, \
+    statement_files, statements
 
 SOURCE = "napkin"
 LICENSE = "CC-BY-SA-4.0"
@@ -98,54 +100,11 @@ OVERRIDES: Macros = {
 }
 
 
-def strip_comments(tex: str) -> str:
-    """Blank out ``%`` comments (not ``\\%``) with spaces, so offsets and line numbers stay right."""
-    return re.sub(r"(?<!\\)((?:\\\\)*)(%[^\n]*)", lambda m: m.group(1) + " " * len(m.group(2)), tex)
-
-
-def read_group(tex: str, i: int, open_: str = "{", close: str = "}",
-               allow_newline: bool = True) -> tuple[str, int] | None:
-    """Balanced ``open_ ... close`` group at ``tex[i]`` after whitespace: (content, index after), or None.
-    With ``allow_newline=False`` a blank line (paragraph break) before the group means there is none."""
-    j = i
-    while j < len(tex) and tex[j] in " \t\r\n":
-        j += 1
-    if not allow_newline and tex[i:j].count("\n") > 1:
-        return None
-    if j >= len(tex) or tex[j] != open_:
-        return None
-    depth = brace = 0
-    k = j
-    while k < len(tex):
-        c = tex[k]
-        if c == "\\":
-            k += 2
-            continue
-        if open_ != "{" and c == "{":
-            brace += 1
-        elif open_ != "{" and c == "}":
-            brace -= 1
-        elif c == open_ and brace == 0:
-            depth += 1
-        elif c == close and brace == 0:
-            depth -= 1
-            if depth == 0:
-                return tex[j + 1:k], k + 1
-        k += 1
-    return None
-
-
-def label_words(label: str) -> str:
-    """``thm:orbit_stabilizer`` -> ``orbit stabilizer``."""
-    words = label.split(":", 1)[1] if ":" in label else label
-    return re.sub(r"[-_:.]+", " ", words).strip()
-
-
 def load_macros(root: Path) -> Macros:
     macros: Macros = dict(EVAN)
     mf = root / "tex" / "macros.tex"
     if mf.is_file():
-        macros.update(parse_macros(mf.read_text(encoding="utf-8", errors="replace")))
+        macros.update(parse_macros(read_tex(mf)))
     macros.update(OVERRIDES)
     return macros
 
@@ -155,7 +114,7 @@ def part_titles(root: Path, macros: Macros) -> dict[str, str]:
     master = root / "Napkin.tex"
     if not master.is_file():
         return {}
-    tex = strip_comments(master.read_text(encoding="utf-8", errors="replace"))
+    tex = blank_comments(read_tex(master))
     out: dict[str, str] = {}
     part = ""
     for m in re.finditer(r"\\part\*?\s*\{|\\include\s*\{\s*tex/([^}]+?)\s*\}", tex):
@@ -169,12 +128,9 @@ def part_titles(root: Path, macros: Macros) -> dict[str, str]:
 
 def _heading(tex: str, command: str, macros: Macros) -> list[tuple[int, str]]:
     """(offset, title words) of every ``\\command{...}`` in ``tex``."""
-    out = []
-    for m in re.finditer(r"\\" + command + r"\*?\s*(?:\[[^\]]*\])?\s*\{", tex):
-        g = read_group(tex, m.end() - 1)
-        if g:
-            out.append((m.start(), latex_to_text(g[0], macros).strip()))
-    return out
+    pattern = r"\\" + command + r"\*?\s*(?:\[[^\]]*\])?\s*\{"
+    found = headings(tex, pattern, lambda t: latex_to_text(t, macros), strict=True)
+    return [(off, title) for off, _, title in found]
 
 
 def read(root: Path, **options) -> Iterator[Document]:
@@ -185,34 +141,14 @@ def read(root: Path, **options) -> Iterator[Document]:
         raise FileNotFoundError(f"Napkin tex folder not found: {texdir}")
     macros = load_macros(root)
     parts = part_titles(root, macros)
-    for f in sorted(texdir.rglob("*.tex")):
-        rel = f.relative_to(texdir)
-        if rel.as_posix() in _NOT_CHAPTERS:
-            continue
-        tex = strip_comments(f.read_text(encoding="utf-8", errors="replace"))
-        if not _ENV_RE.search(tex):
-            continue
+    for rel, tex in statement_files(texdir, _ENV_RE, skip=_NOT_CHAPTERS):
         chapter_id = rel.with_suffix("").as_posix()
         chapters = _heading(tex, "chapter", macros)
         sections = _heading(tex, "section", macros)
         chapter_default = re.sub(r"[-_]+", " ", rel.stem).strip().capitalize()
-        n = 0
-        for m in _ENV_RE.finditer(tex):
-            env = m.group(1)
-            end = tex.find("\\end{%s}" % env, m.end())
-            if end < 0:
-                continue
-            n += 1
-            line = tex.count("\n", 0, m.start()) + 1
-            i = m.end()
-            heading = ""
-            opt = read_group(tex, i, "[", "]", allow_newline=False)
-            if opt:
-                heading, i = opt
-            inner = tex[i:end]
-            labels = _LABEL_RE.findall(inner)
-            label = labels[0].strip() if labels else ""
-            clean = _LABEL_RE.sub(" ", inner)
+        for st in statements(tex, _ENV_RE, _LABEL_RE, nested=False):
+            label = st.labels[0].strip() if st.labels else ""
+            clean = _LABEL_RE.sub(" ", st.inner)
             statement = latex_to_text(clean, macros)
             vocab: list[str] = []          # \vocab{...}: the terms a definition defines
             keywords: list[str] = []       # those, then emphasised words
@@ -225,25 +161,25 @@ def read(root: Path, **options) -> Iterator[Document]:
                 if w not in keywords:
                     keywords.append(w)
             keywords = vocab + [k for k in keywords if k not in vocab]
-            if heading.strip():
-                name = latex_to_text(heading, macros).strip()
+            if st.heading.strip():
+                name = latex_to_text(st.heading, macros).strip()
             elif label:
-                name = label_words(label)
-            elif env == "definition" and keywords:
+                name = label_tail_words(label)
+            elif st.env == "definition" and keywords:
                 name = keywords[0]
             else:
                 name = ""
-            chapter = next((t for off, t in reversed(chapters) if off < m.start()), "") or \
+            chapter = next((t for off, t in reversed(chapters) if off < st.start), "") or \
                 (chapters[0][1] if chapters else chapter_default)
-            section = next((t for off, t in reversed(sections) if off < m.start()), "")
+            section = next((t for off, t in reversed(sections) if off < st.start), "")
             crumbs = [parts.get(chapter_id, ""), chapter, section]
             title = " > ".join(c for c in crumbs if c)
-            extra = {"env": env, "n": n}
+            extra = {"env": st.env, "n": st.n}
             if label:
                 extra["label"] = label
             yield Document(
-                id=f"{SOURCE}:{chapter_id}:{n}", source=SOURCE, kind=KINDS[env], name=name, title=title,
-                body=re.sub(r"[ \t]+\n", "\n", tex[m.end():end]).strip(), statement=statement,
-                link=LINK.format(path=rel.as_posix(), line=line), license=LICENSE,
-                keywords=keywords, file=f"tex/{rel.as_posix()}", line=line, extra=extra,
+                id=f"{SOURCE}:{chapter_id}:{st.n}", source=SOURCE, kind=KINDS[st.env], name=name, title=title,
+                body=st.body, statement=statement,
+                link=LINK.format(path=rel.as_posix(), line=st.line), license=LICENSE,
+                keywords=keywords, file=f"tex/{rel.as_posix()}", line=st.line, extra=extra,
             )

@@ -38,6 +38,8 @@ from typing import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import Macros, latex_to_text, parse_macros
+from mathlas_build.sources.texscan import blank_comments, label_tail_words, read_group, read_tex, statement_files, \
+    statements
 
 SOURCE = "openlogic"
 LICENSE = "CC-BY-4.0"
@@ -78,76 +80,12 @@ _KEEP_BUILTIN = {"item", "tagitem", "label", "ref", "olref"}
 
 # ---------------------------------------------------------------- small LaTeX scanning helpers
 
-def strip_comments(tex: str) -> str:
-    """Blank out ``%`` comments (not ``\\%``) with spaces, so offsets and line numbers stay right."""
-    return re.sub(r"(?<!\\)((?:\\\\)*)(%[^\n]*)", lambda m: m.group(1) + " " * len(m.group(2)), tex)
-
-
-def read_group(tex: str, i: int, open_: str = "{", close: str = "}", skip_ws: bool = True,
-               allow_newline: bool = True) -> tuple[str, int] | None:
-    """The balanced ``open_ ... close`` group starting at ``tex[i]`` (after optional whitespace):
-    (content, index after the group), or None when there is none.  Braces inside ``[...]`` are balanced too."""
-    j = i
-    if skip_ws:
-        while j < len(tex) and tex[j] in " \t\r\n":
-            j += 1
-        if not allow_newline and tex[i:j].count("\n") > 1:  # a blank line ends the search (\par)
-            return None
-    if j >= len(tex) or tex[j] != open_:
-        return None
-    depth = 0
-    brace = 0
-    k = j
-    while k < len(tex):
-        c = tex[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == "{" and open_ != "{":
-            brace += 1
-        elif c == "}" and open_ != "{":
-            brace -= 1
-        elif c == open_ and brace == 0:
-            depth += 1
-        elif c == close and brace == 0:
-            depth -= 1
-            if depth == 0:
-                return tex[j + 1:k], k + 1
-        k += 1
-    return None
-
-
-def label_words(label: str) -> str:
-    """``thm:ce-comp`` -> ``ce comp``: the label without its kind prefix, separators as spaces."""
-    words = label.split(":", 1)[1] if ":" in label else label
-    return re.sub(r"[-_:.]+", " ", words).strip()
-
-
-def find_env_end(tex: str, env: str, start: int) -> int:
-    """Index of the ``\\end{env}`` closing the environment whose body starts at ``start`` (-1 if none)."""
-    begin, end = "\\begin{%s}" % env, "\\end{%s}" % env
-    depth, i = 1, start
-    while True:
-        e = tex.find(end, i)
-        if e < 0:
-            return -1
-        b = tex.find(begin, i)
-        if 0 <= b < e:
-            depth += 1
-            i = b + len(begin)
-            continue
-        depth -= 1
-        if depth == 0:
-            return e
-        i = e + len(end)
-
-
 # ---------------------------------------------------------------- Open Logic tokens and macros
 
 def parse_tokens(config_tex: str) -> dict[str, dict[str, str]]:
     """``\\settexttoken{token}*{singular}{plural}[Singular][Plural]`` -> {token: {s, p, S, P, a, A}}."""
     tokens: dict[str, dict[str, str]] = {}
-    tex = strip_comments(config_tex)
+    tex = blank_comments(config_tex)
     for m in re.finditer(r"\\settexttoken\s*", tex):
         i = m.end()
         g = read_group(tex, i)
@@ -215,7 +153,7 @@ def expand_tokens(tex: str, tokens: dict[str, dict[str, str]]) -> str:
 def parse_tags(tex: str) -> dict[str, bool]:
     """``\\tagtrue{a,b}`` / ``\\tagfalse{c}`` -> {a: True, nota: False, b: True, ..., c: False, notc: True}."""
     tags: dict[str, bool] = {}
-    for m in re.finditer(r"^\s*\\tag(true|false)\s*\{([^{}]*)\}", strip_comments(tex), re.M):
+    for m in re.finditer(r"^\s*\\tag(true|false)\s*\{([^{}]*)\}", blank_comments(tex), re.M):
         value = m.group(1) == "true"
         for tag in m.group(2).split(","):
             tag = tag.strip()
@@ -376,24 +314,10 @@ def instantiate(args: list[_Arg], body: str, values: list) -> str:
     return text.replace("\\relax", " ").replace("\\ensuremath", "")
 
 
-def _xparse_body(spec: str, body: str) -> tuple[int, str]:
-    """(number of mandatory args, body with #1..#n) for a command used without its optional arguments."""
-    args = parse_xparse_spec(spec)
-    values: list = []
-    n = 0
-    for kind, *_ in args:
-        if kind == "m":
-            n += 1
-            values.append("#%d" % n)
-        else:
-            values.append(None if kind in "oO" else False)
-    return n, instantiate(args, body, values).strip()
-
-
 def parse_xparse_defs(tex: str) -> dict[str, tuple[list[_Arg], str]]:
     """``\\DeclareDocumentMacro \\X {body}`` and ``\\(Declare|New|Renew|Provide)DocumentCommand \\X {spec} {body}``
     -> {name: (argument spec, body)}."""
-    tex = strip_comments(tex)
+    tex = blank_comments(tex)
     defs: dict[str, tuple[list[_Arg], str]] = {}
     for m in re.finditer(r"\\(DeclareDocumentMacro|DeclareDocumentCommand|NewDocumentCommand|"
                          r"RenewDocumentCommand|ProvideDocumentCommand)\s*(?:\{\s*\\([A-Za-z@]+)\s*\}|\\([A-Za-z@]+))",
@@ -416,13 +340,12 @@ def parse_xparse_macros(tex: str) -> Macros:
     """The xparse definitions of ``tex`` as plain Macros (optional arguments taken as absent)."""
     out: Macros = {}
     for name, (args, body) in parse_xparse_defs(tex).items():
-        n = sum(1 for a in args if a[0] == "m")
         values: list = []
-        k = 0
+        n = 0
         for kind, *_ in args:
             if kind == "m":
-                k += 1
-                values.append("#%d" % k)
+                n += 1
+                values.append("#%d" % n)
             else:
                 values.append(None if kind in "oO" else False)
         out[name] = (n, instantiate(args, body, values).strip())
@@ -522,7 +445,7 @@ def load_config(root: Path) -> Config:
     for f in files:
         if f.name in _SKIP_STY:
             continue
-        tex = f.read_text(encoding="utf-8", errors="replace")
+        tex = read_tex(f)
         parsed = {**parse_macros(tex), **parse_xparse_macros(tex)}
         for name, (nargs, body) in parsed.items():
             if _PROGRAMMING.search(body) or "@" in name:
@@ -586,7 +509,7 @@ class _Titles:
         title = ""
         f = folder / (folder.name + ".tex")
         if f.is_file():
-            tex = strip_comments(f.read_text(encoding="utf-8", errors="replace"))
+            tex = blank_comments(read_tex(f))
             m = re.search(r"\\" + command + r"\b", tex)
             if m:
                 # \olpart{id}{Title}, \olchapter{part id}{chapter id}{Title}: the title is the last group
@@ -624,11 +547,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         raise FileNotFoundError(f"Open Logic content folder not found: {content}")
     cfg = load_config(root)
     titles = _Titles(cfg)
-    for f in sorted(content.rglob("*.tex")):
-        rel = f.relative_to(content)
-        tex = strip_comments(f.read_text(encoding="utf-8", errors="replace"))
-        if not _ENV_RE.search(tex):
-            continue
+    for rel, tex in statement_files(content, _ENV_RE):
         parts = rel.with_suffix("").parts
         crumbs = []
         if len(parts) >= 2:
@@ -640,51 +559,38 @@ def read(root: Path, **options) -> Iterator[Document]:
             crumbs.append(section)
         title = " > ".join(c for c in crumbs if c)
         path_id = "/".join(parts)
-        n = 0
         seen: set[str] = set()
-        for m in _ENV_RE.finditer(tex):
-            env = m.group(1)
-            end = find_env_end(tex, env, m.end())
-            if end < 0:
-                continue
-            n += 1
-            line = tex.count("\n", 0, m.start()) + 1
-            i = m.end()
-            opt = read_group(tex, i, "[", "]", allow_newline=False)
-            heading = ""
-            if opt:
-                heading, i = opt
-            inner = tex[i:end]
-            labels = _LABEL_RE.findall(inner)
+        for st in statements(tex, _ENV_RE, _LABEL_RE, nested=True):
+            labels = st.labels
             label = labels[0].strip() if labels else ""
             if label and label not in seen:
                 doc_id = f"{SOURCE}:{path_id}#{label}"
             else:   # unlabelled, or a label repeated in the same file (2 upstream cases): positional id
-                doc_id = f"{SOURCE}:{path_id}#{n}"
+                doc_id = f"{SOURCE}:{path_id}#{st.n}"
             seen.add(label)
-            prepared = cfg.prepare(_LABEL_RE.sub(" ", inner))
+            prepared = cfg.prepare(_LABEL_RE.sub(" ", st.inner))
             statement = latex_to_text(prepared, cfg.macros)
             keywords: list[str] = []
             for em in _EMPH_RE.finditer(prepared):
                 w = latex_to_text(em.group(1), cfg.macros).strip()
                 if w and w not in keywords and len(w) < 80:
                     keywords.append(w)
-            if heading:
-                name = cfg.text(heading)
+            if st.heading:
+                name = cfg.text(st.heading)
             elif label:
-                name = label_words(label)
-            elif env == "defn" and keywords:
+                name = label_tail_words(label)
+            elif st.env == "defn" and keywords:
                 name = keywords[0]
             else:
                 name = ""
-            extra: dict = {"env": env, "n": n}
+            extra: dict = {"env": st.env, "n": st.n}
             if label:
                 extra["label"] = label
             if len(labels) > 1:
                 extra["labels"] = " ".join(x.strip() for x in labels)
             yield Document(
-                id=doc_id, source=SOURCE, kind=KINDS[env], name=name, title=title,
-                body=re.sub(r"[ \t]+\n", "\n", tex[m.end():end]).strip(), statement=statement,
-                link=LINK.format(path=rel.as_posix(), line=line), license=LICENSE,
-                keywords=keywords, file=f"content/{rel.as_posix()}", line=line, extra=extra,
+                id=doc_id, source=SOURCE, kind=KINDS[st.env], name=name, title=title,
+                body=st.body, statement=statement,
+                link=LINK.format(path=rel.as_posix(), line=st.line), license=LICENSE,
+                keywords=keywords, file=f"content/{rel.as_posix()}", line=st.line, extra=extra,
             )

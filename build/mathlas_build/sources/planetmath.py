@@ -13,6 +13,7 @@ from typing import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
+from mathlas_build.sources.texscan import braced, read_tex
 
 SOURCE = "planetmath"
 LICENSE = "CC-BY-SA-3.0"
@@ -23,26 +24,6 @@ _META_RE = re.compile(r"\\(pmcanonicalname|pmtitle|pmtype|pmclassification|pmdef
                       r"pmkeywords)\s*\{")
 _BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
 _END_DOC_RE = re.compile(r"\\end\s*\{document\}")
-
-
-def _braced(text: str, pos: int) -> tuple[str, int]:
-    """Content of the group whose '{' is text[pos-1], and the index after its '}'."""
-    depth = 1
-    i = pos
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[pos:i], i + 1
-        i += 1
-    return text[pos:], n
 
 
 def parse_metadata(text: str) -> dict:
@@ -57,7 +38,7 @@ def parse_metadata(text: str) -> dict:
         if "%" in head[line_start:m.start()]:
             continue
         key = m.group(1)
-        arg, after = _braced(head, m.end())
+        arg, after = braced(head, m.end())
         arg = arg.strip()
         if key == "pmcanonicalname":
             meta["canonicalname"] = meta["canonicalname"] or arg
@@ -71,7 +52,7 @@ def parse_metadata(text: str) -> dict:
             while j < len(head) and head[j] in " \t":
                 j += 1
             if j < len(head) and head[j] == "{":
-                second, _ = _braced(head, j + 1)
+                second, _ = braced(head, j + 1)
             if key == "pmclassification":
                 if second.strip():
                     meta["msc"].append(second.strip())
@@ -105,7 +86,7 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
     metas: dict[Path, dict] = {}
     for p in paths:
         if folders is None or p.parent.name in folders:
-            texts[p] = p.read_text(encoding="utf-8", errors="replace")
+            texts[p] = read_tex(p)
             metas[p] = parse_metadata(texts[p])
         else:  # only the canonical name is needed, for the duplicate count
             with open(p, encoding="utf-8", errors="replace") as fh:

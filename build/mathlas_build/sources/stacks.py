@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Iterator
 
 from mathlas_build.document import Document
-from mathlas_build.latex import label_words, latex_to_text, parse_macros, split_environments, strip_comments
+from mathlas_build.latex import LineIndex, label_words, latex_to_text, parse_macros, split_environments, strip_comments
+from mathlas_build.sources.texscan import braced, headings, read_tex
 
 SOURCE = "stacks"
 LICENSE = "GFDL-1.2"
@@ -50,26 +51,6 @@ def read_tags(root: Path) -> dict[str, str]:
     return tags
 
 
-def _braced(text: str, pos: int) -> tuple[str, int]:
-    """text[pos-1] == '{': the balanced content and the index after its '}'."""
-    depth = 1
-    i = pos
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[pos:i], i + 1
-        i += 1
-    return text[pos:], n
-
-
 def chapter_files(root: Path, include_obsolete: bool = False) -> list[Path]:
     skip = NON_CHAPTERS if include_obsolete else NON_CHAPTERS | {OBSOLETE}
     return sorted(p for p in Path(root).glob("*.tex") if p.stem not in skip)
@@ -80,7 +61,7 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
     """Yield one Document per tagged statement.  ``files``: optional chapter stems to restrict to;
     ``include_obsolete``: also index ``obsolete.tex``."""
     root = Path(root)
-    macros = parse_macros((root / "preamble.tex").read_text(encoding="utf-8", errors="replace"))
+    macros = parse_macros(read_tex(root / "preamble.tex"))
     tags = read_tags(root)
     stats = {"files": 0, "statements": 0, "indexed": 0, "no_label": 0, "no_tag": 0, "untagged": []}
     last_stats.clear()
@@ -90,21 +71,18 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
         wanted = {Path(f).stem for f in files}
         paths = [p for p in paths if p.stem in wanted]
     for path in paths:
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        text = strip_comments(raw)
+        text = strip_comments(read_tex(path))
         stem = path.stem
         file_macros = macros
         head = text.split("\\begin{document}", 1)[0] if "\\begin{document}" in text else ""
         if head and ("\\newcommand" in head or "\\def" in head):
             file_macros = {**macros, **parse_macros(head)}
         # chapter title, section and subsection positions (by line)
-        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        lines = LineIndex(text)
         m = _TITLE_RE.search(text)
-        chapter = latex_to_text(_braced(text, m.end())[0], file_macros) if m else stem
-        heads: list[tuple[int, str, str]] = []  # (line, level, title)
-        for m in _SECTION_RE.finditer(text):
-            title = latex_to_text(_braced(text, m.end())[0], file_macros)
-            heads.append((bisect.bisect_right(line_starts, m.start()), m.group(1), title))
+        chapter = latex_to_text(braced(text, m.end())[0], file_macros) if m else stem
+        heads = [(lines.line(off), level, title)  # (line, level, title)
+                 for off, level, title in headings(text, _SECTION_RE, lambda t: latex_to_text(t, file_macros))]
         head_lines = [h[0] for h in heads]
         envs = split_environments(text, ENVIRONMENTS, comments_stripped=True)
         if envs:
