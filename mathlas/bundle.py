@@ -8,7 +8,7 @@ path                           what
 manifest.json                  ``Manifest`` below; written last, so its presence means "complete"
 meta/documents.parquet         one row per document, columns ``META_COLUMNS``; row number = the
                                integer *key* every index uses
-bm25/                          tantivy index; fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
+bm25/                          tantivy index; text fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
                                (raw, for filters) and ``key`` (u64, stored + fast). One segment, so
                                tantivy's doc id equals the key.
 vectors/binary.usearch         usearch HNSW, metric hamming, dtype b1, key = row: sign bits of
@@ -63,8 +63,11 @@ OPTIONAL_META_COLUMNS = (
     "module", "signature", "docstring", "dependencies",
 )
 
-# tantivy fields searched by the lexical channel, with their query boosts.
-LEXICAL_FIELDS = {"name": 2.0, "title": 0.5, "text": 1.0}
+# tantivy text fields of bm25/. Which of them a query searches, and with what boost, is the
+# manifest's ``lexical.boosts`` (a recipe choice): on informal statements the noisy label-word
+# names hurt BM25 (docs/benchmarks.md), on Lean declarations the name is the best field.
+LEXICAL_FIELDS = ("name", "title", "text")
+DEFAULT_LEXICAL_BOOSTS = {"text": 1.0}
 LEXICAL_TOKENIZER = "en_stem"
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -103,8 +106,9 @@ class FileEntry:
 @dataclass
 class Manifest:
     """manifest.json. ``sources`` maps a source key to ``{"count", "license", "attribution"}``;
-    ``encoder`` copies encoder.json; ``vectors`` gives ``dims`` and ``float_dtype``; ``files`` maps
-    every other file's path (relative, ``/``-separated) to its size and sha256."""
+    ``encoder`` copies encoder.json; ``vectors`` gives ``dims`` and ``float_dtype``; ``lexical``
+    gives the query-time field ``boosts``; ``files`` maps every other file's path (relative,
+    ``/``-separated) to its size and sha256."""
 
     name: str
     version: str
@@ -118,6 +122,7 @@ class Manifest:
     format_version: int = FORMAT_VERSION
     description: str = ""
     recipe: dict[str, Any] = field(default_factory=dict)
+    lexical: dict[str, Any] = field(default_factory=lambda: {"boosts": dict(DEFAULT_LEXICAL_BOOSTS)})
 
     def to_json(self) -> str:
         data = asdict(self)

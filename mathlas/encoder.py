@@ -167,7 +167,22 @@ class Encoder:
             out.append(ids)
         return out
 
+    def token_states(self, text: str, prompt: str = "") -> np.ndarray:
+        """Per-token output states of one text (no padding): for checks against a reference model."""
+        (ids,) = self.tokenize([text], prompt)
+        hidden, _ = self._forward([ids])
+        return hidden[0]
+
+    def pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Pool (and normalise / truncate) per-token states as this encoder's config says."""
+        return self._pool(np.asarray(hidden, dtype=np.float32), np.asarray(mask))
+
     def _run(self, batch: list[list[int]]) -> np.ndarray:
+        hidden, mask = self._forward(batch)
+        return self._pool(hidden, mask)
+
+    def _forward(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        self._load()
         cfg = self.config
         n, width = len(batch), max(len(b) for b in batch)
         ids = np.full((n, width), cfg.pad_token_id, dtype=np.int64)
@@ -189,7 +204,7 @@ class Encoder:
             (hidden,) = self._session.run([cfg.output], feeds)
         except Exception as e:
             raise EncoderError(f"encoder failed on a batch of {n}: {e}") from None
-        return self._pool(hidden.astype(np.float32, copy=False), mask)
+        return hidden.astype(np.float32, copy=False), mask
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         cfg = self.config

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mathlas.bundle import BM25_DIR, LEXICAL_FIELDS, lexical_words
+from mathlas.bundle import BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, lexical_words
 from mathlas.errors import BundleCorruptError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking
@@ -31,8 +31,12 @@ def query_terms(query: str) -> list[str]:
 
 
 class LexicalChannel:
-    def __init__(self, root: Path, count: int):
+    def __init__(self, root: Path, count: int, boosts: dict[str, float] | None = None):
         import tantivy
+
+        self.boosts = {f: float(w) for f, w in (boosts or DEFAULT_LEXICAL_BOOSTS).items() if w}
+        if not self.boosts or set(self.boosts) - set(LEXICAL_FIELDS):
+            raise BundleCorruptError(f"bundle {Path(root).name}: bad lexical boosts {boosts!r}")
 
         self._tantivy = tantivy
         src = Path(root) / BM25_DIR
@@ -57,7 +61,7 @@ class LexicalChannel:
         self._doc_is_key = self.searcher.num_segments == 1
 
     def _text_query(self, terms: list[str]):
-        return self.index.parse_query(" ".join(terms), list(LEXICAL_FIELDS), field_boosts=LEXICAL_FIELDS)
+        return self.index.parse_query(" ".join(terms), list(self.boosts), field_boosts=self.boosts)
 
     def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
         terms = query_terms(query)

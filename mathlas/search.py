@@ -85,7 +85,7 @@ class Bundle:
                 if self._lexical is None:
                     from mathlas.lexical import LexicalChannel
 
-                    self._lexical = LexicalChannel(self.root, len(self))
+                    self._lexical = LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts"))
         return self._lexical
 
     @property

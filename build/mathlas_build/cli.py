@@ -68,7 +68,8 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
         model_file=recipe.document_model, quiet=quiet)
     return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
-                        recipe=recipe.raw, builder=f"mathlas-build {__version__}", force=force, quiet=quiet)
+                        recipe=recipe.raw, builder=f"mathlas-build {__version__}",
+                        lexical_boosts=recipe.options.get("lexical_boosts"), force=force, quiet=quiet)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -275,6 +275,12 @@ def export_encoder(
     if quantize:
         quantize_int8(fp32, out_dir / "model.onnx", per_channel=True, keep_fp32=keep_fp32)
         quant = "int8 per-channel dynamic" + (f" (fp32 kept: {', '.join(keep_fp32)})" if keep_fp32 else "")
+        # the fp32 graph embeds documents at build time (recipes: document_model = "fp32/model.onnx");
+        # only model.onnx is copied into bundles. A subdirectory keeps external-data file names intact.
+        (out_dir / "fp32").mkdir()
+        for f in (fp32, fp32.with_name("model.onnx_data")):
+            if f.exists():
+                shutil.copy2(f, out_dir / "fp32" / f.name)
     else:
         shutil.copy2(fp32, out_dir / "model.onnx")
         if fp32.with_name("model.onnx_data").exists():
@@ -316,65 +322,6 @@ def export_encoder(
 # embedding (numpy side, mirrors what the runtime does) and checks
 # ---------------------------------------------------------------------------
 
-def pool(hidden: np.ndarray, mask: np.ndarray, pooling: str = "mean", normalize: bool = True,
-         truncate_dims: int | None = None) -> np.ndarray:
-    hidden = hidden.astype(np.float32)
-    mask = mask.astype(np.float32)
-    if pooling == "mean":
-        v = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-    elif pooling == "cls":
-        v = hidden[:, 0]
-    elif pooling == "last_token":
-        last = mask.sum(1).astype(int) - 1  # right padding
-        v = hidden[np.arange(hidden.shape[0]), last]
-    else:
-        raise ValueError(pooling)
-    if truncate_dims:
-        v = v[:, :truncate_dims]
-    if normalize:
-        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    return v
-
-
-class OnnxEncoder:
-    """Minimal reader of an encoder directory (same contract as the runtime)."""
-
-    def __init__(self, encoder_dir: Path | str, model_path: Path | str | None = None, threads: int = 2):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        d = Path(encoder_dir)
-        self.meta = json.loads((d / "encoder.json").read_text())
-        self.tok = Tokenizer.from_file(str(d / "tokenizer.json"))
-        self.tok.enable_truncation(max_length=self.meta["max_tokens"])
-        pad = self.tok.padding or {}
-        self.tok.enable_padding(direction="right", pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        self.sess = ort.InferenceSession(str(model_path or d / "model.onnx"), so, providers=["CPUExecutionProvider"])
-        self.inputs = [i.name for i in self.sess.get_inputs()]
-
-    def hidden(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        enc = self.tok.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self.inputs:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        feed = {k: v for k, v in feed.items() if k in self.inputs}
-        (h,) = self.sess.run([self.meta["output"]], feed)
-        return h, mask
-
-    def embed(self, texts: Sequence[str], kind: str = "document", batch_size: int = 32) -> np.ndarray:
-        prompt = self.meta["query_prompt"] if kind == "query" else self.meta["document_prompt"]
-        out = []
-        for i in range(0, len(texts), batch_size):
-            h, m = self.hidden([prompt + t for t in texts[i:i + batch_size]])
-            out.append(pool(h, m, self.meta["pooling"], self.meta["normalize"], self.meta["truncate_dims"]))
-        return np.concatenate(out) if out else np.zeros((0, self.meta["dims"]), np.float32)
-
-
 def torch_hidden(src: Path | str, tokenizer_json: Path | str, texts: Sequence[str], max_tokens: int = 256):
     """Reference: PyTorch forward of the HF checkpoint on the same token ids."""
     import torch
@@ -405,23 +352,22 @@ def check_encoder(src: Path | str, encoder_dir: Path | str, fp32_model: Path | s
     ``fp32_model`` is given, the fp32 ONNX vs torch max abs diff of last_hidden_state.
     If ``reference`` (n x dims, normalized) is given, also the cosine against it.
     """
+    from mathlas.encoder import Encoder  # the runtime's encoder: checks test what users will run
+
     texts = list(texts or MATH_SENTENCES)
-    enc = OnnxEncoder(encoder_dir)
-    meta = enc.meta
-    ptexts = [meta["document_prompt"] + t for t in texts]
-    hs, ms = torch_hidden(src, Path(encoder_dir) / "tokenizer.json", ptexts, meta["max_tokens"])
-    ref = np.concatenate([pool(h[None], m[None], meta["pooling"], True, meta["truncate_dims"]) for h, m in zip(hs, ms)])
-    q = enc.embed(texts, "document", batch_size=16)  # batched, padded
+    enc = Encoder(encoder_dir, threads=2)
+    cfg = enc.config
+    ptexts = [cfg.document_prompt + t for t in texts]
+    hs, ms = torch_hidden(src, Path(encoder_dir) / "tokenizer.json", ptexts, cfg.max_tokens)
+    ref = np.concatenate([enc.pool(h[None], m[None]) for h, m in zip(hs, ms)])
+    q = enc.encode_documents(texts, batch_size=16)  # batched, padded
     cos = (ref * q).sum(1)
     res = {"n": len(texts), "int8_vs_torch_cos_min": float(cos.min()), "int8_vs_torch_cos_mean": float(cos.mean())}
     if fp32_model:
-        f = OnnxEncoder(encoder_dir, model_path=fp32_model)
-        diffs = []
-        for t, h in zip(ptexts, hs):
-            hf, _ = f.hidden([t])
-            diffs.append(float(np.abs(hf[0] - h).max()))
+        f = Encoder(encoder_dir, threads=2, model_file=str(Path(fp32_model).resolve()))
+        diffs = [float(np.abs(f.token_states(t, cfg.document_prompt) - h).max()) for t, h in zip(texts, hs)]
         res["fp32_vs_torch_max_abs_diff"] = max(diffs)
-        fq = f.embed(texts, "document", batch_size=16)
+        fq = f.encode_documents(texts, batch_size=16)
         c2 = (ref * fq).sum(1)
         res["fp32_vs_torch_cos_min"] = float(c2.min())
     if reference is not None:
@@ -437,11 +383,13 @@ def check_encoder(src: Path | str, encoder_dir: Path | str, fp32_model: Path | s
 def bench_encoder(encoder_dir: Path | str, texts: Sequence[str] | None = None, batch_size: int = 32,
                   threads: int = 2, repeat: int = 8, model_path: Path | str | None = None) -> dict[str, float]:
     """Encode throughput (docs/s, tokenization included) with ``threads`` ORT threads."""
-    enc = OnnxEncoder(encoder_dir, model_path=model_path, threads=threads)
+    from mathlas.encoder import Encoder
+
+    enc = Encoder(encoder_dir, threads=threads, model_file=str(Path(model_path).resolve()) if model_path else None)
     texts = list(texts or MATH_SENTENCES) * repeat
-    enc.embed(texts[:batch_size], batch_size=batch_size)  # warm-up
+    enc.encode_documents(texts[:batch_size], batch_size=batch_size)  # warm-up
     t0 = time.perf_counter()
-    enc.embed(texts, batch_size=batch_size)
+    enc.encode_documents(texts, batch_size=batch_size)
     dt = time.perf_counter() - t0
     return {"docs": len(texts), "seconds": dt, "docs_per_s": len(texts) / dt, "ms_per_doc": 1000 * dt / len(texts)}
 

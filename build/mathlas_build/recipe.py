@@ -8,12 +8,13 @@ description = "..."
 [encoder]
 path = "work/encoders/minilm-l6-v2"  # an encoder/ directory (model.onnx, tokenizer.json, encoder.json)
 sha256 = "..."                       # optional: sha256 of its model file, checked before building
-document_model = "model.fp32.onnx"   # optional: a file in that directory used to embed the documents
+document_model = "fp32/model.onnx"   # optional: a file in that directory used to embed the documents
                                      # (e.g. fp32 or fp16); only the query model goes into the bundle
 
 [options]
 batch_size = 32
 threads = 2                          # onnxruntime intra-op threads (0 = onnxruntime's choice)
+lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title, text) and their boosts
 
 [[sources]]
 reader = "stacks"                    # a module of mathlas_build.sources

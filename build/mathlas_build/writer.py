@@ -46,7 +46,7 @@ def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[s
 
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("key", stored=True, indexed=False, fast=True)
-    for field in fmt.LEXICAL_FIELDS:
+    for field in fmt.LEXICAL_FIELDS:  # all fields are indexed; the manifest says which a query uses
         sb.add_text_field(field, stored=False, tokenizer_name=fmt.LEXICAL_TOKENIZER)
     sb.add_text_field("source", stored=False, tokenizer_name="raw")
     sb.add_text_field("kind", stored=False, tokenizer_name="raw")
@@ -110,6 +110,7 @@ def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
 def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
+                 lexical_boosts: dict[str, float] | None = None,
                  force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``."""
     out = Path(out)
@@ -140,7 +141,8 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         manifest = fmt.Manifest(
             name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
-            files=fmt.file_entries(tmp), description=description, recipe=recipe or {})
+            files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
+            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS)})
         fmt.write_manifest(tmp, manifest)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
