@@ -7,6 +7,7 @@ section it sits in. The most specific parts come first, because the encoder trun
 from __future__ import annotations
 
 from mathlas_build.document import Document
+from mathlas_build.notation import notation_words
 
 
 def _sentence(s: str) -> str:
@@ -27,6 +28,9 @@ def retrieval_text(doc: Document) -> str:
             parts.append(_sentence("Defines " + ", ".join(words)))
     if doc.statement.strip():
         parts.append(_sentence(doc.statement))
+        implied = notation_words(doc.statement)
+        if implied:
+            parts.append(_sentence("Notation: " + ", ".join(implied)))
     if doc.title.strip():
         parts.append(_sentence("In " + doc.title.strip()))
     return " ".join(parts)
