@@ -70,6 +70,10 @@ LEXICAL_FIELDS = ("name", "title", "text")
 DEFAULT_LEXICAL_BOOSTS = {"text": 1.0}
 LEXICAL_TOKENIZER = "en_stem"
 
+# Reciprocal Rank Fusion defaults; a bundle's manifest ``fusion`` block (a recipe choice, measured
+# on its dev queries) overrides them.
+DEFAULT_FUSION = {"k_rrf": 10.0, "weights": {"lexical": 1.0, "dense": 1.0}}
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._'][A-Za-z0-9]+)*")
 
@@ -107,8 +111,9 @@ class FileEntry:
 class Manifest:
     """manifest.json. ``sources`` maps a source key to ``{"count", "license", "attribution"}``;
     ``encoder`` copies encoder.json; ``vectors`` gives ``dims`` and ``float_dtype``; ``lexical``
-    gives the query-time field ``boosts``; ``files`` maps every other file's path (relative,
-    ``/``-separated) to its size and sha256."""
+    gives the query-time field ``boosts``; ``fusion`` the default ``k_rrf`` and channel
+    ``weights``; ``files`` maps every other file's path (relative, ``/``-separated) to its size
+    and sha256."""
 
     name: str
     version: str
@@ -123,6 +128,7 @@ class Manifest:
     description: str = ""
     recipe: dict[str, Any] = field(default_factory=dict)
     lexical: dict[str, Any] = field(default_factory=lambda: {"boosts": dict(DEFAULT_LEXICAL_BOOSTS)})
+    fusion: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from mathlas.bundle import ENCODER_DIR, META, Manifest
+from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, META, Manifest
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking, rrf
@@ -22,8 +22,6 @@ from mathlas.hit import Hit
 MODES = ("hybrid", "lexical", "dense")
 MAX_K = 1000
 SNIPPET_CHARS = 280
-# RRF constant: on the dev sets k=10 was never worse than 60 (see docs/benchmarks.md).
-DEFAULT_K_RRF = 10.0
 # Each channel returns this many candidates (at least k) for fusion.
 FUSION_DEPTH = 100
 
@@ -182,14 +180,15 @@ class Bundle:
     def search(self, query: str, k: int = 10, *, mode: str = "hybrid",
                sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
                kinds: Iterable[str] | None = None, source_weights: Mapping[str, float] | None = None,
-               k_rrf: float = DEFAULT_K_RRF, pool: int | None = None,
+               k_rrf: float | None = None, pool: int | None = None,
                channel_weights: Mapping[str, float] | None = None) -> list[Hit]:
         """Rank documents for ``query``.
 
         ``mode``: hybrid (RRF of both channels), lexical (BM25) or dense (encoder). ``sources`` /
         ``exclude_sources`` / ``kinds`` filter inside each channel before its top-k cut;
         ``source_weights`` scale a source's fused score (0 excludes it). ``pool`` is the number of
-        binary candidates the dense channel rescores. Queries longer than the encoder's
+        binary candidates the dense channel rescores. ``k_rrf`` and ``channel_weights`` default to
+        the bundle's measured ``fusion`` block (manifest). Queries longer than the encoder's
         ``max_tokens`` are truncated for the dense channel and to their first 256 words for BM25.
         """
         query = self._check_query(query, k, mode)
@@ -197,7 +196,10 @@ class Bundle:
         weights = self._key_weights(source_weights)
         depth = min(max(k, FUSION_DEPTH), MAX_K) if mode == "hybrid" or weights is not None else k
         rankings = self.channel_rankings(query, depth, filters, mode, pool)
-        fused = rrf(rankings, k, k_rrf=k_rrf, channel_weights=dict(channel_weights or {}), key_weights=weights)
+        fusion = {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
+        fused = rrf(rankings, k, k_rrf=float(fusion["k_rrf"] if k_rrf is None else k_rrf),
+                    channel_weights=dict(fusion["weights"] if channel_weights is None else channel_weights),
+                    key_weights=weights)
         if mode != "hybrid":  # a single channel keeps its own scores
             (ranking,) = rankings.values()
             own = dict(zip(ranking.keys.tolist(), ranking.scores.tolist()))

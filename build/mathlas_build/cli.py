@@ -69,7 +69,8 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
     return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}",
-                        lexical_boosts=recipe.options.get("lexical_boosts"), force=force, quiet=quiet)
+                        lexical_boosts=recipe.options.get("lexical_boosts"), fusion=recipe.raw.get("fusion"),
+                        force=force, quiet=quiet)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,10 @@ batch_size = 32
 threads = 2                          # onnxruntime intra-op threads (0 = onnxruntime's choice)
 lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title, text) and their boosts
 
+[fusion]                             # optional: default RRF constant and channel weights of the bundle
+k_rrf = 10
+weights = { lexical = 1.0, dense = 1.0 }
+
 [[sources]]
 reader = "stacks"                    # a module of mathlas_build.sources
 path = "stacks-project"              # relative to the corpora root (--corpora / $MATHLAS_CORPORA)

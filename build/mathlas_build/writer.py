@@ -110,7 +110,7 @@ def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
 def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
-                 lexical_boosts: dict[str, float] | None = None,
+                 lexical_boosts: dict[str, float] | None = None, fusion: dict | None = None,
                  force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``."""
     out = Path(out)
@@ -142,7 +142,8 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
-            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS)})
+            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS)},
+            fusion={**fmt.DEFAULT_FUSION, **(fusion or {})})
         fmt.write_manifest(tmp, manifest)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")

@@ -1,0 +1,47 @@
+"""The embedded default bundle, installed from artifacts/ the way a user's first search does."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import mathlas
+from mathlas.install import DEFAULT_BUNDLE, installed
+
+
+def test_first_use_installs_the_shipped_default(default_bundle_dir):
+    assert default_bundle_dir.name.startswith(DEFAULT_BUNDLE + "-")
+    assert any(b.path == default_bundle_dir for b in installed())
+    m = mathlas.verify(default_bundle_dir)  # full checksums
+    assert set(m.sources) == {"stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet"}
+    assert m.count > 25000
+    for s in m.sources.values():
+        assert s["license"] and s["attribution"]
+
+
+def test_readme_search_finds_nakayama(default_bundle_dir):
+    b = mathlas.open_bundle()
+    assert b.root == default_bundle_dir
+    hits = b.search("a finitely generated module M over a local ring with M = mM is zero", k=10)
+    assert "stacks:00DV" in [h.id for h in hits[:5]]  # Nakayama's lemma
+
+
+@pytest.mark.parametrize("query, target", [
+    ("Hilbert basis theorem", "planetmath:HilbertBasisTheorem"),
+    ("Hedberg's theorem: a type with decidable equality is a set", "hott:thm:hedberg"),
+    ("Rudin exercise 3.7", "proofnet:Rudin|exercise_3_7"),
+])
+def test_known_statements_rank_first_page(query, target):
+    ids = [h.id for h in mathlas.open_bundle().search(query, k=10)]
+    assert target in ids
+
+
+def test_cli_search_on_default(default_bundle_dir):
+    p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", "Nakayama lemma", "-k", "3", "--json"],
+                       capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["bundle"].startswith(DEFAULT_BUNDLE) and len(data["hits"]) == 3
