@@ -68,7 +68,7 @@ def main():
         lo, hi = bootstrap_mrr(ranks)
         size = sum(p.stat().st_size for p in enc_dir.iterdir() if p.is_file())
         rows.append((enc.config.name, m, lo, hi, size / 1e6, t_docs))
-    print(f"\n| encoder | P@1 | Hit@10 | Hit@20 | MRR@20 (95% CI) | bundle encoder MB |")
+    print("\n| encoder | P@1 | Hit@10 | Hit@20 | MRR@20 (95% CI) | bundle encoder MB |")
     print("|---|---|---|---|---|---|")
     for name, m, lo, hi, mb, _ in rows:
         print(f"| {name} | {m['p@1']:.3f} | {m['hit@10']:.3f} | {m['hit@20']:.3f} | "

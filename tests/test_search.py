@@ -4,11 +4,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import mathlas
