@@ -1,0 +1,136 @@
+"""The build pipeline: recipes, atomic writes, resumable embedding, the bundle it writes."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import CORPORA
+from mathlas import bundle as fmt
+from mathlas_build.document import Document
+from mathlas_build.embed import embed_documents
+from mathlas_build.recipe import RecipeError, load_recipe
+from mathlas_build.writer import quantize_i8, write_bundle
+
+
+def _docs(n=4):
+    return [Document(id=f"t:{i}", source="t", kind="lemma", name=f"lemma {i}", title="T", body=f"$x^{i}$",
+                     statement=f"statement number {i}", license="CC0") for i in range(n)]
+
+
+def test_recipe_errors(tmp_path, encoder_dir):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'x'\n")
+    with pytest.raises(RecipeError, match="missing required key 'version'"):
+        load_recipe(bad, CORPORA)
+    bad.write_text("name = [")
+    with pytest.raises(RecipeError, match="not valid TOML"):
+        load_recipe(bad, CORPORA)
+    with pytest.raises(RecipeError, match="not found"):
+        load_recipe(tmp_path / "none.toml", CORPORA)
+    bad.write_text(f"name='x'\nversion='1'\n[encoder]\npath='{encoder_dir.as_posix()}'\n"
+                   "[[sources]]\nreader='stacks'\npath='no-such-corpus'\n")
+    with pytest.raises(RecipeError, match="does not exist"):
+        load_recipe(bad, CORPORA)
+    bad.write_text("name='x'\nversion='1'\n[encoder]\npath='/nonexistent/encoder'\n[[sources]]\nreader='stacks'\npath='.'\n")
+    with pytest.raises(RecipeError, match="no encoder.json"):
+        load_recipe(bad, tmp_path)
+
+
+def test_cli_usage_errors(tmp_path):
+    from mathlas_build.cli import main
+
+    assert main([str(tmp_path / "missing.toml")]) == 2
+
+
+def test_quantize_i8_roundtrip():
+    v = np.random.default_rng(1).normal(size=(50, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    q, scale = quantize_i8(v)
+    assert q.dtype == np.int8 and scale.dtype == np.float32
+    back = q.astype(np.float32) * scale[:, None]
+    assert np.abs(back - v).max() <= scale.max() / 2 + 1e-6
+    assert ((back * v).sum(axis=1) / np.linalg.norm(back, axis=1)).min() > 0.999
+
+
+def test_write_is_atomic_and_refuses_duplicates(tmp_path, encoder_dir):
+    docs = _docs()
+    vecs = np.eye(4, 384, dtype=np.float32)
+    out = tmp_path / "b"
+    dup = docs + [docs[0]]
+    with pytest.raises(ValueError, match="duplicate document id 't:0'"):
+        write_bundle(dup, ["x"] * 5, ["x"] * 5, np.zeros((5, 384), np.float32), encoder_dir, out,
+                     name="b", version="1", sources={}, quiet=True)
+    assert not out.exists() and not any(p.name.startswith(".b.tmp-") for p in tmp_path.iterdir())
+    with pytest.raises(ValueError, match="differ in length"):
+        write_bundle(docs, ["x"] * 3, ["x"] * 4, vecs, encoder_dir, out, name="b", version="1", sources={}, quiet=True)
+    path = write_bundle(docs, [d.statement for d in docs], [d.name for d in docs], vecs, encoder_dir, out,
+                        name="b", version="1", sources={"t": {"count": 4, "license": "CC0", "attribution": "t"}},
+                        quiet=True)
+    m = fmt.verify(path)
+    assert m.count == 4 and fmt.MANIFEST not in m.files
+    assert all(oct(os.stat(path / f).st_mode)[-3:] == "644" for f in m.files)  # tantivy writes 0600
+    with pytest.raises(FileExistsError):
+        write_bundle(docs, ["x"] * 4, ["x"] * 4, vecs, encoder_dir, out, name="b", version="1", sources={}, quiet=True)
+
+
+def test_failed_write_leaves_nothing(tmp_path, encoder_dir, monkeypatch):
+    import mathlas_build.writer as w
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(w, "write_vectors", boom)
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_bundle(_docs(), ["x"] * 4, ["x"] * 4, np.zeros((4, 384), np.float32), encoder_dir, tmp_path / "b",
+                     name="b", version="1", sources={}, quiet=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_embedding_cache_resumes(tmp_path, encoder_dir, monkeypatch):
+    import mathlas_build.embed as e
+
+    monkeypatch.setattr(e, "CHUNK", 3)
+    texts = [f"lemma about rings number {i}" for i in range(7)]
+    first = embed_documents(texts, encoder_dir, cache_dir=tmp_path, quiet=True)
+    files = sorted(tmp_path.rglob("*.npy"), key=lambda p: p.stat().st_size)
+    assert len(files) == 3  # chunks of 3, 3, 1
+    files[-1].unlink()  # a crash lost one of the full chunks
+    calls = []
+    orig = e.Encoder.encode_documents
+
+    def spy(self, docs, **kw):
+        calls.append(len(docs))
+        return orig(self, docs, **kw)
+
+    monkeypatch.setattr(e.Encoder, "encode_documents", spy)
+    again = embed_documents(texts, encoder_dir, cache_dir=tmp_path, quiet=True)
+    assert calls == [3]  # only the lost chunk is embedded again
+    assert np.allclose(first, again, atol=1e-6)
+
+
+def test_tiny_bundle_ids_follow_the_stable_scheme(tiny):
+    ids = tiny.table.column("id").to_pylist()
+    assert len(ids) == len(set(ids))
+    prefixes = {i.split(":", 1)[0] for i in ids}
+    assert prefixes == {"stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet"}
+    for i, link in zip(ids, tiny.table.column("link").to_pylist()):
+        if i.startswith("stacks:"):
+            assert link == f"https://stacks.math.columbia.edu/tag/{i.split(':')[1]}"
+        if i.startswith("planetmath:"):
+            assert link.startswith("https://planetmath.org/")
+    texts = tiny.table.column("text").to_pylist()
+    assert all(t and "\\begin" not in t for t in texts)
+
+
+def test_build_is_reproducible(tiny_recipe, tiny_bundle_dir, tmp_path):
+    """Rebuilding from the same recipe gives the same documents, texts and vectors."""
+    from mathlas_build.cli import build
+
+    again = build(load_recipe(tiny_recipe, CORPORA), tmp_path / "again", cache_dir=None, quiet=True)
+    a, b = fmt.read_manifest(tiny_bundle_dir), fmt.read_manifest(again)
+    for rel in (fmt.META, fmt.FLOAT_VECTORS, fmt.FLOAT_SCALES, "encoder/model.onnx"):
+        assert a.files[rel].sha256 == b.files[rel].sha256, rel
+    assert a.sources == b.sources and a.count == b.count
