@@ -1,0 +1,137 @@
+"""The MCP stdio server: ``python -m mathlas.server`` or ``mathlas mcp``.
+
+A thin adapter, and the only module that imports ``mcp``. The tools are the plain typed functions of
+``mathlas.tools`` (``TOOL_MODULES``); this module registers each one unchanged, so its signature is
+the input schema and its dataclass return type is the output schema (clients get structured content).
+What the adapter adds:
+
+* each tool's docstring becomes its description, and the ``Args:`` lines become the descriptions of
+  the input schema's properties;
+* a ``MathlasError`` raised by a tool (bad input, unknown id, missing bundle) becomes a tool error
+  result (``isError: true``) carrying the error's own message; anything else is a crash the SDK
+  logs with its traceback on stderr while the client gets a generic tool error. The server lives on.
+
+Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model. Open bundles
+are shared by all calls through ``mathlas.tools.search.OPEN_BUNDLES`` (a process-wide lazy holder
+rather than the server's lifespan context, so the Python API and the server share one mechanism
+and the tools keep signatures that are exactly their schemas). Sync tools run on worker threads, so
+concurrent calls overlap; ``Bundle`` is thread-safe.
+
+stdout carries only protocol messages: the SDK's stdio transport serves the wire from a private copy
+of file descriptor 1 and points fd 1 itself at stderr, so a stray ``print`` (or a native library
+writing to fd 1) lands on stderr. Logging goes to stderr.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import re
+import sys
+from typing import Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+
+from mathlas import __version__
+from mathlas.errors import MathlasError
+
+log = logging.getLogger("mathlas.server")
+
+SERVER_NAME = "mathlas"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+INSTRUCTIONS = (
+    "mathlas searches known mathematics offline and checks numeric claims, without any LLM. "
+    "Before proving something, call search_existing_math to see whether it is already known; "
+    "call get_by_id on a promising hit for the full statement, its source and license. "
+    "Results are data for you to judge: a hit is a candidate, not a verdict."
+)
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """A Google-style docstring as (description, {argument: description}).
+
+    The description is everything before ``Args:``; argument descriptions may continue on more
+    deeply indented lines. Sections after ``Args:`` (``Returns:``...) end the argument list.
+    """
+    lines = inspect.cleandoc(doc or "").splitlines()
+    head: list[str] = []
+    args: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if in_args:
+            if line and not line[0].isspace():  # another section begins
+                in_args = False
+                head.append(line)
+                continue
+            m = _ARG_LINE.match(line)
+            if m and (current is None or len(line) - len(line.lstrip()) <= 4):
+                current = m.group(1)
+                args[current] = m.group(2).strip()
+            elif current and line.strip():
+                args[current] += " " + line.strip()
+            continue
+        head.append(line)
+    return "\n".join(head).strip(), args
+
+
+def _tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with every ``MathlasError`` turned into a ``ToolError`` (message kept, no traceback)."""
+
+    @functools.wraps(fn)  # keeps the signature: the SDK reads it through __wrapped__
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MathlasError as e:
+            raise ToolError(str(e)) from None
+
+    return call
+
+
+def make_tool(fn: Callable[..., Any]) -> Tool:
+    """An MCP tool for a plain typed tool function."""
+    description, arg_docs = split_docstring(fn.__doc__)
+    tool = Tool.from_function(_tool_errors(fn), name=fn.__name__, description=description,
+                              structured_output=True)
+    for name, prop in tool.parameters.get("properties", {}).items():
+        if name in arg_docs and "description" not in prop:
+            prop["description"] = arg_docs[name]
+    return tool
+
+
+def build_server(log_level: str = "WARNING") -> MCPServer:
+    """The mathlas MCP server with every available tool; opens nothing, loads nothing."""
+    from mathlas.tools import load_tools
+
+    tools = [make_tool(fn) for fn in load_tools()]
+    server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
+                       log_level=log_level)
+    return server
+
+
+def main(log_level: str | None = None) -> int:
+    """Serve MCP over stdio until the client closes the connection."""
+    level = (log_level or os.environ.get("MATHLAS_LOG_LEVEL") or "WARNING").upper()
+    if level not in LOG_LEVELS:
+        print(f"mathlas: log level must be one of {', '.join(LOG_LEVELS)}, got {level!r}", file=sys.stderr)
+        return 2
+    server = build_server(level)
+    log.info("mathlas %s MCP server on stdio", __version__)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
