@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
@@ -23,9 +23,19 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-HAS_NUMERIC = importlib.util.find_spec("mathlas.tools.numeric") is not None
 SEARCH_TOOLS = {"search_existing_math", "get_by_id"}
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}
+
+
+def _has_numeric() -> bool:
+    try:
+        mod = importlib.import_module("mathlas.tools.numeric")
+    except ImportError:
+        return False
+    return all(callable(getattr(mod, name, None)) for name in NUMERIC_TOOLS)
+
+
+HAS_NUMERIC = _has_numeric()
 TIMEOUT = 120
 
 
