@@ -125,7 +125,12 @@ def build_server(log_level: str = "WARNING") -> MCPServer:
     """The mathlas MCP server with every available tool; opens nothing, loads nothing."""
     from mathlas.tools import load_tools
 
-    tools = [make_tool(fn) for fn in load_tools()]
+    tools = []
+    for fn in load_tools():
+        try:
+            tools.append(make_tool(fn))
+        except Exception as e:  # noqa: BLE001 - a tool the SDK cannot describe must not take the others down
+            log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
                        log_level=log_level)
     return server
