@@ -1,0 +1,13 @@
+"""The numeric tools: identify_constant, verify_numeric, conjecture_relation.
+
+Airtight or nothing: every claim these tools make is re-checked by an independent high-precision
+evaluation, inputs are parsed by a whitelist parser (never ``eval``), and the heavy work runs in a
+worker process that is killed when its time bound runs out. Importing this package is light: mpmath and
+sympy load in the workers.
+"""
+from .conjecture import ConjectureResult, Relation, conjecture_relation
+from .identify import Candidate, IdentifyResult, identify_constant
+from .verify import VerifyResult, verify_numeric
+
+__all__ = ["identify_constant", "IdentifyResult", "Candidate", "verify_numeric", "VerifyResult",
+           "conjecture_relation", "ConjectureResult", "Relation"]

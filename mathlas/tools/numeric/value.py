@@ -1,0 +1,93 @@
+"""Numeric inputs: a decimal string of any length (or an int / float) and the digits it carries."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mathlas.errors import UsageError
+
+MAX_VALUE_CHARS = 100_000
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,9}))?")
+
+
+@dataclass(frozen=True)
+class DecimalValue:
+    """A parsed decimal: ``sign * 0.<mantissa> * 10**lead`` with ``len(mantissa)`` significant digits."""
+
+    text: str  # the number as given, normalised (no spaces, no trailing "...")
+    negative: bool
+    mantissa: str  # significant digits, no leading zeros ("" for zero)
+    lead: int  # the leading digit sits at 10**(lead-1)
+
+    @property
+    def digits(self) -> int:
+        """Significant digits given (trailing zeros count: 0.5000 carries 4)."""
+        return len(self.mantissa)
+
+    @property
+    def is_zero(self) -> bool:
+        return not self.mantissa.strip("0")
+
+    def fraction(self) -> Fraction:
+        """The exact rational the string denotes."""
+        if self.is_zero:
+            return Fraction(0)
+        f = Fraction(int(self.mantissa)) * Fraction(10) ** (self.lead - len(self.mantissa))
+        return -f if self.negative else f
+
+    def ulp(self) -> Fraction:
+        """One unit in the last given digit."""
+        return Fraction(10) ** (self.lead - len(self.mantissa))
+
+    def mpf(self):
+        """The value as an mpmath number at the current precision."""
+        from mpmath import mp
+
+        if self.is_zero:
+            return mp.mpf(0)
+        s = ("-" if self.negative else "") + "0." + self.mantissa + f"e{self.lead}"
+        return mp.mpf(s)
+
+    def truncated(self, digits: int) -> "DecimalValue":
+        """The same number cut to its first ``digits`` significant digits."""
+        if digits >= self.digits:
+            return self
+        m = self.mantissa[:digits]
+        return DecimalValue(text=("-" if self.negative else "") + "0." + m + f"e{self.lead}",
+                            negative=self.negative, mantissa=m, lead=self.lead)
+
+
+def parse_value(value, *, name: str = "value") -> DecimalValue:
+    """Read a number given as a decimal string, int or float; ``UsageError`` for anything else."""
+    if isinstance(value, bool) or value is None:
+        raise UsageError(f"{name} must be a decimal number such as '3.14159265358979', got {value!r}")
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise UsageError(f"{name} must be a finite number, got {value!r}")
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        raise UsageError(f"{name} must be a decimal string or a number, got {type(value).__name__}")
+    if len(text) > MAX_VALUE_CHARS:
+        raise UsageError(f"{name} is {len(text):,} characters long; the limit is {MAX_VALUE_CHARS:,}")
+    text = re.sub(r"[\s_]", "", text)
+    text = re.sub(r"(\.\.\.|…)$", "", text)
+    if not text:
+        raise UsageError(f"{name} is empty: give a decimal number such as '1.6449340668482264'")
+    if text.lower().lstrip("+-") in ("nan", "inf", "infinity", "oo"):
+        raise UsageError(f"{name} must be a finite number, got {text!r}")
+    m = _DECIMAL.fullmatch(text)
+    if not m or not (m.group(2) or m.group(3)):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise UsageError(f"{name} must be a decimal number such as '3.14159265358979', got {shown!r}")
+    sign, whole, frac, exp = m.group(1), m.group(2) or "", m.group(3) or "", int(m.group(4) or 0)
+    digits = (whole + frac).lstrip("0")
+    if not digits:  # zero: keep the digits after the point as its precision
+        return DecimalValue(text=text, negative=False, mantissa="0" * max(len(frac), 1), lead=exp + 1 - len(frac))
+    lead = len(whole.lstrip("0")) + exp if whole.lstrip("0") else exp - (len(frac) - len(frac.lstrip("0")))
+    return DecimalValue(text=text, negative=sign == "-", mantissa=digits, lead=lead)
