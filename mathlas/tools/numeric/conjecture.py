@@ -303,7 +303,7 @@ def _gcf_relation(a, b, pqrs, k, d1, d2) -> Relation:
     def bn(n):
         return b[0] * n * n + b[1] * n + b[2]
 
-    latex = (f"x = {sympy.latex(xexpr)},\quad G = {an(0)} + \cfrac{{{bn(1)}}}{{{an(1)} + "
-             f"\cfrac{{{bn(2)}}}{{{an(2)} + \cfrac{{{bn(3)}}}{{{an(3)} + \ddots}}}}}}")
+    latex = (rf"x = {sympy.latex(xexpr)},\quad G = {an(0)} + \cfrac{{{bn(1)}}}{{{an(1)} + "
+             rf"\cfrac{{{bn(2)}}}{{{an(2)} + \cfrac{{{bn(3)}}}{{{an(3)} + \ddots}}}}}}")
     text = f"x = {xexpr}, G = a(0) + b(1)/(a(1) + b(2)/(a(2) + ...)) with a(n) = {A}, b(n) = {B}"
     return Relation("gcf", text, latex, k, note=f"matches at depths {d1} and {d2}; numerically verified, not proved")

@@ -317,6 +317,7 @@ class _Parser:
         if word == "gamma" and t.latex:  # \gamma is Euler's constant; \Gamma(x) the function
             return Node("const", name="euler_gamma")
         if word in FUNCTIONS and (self.at("(") or self.at("^") or t.latex or word == "√"
+                                  or (FUNCTIONS[word][0] == "log" and self.at("_"))
                                   or self._bare_function_arg(word)):
             return self.call(word, t)
         return Node("var", name=word, text=str(t.pos))  # resolved to a constant or bound variable later

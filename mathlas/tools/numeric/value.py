@@ -68,7 +68,9 @@ def parse_value(value, *, name: str = "value") -> DecimalValue:
     elif isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             raise UsageError(f"{name} must be a finite number, got {value!r}")
-        text = repr(value)
+        # a double carries 15.9 decimal digits; the 16th and 17th of its repr describe the binary
+        # rounding, not the number the caller meant, so only 15 count
+        text = f"{value:.14e}"
     elif isinstance(value, str):
         text = value
     else:
