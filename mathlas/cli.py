@@ -11,6 +11,7 @@ import shutil
 import sys
 import textwrap
 
+from mathlas import cli_mcp  # light: imports the mcp SDK only when the server starts
 from mathlas.errors import MathlasError, UsageError
 
 
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_search(sub)
     _add_show(sub)
     _add_eval(sub)
+    cli_mcp.add_parser(sub)
     try:
         from mathlas import cli_index
     except ImportError:  # pragma: no cover
@@ -158,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval}
+COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run}
 
 
 def main(argv: list[str] | None = None) -> int:

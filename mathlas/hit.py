@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # The keys of a hit in ``mathlas search --json`` output (and the MCP search tool).
-JSON_KEYS = ("id", "source", "kind", "name", "title", "text", "link", "score", "ranks")
+JSON_KEYS = ("id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks")
 
 
 @dataclass
