@@ -20,7 +20,7 @@ INJECTIONS = [
     "().__class__.__bases__[0].__subclasses__()",
     "(lambda: 1)()",
     f"exec(\"open('{PWNED}', 'w')\")",
-    f"eval('1')",
+    "eval('1')",
     "getattr(1, 'real')",
     "pi.__class__",
     "sympy.sympify('1')",

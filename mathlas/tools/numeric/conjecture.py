@@ -16,10 +16,11 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mathlas.errors import UsageError
 
-from .identify import MAX_DIGITS, _check_digits
+from .identify import _check_digits
 from .relations import GUARD
 from .timebound import check_timeout, run_bounded
 from .value import parse_value
@@ -33,11 +34,11 @@ MAX_GCF_RELATIONS = 3
 class Relation:
     """One conjectured relation: numerically verified to ``digits_agreed`` digits, not proved."""
 
-    kind: str  # pslq | gcf | simple_cf
+    kind: Literal["pslq", "gcf", "simple_cf"]
     expression: str
     latex: str
     digits_agreed: int
-    provenance: str = PROVENANCE
+    provenance: Literal["conjectured_relation"] = PROVENANCE
     note: str = "numerically verified, not proved"
 
 
@@ -168,7 +169,6 @@ def _pslq_rich(x, D, max_terms, add, searched) -> None:
     dps = D + 20
     base = R.default_constants(dps)
     xv = x.mpf()
-    X = sympy.Symbol("X")
     one = R.Term(sympy.Integer(1), mp.mpf(1))
     # each entry: (power of x, Term); the vector is x^k * term
     bases = []
@@ -243,7 +243,6 @@ def _label(k: int, t) -> str:
 def _gcf(x, D, depth, add, searched) -> None:
     import math
 
-    import sympy
     from mpmath import mp
 
     from . import contfrac as C

@@ -18,7 +18,7 @@ import itertools
 import math
 from fractions import Fraction
 
-from .relations import CONFIDENCE, GUARD
+from .relations import CONFIDENCE
 
 MAX_CF_TERMS = 2000
 

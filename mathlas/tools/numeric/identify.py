@@ -1,10 +1,15 @@
 """identify_constant: propose closed forms for a decimal number, and keep only the airtight ones.
 
-Search (mpmath PSLQ at the digits given): for ``t`` in x, 1/x, x^2, log|x|, exp(x), integer relations
-among ``t``, 1 and one or two basis constants (plus, for the default basis, a few powers and products
-such as pi^2, pi*log 2, sqrt(pi)); products of powers of the constants and small primes (through
-log|x|); algebraic numbers of degree 2 to 4. The forms run in tiers, simplest first, and the search
-stops after the first tier that yields a candidate. Each PSLQ hit must pass the significance rule of
+Search (mpmath PSLQ at the digits given), in tiers, simplest first; the search stops after the first
+tier that yields a confirmed candidate:
+
+1. x rational; x = r0 + r1*c for one constant c (the basis, plus for the default basis a few powers and
+   products such as pi^2, pi*log 2, sqrt(pi), e^pi); x = +-prod of powers of the constants and the
+   primes 2, 3, 5, 7 (PSLQ on log|x|);
+2. the same one-constant forms for 1/x and x^2; algebraic numbers of degree 2 to 4;
+3. x = r0 + r1*c1 + r2*c2 for two basis constants;
+4. one-constant forms for exp(x) and log|x|;
+5. two-constant forms for 1/x. Each PSLQ hit must pass the significance rule of
 ``relations.py`` and sympy's independent re-evaluation before it is reported.
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ put several terms in parentheses. An integral's body runs to its ``dx``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mathlas.errors import UsageError
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 GUARD = 1  # digits of slack for a rounded or truncated last digit
 CONFIDENCE = 5.0  # -log10 of the allowed chance of a false identification per input
@@ -149,5 +149,3 @@ def solve_for_x(coeffs_by_power: dict[int, Any], xval) -> Any | None:
             best, best_err = r, err
     return sympy.simplify(best) if best is not None else None
 
-
-CostFn = Callable[[list[int]], float]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from mathlas.errors import UsageError
 
@@ -38,7 +39,7 @@ class VerifyResult:
     ``reevaluated``: the independent high-precision value(s); ``reason``: how the verdict was reached.
     """
 
-    verdict: str
+    verdict: Literal["VERIFIED", "REFUTED", "UNDETERMINED"]
     verified: bool | None
     digits_agreed: int
     reevaluated: str
