@@ -47,29 +47,28 @@ def rrf(rankings: dict[str, Ranking], k: int, *, k_rrf: float = 10.0,
 
     ``key_weights[key]`` multiplies a document's fused score (per-source weights; 0 drops it).
     """
-    if k <= 0:
-        return []
-    scores: dict[int, float] = {}
-    ranks: dict[int, dict[str, int | None]] = {}
     names = list(rankings)
-    for name, ranking in rankings.items():
-        w = 1.0 if channel_weights is None else float(channel_weights.get(name, 1.0))
-        if w == 0:
-            continue
-        for r, key in enumerate(ranking.keys.tolist(), start=1):
-            if key in ranks and ranks[key][name] is not None:
-                continue  # a channel listing a key twice counts its best rank only
-            scores[key] = scores.get(key, 0.0) + w / (k_rrf + r)
-            ranks.setdefault(key, dict.fromkeys(names))[name] = r
+    if k <= 0 or not names:
+        return []
+    # one row per distinct key, one column per channel: 1-based rank (0 = absent)
+    firsts = []
+    for r in rankings.values():
+        keys, idx = np.unique(r.keys, return_index=True)  # a key listed twice keeps its best rank
+        firsts.append((keys, idx + 1))
+    all_keys = np.unique(np.concatenate([f[0] for f in firsts])) if firsts else np.zeros(0, np.int64)
+    if len(all_keys) == 0:
+        return []
+    ranks = np.zeros((len(all_keys), len(names)), dtype=np.int64)
+    for c, (keys, rank) in enumerate(firsts):
+        ranks[np.searchsorted(all_keys, keys), c] = rank
+    w = np.array([1.0 if channel_weights is None else float(channel_weights.get(n, 1.0)) for n in names])
+    present = ranks > 0
+    scores = np.where(present, w / (k_rrf + np.where(present, ranks, 1)), 0.0).sum(axis=1)
     if key_weights is not None:
-        for key in list(scores):
-            scores[key] *= float(key_weights[key])
-            if scores[key] <= 0:
-                del scores[key]
-
-    def order(key: int):
-        best = min(r for r in ranks[key].values() if r is not None)
-        return (-scores[key], best, key)
-
-    top = sorted(scores, key=order)[:k]
-    return [Fused(key, scores[key], ranks[key]) for key in top]
+        scores = scores * key_weights[all_keys]
+    best = np.where(present & (w > 0), ranks, np.iinfo(np.int64).max).min(axis=1)
+    keep = scores > 0
+    all_keys, scores, ranks, best = all_keys[keep], scores[keep], ranks[keep], best[keep]
+    order = np.lexsort((all_keys, best, -scores))[:k]
+    return [Fused(int(all_keys[i]), float(scores[i]),
+                  {n: (int(ranks[i, c]) or None) for c, n in enumerate(names)}) for i in order]
