@@ -78,35 +78,31 @@ class Bundle:
         return f"<Bundle {self.name}-{self.version}: {len(self)} documents at {self.root}>"
 
     # -- lazy parts ----------------------------------------------------------------------
+    def _lazy(self, attr: str, make):
+        """``self.<attr>``, made by ``make()`` on first use, once, even under concurrent first use."""
+        if getattr(self, attr) is None:
+            with self._lock:
+                if getattr(self, attr) is None:
+                    setattr(self, attr, make())
+        return getattr(self, attr)
+
     @property
     def lexical(self):
-        if self._lexical is None:
-            with self._lock:
-                if self._lexical is None:
-                    from mathlas.lexical import LexicalChannel
+        from mathlas.lexical import LexicalChannel
 
-                    self._lexical = LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts"))
-        return self._lexical
+        return self._lazy("_lexical", lambda: LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts")))
 
     @property
     def encoder(self):
-        if self._encoder is None:
-            with self._lock:
-                if self._encoder is None:
-                    from mathlas.encoder import Encoder
+        from mathlas.encoder import Encoder
 
-                    self._encoder = Encoder(self.root / ENCODER_DIR)
-        return self._encoder
+        return self._lazy("_encoder", lambda: Encoder(self.root / ENCODER_DIR))
 
     @property
     def dense(self):
-        if self._dense is None:
-            with self._lock:
-                if self._dense is None:
-                    from mathlas.dense import DenseChannel
+        from mathlas.dense import DenseChannel
 
-                    self._dense = DenseChannel(self.root, len(self), int(self.manifest.vectors["dims"]))
-        return self._dense
+        return self._lazy("_dense", lambda: DenseChannel(self.root, len(self), int(self.manifest.vectors["dims"])))
 
     @property
     def model_loaded(self) -> bool:
@@ -224,13 +220,10 @@ class Bundle:
                    score=float(score), ranks=base, slogan=row.get("slogan") or "", extra=extra)
 
     def key_of(self, doc_id: str) -> int:
-        if self._id_to_key is None:
-            with self._lock:
-                if self._id_to_key is None:
-                    self._id_to_key = {d: i for i, d in enumerate(self.table.column("id").to_pylist())}
-        if doc_id not in self._id_to_key:
+        index = self._lazy("_id_to_key", lambda: {d: i for i, d in enumerate(self.table.column("id").to_pylist())})
+        if doc_id not in index:
             raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}")
-        return self._id_to_key[doc_id]
+        return index[doc_id]
 
     def get(self, doc_id: str) -> Hit:
         """The whole document with this stable id (``UsageError`` when absent)."""

@@ -9,7 +9,6 @@ vectors themselves against float32 re-embedding (--float-check).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import mathlas
+from mathlas.evaluate import load_queries
 
 REPO = Path(__file__).resolve().parents[1]
 POOLS = (10, 25, 50, 100, 200, 400, 800, 1600)
@@ -31,7 +31,7 @@ def main():
     ap.add_argument("-k", type=int, default=10)
     args = ap.parse_args()
     b = mathlas.open_bundle(args.bundle)
-    queries = [json.loads(line)["query"] for line in Path(args.queries).read_text().splitlines() if line.strip()]
+    queries = [q["query"] for q in load_queries(args.queries)]
     names = [n for n in b.table.column("name").to_pylist() if n and len(n) > 8]
     queries += random.Random(0).sample(names, min(args.samples, len(names)))
     vecs = b.encoder.encode(queries, prompt=b.encoder.config.query_prompt)

@@ -8,12 +8,12 @@ the same run: the dense channel as an exact scan over every stored vector (no HN
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import mathlas
+from mathlas.evaluate import load_queries
 from mathlas.filters import Filters
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-k", type=int, default=10)
     args = ap.parse_args()
-    queries = [json.loads(line)["query"] for line in Path(args.queries).read_text().splitlines() if line.strip()]
+    queries = [q["query"] for q in load_queries(args.queries)]
     b = mathlas.open_bundle(args.bundle)
     for q in queries:  # warm: load everything, touch the pages
         b.search(q, k=args.k)

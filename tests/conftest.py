@@ -63,6 +63,13 @@ def pytest_report_header(config):
     return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
 
 
+def by_id(docs, what: str) -> dict:
+    """Documents by id, asserting the ids are unique."""
+    ids = [d.id for d in docs]
+    assert len(ids) == len(set(ids)), f"duplicate {what} ids"
+    return {d.id: d for d in docs}
+
+
 def need_corpora() -> None:
     if not CORPORA.is_dir():
         pytest.skip(f"corpora not found at {CORPORA} (set MATHLAS_CORPORA)")

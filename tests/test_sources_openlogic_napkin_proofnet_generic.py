@@ -10,6 +10,7 @@ import pytest
 
 from mathlas_build.document import Document
 from mathlas_build.sources import generic, napkin, openlogic, proofnet, reader
+from conftest import by_id
 
 CORPORA = Path(os.environ.get("MATHLAS_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"))
 EVAL = CORPORA.parent / "eval" / "informal-dev.jsonl"
@@ -22,25 +23,19 @@ def _corpus(name: str) -> Path:
     return root
 
 
-def _by_id(docs: list[Document], what: str) -> dict[str, Document]:
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), f"duplicate {what} ids"
-    return {d.id: d for d in docs}
-
-
 @pytest.fixture(scope="module")
 def ol_docs() -> dict[str, Document]:
-    return _by_id(list(openlogic.read(_corpus("open-logic"))), "Open Logic")
+    return by_id(list(openlogic.read(_corpus("open-logic"))), "Open Logic")
 
 
 @pytest.fixture(scope="module")
 def napkin_docs() -> dict[str, Document]:
-    return _by_id(list(napkin.read(_corpus("napkin"))), "Napkin")
+    return by_id(list(napkin.read(_corpus("napkin"))), "Napkin")
 
 
 @pytest.fixture(scope="module")
 def pn_docs() -> dict[str, Document]:
-    return _by_id(list(proofnet.read(_corpus("proofnet"))), "ProofNet")
+    return by_id(list(proofnet.read(_corpus("proofnet"))), "ProofNet")
 
 
 def _eval_targets(prefix: str) -> list[str]:

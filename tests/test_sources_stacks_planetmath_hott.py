@@ -11,6 +11,7 @@ import pytest
 
 from mathlas_build.document import Document
 from mathlas_build.sources import hott, planetmath, reader, stacks
+from conftest import by_id
 
 CORPORA = Path(os.environ.get("MATHLAS_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"))
 EVAL = CORPORA.parent / "eval" / "informal-dev.jsonl"
@@ -40,23 +41,17 @@ def _targets(prefix: str) -> list[str]:
     return sorted(set(out))
 
 
-def _by_id(docs: list[Document], what: str) -> dict[str, Document]:
-    ids = [d.id for d in docs]
-    assert len(ids) == len(set(ids)), f"duplicate {what} ids"
-    return {d.id: d for d in docs}
-
-
 @pytest.fixture(scope="module")
 def stacks_docs() -> dict[str, Document]:
     t = time.perf_counter()
     docs = list(stacks.read(STACKS, verbose=False))
     _SECONDS["stacks"] = time.perf_counter() - t
-    return _by_id(docs, "Stacks")
+    return by_id(docs, "Stacks")
 
 
 @pytest.fixture(scope="module")
 def hott_docs() -> dict[str, Document]:
-    return _by_id(list(hott.read(HOTT)), "HoTT")
+    return by_id(list(hott.read(HOTT)), "HoTT")
 
 
 def _planetmath_folders(names: list[str]) -> list[str]:
@@ -74,7 +69,7 @@ def planetmath_docs() -> dict[str, Document]:
     names = [t.split(":", 1)[1] for t in _targets("planetmath")] + [
         "HilbertBasisTheorem", "KrullIntersectionTheorem", "RamseysTheorem", "LiouvillesTheorem"]
     folders = _planetmath_folders(names)
-    return _by_id(list(planetmath.read(PLANETMATH, folders=folders)), "PlanetMath")
+    return by_id(list(planetmath.read(PLANETMATH, folders=folders)), "PlanetMath")
 
 
 # ------------------------------------------------------------------ registry
