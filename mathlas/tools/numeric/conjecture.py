@@ -133,7 +133,7 @@ def _simple_cf(x, D, result, add, searched, send) -> None:
     import sympy
 
     from . import contfrac as C
-    from .relations import verify_candidate
+    from .relations import tidy, verify_candidate
 
     terms = C.reliable_cf(x)
     result.cf = terms
@@ -144,6 +144,7 @@ def _simple_cf(x, D, result, add, searched, send) -> None:
         if periodic:
             expr = C.periodic_closed_form(terms, pattern)
             k = verify_candidate(expr, x, D) if expr is not None else None
+            expr = tidy(expr) if expr is not None else None
             if k is not None and k >= D - GUARD:
                 add(Relation("simple_cf", f"{expr} = {result.cf_pattern}", sympy.latex(expr), k))
         else:
@@ -193,11 +194,12 @@ def _pslq_rich(x, D, max_terms, add, searched) -> None:
     seen = set()
     for b in bases:
         vec = [xv ** k * t.val for k, t in b]
-        rel = R.pslq(vec, D_eff, budget)
+        allowed = budget - R.spread(vec)
+        rel = R.pslq(vec, D_eff, allowed)
         if not rel or all(c == 0 for c, (k, _) in zip(rel, b) if k > 0):
             continue
         cost = R.relation_cost(rel)
-        if cost > budget:
+        if cost > allowed:
             continue
         coeffs: dict[int, object] = {}
         for c, (k, t) in zip(rel, b):
@@ -205,12 +207,12 @@ def _pslq_rich(x, D, max_terms, add, searched) -> None:
         expr = R.solve_for_x(coeffs, xv)
         if expr is None:
             continue
-        expr = R.tidy(expr)
+        k = R.verify_candidate(expr, x, D)  # before tidying: cheap, and rejects almost everything
+        if k is None or k < D - GUARD:
+            continue
+        expr = R.tidy(sympy.radsimp(expr))
         key = str(expr)
         if key in seen:
-            continue
-        k = R.verify_candidate(expr, x, D)
-        if k is None or k < D - GUARD:
             continue
         seen.add(key)
         add(Relation("pslq", key, sympy.latex(expr), k,

@@ -207,12 +207,12 @@ def _identify_work(text: str, D: int, basis_texts, send) -> IdentifyResult:
             break
         result.forms_searched += 1
         for cost, expr in _try(tr, extra, xv, D_eff, budget, one, logs, sign, R):
+            k = R.verify_candidate(expr, x, D)  # before tidying: cheap, and rejects almost everything
+            if k is None or k < D - GUARD:
+                continue
             expr = R.tidy(expr)
             key = str(expr)
             if key in found:
-                continue
-            k = R.verify_candidate(expr, x, D)
-            if k is None or k < D - GUARD:
                 continue
             cand = Candidate(expression=key, latex=sympy.latex(expr), digits_agreed=k)
             found[key] = (cost, cand)
@@ -237,6 +237,7 @@ def _try(tr, extra, xv, D_eff, budget, one, logs, sign, R):
 
     if tr == "mult":
         vec = [mp.log(abs(xv)), one.val] + [t.val for t in logs]
+        budget -= R.spread(vec)
         rel = R.pslq(vec, D_eff, budget)
         if rel and rel[0] != 0:
             cost = R.relation_cost(rel)
@@ -250,6 +251,7 @@ def _try(tr, extra, xv, D_eff, budget, one, logs, sign, R):
     if tr == "poly":
         d = extra
         vec = [xv ** k for k in range(d + 1)]
+        budget -= R.spread(vec)
         rel = R.pslq(vec, D_eff, budget)
         if rel and rel[-1] != 0:
             cost = R.relation_cost(rel)
@@ -264,11 +266,12 @@ def _try(tr, extra, xv, D_eff, budget, one, logs, sign, R):
     name, tv, inverse, lost = tr
     terms = [one] + extra
     vec = [tv] + [t.val for t in terms]
-    rel = R.pslq(vec, D_eff - lost, budget - lost)
+    budget -= lost + R.spread(vec)
+    rel = R.pslq(vec, D_eff - lost, budget)
     if not rel or rel[0] == 0:
         return
     cost = R.relation_cost(rel)
-    if cost > budget - lost:
+    if cost > budget:
         return
     T = -sum(sympy.Integer(c) * t.sym for c, t in zip(rel[1:], terms)) / rel[0]
     try:

@@ -47,6 +47,20 @@ def required_margin(hypotheses: int) -> float:
     return math.log10(2 * max(hypotheses, 1)) + CONFIDENCE
 
 
+def spread(values: list) -> float:
+    """Digits between the largest and smallest magnitude in a PSLQ vector.
+
+    The tolerance follows the largest entries (those carrying x's error), so small entries are matched
+    only to fewer digits: a relation must clear this many extra digits to count.
+    """
+    from mpmath import mp
+
+    mags = [abs(v) for v in values if v != 0]
+    if not mags:
+        return 0.0
+    return float(mp.log10(max(mags) / min(mags)))
+
+
 def relation_cost(v: list[int]) -> float:
     """Digits of information in an integer relation: log10 of how many vectors are that small."""
     return sum(math.log10(2 * abs(c) + 1) for c in v)
@@ -147,5 +161,5 @@ def solve_for_x(coeffs_by_power: dict[int, Any], xval) -> Any | None:
         err = abs(rv - complex(float(xval)))
         if abs(rv.imag) < 1e-20 and (best_err is None or err < best_err):
             best, best_err = r, err
-    return sympy.simplify(best) if best is not None else None
+    return best
 
