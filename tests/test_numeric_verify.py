@@ -45,6 +45,8 @@ def test_expression_against_decimal_value():
     assert verify_numeric(expression="pi", value="3.1415").verdict == "VERIFIED"  # truncated
     assert verify_numeric(expression="pi", value="3.15").verdict == "REFUTED"
     assert verify_numeric(expression="pi", value=3.141592653589793).verdict == "VERIFIED"
+    assert verify_numeric(expression="-pi", value="-3.1415").verdict == "VERIFIED"  # truncated toward zero
+    assert verify_numeric(expression="-pi", value="-3.1417").verdict == "REFUTED"
     assert verify_numeric(expression="sum_{n>=1} 1/n^2", value="pi^2/6").verdict == "VERIFIED"
 
 

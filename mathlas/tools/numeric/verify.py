@@ -182,15 +182,13 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
 
 def _rounds_to(v, decimal: DecimalValue) -> bool:
     """Whether ``v`` rounds (half a unit) or truncates (toward zero, under a unit) to the decimal."""
-    from fractions import Fraction
-
     from mpmath import mp
 
     x = decimal.fraction()
     ulp = decimal.ulp()
     if hasattr(v, "imag") and v.imag != 0:
         return False
-    vf = Fraction(*mp.mpf(v).man_exp_to_ratio()) if hasattr(v, "man_exp_to_ratio") else _to_fraction(v)
+    vf = _to_fraction(mp.mpf(v))
     diff = vf - x
     if abs(diff) * 2 <= ulp:
         return True
@@ -198,7 +196,9 @@ def _rounds_to(v, decimal: DecimalValue) -> bool:
 
 
 def _to_fraction(v):
+    """The exact rational value of an mpf."""
     from fractions import Fraction
 
-    man, exp = v.man, v.exp
-    return Fraction(man) * Fraction(2) ** exp if exp >= 0 else Fraction(man, 2 ** (-exp))
+    sign, man, exp, _ = v._mpf_
+    f = Fraction(man) * Fraction(2) ** exp
+    return -f if sign else f
