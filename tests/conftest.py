@@ -59,6 +59,12 @@ limit = 4
 """
 
 
+def pytest_sessionstart(session):
+    # A clean CI checkout has shared/ beside it; without it most tests would skip, so say so loudly.
+    if os.environ.get("CI") and not CORPORA.is_dir():
+        raise pytest.UsageError(f"CI run without the corpora: {CORPORA} is missing (set MATHLAS_CORPORA)")
+
+
 def pytest_report_header(config):
     return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
 
