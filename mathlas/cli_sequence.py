@@ -1,7 +1,7 @@
 """``mathlas sequence 1 1 2 3 5 8``: identify an integer sequence in the OEIS (identify_sequence).
 
 Terms may be separate arguments or comma-separated; negative terms work as they are
-(``mathlas sequence 1 -2 3 -4``). ``--json`` prints the tool's result as JSON on stdout.
+(``mathlas sequence 1 -2 3 -4``; a comma list that starts with ``-`` goes after ``--``). ``--json`` prints the tool's result as JSON on stdout.
 """
 from __future__ import annotations
 
