@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "mathlas.tools.search": ("search_existing_math", "get_by_id"),
     "mathlas.tools.numeric": ("identify_constant", "verify_numeric", "conjecture_relation"),
+    "mathlas.tools.scaffold": ("applicability_checklist", "mapping_scaffold"),
+    "mathlas.tools.directive": ("search_directive",),
     "mathlas.tools.oeis": ("identify_sequence",),
 }
 

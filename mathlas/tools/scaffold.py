@@ -750,7 +750,7 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
     return out[:limit]
 
 
-_PREPOSITION_END = re.compile(r"(?<![\w-])(of|in|on|at|to|by|with|from|over|under|for|into|than)$", re.I)
+_PREPOSITION = re.compile(r"(?<![\w-])(of|in|on|at|to|by|with|from|over|under|for|into|than)(?![\w-])", re.I)
 
 
 def problem_objects(text: str) -> list[MathObject]:
@@ -764,7 +764,7 @@ def problem_objects(text: str) -> list[MathObject]:
                 out.append(MathObject(symbol=sym.strip(), description=_tidy(m.group(2))))
     for m in _OBJ_NOUN.finditer(text):
         sym = m.group(2)[1:-1].strip()
-        if _PREPOSITION_END.search(m.group(1)):
+        if _PREPOSITION.search(m.group(1)):
             continue  # "a group of order $p^2$": $p^2$ is not the group
         if sym not in seen and _RELATION.search(sym) is None:
             seen.add(sym)
