@@ -26,6 +26,7 @@ TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "mathlas.tools.scaffold": ("applicability_checklist", "mapping_scaffold"),
     "mathlas.tools.directive": ("search_directive",),
     "mathlas.tools.oeis": ("identify_sequence",),
+    "mathlas.tools.funsearch": ("funsearch",),
 }
 
 

@@ -1,0 +1,168 @@
+"""``funsearch``: the harness half of FunSearch. The agent writes programs; mathlas runs and scores them.
+
+* ``evaluate`` runs a candidate program in a sandbox (``sandbox.py``) and scores it *here*, from
+  the answers of its ``priority`` function on inputs the harness chooses (``problems.py``); nothing
+  the program prints is read as a result.
+* ``register`` evaluates again (a claimed score is ignored, only reported beside the real one) and
+  files the program in a MAP-Elites archive on disk (``database.py``).
+* ``status`` returns the best programs and the few-shot context for the next variant, built as
+  FunSearch builds its prompts: the two best elites of different cells, worst first, renamed
+  ``priority_v0`` and ``priority_v1``, followed by the header of ``priority_v2`` to complete.
+
+Importing this package loads nothing heavy; the sandbox starts a separate interpreter per call.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mathlas.errors import UsageError
+
+Action = Literal["evaluate", "register", "status"]
+MAX_SOURCE = 100_000
+
+
+@dataclass
+class Evaluation:
+    """The harness's measurement of one program. ``score`` is null when the program failed
+    (``status``: invalid, error, timeout, killed, protocol_error, with ``error`` saying why)."""
+
+    program_hash: str
+    score: float | None
+    status: str
+    error: str | None
+    cell: str
+    behaviour: dict[str, Any]
+    details: dict[str, Any]
+    output: str            # the tail of what the program printed: shown, never parsed
+    isolation: list[str]   # the sandbox layers that were active
+    wall_s: float
+
+
+@dataclass
+class Elite:
+    """A program kept by the archive: the best one of its behaviour cell."""
+
+    program_hash: str
+    score: float
+    cell: str
+    lines: int
+    registered_at: str
+    source: str
+
+
+@dataclass
+class FunSearchResult:
+    """The answer to every funsearch action; fields that do not apply to an action are null or empty."""
+
+    action: str
+    problem: str
+    params: dict[str, Any]
+    evaluation: Evaluation | None = None
+    registered: dict[str, Any] | None = None
+    best: list[Elite] = field(default_factory=list)
+    programs: int = 0
+    cells: int = 0
+    prompt: str | None = None
+    database: str = ""
+    note: str = ""
+
+
+def _version_source(source: str, i: int) -> str:
+    return re.sub(r"\bpriority\b", f"priority_v{i}", source.strip())
+
+
+def _prompt(spec, elites: list[dict[str, Any]]) -> str:
+    """FunSearch's prompt: the problem, then earlier versions worst-to-best, then the next header."""
+    chosen = sorted(elites, key=lambda e: -e["score"])[:2][::-1] or [{"source": spec.seed_program}]
+    parts = [f'"""{spec.description}"""', ""]
+    for i, e in enumerate(chosen):
+        parts += [_version_source(e["source"], i), ""]
+    v = len(chosen)
+    header = spec.signature.replace("def priority(", f"def priority_v{v}(")
+    parts += [header, f'    """Improved version of `priority_v{v - 1}`."""', ""]
+    return "\n".join(parts)
+
+
+def _check_program(program: Any) -> str:
+    if not isinstance(program, str) or not program.strip():
+        raise UsageError("program is required for evaluate and register: Python source defining priority(...)")
+    if len(program) > MAX_SOURCE:
+        raise UsageError(f"program is {len(program)} characters; the limit is {MAX_SOURCE}")
+    return program
+
+
+def funsearch(action: Action, problem: str = "cap_set", program: str | None = None,
+              params: dict[str, Any] | None = None, claimed_score: float | None = None,
+              top_k: int = 5, timeout_s: float = 60.0) -> FunSearchResult:
+    """Evaluate, register and rank FunSearch programs (you write them; mathlas scores them, no LLM).
+
+    A program is Python source defining ``priority``. cap_set: ``priority(el, n) -> float`` for a
+    point el (tuple of 0/1/2) of F_3^n; points are added greedily by decreasing priority, score =
+    size of the resulting cap set (every triple re-checked). bin_packing: ``priority(item, bins)``
+    returns one score per bin (``bins``: numpy array of remaining capacities of the bins that fit,
+    last entry a new bin); items arrive online, score = minus the mean % of bins above the L2 lower
+    bound (0 is optimal). The program runs sandboxed (no network, no files outside a scratch
+    directory, CPU/memory/time limits; stdlib and numpy only) and the harness computes the score.
+
+    Args:
+        action: evaluate (score a program), register (score it and file it in the MAP-Elites
+            archive), status (best programs and the few-shot prompt for the next version).
+        problem: cap_set or bin_packing.
+        program: the program's Python source (evaluate, register).
+        params: problem parameters, integers: cap_set {n: 1..8, default 8}; bin_packing {n_items
+            (250), n_instances (5), capacity (150), min_size (20), max_size (100), seed (0)}.
+        claimed_score: a score you expect (register); never trusted, only compared with the real one.
+        top_k: how many elites status returns (1..50).
+        timeout_s: wall-clock limit for the run, 1..600 seconds (CPU limit: the same, at most 60).
+    """
+    from mathlas.tools.funsearch.database import Database, cell_of, program_hash
+    from mathlas.tools.funsearch.problems import resolve, run
+    from mathlas.tools.funsearch.sandbox import Limits
+
+    if action not in ("evaluate", "register", "status"):
+        raise UsageError(f"action must be evaluate, register or status, got {action!r}")
+    spec, full = resolve(problem, params)
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
+        raise UsageError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
+    if (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or math.isnan(timeout_s)
+            or not 1 <= timeout_s <= 600):
+        raise UsageError(f"timeout_s must be a number of seconds from 1 to 600, got {timeout_s!r}")
+    if claimed_score is not None and (not isinstance(claimed_score, (int, float)) or isinstance(claimed_score, bool)):
+        raise UsageError(f"claimed_score must be a number, got {claimed_score!r}")
+    db = Database.open(problem, full)
+    result = FunSearchResult(action=action, problem=problem, params=full, database=str(db.root))
+
+    if action in ("evaluate", "register"):
+        source = _check_program(program)
+        limits = Limits(cpu_s=int(min(60, max(1, timeout_s))), wall_s=float(timeout_s))
+        out = run(problem, full, source, limits)
+        key, behaviour = cell_of(source, out.statistic)
+        result.evaluation = Evaluation(program_hash=program_hash(source), score=out.score, status=out.status,
+                                       error=out.error, cell=key, behaviour=behaviour, details=out.details,
+                                       output=out.output, isolation=out.isolation, wall_s=out.wall_s)
+        if action == "register":
+            if out.score is None:
+                result.registered = {"stored": False, "claimed_score": claimed_score}
+                result.note = f"not registered: the program {out.status}: {out.error}"
+            else:
+                change = db.add(source, out.score, out.statistic, {k: v for k, v in out.details.items() if k != "cap_set"})
+                result.registered = {"stored": True, "claimed_score": claimed_score, **change}
+                if claimed_score is not None and not math.isclose(claimed_score, out.score, abs_tol=1e-9):
+                    result.note = f"claimed score {claimed_score:g} ignored: the harness measured {out.score:g}"
+    if action == "evaluate":
+        return result
+    state = db.state()
+    elites = list(state["cells"].values())
+    result.programs = int(state.get("programs", 0))
+    result.cells = len(elites)
+    result.best = [Elite(program_hash=e["hash"], score=e["score"], cell=e["cell"], lines=e["lines"],
+                         registered_at=e["registered_at"], source=e["source"])
+                   for e in sorted(elites, key=lambda e: (-e["score"], len(e["source"])))[:top_k]]
+    if action == "status":
+        result.prompt = _prompt(spec, elites)
+        if not elites:
+            result.note = "the archive is empty: the prompt starts from the baseline program"
+    return result

@@ -1,0 +1,150 @@
+"""The program database: a MAP-Elites archive on disk, one per problem and parameter set.
+
+::
+
+    <data_dir>/funsearch/<problem>/<params>/
+        programs.jsonl    every registered program, append-only (fsync'd): hash, score, cell, source
+        elites.json       {cells: {cell: elite}, best: elite, programs: n}, rewritten atomically
+        .lock             flock'd by every writer (and by readers, so they see a finished state)
+
+A program's *cell* is its behaviour: how long it is (non-blank, non-comment lines, bucketed 1-5,
+6-15, 16-40, 41-100, >100) times the problem's behaviour statistic in quarters (cap set: how many
+distinct priority levels it uses; bin packing: how often it agrees with best fit). Each cell keeps
+its best program (a tie keeps the shorter source), so the archive holds short and long, best-fit-like
+and unlike programs side by side instead of many copies of one idea; the global best is the best
+elite. Scores in different parameter sets (n = 6 vs n = 8) are not comparable, hence one archive each.
+
+A crashed writer leaves at worst a torn last line in ``programs.jsonl`` (skipped when read) and
+never a half-written ``elites.json`` (written to a temporary file, fsync'd, renamed).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+LENGTH_BUCKETS = (5, 15, 40, 100)
+STAT_BUCKETS = 4
+
+
+def program_hash(source: str) -> str:
+    return hashlib.sha256(source.strip().encode()).hexdigest()[:16]
+
+
+def code_lines(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def cell_of(source: str, statistic: float) -> tuple[str, dict[str, int]]:
+    """The behaviour cell of a program: (key, {length bucket, statistic bucket})."""
+    lines = code_lines(source)
+    length = sum(lines > b for b in LENGTH_BUCKETS)
+    stat = min(STAT_BUCKETS - 1, max(0, int(statistic * STAT_BUCKETS)))
+    return f"len{length}-stat{stat}", {"length_bucket": length, "statistic_bucket": stat, "lines": lines}
+
+
+def params_slug(params: dict[str, Any]) -> str:
+    slug = ",".join(f"{k}={params[k]}" for k in sorted(params))
+    return re.sub(r"[^A-Za-z0-9=,._-]", "_", slug) or "default"
+
+
+class Database:
+    """The archive of one problem and parameter set."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.log = root / "programs.jsonl"
+        self.elites_file = root / "elites.json"
+
+    @classmethod
+    def open(cls, problem: str, params: dict[str, Any], base: Path | None = None) -> "Database":
+        if base is None:
+            from mathlas.install import data_dir
+
+            base = data_dir()
+        return cls(base / "funsearch" / problem / params_slug(params))
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _read_state(self) -> dict[str, Any]:
+        try:
+            state = json.loads(self.elites_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"cells": {}, "best": None, "programs": 0}
+        return state
+
+    def _write_state(self, state: dict[str, Any]) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".elites-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(state, f, ensure_ascii=False)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.elites_file)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        dfd = os.open(self.root, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def state(self) -> dict[str, Any]:
+        """The archive as it is now (cells, best, number of programs registered)."""
+        with self.locked():
+            return self._read_state()
+
+    def add(self, source: str, score: float, statistic: float, details: dict[str, Any]) -> dict[str, Any]:
+        """Record a program the harness scored; returns what changed (new elite, new best, cell)."""
+        key, behaviour = cell_of(source, statistic)
+        entry = {"hash": program_hash(source), "score": score, "cell": key, "behaviour": behaviour,
+                 "lines": behaviour["lines"], "registered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "source": source, "details": details}
+        with self.locked():
+            state = self._read_state()
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            state["programs"] = state.get("programs", 0) + 1
+            incumbent = state["cells"].get(key)
+            new_elite = incumbent is None or (score, -len(source)) > (incumbent["score"], -len(incumbent["source"]))
+            if new_elite:
+                state["cells"][key] = entry
+            best = state.get("best")
+            new_best = best is None or (score, -len(source)) > (best["score"], -len(best["source"]))
+            if new_best:
+                state["best"] = entry
+            self._write_state(state)
+        return {"hash": entry["hash"], "cell": key, "behaviour": behaviour, "new_elite": new_elite,
+                "new_best": new_best, "replaced": incumbent["hash"] if new_elite and incumbent else None}
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every registered program, oldest first; a torn last line (a crashed writer) is skipped."""
+        out = []
+        try:
+            with open(self.log, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError:
+                        continue
+        except FileNotFoundError:
+            pass
+        return out
