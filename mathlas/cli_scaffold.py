@@ -1,0 +1,111 @@
+"""``mathlas checklist``, ``mathlas scaffold`` and ``mathlas directive``: the scaffold tools on the
+command line. ``--json`` prints exactly what the MCP tool returns; without it a short readable view.
+Importing this module is light (the tools load inside ``run``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+
+COMMANDS = ("checklist", "scaffold", "directive")
+
+
+def _bundle(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", "-b", default=os.environ.get("MATHLAS_BUNDLE"),
+                   help="bundle to fetch ids from / search (default: $MATHLAS_BUNDLE or the default bundle)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (the MCP tool's result)")
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``checklist``, ``scaffold`` and ``directive`` subcommands."""
+    p = subparsers.add_parser("checklist", help="split a statement into preconditions and conclusion",
+                              description="Split a theorem's statement (LaTeX or prose, or a stable id "
+                                          "such as stacks:00DV) into a checklist of preconditions and its "
+                                          "conclusion, for marking against a problem.")
+    p.add_argument("statement", help="the statement, or a stable id like stacks:00DV; '-' reads stdin")
+    p.add_argument("--problem", "-p", help="problem text to split the same way, side by side")
+    _bundle(p)
+    p = subparsers.add_parser("scaffold", help="needs<->guarantees between a problem and a candidate result",
+                              description="The problem's signature, the candidate's checklist, explicit "
+                                          "questions and a JSON answer template.")
+    p.add_argument("--problem", "-p", required=True, help="the problem (prose or LaTeX)")
+    p.add_argument("--candidate", "-c", required=True, help="the candidate's statement or stable id")
+    _bundle(p)
+    p = subparsers.add_parser("directive", help="an offline literature-search plan for a problem",
+                              description="arXiv queries, sub-fields and arXiv categories, named results "
+                                          "from the bundle and the mathlas tools to run next. No web call.")
+    p.add_argument("problem", help="the problem or question (prose or LaTeX); '-' reads stdin")
+    p.add_argument("-k", type=int, default=15, help="bundle hits to draw from, 1..100 (default 15)")
+    _bundle(p)
+
+
+def _text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def _print_checklist(c) -> None:
+    print(f"statement ({c.source}):" if c.source != "text" else "statement:")
+    print(f"  {c.statement[:400]}{' …' if len(c.statement) > 400 else ''}")
+    print("preconditions:")
+    for i, p in enumerate(c.preconditions, 1):
+        print(f"  [ ] P{i}. {p.text}" + ("   (nested)" if p.nested else ""))
+    for part in c.parts:
+        print(f"  part ({part.label}):")
+        for p in part.preconditions:
+            print(f"      [ ] {p.text}")
+        print(f"      => {part.conclusion}")
+    print(f"conclusion:\n  {c.conclusion or '(none found)'}")
+    if c.problem is not None:
+        print("problem gives:")
+        for h in c.problem_hypotheses:
+            print(f"  - {h}")
+        print(f"problem asks:\n  {c.problem_goal or '(no goal found)'}")
+    for n in c.notes:
+        print(f"note: {n}", file=sys.stderr)
+
+
+def run(args) -> int:
+    """Run one of the scaffold subcommands; errors propagate to ``mathlas.cli.main``."""
+    if args.command == "checklist":
+        from mathlas.tools.scaffold import applicability_checklist
+
+        result = applicability_checklist(_text(args.statement), problem=args.problem, bundle=args.bundle)
+    elif args.command == "scaffold":
+        from mathlas.tools.scaffold import mapping_scaffold
+
+        result = mapping_scaffold(args.problem, args.candidate, bundle=args.bundle)
+    else:
+        from mathlas.tools.directive import search_directive
+
+        result = search_directive(_text(args.problem), k=args.k, bundle=args.bundle)
+    if args.json:
+        json.dump(dataclasses.asdict(result), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if args.command == "checklist":
+        _print_checklist(result)
+    elif args.command == "scaffold":
+        _print_checklist(result.candidate)
+        print("questions:")
+        for q in result.questions:
+            print(f"  {q.id}. {q.question}")
+        print("answer template (JSON):")
+        print(json.dumps(result.answer_template, ensure_ascii=False, indent=2))
+    else:
+        print(f"key terms: {', '.join(result.key_terms)}")
+        print("sub-fields:")
+        for s in result.subfields:
+            print(f"  MSC {s.msc} {s.name}  ->  {', '.join(s.arxiv_categories)}")
+        print("arXiv queries:")
+        for q in result.arxiv_queries:
+            print(f"  {q.query}\n    {q.url}")
+        print("named results (from the bundle):")
+        for r in result.named_results:
+            print(f"  {r.id}  {r.name}  [{r.kind}]")
+        print("next tools:")
+        for s in result.next_tools:
+            print(f"  {s.tool} {json.dumps(s.arguments, ensure_ascii=False)[:120]}  — {s.why}")
+    return 0
