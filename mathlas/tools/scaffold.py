@@ -154,7 +154,7 @@ _LIST_ENVS = ("enumerate", "itemize", "description")
 _DROP_CMDS = ("label", "index", "indexdef", "indexsee", "noindent", "medskip", "smallskip", "bigskip")
 _UNWRAP_CMDS = ("emph", "textit", "textbf", "textsl", "textup", "textrm")
 _DROP_PARAGRAPH = re.compile(r"^\s*(for instance|for example|example|examples|remark|remarks|note that|"
-                             r"proof|\\begin\{proof\}|\\begin\{remark\}|\\begin\{example\})\b", re.I)
+                             r"this result|this shows|the converse|in other words|proof|\\begin\{proof\}|\\begin\{remark\}|\\begin\{example\})\b", re.I)
 _DISPLAY_END = r"(\\\]|\$\$|\\end\{(?:%s)\*?\})" % "|".join(_MATH_ENVS)
 
 
@@ -364,7 +364,7 @@ def _complete(seg: str) -> bool:
 
 def _tidy(s: str) -> str:
     s = s.strip()
-    s = re.sub(r"^(?:and|or|,|;|:|\.)\s*", "", s, flags=re.I)
+    s = re.sub(r"^(?:(?:and|or)\b|[,;:.])\s*", "", s, flags=re.I)
     s = re.sub(r"(?:\s*(?:,|;|:|\.)|\s+(?:and|or))+$", "", s, flags=re.I)
     s = s.strip()
     return s[:MAX_ITEM_CHARS] + (" …" if len(s) > MAX_ITEM_CHARS else "")
@@ -377,20 +377,23 @@ def _split_conjuncts(seg: str, cue: str) -> list[str]:
     for m in re.finditer(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+", seg):
         if not mask[m.start()] and not (m.end() < len(mask) and mask[m.end() - 1]):
             cuts.append((m.start(), m.end()))
-    pieces, last = [], 0
+    pieces, seps, last = [], [], 0
     for a, b in cuts:
         pieces.append(seg[last:a])
+        seps.append(seg[a:b])
         last = b
     pieces.append(seg[last:])
+    seps.append("")
     out: list[str] = []
-    for piece in pieces:
-        if not piece.strip():
-            continue
-        if out and (not _complete(out[-1]) or not _complete(piece) or _EXISTENTIAL.search(out[-1])
-                    or _RELATIVE.match(piece.strip())):
-            out[-1] = out[-1] + " and " + piece if piece.strip() else out[-1]
-        else:
-            out.append(piece)
+    sep = ""
+    for piece, next_sep in zip(pieces, seps):
+        if piece.strip():
+            if out and (not _complete(out[-1]) or not _complete(piece) or _EXISTENTIAL.search(out[-1])
+                        or _RELATIVE.match(piece.strip())):
+                out[-1] = out[-1] + sep + piece  # rejoined with its own separator
+            else:
+                out.append(piece)
+        sep = next_sep
     if cue == "let":
         out = [out[0]] + [re.sub(_LET_ELLIPSIS, r"Let \1 be \2", p.strip()) if _LET_ELLIPSIS.match(p.strip())
                           else p for p in out[1:]] if out else out
