@@ -60,6 +60,7 @@ _LINE = re.compile(rb"A(\d+)\s(.*)")
 _CHUNK_LINES = 20000
 # Intersect candidate lists while more than this many remain; then verify the rest one by one.
 _VERIFY_DIRECT = 32
+_BLOCK = 1024
 
 
 class OeisDataError(MathlasError):
@@ -296,13 +297,11 @@ class OeisIndex:
             j = int(j)
             other = self.pair_pos[lo[j]:hi[j]].astype(np.int64) - j
             cand = cand[np.isin(cand, other, assume_unique=True)]
-        # the rarest pair's posting names the sequence; the start must lie inside that sequence
-        seqs = np.searchsorted(self.term_off, (cand + j0).astype(np.uint64), side="right") - 1
         hits: list[Hit] = []
         seen: set[int] = set()
         want = [str(t).encode() for t in query]
         n = len(query)
-        for g, s in zip(cand.tolist(), seqs.tolist()):
+        for g, s in self._located(cand, j0):
             if s in seen:
                 continue
             first = int(self.term_off[s])
@@ -317,6 +316,15 @@ class OeisIndex:
             seen.add(s)
             hits.append(Hit(s, off))
         return hits, False
+
+    def _located(self, cand: np.ndarray, j0: int) -> Iterator[tuple[int, int]]:
+        """(candidate start, sequence) pairs in A-number order, located a block at a time: a
+        common query stops verifying long before the end of a posting list of a million."""
+        for i in range(0, len(cand), _BLOCK):
+            block = cand[i:i + _BLOCK]
+            # the rarest pair's posting names the sequence; the start must then lie inside it
+            seqs = np.searchsorted(self.term_off, (block + j0).astype(np.uint64), side="right") - 1
+            yield from zip(block.tolist(), seqs.tolist())
 
 
 def to_ints(toks: list[bytes]) -> list[int] | None:
