@@ -193,6 +193,7 @@ def clean_statement(text: str) -> str:
     """The statement as one line of LaTeX/prose: comments, labels and index entries removed,
     emphasis unwrapped, example/remark paragraphs after the statement dropped."""
     text = re.sub(r"(?<!\\)%[^\n]*", "", text)
+    text = re.sub(r"\\begin\{(reference|slogan|history)\}.*?\\end\{\1\}", " ", text, flags=re.S)
     for name in _DROP_CMDS:
         text = _drop_command(text, name)
     for name in _UNWRAP_CMDS:
