@@ -1,0 +1,101 @@
+"""``mathlas funsearch evaluate|register|status``: the funsearch tool from the command line.
+
+::
+
+    mathlas funsearch evaluate prog.py --problem cap_set --param n=8
+    mathlas funsearch register prog.py --problem bin_packing --claimed-score -4.1 --json
+    mathlas funsearch status --problem cap_set --param n=8 --top 3 --prompt
+
+stdout is data (the score, or with ``--json`` the whole result); stderr is talk (notes, the
+program's own output). Importing this module is light.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+
+from mathlas.errors import UsageError
+
+
+def _param(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    try:
+        if not sep or not key:
+            raise ValueError
+        return key.strip(), int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KEY=INTEGER, got {text!r}") from None
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``funsearch`` subcommand to the ``mathlas`` command's subparsers."""
+    p = subparsers.add_parser(
+        "funsearch", help="score FunSearch programs in a sandbox; keep the best (MAP-Elites)",
+        description="The harness half of FunSearch: you write programs defining priority(...); mathlas runs "
+                    "them sandboxed and computes their score itself.")
+    sub = p.add_subparsers(dest="funsearch_action", required=True, metavar="ACTION")
+    for action, text in (("evaluate", "score a program"), ("register", "score a program and file it in the archive"),
+                         ("status", "best programs and the few-shot prompt for the next version")):
+        a = sub.add_parser(action, help=text, description=text)
+        if action != "status":
+            a.add_argument("program", help="Python source file defining priority(...), or - for stdin")
+        a.add_argument("--problem", default="cap_set", choices=("cap_set", "bin_packing"))
+        a.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=N",
+                       help="problem parameter, e.g. n=8 (cap_set) or n_items=500 (bin_packing); repeatable")
+        if action == "register":
+            a.add_argument("--claimed-score", type=float, default=None,
+                           help="the score you expect; never trusted, only compared with the measured one")
+        if action == "status":
+            a.add_argument("--top", type=int, default=5, help="elites to show, 1..50 (default 5)")
+            a.add_argument("--prompt", action="store_true", help="print the few-shot prompt for the next version")
+        else:
+            a.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds, 1..600 (default 60)")
+        a.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def run(args) -> int:
+    """Run one funsearch action; MathlasErrors propagate to ``mathlas.cli`` (or are handled below)."""
+    from mathlas.errors import MathlasError
+    from mathlas.tools.funsearch import funsearch
+
+    try:
+        source = None
+        if getattr(args, "program", None):
+            try:
+                source = sys.stdin.read() if args.program == "-" else open(args.program, encoding="utf-8").read()
+            except OSError as e:
+                raise UsageError(f"cannot read the program {args.program}: {e.strerror}") from None
+        params = dict(args.param) or None
+        result = funsearch(args.funsearch_action, args.problem, source, params,
+                           claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
+                           timeout_s=getattr(args, "timeout", 60.0))
+    except UsageError as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 2
+    except MathlasError as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(dataclasses.asdict(result), ensure_ascii=False, indent=1))
+    else:
+        ev = result.evaluation
+        if ev is not None:
+            if ev.output.strip():
+                print(f"[program output]\n{ev.output.rstrip()}", file=sys.stderr)
+            if ev.score is None:
+                print(f"{ev.status}: {ev.error}")
+            else:
+                print(f"score {ev.score:g}  cell {ev.cell}  ({ev.wall_s:.2f} s; sandbox: {', '.join(ev.isolation)})")
+        if args.funsearch_action == "status":
+            print(f"{result.programs} programs, {result.cells} cells  ({result.database})")
+            for e in result.best:
+                print(f"{e.score:>12g}  {e.cell:<12} {e.lines:>4} lines  {e.program_hash}")
+            if args.prompt and result.prompt:
+                print(result.prompt)
+    if result.note:
+        print(f"mathlas: {result.note}", file=sys.stderr)
+    ev = result.evaluation
+    return 1 if ev is not None and ev.score is None else 0

@@ -1,0 +1,348 @@
+"""funsearch: harness-side scoring, the sandbox against hostile programs, the MAP-Elites archive.
+
+Hostile programs get small limits (2 CPU seconds, a few wall seconds) so the file stays fast on a
+shared 2-core machine.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mathlas.errors import UsageError
+from mathlas.tools.funsearch import funsearch
+from mathlas.tools.funsearch.database import Database
+from mathlas.tools.funsearch.problems import (bin_instances, check_cap_set, greedy_cap_set, l2_lower_bound,
+                                              _points)
+
+CAP_SMALL = {"n": 4}
+BIN_SMALL = {"n_items": 60, "n_instances": 2}
+BEST_FIT = "def priority(item, bins):\n    return [-(b - item) for b in bins]\n"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def evaluate(program: str, problem: str = "cap_set", params=None, timeout_s: float = 4):
+    return funsearch("evaluate", problem, textwrap.dedent(program), params or (CAP_SMALL if problem == "cap_set" else BIN_SMALL),
+                     timeout_s=timeout_s).evaluation
+
+
+def honest_cap(program: str, n: int = 4) -> int:
+    """The cap set size the harness should measure, computed here in the test process."""
+    ns: dict = {}
+    exec(textwrap.dedent(program), ns)
+    pts = _points(n)
+    return len(greedy_cap_set(pts, [ns["priority"](p, n) for p in pts]))
+
+
+# ------------------------------------------------------------------------------ validators
+
+def _brute_force_cap(points, n) -> bool:
+    pts = [tuple(p) for p in points]
+    if len(set(pts)) != len(pts):
+        return False
+    return not any(all((a[i] + b[i] + c[i]) % 3 == 0 for i in range(n)) for a, b, c in itertools.combinations(pts, 3))
+
+
+def test_cap_set_checker_agrees_with_every_triple():
+    import random
+
+    rng = random.Random(7)
+    for n in (2, 3, 4):
+        pts = _points(n)
+        for _ in range(60):
+            sample = rng.sample(pts, rng.randint(1, min(12, len(pts))))
+            assert (check_cap_set([list(p) for p in sample], n) is None) == _brute_force_cap(sample, n)
+    assert check_cap_set([[0, 0], [1, 1], [2, 2]], 2) is not None      # a line
+    assert check_cap_set([[0, 0], [0, 0]], 2) is not None              # a repeated point
+    assert check_cap_set([[0, 3]], 2) is not None                      # not in F_3^2
+    assert check_cap_set([[True, 0]], 2) is not None
+
+
+def test_greedy_cap_sets_are_caps_of_known_sizes():
+    for n in (1, 2, 3, 4):
+        pts = _points(n)
+        cap = greedy_cap_set(pts, [-sum(p) for p in pts])  # {0,1}^n first: a cap of size 2^n
+        assert len(cap) == 2 ** n and _brute_force_cap(cap, n)
+
+
+def test_l2_bound_and_instances():
+    assert l2_lower_bound([60, 60, 60], 100) == 3                    # L1 would say 2
+    assert l2_lower_bound([50, 50, 50, 50], 100) == 2
+    assert l2_lower_bound([99, 2, 2], 100) == 2
+    a, b = bin_instances({**BIN_SMALL, "seed": 0, "capacity": 150, "min_size": 20, "max_size": 100}), \
+        bin_instances({**BIN_SMALL, "seed": 0, "capacity": 150, "min_size": 20, "max_size": 100})
+    assert a == b and len(a) == 2 and all(len(x) == 60 and 20 <= min(x) and max(x) <= 100 for x in a)
+
+
+# ------------------------------------------------------------------------------ honest scores
+
+def test_known_good_cap_set_program():
+    prog = "def priority(el, n):\n    return -sum(el)\n"
+    ev = evaluate(prog)
+    assert ev.status == "ok" and ev.score == 16.0 == honest_cap(prog)
+    assert check_cap_set(ev.details["cap_set"], 4) is None
+    assert {"rlimits", "audit hook"} <= set(ev.isolation)
+
+
+def test_returned_cap_set_is_validated():
+    good = evaluate("def cap_set(n):\n    return [[0,0,0,0],[1,0,0,0],[0,1,0,0],[1,1,0,0]]\n")
+    assert good.status == "ok" and good.score == 4
+    bad = evaluate("def cap_set(n):\n    return [[0,0,0,0],[1,1,1,1],[2,2,2,2]]\n")
+    assert bad.status == "invalid" and bad.score is None and "line" in bad.error
+
+
+def test_bin_packing_best_fit_scored_by_the_harness():
+    ev = evaluate(BEST_FIT, "bin_packing")
+    assert ev.status == "ok"
+    used, bounds = ev.details["bins_used"], ev.details["l2_lower_bounds"]
+    assert all(u >= b for u, b in zip(used, bounds))
+    assert ev.score == pytest.approx(-100 * sum((u - b) / b for u, b in zip(used, bounds)) / len(used), abs=1e-5)
+    assert ev.behaviour["statistic_bucket"] == 3           # best fit agrees with best fit
+    worst = evaluate("def priority(item, bins):\n    return [0] * (len(bins) - 1) + [1]\n", "bin_packing")
+    assert worst.details["bins_used"] == [60, 60] and worst.score < ev.score
+
+
+def test_numpy_program():
+    ev = evaluate("import numpy as np\ndef priority(item, bins):\n    return -(bins - item)\n", "bin_packing")
+    assert ev.status == "ok" and ev.score == evaluate(BEST_FIT, "bin_packing").score
+
+
+# ------------------------------------------------------------------------------ hostile programs
+
+def test_infinite_loop_at_import_and_in_priority():
+    for prog in ("while True:\n    pass\n", "def priority(el, n):\n    while True:\n        pass\n"):
+        ev = evaluate(prog, timeout_s=3)
+        assert ev.score is None and ev.status in ("timeout", "killed"), ev
+
+
+def test_sleeping_program_hits_the_wall_clock():
+    ev = evaluate("import time\ndef priority(el, n):\n    time.sleep(100)\n", timeout_s=2)
+    assert ev.score is None and ev.status == "timeout" and ev.wall_s < 10
+
+
+def test_memory_bomb():
+    ev = evaluate("def priority(el, n):\n    x = [0] * (10 ** 10)\n    return 0\n")
+    assert ev.score is None and ev.status in ("error", "killed") and "MemoryError" in (ev.error or "MemoryError")
+    ev = evaluate("blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 2 ** 20))\n")
+    assert ev.score is None
+
+
+def test_fork_bomb_and_subprocesses():
+    for prog in ("import os\nwhile True:\n    os.fork()\n",
+                 "import os\nos.system('touch /tmp/x')\n",
+                 "import subprocess\nsubprocess.run(['true'])\n",
+                 "import threading\nthreading.Thread(target=lambda: None).start()\n",
+                 "import _posixsubprocess\n"):
+        ev = evaluate(prog)
+        assert ev.score is None and ev.status == "error", (prog, ev)
+
+
+def test_writing_outside_the_working_directory(tmp_path):
+    target = tmp_path / "pwned.txt"
+    for prog in (f"open({str(target)!r}, 'w').write('x')\n",
+                 f"import os\nfd = os.open({str(target)!r}, os.O_CREAT | os.O_WRONLY)\n",
+                 f"open('../../../../../../..{target}', 'w')\n",
+                 f"import os\nos.symlink({str(target)!r}, 'link')\nopen('link', 'w').write('x')\n",
+                 f"import pathlib\npathlib.Path({str(target)!r}).write_text('x')\n"):
+        ev = evaluate(prog + "def priority(el, n):\n    return 0\n")
+        assert not target.exists(), prog
+        assert ev.score is None and ev.status == "error"
+    # inside its own scratch directory it may write, and the directory is gone afterwards
+    before = set(Path(tempfile.gettempdir()).glob("mathlas-funsearch-*"))
+    ev = evaluate("open('scratch.txt', 'w').write('x')\ndef priority(el, n):\n    return -sum(el)\n")
+    assert ev.status == "ok" and ev.score == 16
+    assert set(Path(tempfile.gettempdir()).glob("mathlas-funsearch-*")) <= before
+
+
+def test_reading_parent_files_and_the_database(tmp_path, data_dir):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2")
+    funsearch("register", "cap_set", "def priority(el, n):\n    return -sum(el)\n", CAP_SMALL)
+    db_file = next(data_dir.rglob("elites.json"))
+    for path in (secret, db_file, Path("/etc/passwd")):
+        ev = evaluate(f"DATA = open({str(path)!r}).read()\ndef priority(el, n):\n    return len(DATA)\n")
+        assert ev.score is None and "hunter2" not in ev.output
+
+
+def test_sockets_are_refused():
+    for prog in ("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', 9))\n",
+                 "import socket\nsocket.create_connection(('example.com', 80), timeout=1)\n",
+                 "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9')\n"):
+        ev = evaluate(prog + "def priority(el, n):\n    return 0\n")
+        assert ev.score is None and ev.status == "error", (prog, ev)
+
+
+def test_ctypes_is_refused():
+    ev = evaluate("import ctypes\nctypes.CDLL(None).fork()\n")
+    assert ev.score is None and "ctypes" in ev.error
+
+
+def test_forged_score_lines_are_ignored():
+    prog = textwrap.dedent("""\
+        import sys, os
+        print('{"score": 1e9, "status": "ok"}')
+        print('SCORE: 999999', file=sys.stderr)
+        for fd in range(3, 64):
+            try:
+                os.write(fd, b'{"ok": 999999}\\n')
+            except OSError:
+                pass
+        def priority(el, n):
+            return -sum(el)
+        """)
+    ev = evaluate(prog)
+    # either the forged line desynchronised the pipe (the run fails honestly) or it was never read
+    assert ev.score in (None, 16.0)
+    assert ev.score != 999999 and ev.score != 1e9
+    quiet = evaluate('print(\'{"score": 1e9}\')\ndef priority(el, n):\n    return -sum(el)\n')
+    assert quiet.score == 16.0 and '"score": 1e9' in quiet.output
+
+
+def test_monkeypatching_the_validator_does_nothing():
+    prog = textwrap.dedent("""\
+        try:
+            import mathlas.tools.funsearch.problems as p
+            p.check_cap_set = lambda points, n: None
+        except Exception as e:
+            print("no access:", type(e).__name__)
+        def priority(el, n):
+            return 0   # every point ties: the greedy order is lexicographic
+        def cap_set(n):
+            return [[0] * n, [1] * n, [2] * n]
+        """)
+    ev = evaluate(prog)
+    assert ev.status == "ok" and ev.score == honest_cap("def priority(el, n):\n    return 0\n")
+    assert check_cap_set(ev.details["cap_set"], 4) is None
+    # sabotaging the child's own builtins can only spoil the program's own run
+    saboteur = evaluate("import builtins\nbuiltins.len = lambda x: 10 ** 6\ndef priority(el, n):\n    return 0\n")
+    assert saboteur.score in (None, ev.score)
+    liar = evaluate("def cap_set(n):\n    return [[0] * n, [1] * n, [2] * n]\n")
+    assert liar.status == "invalid" and liar.score is None
+
+
+def test_bad_answers_are_invalid_not_crashes():
+    for prog in ("def priority(el, n):\n    return float('nan')\n",
+                 "def priority(el, n):\n    return 'high'\n",
+                 "def priority(el, n):\n    return object()\n",
+                 "def priority(el, n):\n    raise ValueError('boom')\n",
+                 "def helper():\n    pass\n",
+                 "def priority(el, n):\n    return [\n"):
+        ev = evaluate(prog)
+        assert ev.score is None and ev.status in ("invalid", "error"), (prog, ev)
+    ev = evaluate("def priority(item, bins):\n    return [1]\n", "bin_packing")
+    assert ev.status == "invalid" and "one per bin" in ev.error
+
+
+def test_huge_output_is_contained():
+    ev = evaluate("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n", timeout_s=5)
+    assert ev.score is None and len(ev.output) <= 4000
+
+
+# ------------------------------------------------------------------------------ register / status
+
+def test_register_ignores_the_claimed_score_and_keeps_elites(data_dir):
+    r = funsearch("register", "bin_packing", BEST_FIT, BIN_SMALL, claimed_score=0.0)
+    real = r.evaluation.score
+    assert r.registered["stored"] and r.registered["new_best"] and r.best[0].score == real != 0.0
+    assert "ignored" in r.note
+    new_bins = "def priority(item, bins):\n    return [0] * (len(bins) - 1) + [1]\n"
+    r2 = funsearch("register", "bin_packing", new_bins, BIN_SMALL, claimed_score=1e9)
+    assert r2.evaluation.score < 1e9 and r2.registered["cell"] != r.registered["cell"]
+    failed = funsearch("register", "bin_packing", "while True:\n    pass\n", BIN_SMALL, claimed_score=1e9, timeout_s=2)
+    assert failed.registered == {"stored": False, "claimed_score": 1e9} and failed.programs == 2
+    s = funsearch("status", "bin_packing", params=BIN_SMALL)
+    assert s.programs == 2 and s.cells == 2 and s.best[0].score == max(real, r2.evaluation.score)
+    assert "priority_v0" in s.prompt and "priority_v1" in s.prompt and "def priority_v2(" in s.prompt
+    # the better program comes last, as in FunSearch's prompts
+    assert s.prompt.index("[0] * (len(bins) - 1)") < s.prompt.index("-(b - item)")
+    empty = funsearch("status", "cap_set", params={"n": 3})
+    assert empty.programs == 0 and "priority_v0" in empty.prompt and "empty" in empty.note
+
+
+def test_concurrent_register_from_two_processes(data_dir):
+    script = textwrap.dedent("""\
+        import sys
+        from mathlas.tools.funsearch.database import Database
+        db = Database.open("cap_set", {"n": 4})
+        for i in range(40):
+            src = f"# writer {sys.argv[1]} program {i}\\n" + "def priority(el, n):\\n    return 0\\n" * (1 + i % 7)
+            db.add(src, float(i + (0.5 if sys.argv[1] == 'b' else 0)), (i % 4) / 4, {})
+        """)
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(data_dir)}
+    procs = [subprocess.Popen([sys.executable, "-c", script, w], env=env) for w in "ab"]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    db = Database.open("cap_set", {"n": 4})
+    state, history = db.state(), db.history()
+    assert state["programs"] == 80 and len(history) == 80
+    assert state["best"]["score"] == 39.5
+    for cell, elite in state["cells"].items():
+        assert elite["score"] == max(h["score"] for h in history if h["cell"] == cell)
+
+
+def test_torn_log_line_is_skipped(data_dir):
+    funsearch("register", "cap_set", "def priority(el, n):\n    return -sum(el)\n", CAP_SMALL)
+    db = Database.open("cap_set", {"n": 4})
+    with open(db.log, "a") as f:
+        f.write('{"hash": "torn')
+    assert len(db.history()) == 1 and funsearch("status", params=CAP_SMALL).programs == 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"action": "delete"}, "action must be"),
+    ({"action": "evaluate"}, "program is required"),
+    ({"action": "evaluate", "program": "   "}, "program is required"),
+    ({"action": "status", "problem": "tsp"}, "unknown problem 'tsp'"),
+    ({"action": "status", "params": {"n": 9}}, "from 1 to 8"),
+    ({"action": "status", "params": {"m": 3}}, "unknown parameter 'm'"),
+    ({"action": "status", "params": [1]}, "params must be an object"),
+    ({"action": "status", "top_k": 0}, "top_k"),
+    ({"action": "evaluate", "program": "x=1", "timeout_s": 0}, "timeout_s"),
+    ({"action": "status", "problem": "bin_packing", "params": {"min_size": 90, "max_size": 50}}, "min_size"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        funsearch(**kwargs)
+
+
+def test_result_is_json_and_module_is_light():
+    import dataclasses
+
+    r = funsearch("evaluate", "cap_set", "def priority(el, n):\n    return 0\n", {"n": 2})
+    json.dumps(dataclasses.asdict(r), allow_nan=False)
+    code = "import sys, mathlas.tools.funsearch; print([m for m in ('numpy', 'mathlas.tools.funsearch.sandbox') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_cli_evaluate_register_status(tmp_path, data_dir):
+    prog = tmp_path / "p.py"
+    prog.write_text("def priority(el, n):\n    return -sum(el)\n")
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(data_dir)}
+    shim = ("import argparse, sys; from mathlas import cli_funsearch as c; p = argparse.ArgumentParser(); "
+            "s = p.add_subparsers(dest='command'); c.add_parser(s); sys.exit(c.run(p.parse_args(sys.argv[1:])))")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-c", shim, "funsearch", *args], capture_output=True, text=True,
+                              env=env, timeout=60)
+
+    out = cli("evaluate", str(prog), "--param", "n=3", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["evaluation"]["score"] == 8.0
+    out = cli("register", str(prog), "--param", "n=3", "--claimed-score", "100")
+    assert out.returncode == 0 and "8" in out.stdout and "ignored" in out.stderr
+    out = cli("status", "--param", "n=3", "--json")
+    assert json.loads(out.stdout)["best"][0]["score"] == 8.0
+    assert cli("status", "--param", "n=99").returncode == 2
+    assert cli("evaluate", str(tmp_path / "missing.py")).returncode == 2
