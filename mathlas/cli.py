@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 from mathlas import cli_mcp  # light: imports the mcp SDK only when the server starts
+from mathlas import cli_scaffold
 from mathlas.errors import MathlasError, UsageError
 
 
@@ -151,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(sub)
     _add_eval(sub)
     cli_mcp.add_parser(sub)
+    cli_scaffold.add_parser(sub)
     try:
         from mathlas import cli_index
     except ImportError:  # pragma: no cover
@@ -160,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run}
+COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run,
+            "checklist": cli_scaffold.run, "scaffold": cli_scaffold.run, "directive": cli_scaffold.run}
 
 
 def main(argv: list[str] | None = None) -> int:
