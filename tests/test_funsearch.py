@@ -346,3 +346,15 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
     assert json.loads(out.stdout)["best"][0]["score"] == 8.0
     assert cli("status", "--param", "n=99").returncode == 2
     assert cli("evaluate", str(tmp_path / "missing.py")).returncode == 2
+
+
+def test_mcp_adapter_serves_funsearch():
+    pytest.importorskip("mcp")
+    from mathlas.server import _adapt, make_tool
+
+    tool = make_tool(funsearch)
+    assert tool.description and set(tool.parameters["properties"]) >= {"action", "problem", "program", "params"}
+    assert all(p.get("description") for p in tool.parameters["properties"].values())
+    out = _adapt(funsearch)(action="evaluate", problem="cap_set", program="def priority(el, n):\n    return 0\n",
+                            params={"n": 2})
+    assert out.structured_content["evaluation"]["score"] == 4.0
