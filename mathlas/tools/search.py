@@ -5,6 +5,11 @@ bundles live in ``OPEN_BUNDLES``, a process-wide holder keyed by the bundle argu
 that names a bundle opens it (installing the shipped default on first use), later calls from any
 thread reuse it, and the bundle itself loads its BM25 index and query encoder on the first query
 that needs them. Importing this module loads nothing heavy (no numpy, pyarrow or onnxruntime).
+
+Findings (``mathlas.findings``, saved by the add_finding tool) join the results when the store
+holds any and the filters allow source ``findings`` / kind ``finding``: the bundle's fused list and
+the findings' own ranking (BM25, plus cosine when vectors exist) are fused again with RRF, so hit
+scores are then that outer RRF score and each hit's ``ranks`` gains a ``findings`` entry.
 """
 from __future__ import annotations
 
@@ -22,6 +27,10 @@ if TYPE_CHECKING:
 
 Mode = Literal["hybrid", "lexical", "dense"]
 
+# The source name and kind of the results agents add with add_finding (mathlas.findings).
+FINDINGS_SOURCE = "findings"
+FINDINGS_KIND = "finding"
+FINDINGS_LICENSE = "unknown (web)"
 # How many top hits get a get_by_id suggestion in ``next``.
 NEXT_FOR_TOP = 3
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
@@ -150,10 +159,11 @@ def _names(value: Any, what: str) -> list[str]:
 
 
 def _check_known(names: list[str], bundle: "Bundle", what: str) -> None:
-    unknown = [n for n in names if n not in bundle.source_names]
+    unknown = [n for n in names if n not in bundle.source_names and n != FINDINGS_SOURCE]
     if unknown:
         raise UsageError(f"unknown source {', '.join(map(repr, unknown))} in {what}; "
-                         f"bundle {bundle.name}-{bundle.version} has: {', '.join(bundle.source_names)}")
+                         f"bundle {bundle.name}-{bundle.version} has: {', '.join(bundle.source_names)} "
+                         f"(and {FINDINGS_SOURCE}, the results added with add_finding)")
 
 
 def _split_filter(source_filter: Any) -> tuple[list[str], list[str]]:
@@ -197,6 +207,84 @@ def _next_steps(query: str, hits: list[SearchHit], filtered: bool) -> list[NextS
     return steps
 
 
+# ------------------------------------------------------------------------------ findings
+
+def _finding_hit(f, score: float, rank: int) -> SearchHit:
+    from mathlas.search import _snippet
+
+    return SearchHit(id=f.id, source=FINDINGS_SOURCE, kind=FINDINGS_KIND, name=f.name, title="",
+                     text=_snippet(f.search_text), link=f.source_url, license=FINDINGS_LICENSE,
+                     score=score, ranks={"lexical": None, "dense": None, FINDINGS_SOURCE: rank})
+
+
+def _findings_ranking(store, b: "Bundle", query: str, depth: int, mode: str) -> list:
+    """The findings' own ranking: BM25, and cosine when vectors from this bundle's encoder exist
+    and its encoder is loaded (hybrid: RRF of the two)."""
+    from mathlas.findings import K_RRF, encoder_fingerprint
+
+    lists: list[list] = []
+    if mode in ("hybrid", "lexical"):
+        lists.append([f for f, _ in store.lexical_ranking(query, depth)])
+    if mode in ("hybrid", "dense"):
+        vec = store.vectors()
+        if vec is not None and b.model_loaded and vec[2] == encoder_fingerprint(b):
+            q = b.encoder.encode_queries([query.strip()])[0]
+            lists.append([f for f, _ in store.dense_ranking(q, vec[2], depth)])
+    if len(lists) == 1:
+        return lists[0]
+    scores: dict[str, float] = {}
+    by_id = {}
+    for lst in lists:
+        for r, f in enumerate(lst, 1):
+            scores[f.id] = scores.get(f.id, 0.0) + 1.0 / (K_RRF + r)
+            by_id[f.id] = f
+    return [by_id[i] for i in sorted(scores, key=lambda i: (-scores[i], i))][:depth]
+
+
+def _fuse_findings(b: "Bundle", query: str, k: int, mode: str, hits: list[SearchHit],
+                   weight: float) -> list[SearchHit]:
+    """Fuse the findings into the bundle's hits with RRF: the bundle's (already fused) list is one
+    ranking, the findings' ranking another; a finding's score is multiplied by ``weight``.
+    With no findings (or none matching) the bundle's hits come back untouched."""
+    import numpy as np
+
+    from mathlas.bundle import DEFAULT_FUSION
+    from mathlas.findings import open_store
+    from mathlas.fusion import Ranking, rrf
+
+    store = open_store()
+    if not len(store):
+        return hits
+    found = _findings_ranking(store, b, query, k, mode)
+    if not found:
+        return hits
+    n = len(hits)
+    k_rrf = float({**DEFAULT_FUSION, **(b.manifest.fusion or {})}["k_rrf"])
+    key_weights = np.ones(n + len(found))
+    key_weights[n:] = weight
+    fused = rrf({"bundle": Ranking.of(np.arange(n)), FINDINGS_SOURCE: Ranking.of(np.arange(n, n + len(found)))},
+                k, k_rrf=k_rrf, key_weights=key_weights)
+    out = []
+    for f in fused:
+        if f.key < n:
+            h = hits[f.key]
+            out.append(SearchHit(**{**h.__dict__, "score": f.score,
+                                    "ranks": {**h.ranks, FINDINGS_SOURCE: None}}))
+        else:
+            out.append(_finding_hit(found[f.key - n], f.score, f.ranks[FINDINGS_SOURCE]))
+    return out
+
+
+def _finding_document(fid: str) -> Document:
+    from mathlas.findings import open_store
+
+    f = open_store().get(fid)
+    return Document(id=f.id, source=FINDINGS_SOURCE, kind=FINDINGS_KIND, name=f.name, title="",
+                    body=f.statement, slogan=f.slogan, text=f.search_text, link=f.source_url,
+                    license=FINDINGS_LICENSE, bundle=FINDINGS_SOURCE,
+                    fields={"added": f.added, "provenance": f.provenance, "source_url": f.source_url})
+
+
 # ------------------------------------------------------------------------------ tools
 
 def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[str]] | None = None,
@@ -206,12 +294,13 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
     the HoTT book, Open Logic, Napkin, ProofNet, ...) for statements that match a question, a claim
     or a formula. Use it to check whether what you need is already known before proving it. Each hit
     carries a stable id, its source and license, a link and a snippet; `next` lists the calls worth
-    making on the best hits (get_by_id for the full statement).
+    making on the best hits (get_by_id for the full statement). Results saved with add_finding
+    (source "findings") are searched too and fused into the ranking.
 
     Args:
         query: words, a claim or a formula (LaTeX welcome), e.g. "a finitely generated module M over a local ring with mM = M is zero".
         k: number of hits, 1 to 1000.
-        source_filter: restrict sources, e.g. {"include": ["stacks", "planetmath"]} or {"exclude": ["napkin"]}; filtering happens before ranking.
+        source_filter: restrict sources, e.g. {"include": ["stacks", "planetmath"]} or {"exclude": ["napkin"]} ("findings": results saved with add_finding); filtering happens before ranking.
         source_weights: multiply a source's fused score, e.g. {"stacks": 2.0}; 0 drops the source.
         mode: "hybrid" (default: keywords and meaning, fused), "lexical" (BM25 keywords only) or "dense" (meaning only).
         kinds: only these kinds, e.g. ["theorem", "definition"].
@@ -223,9 +312,22 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
     _check_known(include, b, "source_filter.include")
     _check_known(exclude, b, "source_filter.exclude")
     weights = _check_weights(source_weights, b)
-    hits = b.search(query, k=k, mode=mode, sources=include or None, exclude_sources=exclude or None,
-                    kinds=kinds_l or None, source_weights=weights)
-    out = [SearchHit.from_hit(h) for h in hits]
+    f_weight = 1.0 if weights is None else weights.pop(FINDINGS_SOURCE, 1.0)
+    use_findings = (f_weight > 0 and FINDINGS_SOURCE not in exclude
+                    and (not include or FINDINGS_SOURCE in include)
+                    and (not kinds_l or FINDINGS_KIND in kinds_l))
+    b_include = [s for s in include if s != FINDINGS_SOURCE]
+    b_exclude = [s for s in exclude if s != FINDINGS_SOURCE]
+    b_kinds = [x for x in kinds_l if x != FINDINGS_KIND]
+    if (include and not b_include) or (kinds_l and not b_kinds):
+        b._check_query(query, k, mode)  # only findings asked for: still validate the query
+        out: list[SearchHit] = []
+    else:
+        hits = b.search(query, k=k, mode=mode, sources=b_include or None, exclude_sources=b_exclude or None,
+                        kinds=b_kinds or None, source_weights=weights or None)
+        out = [SearchHit.from_hit(h) for h in hits]
+    if use_findings:
+        out = _fuse_findings(b, query, k, mode, out, f_weight)
     filtered = bool(include or exclude or kinds_l or weights)
     return SearchResult(query=query.strip(), bundle=_bundle_label(b), mode=mode, hits=out,
                         next=_next_steps(query, out, filtered))
@@ -240,6 +342,8 @@ def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `
         id: a stable document id, "<source>:<key>".
         bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
     """
+    if isinstance(id, str) and id.strip().startswith("finding:"):
+        return _finding_document(id.strip())
     b = OPEN_BUNDLES.get(bundle)
     hit = b.get(id)
     return Document(id=hit.id, source=hit.source, kind=hit.kind, name=hit.name, title=hit.title,
