@@ -27,6 +27,7 @@ TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "mathlas.tools.directive": ("search_directive",),
     "mathlas.tools.oeis": ("identify_sequence",),
     "mathlas.tools.funsearch": ("funsearch",),
+    "mathlas.tools.findings": ("add_finding",),
 }
 
 
