@@ -57,27 +57,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Run one funsearch action; MathlasErrors propagate to ``mathlas.cli`` (or are handled below)."""
-    from mathlas.errors import MathlasError
+    """Run one funsearch action; MathlasErrors propagate to ``mathlas.cli.main`` (exit 2 / 1)."""
     from mathlas.tools.funsearch import funsearch
 
-    try:
-        source = None
-        if getattr(args, "program", None):
-            try:
-                source = sys.stdin.read() if args.program == "-" else open(args.program, encoding="utf-8").read()
-            except OSError as e:
-                raise UsageError(f"cannot read the program {args.program}: {e.strerror}") from None
-        params = dict(args.param) or None
-        result = funsearch(args.funsearch_action, args.problem, source, params,
-                           claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
-                           timeout_s=getattr(args, "timeout", 60.0))
-    except UsageError as e:
-        print(f"mathlas: {e}", file=sys.stderr)
-        return 2
-    except MathlasError as e:
-        print(f"mathlas: {e}", file=sys.stderr)
-        return 1
+    source = None
+    if getattr(args, "program", None):
+        try:
+            source = sys.stdin.read() if args.program == "-" else open(args.program, encoding="utf-8").read()
+        except OSError as e:
+            raise UsageError(f"cannot read the program {args.program}: {e.strerror}") from None
+    params = dict(args.param) or None
+    result = funsearch(args.funsearch_action, args.problem, source, params,
+                       claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
+                       timeout_s=getattr(args, "timeout", 60.0))
     if args.json:
         print(json.dumps(dataclasses.asdict(result), ensure_ascii=False, indent=1))
     else:

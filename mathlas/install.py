@@ -349,7 +349,18 @@ def _commit(staged: Path, target: Path, *, force: bool, quiet: bool) -> Path:
     if not force:
         raise InstallError(f"{target} already exists and holds a different bundle of the same name and "
                            "version; pass --force (force=True) to replace it")
-    aside = target.parent / f"{_OLD_PREFIX}{target.name}-{os.getpid()}"
+    replace_dir(staged, target, _OLD_PREFIX)
+    _talk(f"replaced {target.name} at {target}", quiet)
+    return target
+
+
+def replace_dir(staged: Path, target: Path, old_prefix: str = _OLD_PREFIX) -> None:
+    """Rename ``staged`` to ``target``, moving an existing ``target`` aside first and deleting it
+    after (processes that still map its files keep them: unlinked files live on while mapped)."""
+    if not target.exists():
+        os.rename(staged, target)
+        return
+    aside = target.parent / f"{old_prefix}{target.name}-{os.getpid()}"
     os.rename(target, aside)
     try:
         os.rename(staged, target)
@@ -357,8 +368,6 @@ def _commit(staged: Path, target: Path, *, force: bool, quiet: bool) -> Path:
         os.rename(aside, target)
         raise
     shutil.rmtree(aside, ignore_errors=True)
-    _talk(f"replaced {target.name} at {target}", quiet)
-    return target
 
 
 def _manifest_data(root: Path) -> Any:

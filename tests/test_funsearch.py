@@ -330,12 +330,9 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
     prog = tmp_path / "p.py"
     prog.write_text("def priority(el, n):\n    return -sum(el)\n")
     env = {**os.environ, "MATHLAS_DATA_DIR": str(data_dir)}
-    shim = ("import argparse, sys; from mathlas import cli_funsearch as c; p = argparse.ArgumentParser(); "
-            "s = p.add_subparsers(dest='command'); c.add_parser(s); sys.exit(c.run(p.parse_args(sys.argv[1:])))")
-
     def cli(*args):
-        return subprocess.run([sys.executable, "-c", shim, "funsearch", *args], capture_output=True, text=True,
-                              env=env, timeout=60)
+        return subprocess.run([sys.executable, "-m", "mathlas.cli", "funsearch", *args], capture_output=True,
+                              text=True, env=env, timeout=60)
 
     out = cli("evaluate", str(prog), "--param", "n=3", "--json")
     assert out.returncode == 0, out.stderr

@@ -100,7 +100,7 @@ _open: dict[str, tuple[tuple, "OeisIndex"]] = {}
 def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
     """The index of the OEIS files in ``data`` (default ``oeis_dir()``), built first if missing or
     stale. Shared by every call of this process; reopened when the files change."""
-    from mathlas.install import _OLD_PREFIX, _TMP_PREFIX, _install_lock, _talk
+    from mathlas.install import _TMP_PREFIX, _install_lock, _talk, replace_dir
 
     from . import index as ix
 
@@ -119,7 +119,7 @@ def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
                     staged = ix.staging_dir(home, _TMP_PREFIX)
                     try:
                         ix.build(data, staged, talk=lambda m: _talk(m, quiet))
-                        ix.replace_dir(staged, target, _OLD_PREFIX)
+                        replace_dir(staged, target)
                     finally:
                         if staged.exists():
                             import shutil

@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -378,22 +377,6 @@ def data_signature(data_dir: Path) -> tuple:
         except OSError:
             sig.append(None)
     return tuple(sig)
-
-
-def replace_dir(staged: Path, target: Path, old_prefix: str) -> None:
-    """Rename ``staged`` to ``target``, moving an existing ``target`` aside first (readers that
-    still map its files keep them: unlinked files live on while mapped)."""
-    if target.exists():
-        aside = target.parent / f"{old_prefix}{target.name}-{os.getpid()}"
-        os.rename(target, aside)
-        try:
-            os.rename(staged, target)
-        except OSError:
-            os.rename(aside, target)
-            raise
-        shutil.rmtree(aside, ignore_errors=True)
-    else:
-        os.rename(staged, target)
 
 
 def staging_dir(parent: Path, prefix: str) -> Path:
