@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 data problem (missing/corrupt bundle, failed install), 2 usa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -74,17 +75,17 @@ def print_hits(hits, out=sys.stdout) -> None:
 
 
 def cmd_search(args) -> int:
-    import mathlas
+    # the same function the MCP tool is, so the CLI also sees saved findings (mathlas findings add)
+    from mathlas.tools.search import search_existing_math
 
-    bundle = mathlas.open_bundle(args.bundle)
-    hits = bundle.search(args.query, k=args.k, mode=args.mode, sources=args.sources,
-                         exclude_sources=args.exclude, kinds=args.kinds)
+    source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
+    result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
+                                  source_filter=source_filter if args.sources or args.exclude else None)
     if args.json:
-        json.dump({"query": args.query, "bundle": f"{bundle.name}-{bundle.version}",
-                   "mode": args.mode, "hits": [h.to_json() for h in hits]}, sys.stdout, ensure_ascii=False)
+        json.dump(dataclasses.asdict(result), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_hits(hits)
+        print_hits(result.hits)
     return 0
 
 
