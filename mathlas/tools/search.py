@@ -306,6 +306,9 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         kinds: only these kinds, e.g. ["theorem", "definition"].
         bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
     """
+    from mathlas.search import Bundle
+
+    Bundle._check_query(query, k, mode)  # bad input fails before a bundle is opened (or installed)
     include, exclude = _split_filter(source_filter)
     kinds_l = _names(kinds, "kinds")
     b = OPEN_BUNDLES.get(bundle)
