@@ -351,3 +351,45 @@ def test_a_stray_print_lands_on_stderr(tiny_bundle_dir):
         assert "NOISE-PRINT" in err and "NOISE-FD" in err
     finally:
         server.close()
+
+
+# ------------------------------------------------------------------------------ the rest of the toolbox
+
+TOOLBOX_CALLS = [
+    ("identify_sequence", {"terms": [1, 1, 2, 3, 5, 8]}, {"terms": []}, "data_available"),
+    ("applicability_checklist", {"statement": "Let $R$ be a local ring and $M$ a finite $R$-module. "
+                                              "If $\\mathfrak m M = M$ then $M = 0$."},
+     {"statement": "   "}, "preconditions"),
+    ("mapping_scaffold", {"problem": "Show that a finitely generated module M over a local ring with mM = M is zero.",
+                          "candidate": "Let $R$ be a local ring and $M$ a finite $R$-module. If $\\mathfrak m M = M$ then $M = 0$."},
+     {"problem": "", "candidate": "x"}, "questions"),
+    ("search_directive", {"problem": "finitely generated modules over Noetherian local rings"}, {"problem": ""},
+     "named_results"),
+    ("add_finding", {"statement": "Every group of order p^2 is abelian.", "source_url": "https://example.org/p2"},
+     {"statement": "x", "source_url": "not a url"}, "id"),
+    ("funsearch", {"action": "evaluate", "program": "def priority(el, n):\n    return 0\n", "params": {"n": 2}},
+     {"action": "delete"}, "evaluation"),
+]
+
+
+def test_every_registered_tool_is_listed(tool_list):
+    from mathlas.tools import available_tool_names
+
+    assert {t.name for t in tool_list} == set(available_tool_names())
+
+
+def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
+    """Each issue-4 tool answers a good call with structured content and a bad one with a tool error.
+    Its own server and data dir: add_finding writes a store that must not leak into other tests."""
+    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_DATA_DIR=str(tmp_path)))
+    try:
+        names = {t.name for t in server.run(server.session.list_tools()).tools}
+        assert {t for t, *_ in TOOLBOX_CALLS} <= names
+        for tool, good, bad, key in TOOLBOX_CALLS:
+            assert key in ok(server.call(tool, **good)), tool
+            assert error_text(server.call(tool, **bad)), tool
+        hits = ok(server.call("search_existing_math", query="group of order p^2 is abelian", k=5))["hits"]
+        assert any(h["id"].startswith("finding:") for h in hits)  # the finding is searchable at once
+        assert not server.stream_errors and "Traceback" not in server.stderr()
+    finally:
+        server.close()
