@@ -90,11 +90,11 @@ def cmd_search(args) -> int:
 
 
 def cmd_show(args) -> int:
-    import mathlas
+    from mathlas.tools.search import get_by_id  # the MCP tool: also resolves finding: ids
 
-    hit = mathlas.open_bundle(args.bundle).get(args.id)
+    hit = get_by_id(args.id, bundle=args.bundle)
     if args.json:
-        json.dump(hit.to_full_json(), sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(dataclasses.asdict(hit), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
     print(f"{hit.id}  {hit.name}")
