@@ -30,9 +30,3 @@ class Hit:
         """The compact shape of ``--json`` search output."""
         d = asdict(self)
         return {k: d[k] for k in JSON_KEYS}
-
-    def to_full_json(self) -> dict[str, Any]:
-        """Every field, for ``show`` / ``get_by_id``."""
-        d = asdict(self)
-        extra = d.pop("extra")
-        return {**d, **extra}
