@@ -20,6 +20,7 @@ READERS = {
     "napkin": "mathlas_build.sources.napkin",
     "proofnet": "mathlas_build.sources.proofnet",
     "generic": "mathlas_build.sources.generic",
+    "lean": "mathlas_build.sources.lean",
 }
 
 
