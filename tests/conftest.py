@@ -76,6 +76,14 @@ def by_id(docs, what: str) -> dict:
     return {d.id: d for d in docs}
 
 
+def corpus(name: str) -> Path:
+    """A corpus folder under shared/corpora, or skip the test saying where it was looked for."""
+    root = CORPORA / name
+    if not root.is_dir():
+        pytest.skip(f"corpus {name!r} not found at {root} (set MATHLAS_CORPORA to shared/corpora)")
+    return root
+
+
 def need_corpora() -> None:
     if not CORPORA.is_dir():
         pytest.skip(f"corpora not found at {CORPORA} (set MATHLAS_CORPORA)")

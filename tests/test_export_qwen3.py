@@ -17,18 +17,10 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 
 from mathlas.encoder import Encoder  # noqa: E402
-from mathlas_build import export_qwen3 as eq  # noqa: E402  (conftest puts build/ on the path)
+from mathlas_build import export_encoder as ee  # noqa: E402  (conftest puts build/ on the path)
+from mathlas_build import export_qwen3 as eq  # noqa: E402
 
-SENTENCES = [
-    "the derivative of sin x is cos x",
-    "every finite group of prime order is cyclic",
-    "the integral of x squared from zero to one is one third",
-    "a continuous function on a compact set attains its maximum",
-    "prime numbers are infinite",
-    "eigenvalues of a symmetric matrix are real",
-    "the sum of the angles of a triangle",
-    "cauchy sequences converge in complete metric spaces",
-]
+SENTENCES = ee.MATH_SENTENCES[:8]
 
 
 def _tiny_checkpoint(root: Path, eot_post_processor: bool) -> Path:

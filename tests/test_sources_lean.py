@@ -2,27 +2,19 @@
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
+from conftest import EVAL as EVAL_DIR
+from conftest import corpus
 from mathlas_build.sources import lean, reader
 
-CORPORA = Path(os.environ.get("MATHLAS_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"))
-EVAL = CORPORA.parent / "eval" / "formal-dev.jsonl"
-
-
-def _corpus(name: str) -> Path:
-    root = CORPORA / name
-    if not root.is_dir():
-        pytest.skip(f"corpus {name!r} not found at {root} (set MATHLAS_CORPORA to shared/corpora)")
-    return root
+EVAL = EVAL_DIR / "formal-dev.jsonl"
 
 
 def _read(files: list[str], root: str = "mathlib4") -> dict:
-    return {d.id: d for d in lean.read(_corpus(root), files=files)}
+    return {d.id: d for d in lean.read(corpus(root), files=files)}
 
 
 def test_registered():
@@ -35,7 +27,7 @@ def test_nat_prime_defs():
     assert d.kind == "theorem" and d.source == "lean"
     assert d.title == d.extra["module"] == "Mathlib.Data.Nat.Prime.Defs"
     assert d.file == "Mathlib/Data/Nat/Prime/Defs.lean"
-    line = (_corpus("mathlib4") / d.file).read_text().splitlines()[d.line - 1]
+    line = (corpus("mathlib4") / d.file).read_text().splitlines()[d.line - 1]
     assert "Prime.two_le" in line
     assert d.link == ("https://github.com/leanprover-community/mathlib4/blob/"
                       f"8f9d9cff6bd728b17a24e163c9402775d9e6a365/{d.file}#L{d.line}")
@@ -111,7 +103,7 @@ def test_real_protected_and_batteries():
     docs = _read(["Mathlib/Data/Nat/Find.lean"])
     assert any("protected" in d.extra["modifiers"] for d in docs.values())
     assert docs["lean:Nat.find_spec"].extra["modifiers"] == "protected"
-    root = _corpus("lean4-batteries")
+    root = corpus("lean4-batteries")
     files = sorted(p.relative_to(root).as_posix() for p in (root / "Batteries").rglob("*.lean"))[:20]
     bdocs = list(lean.read(root, files=files))
     assert bdocs and all(d.link.startswith(
@@ -126,7 +118,7 @@ def test_full_corpus_resolves_formal_dev_targets():
     if not EVAL.is_file():
         pytest.skip("formal-dev.jsonl not found")
     t = time.time()
-    ids = {d.id for d in lean.read(_corpus("mathlib4"))}
+    ids = {d.id for d in lean.read(corpus("mathlib4"))}
     elapsed = time.time() - t
     targets = [t for line in EVAL.open() if line.strip() for t in json.loads(line)["targets"]
                if t.startswith("lean:")]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -10,32 +9,25 @@ import pytest
 
 from mathlas_build.document import Document
 from mathlas_build.sources import generic, napkin, openlogic, proofnet, reader
-from conftest import by_id
+from conftest import CORPORA, EVAL as EVAL_DIR
+from conftest import by_id, corpus
 
-CORPORA = Path(os.environ.get("MATHLAS_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"))
-EVAL = CORPORA.parent / "eval" / "informal-dev.jsonl"
-
-
-def _corpus(name: str) -> Path:
-    root = CORPORA / name
-    if not root.is_dir():
-        pytest.skip(f"corpus {name!r} not found at {root} (set MATHLAS_CORPORA to shared/corpora)")
-    return root
+EVAL = EVAL_DIR / "informal-dev.jsonl"
 
 
 @pytest.fixture(scope="module")
 def ol_docs() -> dict[str, Document]:
-    return by_id(list(openlogic.read(_corpus("open-logic"))), "Open Logic")
+    return by_id(list(openlogic.read(corpus("open-logic"))), "Open Logic")
 
 
 @pytest.fixture(scope="module")
 def napkin_docs() -> dict[str, Document]:
-    return by_id(list(napkin.read(_corpus("napkin"))), "Napkin")
+    return by_id(list(napkin.read(corpus("napkin"))), "Napkin")
 
 
 @pytest.fixture(scope="module")
 def pn_docs() -> dict[str, Document]:
-    return by_id(list(proofnet.read(_corpus("proofnet"))), "ProofNet")
+    return by_id(list(proofnet.read(corpus("proofnet"))), "ProofNet")
 
 
 def _eval_targets(prefix: str) -> list[str]:
