@@ -1,7 +1,7 @@
 """Benchmark the OEIS index on a synthetic stripped.gz / names.gz of realistic size.
 
     python scripts/bench_oeis.py                      # 380,000 sequences, mean 40 terms
-    python scripts/bench_oeis.py --rows 50000 --dir /tmp/oeis-bench
+    python scripts/bench_oeis.py --rows 50000 --dir DIR
 
 Writes the files in the official formats (sequences of several growth kinds: bounded noise,
 polynomials, exponentials reaching 40+ digits, alternating signs; lengths clipped so each
@@ -19,9 +19,9 @@ import json
 import os
 import random
 import resource
-import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,7 +95,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=380_000)
     ap.add_argument("--mean-terms", type=int, default=40)
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/mathlas-oeis-bench"))
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "mathlas-oeis-bench")
     ap.add_argument("--oeis-dir", type=Path, help="benchmark these (real) files instead of synthetic ones")
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
