@@ -6,9 +6,12 @@ corpora, the real int8 MiniLM encoder that ships inside the default bundle, tant
 """
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -87,6 +90,26 @@ def corpus(name: str) -> Path:
 def need_corpora() -> None:
     if not CORPORA.is_dir():
         pytest.skip(f"corpora not found at {CORPORA} (set MATHLAS_CORPORA)")
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """(directory, base URL) of a real HTTP server on the loopback interface."""
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,7 @@ directory (``MATHLAS_ARTIFACTS``); the HTTP tests talk to a real loopback server
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
-import http.server
 import io
 import json
 import multiprocessing
@@ -16,7 +14,6 @@ import os
 import random
 import shutil
 import tarfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -101,26 +98,6 @@ def release(tmp_path) -> tuple[Path, Path]:
     src = make_bundle(tmp_path / "src")
     archive, _ = pack(src, tmp_path / "dist")
     return archive, src
-
-
-@pytest.fixture
-def http_root(tmp_path):
-    """(directory, base URL) of a real HTTP server on the loopback interface."""
-    root = tmp_path / "www"
-    root.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ------------------------------------------------------------------------------------------ pack

@@ -9,14 +9,11 @@ loopback.
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -309,27 +306,10 @@ def test_module_is_light_at_import():
 
 # ------------------------------------------------------------------------------ pull
 
-@pytest.fixture()
-def served(tmp_path):
-    """An http.server on loopback serving ``tmp_path/www``; yields (directory, base URL)."""
-    www = tmp_path / "www"
-    www.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield www, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_pull_installs_and_indexes(served, tmp_path, monkeypatch):
+def test_pull_installs_and_indexes(http_root, tmp_path, monkeypatch):
     from mathlas.tools.oeis.pull import pull
 
-    www, base = served
+    www, base = http_root
     write_oeis(www)
     dest = tmp_path / "installed"
     monkeypatch.setenv("MATHLAS_OEIS_DIR", str(dest))
@@ -375,10 +355,10 @@ def _missing(www: Path) -> None:
 
 @pytest.mark.parametrize("damage", [_truncated, _garbage, _flipped_crc, _unordered, _no_header, _not_integers,
                                     _missing])
-def test_pull_of_a_bad_download_installs_nothing(served, tmp_path, damage):
+def test_pull_of_a_bad_download_installs_nothing(http_root, tmp_path, damage):
     from mathlas.tools.oeis.pull import pull
 
-    www, base = served
+    www, base = http_root
     write_oeis(www)
     damage(www)
     dest = tmp_path / "installed"
@@ -388,10 +368,10 @@ def test_pull_of_a_bad_download_installs_nothing(served, tmp_path, damage):
     assert sorted(p.name for p in dest.iterdir()) == [".install.lock"]
 
 
-def test_failed_pull_keeps_the_installed_files(served, tmp_path, monkeypatch):
+def test_failed_pull_keeps_the_installed_files(http_root, tmp_path, monkeypatch):
     from mathlas.tools.oeis.pull import pull
 
-    www, base = served
+    www, base = http_root
     dest = write_oeis(tmp_path / "installed")
     monkeypatch.setenv("MATHLAS_OEIS_DIR", str(dest))
     before = (dest / "stripped.gz").read_bytes()
@@ -437,8 +417,8 @@ def test_cli_sequence_without_data(tmp_path, monkeypatch, capsys):
     assert "mathlas data pull oeis" in capsys.readouterr().err
 
 
-def test_cli_data_pull(served, tmp_path, monkeypatch, capsys):
-    www, base = served
+def test_cli_data_pull(http_root, tmp_path, monkeypatch, capsys):
+    www, base = http_root
     write_oeis(www)
     dest = tmp_path / "via-cli"
     monkeypatch.setenv("MATHLAS_OEIS_DIR", str(dest))
