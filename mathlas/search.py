@@ -74,6 +74,11 @@ class Bundle:
     def __len__(self) -> int:
         return self.manifest.count
 
+    @property
+    def fusion(self) -> dict:
+        """The RRF defaults: the manifest's measured ``fusion`` block over ``DEFAULT_FUSION``."""
+        return {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
+
     def __repr__(self) -> str:
         return f"<Bundle {self.name}-{self.version}: {len(self)} documents at {self.root}>"
 
@@ -194,7 +199,7 @@ class Bundle:
         weights = self._key_weights(source_weights)
         depth = min(max(k, FUSION_DEPTH), MAX_K) if mode == "hybrid" or weights is not None else k
         rankings = self.channel_rankings(query, depth, filters, mode, pool)
-        fusion = {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
+        fusion = self.fusion
         fused = rrf(rankings, k, k_rrf=float(fusion["k_rrf"] if k_rrf is None else k_rrf),
                     channel_weights=dict(fusion["weights"] if channel_weights is None else channel_weights),
                     key_weights=weights)

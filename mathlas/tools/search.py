@@ -232,13 +232,14 @@ def _findings_ranking(store, b: "Bundle", query: str, depth: int, mode: str) -> 
             lists.append([f for f, _ in store.dense_ranking(q, vec[2], depth)])
     if len(lists) == 1:
         return lists[0]
-    scores: dict[str, float] = {}
-    by_id = {}
-    for lst in lists:
-        for r, f in enumerate(lst, 1):
-            scores[f.id] = scores.get(f.id, 0.0) + 1.0 / (K_RRF + r)
-            by_id[f.id] = f
-    return [by_id[i] for i in sorted(scores, key=lambda i: (-scores[i], i))][:depth]
+    from mathlas.fusion import Ranking, rrf
+
+    # keys = positions in id order, so RRF's final tie-break (key) is the finding id
+    by_id = {f.id: f for lst in lists for f in lst}
+    ids = sorted(by_id)
+    key = {i: n for n, i in enumerate(ids)}
+    fused = rrf({str(c): Ranking.of([key[f.id] for f in lst]) for c, lst in enumerate(lists)}, depth, k_rrf=K_RRF)
+    return [by_id[ids[x.key]] for x in fused]
 
 
 def _fuse_findings(b: "Bundle", query: str, k: int, mode: str, hits: list[SearchHit],
@@ -248,7 +249,6 @@ def _fuse_findings(b: "Bundle", query: str, k: int, mode: str, hits: list[Search
     With no findings (or none matching) the bundle's hits come back untouched."""
     import numpy as np
 
-    from mathlas.bundle import DEFAULT_FUSION
     from mathlas.findings import open_store
     from mathlas.fusion import Ranking, rrf
 
@@ -259,7 +259,7 @@ def _fuse_findings(b: "Bundle", query: str, k: int, mode: str, hits: list[Search
     if not found:
         return hits
     n = len(hits)
-    k_rrf = float({**DEFAULT_FUSION, **(b.manifest.fusion or {})}["k_rrf"])
+    k_rrf = float(b.fusion["k_rrf"])
     key_weights = np.ones(n + len(found))
     key_weights[n:] = weight
     fused = rrf({"bundle": Ranking.of(np.arange(n)), FINDINGS_SOURCE: Ranking.of(np.arange(n, n + len(found)))},
