@@ -50,9 +50,9 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
     from mathlas_build.writer import write_bundle
 
     if recipe.encoder_sha256:
-        import json
+        from mathlas.encoder import EncoderConfig
 
-        model_file = json.loads((recipe.encoder / "encoder.json").read_text()).get("model_file", "model.onnx")
+        model_file = EncoderConfig.load(recipe.encoder / "encoder.json").model_file
         got = sha256_file(recipe.encoder / model_file)
         if got != recipe.encoder_sha256:
             raise RecipeError(f"encoder model {recipe.encoder / model_file} has sha256 {got}, "
