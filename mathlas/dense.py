@@ -30,10 +30,25 @@ def default_pool(k: int) -> int:
     return max(MIN_POOL, 4 * k)
 
 
+def usearch_index_class():
+    """usearch's ``Index`` class, imported safely.
+
+    Importing onnxruntime *after* usearch (2.26, with its numkong kernels) crashes the
+    interpreter with a segmentation fault on Linux x86-64, so onnxruntime, when installed, is
+    loaded first. Every usearch import in mathlas and its build pipeline goes through here.
+    """
+    try:
+        import onnxruntime  # noqa: F401  (load order matters; see above)
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
 class DenseChannel:
     def __init__(self, root: Path, count: int, dims: int):
-        from usearch.index import Index
-
+        Index = usearch_index_class()
         root = Path(root)
         path = root / BINARY_INDEX
         index = Index.restore(str(path), view=True) if path.is_file() else None

@@ -233,3 +233,13 @@ def test_missing_and_corrupted_files(tiny_bundle_dir, tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(BundleCorruptError, match="binary.usearch has 100 bytes"):
         mathlas.open_bundle(t)
+
+
+def test_dense_channel_loads_usearch_without_crashing_a_later_onnxruntime_import():
+    # usearch 2.26 first, onnxruntime second segfaults the interpreter; the channel guards it.
+    import subprocess
+    import sys
+
+    code = "from mathlas.dense import usearch_index_class; usearch_index_class(); import onnxruntime; print('alive')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-2000:]

@@ -78,8 +78,9 @@ def quantize_i8(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, expansion_add: int = 128) -> dict:
-    from usearch.index import Index
+    from mathlas.dense import usearch_index_class
 
+    Index = usearch_index_class()
     (root / "vectors").mkdir(parents=True, exist_ok=True)
     n, dims = vectors.shape
     center = vectors.mean(axis=0).astype(np.float32) if n else np.zeros(dims, np.float32)
