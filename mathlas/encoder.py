@@ -182,6 +182,15 @@ class Encoder:
         return self._pool(hidden, mask)
 
     def _forward(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        feeds, mask = self.batch_inputs(batch)
+        try:
+            (hidden,) = self._session.run([self.config.output], feeds)
+        except Exception as e:
+            raise EncoderError(f"encoder failed on a batch of {len(batch)}: {e}") from None
+        return hidden.astype(np.float32, copy=False), mask
+
+    def batch_inputs(self, batch: list[list[int]]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The graph's input arrays for token-id lists (padded as configured), and the attention mask."""
         self._load()
         cfg = self.config
         n, width = len(batch), max(len(b) for b in batch)
@@ -199,12 +208,7 @@ class Encoder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         if "position_ids" in cfg.inputs:
             feeds["position_ids"] = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
-        feeds = {k: v for k, v in feeds.items() if k in cfg.inputs}
-        try:
-            (hidden,) = self._session.run([cfg.output], feeds)
-        except Exception as e:
-            raise EncoderError(f"encoder failed on a batch of {n}: {e}") from None
-        return hidden.astype(np.float32, copy=False), mask
+        return {k: v for k, v in feeds.items() if k in cfg.inputs}, mask
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         cfg = self.config
