@@ -1,23 +1,129 @@
-"""Search filters, resolved once per query and applied inside every channel before its top-k cut."""
+"""Search filters, resolved once per query and applied inside every channel before its top-k cut.
+
+Two kinds of filter:
+
+* **source / kind** (every bundle): the lexical channel expresses them as tantivy term filters;
+* **paper** (bundles with the paper columns of ``mathlas.bundle.PAPER_COLUMNS``, e.g. one built
+  from the TheoremSearch dataset): authors, arXiv categories, year range, citation range,
+  journal-published. The BM25 index holds no paper fields, so these exist only as the mask.
+
+``Filters.allowed`` is the boolean mask over document keys that says it all (None: everything
+allowed). The dense channel uses it directly; the lexical channel uses its term filters and, when a
+paper filter is present, the mask too (``LexicalChannel`` keeps its top-k exact either way).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
 
 import numpy as np
+
+from mathlas.errors import UsageError
+
+
+@dataclass(frozen=True)
+class PaperFilter:
+    """Paper-metadata filter; every set field must hold (AND), values inside a field are alternatives (OR).
+
+    ``authors``: a document passes when one of its authors matches one of these names: case- and
+    accent-insensitive, whole words ("tao" matches "Terence Tao", not "Taormina").
+    ``categories``: arXiv categories; ``math.AG`` matches exactly, an archive without a dot
+    (``math``) matches all of its categories (``math.AG``, ``math.NT``...).
+    ``year_min`` / ``year_max``, ``citations_min`` / ``citations_max``: inclusive bounds; a document
+    whose year (citation count) is unknown fails any bound on it.
+    ``journal_published``: True keeps papers with a journal reference, False those without.
+    """
+
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    year_min: int | None = None
+    year_max: int | None = None
+    citations_min: int | None = None
+    citations_max: int | None = None
+    journal_published: bool | None = None
+
+    @classmethod
+    def parse(cls, value: "PaperFilter | Mapping[str, Any] | None") -> "PaperFilter | None":
+        """Validate a user's filter (a mapping with this class's field names); None when it sets nothing."""
+        if value is None or isinstance(value, PaperFilter):
+            return value if value is None or value.active else None
+        if not isinstance(value, Mapping):
+            raise UsageError('paper_filter must be an object like {"authors": ["Serre"], "year_min": 1990}')
+        known = [f.name for f in fields(cls)]
+        extra = sorted(set(value) - set(known))
+        if extra:
+            raise UsageError(f"paper_filter has no key {', '.join(map(repr, extra))}; it takes {', '.join(known)}")
+        args: dict[str, Any] = {}
+        for key in ("authors", "categories"):
+            items = value.get(key)
+            if items is None:
+                continue
+            if isinstance(items, str):
+                items = [items]
+            if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) and s.strip() for s in items):
+                raise UsageError(f"paper_filter.{key} must be a list of non-empty strings, got {items!r}")
+            args[key] = tuple(dict.fromkeys(s.strip() for s in items))
+        for key in ("year_min", "year_max", "citations_min", "citations_max"):
+            v = value.get(key)
+            if v is None:
+                continue
+            if isinstance(v, float) and math.isfinite(v) and v == int(v):
+                v = int(v)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise UsageError(f"paper_filter.{key} must be an integer, got {v!r}")
+            args[key] = v
+        for lo, hi in (("year_min", "year_max"), ("citations_min", "citations_max")):
+            if lo in args and hi in args and args[lo] > args[hi]:
+                raise UsageError(f"paper_filter: {lo} ({args[lo]}) is greater than {hi} ({args[hi]})")
+        jp = value.get("journal_published")
+        if jp is not None:
+            if not isinstance(jp, bool):
+                raise UsageError(f"paper_filter.journal_published must be true or false, got {jp!r}")
+            args["journal_published"] = jp
+        pf = cls(**args)
+        return pf if pf.active else None
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(self, f.name) not in ((), None) for f in fields(self))
+
+    def columns(self) -> list[str]:
+        """The metadata columns this filter reads."""
+        need = []
+        if self.authors:
+            need.append("authors")
+        if self.categories:
+            need.append("categories")
+        if self.year_min is not None or self.year_max is not None:
+            need.append("year")
+        if self.citations_min is not None or self.citations_max is not None:
+            need.append("citations")
+        if self.journal_published is not None:
+            need.append("journal_ref")
+        return need
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: list(v) if isinstance(v, tuple) else v
+                for f in fields(self) if (v := getattr(self, f.name)) not in ((), None)}
 
 
 @dataclass(frozen=True)
 class Filters:
     """``allowed`` is a boolean mask over document keys (None: everything allowed).
 
-    The lexical channel uses the source/kind sets as tantivy term filters; the dense channel uses
-    the mask. Both describe the same set of documents.
+    The lexical channel uses the source/kind sets as tantivy term filters, and the mask when
+    ``paper`` is set (the mask then says more than the term filters); the dense channel uses the
+    mask. Both describe the same set of documents.
     """
 
     include_sources: tuple[str, ...] = ()
     exclude_sources: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     allowed: np.ndarray | None = None
+    paper: PaperFilter | None = None
 
     @property
     def active(self) -> bool:
@@ -25,3 +131,125 @@ class Filters:
 
     def allowed_count(self) -> int | None:
         return None if self.allowed is None else int(self.allowed.sum())
+
+
+# ------------------------------------------------------------------------------ paper masks
+
+def fold(text: str) -> str:
+    """Lower-case, accents dropped, whitespace collapsed: how author names are compared."""
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
+
+
+def _word_pattern(name: str) -> str:
+    """An RE2 pattern matching ``name`` (already folded) as whole words, any spacing between them.
+
+    An initial ("t." or "t") matches any name with that first letter, so "T. Tao" finds "Terence Tao".
+    """
+    parts = []
+    for w in name.split():
+        if re.fullmatch(r"\w\.?", w):
+            parts.append(re.escape(w[0]) + r"[\w-]*\.?")
+        else:
+            parts.append(re.sub(r"([^\w\s])", r"\\\1", w))
+    return r"(?:^|\W)" + r"\s*".join(parts) + r"(?:$|\W)"
+
+
+class PaperColumns:
+    """The paper columns of a bundle's metadata table, prepared once for fast masks.
+
+    List columns are flattened with their row index (so one vectorised pass matches every author
+    of every document); numeric columns become float arrays with NaN for unknown.
+    """
+
+    def __init__(self, table, bundle_name: str = "bundle"):
+        self.table = table
+        self.n = table.num_rows
+        self.bundle_name = bundle_name
+        self._cache: dict[str, Any] = {}
+
+    def require(self, columns: list[str]) -> None:
+        missing = [c for c in columns if c not in self.table.column_names]
+        if missing:
+            raise UsageError(
+                f"bundle {self.bundle_name} has no paper metadata ({', '.join(missing)}): paper filters work on "
+                f"bundles built from paper sources such as the TheoremSearch dataset (docs/papers.md)")
+
+    def _flat(self, column: str, folded: bool):
+        """(values, row index) of a list<string> column (a string column counts as one value per row)."""
+        key = f"flat:{column}:{folded}"
+        if key not in self._cache:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            col = self.table.column(column).combine_chunks()
+            if column == "categories" and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                col = pc.utf8_split_whitespace(col)  # "math.AG math.NT"
+            if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+                values = pc.list_flatten(col)
+                rows = np.asarray(pc.list_parent_indices(col).to_numpy(zero_copy_only=False), dtype=np.int64)
+            else:  # one string per row ("A. Author and B. Author")
+                values, rows = col, np.arange(len(col), dtype=np.int64)
+            values = pc.fill_null(values.cast(pa.string()), "")
+            if folded:
+                values = pc.utf8_normalize(pc.utf8_lower(values), "NFKD")
+                values = pc.replace_substring_regex(values, r"\p{Mn}", "")
+                values = pc.replace_substring_regex(values, r"\s+", " ")
+            self._cache[key] = (values, rows)
+        return self._cache[key]
+
+    def _numbers(self, column: str) -> np.ndarray:
+        key = f"num:{column}"
+        if key not in self._cache:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            col = self.table.column(column).combine_chunks()
+            if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
+                raise UsageError(f"bundle {self.bundle_name}: column {column} is {col.type}, not a number")
+            self._cache[key] = pc.fill_null(col.cast(pa.float64()), float("nan")).to_numpy(zero_copy_only=False)
+        return self._cache[key]
+
+    def _rows_where(self, hit, rows: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[rows[np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)]] = True
+        return out
+
+    def mask(self, pf: PaperFilter) -> np.ndarray:
+        """The documents passing ``pf``."""
+        import pyarrow.compute as pc
+
+        self.require(pf.columns())
+        mask = np.ones(self.n, dtype=bool)
+        if pf.authors:
+            values, rows = self._flat("authors", folded=True)
+            pattern = "|".join(_word_pattern(fold(a)) for a in pf.authors)
+            mask &= self._rows_where(pc.match_substring_regex(values, pattern), rows)
+        if pf.categories:
+            values, rows = self._flat("categories", folded=False)
+            values = pc.utf8_lower(values)
+            hit = None
+            for c in pf.categories:
+                c = c.strip().lower()
+                one = pc.or_(pc.equal(values, c), pc.starts_with(values, c + "."))
+                hit = one if hit is None else pc.or_(hit, one)
+            mask &= self._rows_where(hit, rows)
+        for column, lo, hi in (("year", pf.year_min, pf.year_max), ("citations", pf.citations_min, pf.citations_max)):
+            if lo is None and hi is None:
+                continue
+            x = self._numbers(column)
+            with np.errstate(invalid="ignore"):
+                ok = ~np.isnan(x)
+                if lo is not None:
+                    ok &= x >= lo
+                if hi is not None:
+                    ok &= x <= hi
+            mask &= ok
+        if pf.journal_published is not None:
+            if "journal" not in self._cache:
+                col = self.table.column("journal_ref")
+                has = pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(col.cast("string"))), 0), False)
+                self._cache["journal"] = np.asarray(has.to_numpy(), dtype=bool)
+            has = self._cache["journal"]
+            mask &= has if pf.journal_published else ~has
+        return mask

@@ -72,3 +72,36 @@ def rrf(rankings: dict[str, Ranking], k: int, *, k_rrf: float = 10.0,
     order = np.lexsort((all_keys, best, -scores))[:k]
     return [Fused(int(all_keys[i]), float(scores[i]),
                   {n: (int(ranks[i, c]) or None) for c, n in enumerate(names)}) for i in order]
+
+
+# ------------------------------------------------------------------------------ document priors
+
+# How a prior's metadata column becomes a score bonus: ``log1`` = log(max(x, 1)) (citation counts,
+# so 0 and 1 citation add nothing), ``identity`` = x (a score already on the right scale, e.g.
+# PageRank). Unknown values (null, NaN) give 0 under every transform.
+PRIOR_TRANSFORMS = ("log1", "identity")
+
+
+def prior_values(raw: np.ndarray, transform: str) -> np.ndarray:
+    """``transform`` applied to a float array of column values (NaN for null) -> bonus per value."""
+    x = np.asarray(raw, dtype=np.float64)
+    known = np.isfinite(x)
+    if transform == "log1":
+        out = np.log(np.maximum(np.where(known, x, 1.0), 1.0))
+    elif transform == "identity":
+        out = np.where(known, x, 0.0)
+    else:
+        raise ValueError(f"unknown prior transform {transform!r}; known: {', '.join(PRIOR_TRANSFORMS)}")
+    return out
+
+
+def add_priors(fused: list[Fused], bonus: np.ndarray, k: int) -> list[Fused]:
+    """Add ``bonus[i]`` to ``fused[i].score``, re-sort (ties as in ``rrf``) and keep the top ``k``."""
+    if not fused:
+        return []
+    scores = np.array([f.score for f in fused], dtype=np.float64) + np.asarray(bonus, dtype=np.float64)
+    keys = np.array([f.key for f in fused], dtype=np.int64)
+    best = np.array([min((r for r in f.ranks.values() if r), default=np.iinfo(np.int64).max) for f in fused],
+                    dtype=np.int64)
+    order = np.lexsort((keys, best, -scores))[:k]
+    return [Fused(fused[i].key, float(scores[i]), fused[i].ranks) for i in order]

@@ -15,8 +15,8 @@ import numpy as np
 
 from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, META, Manifest
 from mathlas.errors import BundleCorruptError, UsageError
-from mathlas.filters import Filters
-from mathlas.fusion import Ranking, rrf
+from mathlas.filters import Filters, PaperColumns, PaperFilter
+from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf
 from mathlas.hit import Hit
 
 MODES = ("hybrid", "lexical", "dense")
@@ -45,6 +45,7 @@ class Bundle:
         self._dense = None
         self._encoder = None
         self._id_to_key: dict[str, int] | None = None
+        self._paper_columns: PaperColumns | None = None
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -78,6 +79,25 @@ class Bundle:
     def fusion(self) -> dict:
         """The RRF defaults: the manifest's measured ``fusion`` block over ``DEFAULT_FUSION``."""
         return {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
+
+    @property
+    def priors(self) -> dict[str, dict]:
+        """The document priors the manifest declares (``fusion.priors``): name -> column, transform, weight."""
+        declared = (self.manifest.fusion or {}).get("priors") or {}
+        out = {}
+        bad = f"bundle {self.root.name}: manifest fusion.priors"
+        if not isinstance(declared, dict):
+            raise BundleCorruptError(f"{bad} is not an object")
+        for name, spec in declared.items():
+            if not isinstance(spec, dict) or spec.get("column") not in self.table.column_names \
+                    or spec.get("transform", "identity") not in PRIOR_TRANSFORMS:
+                raise BundleCorruptError(f"{bad}[{name!r}] = {spec!r}: needs a metadata column and a transform "
+                                         f"({', '.join(PRIOR_TRANSFORMS)})")
+            w = spec.get("weight", 0.0)
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+                raise BundleCorruptError(f"{bad}[{name!r}]: weight {w!r} is not a number")
+            out[name] = {"column": spec["column"], "transform": spec.get("transform", "identity"), "weight": float(w)}
+        return out
 
     def __repr__(self) -> str:
         return f"<Bundle {self.name}-{self.version}: {len(self)} documents at {self.root}>"
@@ -126,19 +146,26 @@ class Bundle:
                              f"this bundle has: {', '.join(self.source_names)}")
         return names
 
+    @property
+    def paper_columns(self) -> PaperColumns:
+        """The paper metadata prepared for filter masks (made on the first paper filter)."""
+        return self._lazy("_paper_columns", lambda: PaperColumns(self.table, f"{self.name}-{self.version}"))
+
     def filters(self, sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
                 kinds: Iterable[str] | None = None,
-                source_weights: Mapping[str, float] | None = None) -> Filters:
+                source_weights: Mapping[str, float] | None = None,
+                paper_filter: PaperFilter | Mapping | None = None) -> Filters:
         """Resolve filter arguments (validated) into a ``Filters`` both channels apply."""
+        paper = PaperFilter.parse(paper_filter)
         include = self._check_sources(sources, "sources")
         exclude = set(self._check_sources(exclude_sources, "exclude_sources"))
         if source_weights:
             self._check_sources(source_weights, "source_weights")
             exclude |= {s for s, w in source_weights.items() if w == 0}
         kinds_t = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else (kinds or ())))
-        if not include and not exclude and not kinds_t:
+        if not include and not exclude and not kinds_t and paper is None:
             return Filters()
-        allowed = np.ones(len(self), dtype=bool)
+        allowed = np.ones(len(self), dtype=bool) if paper is None else self.paper_columns.mask(paper)
         if include:
             allowed &= np.isin(self._source_codes, [self.source_names.index(s) for s in include])
         if exclude:
@@ -146,7 +173,7 @@ class Bundle:
             include = tuple(s for s in include if s not in exclude)
         if kinds_t:
             allowed &= np.isin(self._kinds, list(kinds_t))
-        return Filters(include, tuple(sorted(exclude)), kinds_t, allowed)
+        return Filters(include, tuple(sorted(exclude)), kinds_t, allowed, paper)
 
     def _key_weights(self, source_weights: Mapping[str, float] | None) -> np.ndarray | None:
         if not source_weights:
@@ -157,6 +184,40 @@ class Bundle:
                 raise UsageError(f"source weight for {s!r} must be a finite number >= 0, got {w!r}")
             per_source[self.source_names.index(s)] = w
         return per_source[self._source_codes]
+
+    def _prior_weights(self, priors: Mapping[str, float] | None) -> dict[str, float]:
+        """The active priors (weight != 0): the manifest's default weights, overridden by ``priors``."""
+        declared = self.priors
+        if priors is not None:
+            if not isinstance(priors, Mapping):
+                raise UsageError(f'priors must be a mapping like {{"citations": 0.002}}, got {priors!r}')
+            unknown = [n for n in priors if n not in declared]
+            if unknown:
+                known = ", ".join(sorted(declared)) or "none"
+                raise UsageError(f"unknown prior {', '.join(map(repr, unknown))}; bundle {self.name} declares: {known}")
+            for n, w in priors.items():
+                if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+                    raise UsageError(f"prior weight for {n!r} must be a finite number, got {w!r}")
+        weights = {n: spec["weight"] for n, spec in declared.items()}
+        weights.update({n: float(w) for n, w in (priors or {}).items()})
+        return {n: w for n, w in weights.items() if w != 0}
+
+    def prior_bonus(self, keys: np.ndarray, weights: Mapping[str, float]) -> np.ndarray:
+        """``sum_p weight_p * transform_p(column_p[key])`` for each key (reads only those rows)."""
+        import pyarrow as pa
+
+        keys = np.asarray(keys, dtype=np.int64)
+        bonus = np.zeros(len(keys), dtype=np.float64)
+        for name, w in weights.items():
+            spec = self.priors[name]
+            col = self.table.column(spec["column"]).take(pa.array(keys))
+            try:
+                raw = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise BundleCorruptError(f"bundle {self.root.name}: prior {name!r} column {spec['column']} "
+                                         f"is {col.type}, not a number") from None
+            bonus += w * prior_values(raw, spec["transform"])
+        return bonus
 
     @staticmethod
     def _check_query(query: str, k: int, mode: str) -> str:
@@ -184,7 +245,9 @@ class Bundle:
                sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
                kinds: Iterable[str] | None = None, source_weights: Mapping[str, float] | None = None,
                k_rrf: float | None = None, pool: int | None = None,
-               channel_weights: Mapping[str, float] | None = None) -> list[Hit]:
+               channel_weights: Mapping[str, float] | None = None,
+               paper_filter: PaperFilter | Mapping | None = None,
+               priors: Mapping[str, float] | None = None) -> list[Hit]:
         """Rank documents for ``query``.
 
         ``mode``: hybrid (RRF of both channels), lexical (BM25) or dense (encoder). ``sources`` /
@@ -193,20 +256,32 @@ class Bundle:
         binary candidates the dense channel rescores. ``k_rrf`` and ``channel_weights`` default to
         the bundle's measured ``fusion`` block (manifest). Queries longer than the encoder's
         ``max_tokens`` are truncated for the dense channel and to their first 256 words for BM25.
+
+        ``paper_filter`` (a ``PaperFilter`` or a mapping with its fields: authors, categories,
+        year_min/max, citations_min/max, journal_published) filters on paper metadata inside each
+        channel; a bundle without paper columns refuses it. ``priors`` sets the weight of document
+        priors the manifest declares (``fusion.priors``, e.g. ``{"citations": 0.002}``; 0 turns
+        one off): ``score + weight * transform(column)`` is added to the fused score (to the
+        channel's own score in lexical/dense mode) over a deeper candidate list, then re-cut to k.
         """
         query = self._check_query(query, k, mode)
-        filters = self.filters(sources, exclude_sources, kinds, source_weights)
+        prior_weights = self._prior_weights(priors)
+        filters = self.filters(sources, exclude_sources, kinds, source_weights, paper_filter)
         weights = self._key_weights(source_weights)
-        depth = min(max(k, FUSION_DEPTH), MAX_K) if mode == "hybrid" or weights is not None else k
+        deep = mode == "hybrid" or weights is not None or bool(prior_weights)
+        depth = min(max(k, FUSION_DEPTH), MAX_K) if deep else k
         rankings = self.channel_rankings(query, depth, filters, mode, pool)
         fusion = self.fusion
-        fused = rrf(rankings, k, k_rrf=float(fusion["k_rrf"] if k_rrf is None else k_rrf),
+        fused = rrf(rankings, depth if prior_weights else k,
+                    k_rrf=float(fusion["k_rrf"] if k_rrf is None else k_rrf),
                     channel_weights=dict(fusion["weights"] if channel_weights is None else channel_weights),
                     key_weights=weights)
         if mode != "hybrid":  # a single channel keeps its own scores
             (ranking,) = rankings.values()
             own = dict(zip(ranking.keys.tolist(), ranking.scores.tolist()))
-            return [self._hit(f.key, own[f.key], f.ranks) for f in fused]
+            fused = [Fused(f.key, own[f.key], f.ranks) for f in fused]
+        if prior_weights:
+            fused = add_priors(fused, self.prior_bonus(np.array([f.key for f in fused]), prior_weights), k)
         return [self._hit(f.key, f.score, f.ranks) for f in fused]
 
     # -- documents -----------------------------------------------------------------------
