@@ -55,12 +55,15 @@ FLOAT_SCALES = "vectors/float.scale.npy"
 VECTOR_CENTER = "vectors/center.npy"
 ENCODER_DIR = "encoder"
 ENCODER_CONFIG = "encoder/encoder.json"
+# Formal bundles: the reference graph as CSR adjacency (uses / used_by), see mathlas.graph.
+GRAPH = "graph/dependencies.npz"
 
 # Columns of meta/documents.parquet. Paper and formal fields are optional (present when known).
 META_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
 OPTIONAL_META_COLUMNS = (
     "paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref",
     "module", "signature", "docstring", "dependencies",
+    "pagerank", "stacks", "attributes", "generated", "generated_from", "derived_name",
 )
 
 # tantivy text fields of bm25/. Which of them a query searches, and with what boost, is the
@@ -129,6 +132,7 @@ class Manifest:
     recipe: dict[str, Any] = field(default_factory=dict)
     lexical: dict[str, Any] = field(default_factory=lambda: {"boosts": dict(DEFAULT_LEXICAL_BOOSTS)})
     fusion: dict[str, Any] = field(default_factory=dict)
+    graph: dict[str, Any] = field(default_factory=dict)  # formal bundles: {"edges", "prior", "damping"}
 
     def to_json(self) -> str:
         data = asdict(self)

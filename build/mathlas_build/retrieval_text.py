@@ -6,8 +6,13 @@ section it sits in. The most specific parts come first, because the encoder trun
 """
 from __future__ import annotations
 
+import re
+
+from mathlas.lean_symbols import symbol_words
 from mathlas_build.document import Document
 from mathlas_build.notation import notation_words
+
+_MODULE_WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|\.")
 
 
 def _sentence(s: str) -> str:
@@ -15,7 +20,32 @@ def _sentence(s: str) -> str:
     return s if not s or s[-1] in ".:;!?" else s + "."
 
 
+def module_words(module: str) -> str:
+    """``Mathlib.NumberTheory.Padics.PadicVal`` -> ``Number Theory Padics Padic Val``."""
+    return " ".join(w for w in _MODULE_WORD.split(module.removeprefix("Mathlib.")) if w)
+
+
+def lean_retrieval_text(doc: Document) -> str:
+    """A Lean declaration: qualified name and its words, docstring, signature with its notation as
+    Mathlib naming words, kind and the module as words (the encoder truncates from the end)."""
+    x = doc.extra
+    full = x.get("full_name") or doc.id.removeprefix("lean:")
+    parts = [_sentence(f"{full}: {doc.name}")]
+    if x.get("docstring"):
+        parts.append(_sentence(x["docstring"]))
+    sig = x.get("signature") or ""
+    if sig:
+        parts.append(_sentence(sig))
+        words = symbol_words(sig)
+        if words:
+            parts.append(_sentence("Notation: " + words))
+    parts.append(_sentence(f"{doc.kind.capitalize()} in {module_words(x.get('module') or doc.title)}"))
+    return " ".join(parts)
+
+
 def retrieval_text(doc: Document) -> str:
+    if doc.source == "lean":
+        return lean_retrieval_text(doc)
     parts = []
     head = doc.name.strip()
     if head:
@@ -38,4 +68,6 @@ def retrieval_text(doc: Document) -> str:
 
 def name_field(doc: Document) -> str:
     """The lexical ``name`` field: the statement's name and the words it defines."""
+    if doc.source == "lean":
+        return " ".join(filter(None, [doc.extra.get("full_name", ""), doc.name])).strip()
     return " ".join([doc.name, *doc.keywords]).strip()

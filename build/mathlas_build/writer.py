@@ -112,7 +112,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
                  lexical_boosts: dict[str, float] | None = None, fusion: dict | None = None,
-                 force: bool = False, quiet: bool = False) -> Path:
+                 lexical_symbols: str | None = None, force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``."""
     out = Path(out)
     if len(docs) != len(texts) or len(docs) != len(vectors):
@@ -126,6 +126,9 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
+        from mathlas_build.graph import attach_graph
+
+        graph = attach_graph(docs, tmp, quiet=quiet)  # before the metadata: it adds its columns
         _say(f"[write] metadata for {len(docs):,} documents", quiet)
         write_meta(docs, texts, tmp / fmt.META)
         _say("[write] BM25 index", quiet)
@@ -143,8 +146,9 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
-            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS)},
-            fusion={**fmt.DEFAULT_FUSION, **(fusion or {})})
+            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS),
+                     **({"symbols": lexical_symbols} if lexical_symbols else {})},
+            fusion={**fmt.DEFAULT_FUSION, **(fusion or {})}, graph=graph or {})
         fmt.write_manifest(tmp, manifest)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")

@@ -1,0 +1,140 @@
+"""Formal bundles from Lean projects: ``mathlas-build lean PATH`` (and ``mathlas index build-lean PATH``).
+
+A user's Lean project pins its own Mathlib; the bundle built here indexes exactly the sources on disk:
+the project's own folders and every package under ``.lake/packages`` (Mathlib, Batteries, ...). No
+Lean toolchain is needed (the reader parses the sources as text). The query encoder is the one that
+ships in the default bundle (all-MiniLM-L6-v2, int8), so the build needs nothing beyond the runtime
+dependencies; the repository's recipe ``build/recipes/mathlib.toml`` builds the same kind of bundle
+from the Mathlib + Batteries copies in the corpora with the fp32 document model.
+
+The formal retrieval settings live here, once: ``FORMAL_OPTIONS`` / ``FORMAL_FUSION`` (a test checks
+that the Mathlib recipe uses the same values). They are the measured best on
+``shared/eval/formal-dev.jsonl`` (docs/formal.md).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mathlas_build.recipe import Recipe, SourceSpec
+
+FORMAL_OPTIONS = {
+    "batch_size": 64,
+    "threads": 2,
+    "lexical_boosts": {"name": 2.0, "text": 1.0},
+    "lexical_symbols": "lean",
+}
+FORMAL_FUSION = {
+    "k_rrf": 10,
+    "weights": {"lexical": 1.0, "dense": 1.0},
+    "priors": {"pagerank": {"column": "pagerank", "transform": "log1", "weight": 0.0}},
+}
+DEFAULT_NAME = "mathlib"
+
+
+def project_roots(path: Path) -> list[Path]:
+    """The Lean source trees of a project: itself, then each package under ``.lake/packages``."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"Lean project not found at {path}")
+    roots = [path]
+    packages = path / ".lake" / "packages"
+    if packages.is_dir():
+        roots.extend(sorted(p for p in packages.iterdir() if p.is_dir()))
+    return roots
+
+
+def project_version(path: Path) -> str:
+    """A version for the bundle: the git commit of the project (or of its Mathlib package) if known,
+    else today's date, as ``0.<yyyymmdd>.0+<commit>`` so newer builds sort later."""
+    day = datetime.now(timezone.utc).strftime("%Y%m%d")
+    commit = ""
+    manifest = Path(path) / "lake-manifest.json"
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        for pkg in data.get("packages", []):
+            if pkg.get("name") == "mathlib" and pkg.get("rev"):
+                commit = pkg["rev"]
+    except (OSError, ValueError):
+        pass
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
+                                    text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            commit = ""
+    commit = commit[:8] if re.fullmatch(r"[0-9a-f]{7,40}", commit or "") else ""
+    return f"0.{day}.0" + (f"+{commit}" if commit else "")
+
+
+def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version: str | None = None,
+                document_model: str | None = None, dirs: list[str] | None = None) -> Recipe:
+    """An in-memory recipe for the Lean project at ``path`` (see the module docstring)."""
+    path = Path(path).resolve()
+    roots = project_roots(path)
+    options: dict = {"extra_roots": [str(r) for r in roots[1:]]} if len(roots) > 1 else {}
+    if dirs:
+        options["dirs"] = list(dirs)
+    version = version or project_version(path)
+    raw = {"name": name, "version": version,
+           "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
+           "encoder": {"path": str(encoder), **({"document_model": document_model} if document_model else {})},
+           "options": FORMAL_OPTIONS, "fusion": FORMAL_FUSION,
+           "sources": [{"reader": "lean", "path": str(path), "options": options}]}
+    return Recipe(name=name, version=version, description=raw["description"], encoder=Path(encoder),
+                  encoder_sha256=None, document_model=document_model,
+                  sources=[SourceSpec("lean", path, 0, options)], options=dict(FORMAL_OPTIONS), raw=raw,
+                  path=path / "<build-lean>")
+
+
+def default_encoder() -> Path:
+    """The query encoder of the installed default bundle (installed now if needed)."""
+    from mathlas.bundle import ENCODER_DIR
+    from mathlas.install import resolve_bundle
+
+    return resolve_bundle(None) / ENCODER_DIR
+
+
+def main_lean(args) -> int:
+    from mathlas_build.cli import build
+
+    encoder = Path(args.encoder) if args.encoder else default_encoder()
+    recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
+                         dirs=args.dirs.split(",") if args.dirs else None)
+    out = args.out or Path("work/bundles") / f"{recipe.name}-{recipe.version}"
+    path = build(recipe, out, threads=args.threads, cache_dir=None if args.no_cache else args.cache,
+                 force=args.force, quiet=args.quiet)
+    if args.install:
+        from mathlas.install import install
+
+        installed = install(path, quiet=args.quiet)
+        print(installed)
+    else:
+        print(path)
+    return 0
+
+
+def add_lean_parser(sub) -> None:
+    p = sub.add_parser("lean", help="build a formal bundle from a Lean project (its folders and .lake/packages)")
+    p.add_argument("path", type=Path, help="the Lean project (a folder with lakefile / lean sources)")
+    p.add_argument("--name", default=DEFAULT_NAME, help=f"bundle name (default {DEFAULT_NAME}: what the formal tools search)")
+    p.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
+    p.add_argument("--dirs", help="comma-separated top folders to read (default: every folder with .lean files)")
+    p.add_argument("--encoder", type=Path, help="encoder directory (default: the default bundle's query encoder)")
+    p.add_argument("--out", type=Path, help="bundle directory (default work/bundles/<name>-<version>)")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--cache", type=Path, default=Path("work/vector-store"), help="vector store for resumable embedding")
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--install", action="store_true", help="install the bundle into the mathlas data directory")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=main_lean)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print("use: mathlas-build lean PATH", file=sys.stderr)
+    sys.exit(2)

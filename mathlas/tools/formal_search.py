@@ -1,0 +1,284 @@
+"""Formal search tools: ``search_formal_math`` and ``get_dependencies`` over a Lean declaration bundle.
+
+The formal bundle (``--bundle mathlib`` by default, or any bundle built with ``mathlas index
+build-lean PATH``) holds one document per Lean declaration, id ``lean:<Fully.Qualified.Name>``, with
+the metadata columns ``module``, ``signature``, ``docstring``, ``dependencies``, ``pagerank`` and
+``stacks``, and the reference graph ``graph/dependencies.npz``. Search is the core hybrid search
+(BM25 over names split into words + docstring + signature, dense over the same text, RRF), with an
+optional PageRank prior from the reference graph. Where a declaration carries ``@[stacks TAG]`` its
+hit links to ``stacks:TAG``; ``stacks_to_lean`` gives the way back for the informal bundle's
+``get_by_id``.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from mathlas.errors import BundleNotFoundError, UsageError
+from mathlas.tools.search import OPEN_BUNDLES, NextStep
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mathlas.search import Bundle
+
+Mode = Literal["hybrid", "lexical", "dense"]
+Direction = Literal["uses", "used_by"]
+
+FORMAL_BUNDLE = "mathlib"      # the name of the formal bundle built from the Mathlib + Batteries corpora
+FORMAL_ENV = "MATHLAS_FORMAL_BUNDLE"
+PRIOR = "pagerank"
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 5000
+BUILD_HINT = ("build it with `mathlas index build-lean PATH --name mathlib` (PATH: your Lean project, e.g. a "
+              "Mathlib checkout) or, from a mathlas checkout, `mathlas-build build/recipes/mathlib.toml "
+              "--corpora ../shared/corpora --install`; see docs/formal.md")
+
+
+def formal_bundle_spec(bundle: str | None) -> str:
+    return bundle or os.environ.get(FORMAL_ENV) or FORMAL_BUNDLE
+
+
+def open_formal(bundle: str | None) -> "Bundle":
+    spec = formal_bundle_spec(bundle)
+    try:
+        b = OPEN_BUNDLES.get(spec)
+    except BundleNotFoundError as e:
+        raise BundleNotFoundError(f"{e}; the formal bundle is not shipped in the wheel: {BUILD_HINT}") from None
+    if "module" not in b.table.column_names:
+        raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; "
+                         f"pass bundle=<a formal bundle> or set ${FORMAL_ENV}")
+    return b
+
+
+# ------------------------------------------------------------------------------ results
+
+@dataclass
+class FormalHit:
+    """One Lean declaration. ``name`` is the fully qualified name; ``stacks`` the Stacks Project
+    ids its ``@[stacks TAG]`` attribute points to; ``generated`` says when the name is one Lean
+    generates (``to_additive``, ``field``, ``simps``...) rather than one written in the source."""
+
+    id: str
+    name: str
+    kind: str
+    module: str
+    signature: str
+    docstring: str
+    link: str
+    score: float
+    ranks: dict[str, int | None]
+    stacks: list[str] = field(default_factory=list)
+    generated: str = ""
+
+
+@dataclass
+class FormalSearchResult:
+    query: str
+    bundle: str
+    mode: str
+    prior_weight: float
+    hits: list[FormalHit]
+    next: list[NextStep] = field(default_factory=list)
+
+
+@dataclass
+class Dependency:
+    id: str
+    kind: str
+    module: str
+    signature: str
+    distance: int
+
+
+@dataclass
+class DependencyResult:
+    """Declarations ``id`` uses (or that use it), breadth first up to ``depth`` steps; ``total``
+    counts all of them, ``declarations`` holds the first ``limit``."""
+
+    id: str
+    direction: str
+    depth: int
+    bundle: str
+    total: int
+    declarations: list[Dependency]
+    truncated: bool
+
+
+# ------------------------------------------------------------------------------ helpers
+
+def _stacks_ids(value: Any) -> list[str]:
+    return [f"stacks:{t}" for t in str(value or "").split()]
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise UsageError(f"{what} must be a list of non-empty strings, got {value!r}")
+    return [v.strip() for v in value]
+
+
+_MODULE_CACHE: dict[tuple[int, tuple[str, ...]], "np.ndarray"] = {}
+_MODULE_LOCK = threading.Lock()
+
+
+def module_mask(b: "Bundle", prefixes: list[str]) -> "np.ndarray":
+    """Declarations whose module is one of ``prefixes`` or below one (``Mathlib.NumberTheory``
+    matches ``Mathlib.NumberTheory.Padics.PadicVal``)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    key = (id(b), tuple(sorted(prefixes)))
+    with _MODULE_LOCK:
+        if key in _MODULE_CACHE:
+            return _MODULE_CACHE[key]
+    col = b.table.column("module")
+    mask = np.zeros(len(b), dtype=bool)
+    for p in prefixes:
+        p = p.removesuffix(".")
+        hit = pc.or_(pc.equal(col, p), pc.starts_with(col, p + "."))
+        mask |= hit.to_numpy(zero_copy_only=False).astype(bool)
+    if not mask.any():
+        raise UsageError(f"no declaration in bundle {b.name} lies in module(s) {', '.join(prefixes)} "
+                         "(modules look like Mathlib.NumberTheory.Padics.PadicVal; a prefix selects a subtree)")
+    with _MODULE_LOCK:
+        if len(_MODULE_CACHE) > 64:
+            _MODULE_CACHE.clear()
+        _MODULE_CACHE[key] = mask
+    return mask
+
+
+def _formal_hit(h) -> FormalHit:
+    x = h.extra
+    return FormalHit(id=h.id, name=h.id.split(":", 1)[1], kind=h.kind, module=x.get("module") or h.title,
+                     signature=_short(x.get("signature") or ""), docstring=_short(x.get("docstring") or ""),
+                     link=h.link, score=h.score, ranks=dict(h.ranks), stacks=_stacks_ids(x.get("stacks")),
+                     generated=x.get("generated") or "")
+
+
+# ------------------------------------------------------------------------------ tools
+
+def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
+                       mode: Mode = "hybrid", prior_weight: float | None = None,
+                       bundle: str | None = None) -> FormalSearchResult:
+    """Search Lean 4 declarations (Mathlib, Batteries, or the Lean project a formal bundle was built
+    from) for the lemma, definition or structure you need: by name words ("prime two le"), a name
+    fragment ("two_le"), a description ("every nonconstant complex polynomial has a root") or
+    notation ("a * b ∈ I"). Each hit has the fully qualified name (id lean:<Name>), kind, module,
+    signature, docstring, a link to the source line, and Stacks Project ids where Mathlib tags them.
+
+    Args:
+        query: words, a name fragment or Lean notation.
+        k: number of hits, 1 to 1000.
+        modules: only declarations in these modules or below them, e.g. ["Mathlib.NumberTheory"].
+        kinds: only these kinds, e.g. ["theorem", "lemma"] or ["def", "structure", "class"].
+        mode: "hybrid" (default), "lexical" (BM25 over names, docstrings, signatures) or "dense".
+        prior_weight: weight of the dependency (PageRank) prior added to the fused score; default: the bundle's measured setting; 0 turns it off.
+        bundle: a formal bundle name, name-version or directory; default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
+    """
+    from mathlas.search import Bundle
+
+    Bundle._check_query(query, k, mode)
+    module_list = _strings(modules, "modules")
+    kinds_l = _strings(kinds, "kinds")
+    if prior_weight is not None and (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float))
+                                     or not prior_weight == prior_weight or abs(prior_weight) > 1e3):
+        raise UsageError(f"prior_weight must be a finite number, got {prior_weight!r}")
+    b = open_formal(bundle)
+    priors = None
+    weight = 0.0
+    if PRIOR in b.priors:
+        weight = b.priors[PRIOR]["weight"] if prior_weight is None else float(prior_weight)
+        priors = {PRIOR: weight}
+    elif prior_weight:
+        raise UsageError(f"bundle {b.name}-{b.version} declares no {PRIOR} prior")
+    mask = module_mask(b, module_list) if module_list else None
+    hits = b.search(query, k=k, mode=mode, kinds=kinds_l or None, mask=mask, priors=priors)
+    out = [_formal_hit(h) for h in hits]
+    steps = [NextStep("get_by_id", {"id": h.id, "bundle": formal_bundle_spec(bundle)},
+                      "signature, docstring, module, link and dependencies") for h in out[:2]]
+    if out:
+        steps.append(NextStep("get_dependencies", {"id": out[0].id, "direction": "uses"},
+                              "what the best hit is built on"))
+        from mathlas.tools import available_tool_names
+
+        if "verify_formal" in available_tool_names():
+            steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {out[0].name} ..."},
+                                  "check a proof that uses the hit with the Lean kernel"))
+    if not out and module_list:
+        steps.append(NextStep("search_formal_math", {"query": query}, "nothing in those modules: search everything"))
+    return FormalSearchResult(query=query, bundle=f"{b.name}-{b.version}", mode=mode, prior_weight=weight,
+                              hits=out, next=steps)
+
+
+def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, limit: int = DEFAULT_LIMIT,
+                     bundle: str | None = None) -> DependencyResult:
+    """The Lean declarations a declaration refers to in its statement and proof (direction "uses"),
+    or the declarations that refer to it ("used_by"), up to `depth` steps away, nearest first.
+    References are read from the source text without elaborating it: names reached only through
+    notation, tactics or dot notation on values may be missing.
+
+    Args:
+        id: a declaration id, e.g. "lean:Nat.Prime.two_le".
+        direction: "uses" (what it is built on) or "used_by" (what builds on it).
+        depth: 1 (direct references) to 5.
+        limit: at most this many declarations in the answer (1 to 5000); `total` counts them all.
+        bundle: a formal bundle; default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
+    """
+    from mathlas.graph import DIRECTIONS, graph_of
+
+    if not isinstance(id, str) or not id.strip():
+        raise UsageError("an id is required, e.g. lean:Nat.Prime.two_le")
+    if direction not in DIRECTIONS:
+        raise UsageError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    doc_id = id.strip()
+    if ":" not in doc_id:
+        doc_id = "lean:" + doc_id
+    b = open_formal(bundle)
+    g = graph_of(b)
+    walk = g.walk(b.key_of(doc_id), direction, depth)
+    cols = {c: b.table.column(c) for c in ("id", "kind", "module", "signature")}
+    deps = [Dependency(id=cols["id"][j].as_py(), kind=cols["kind"][j].as_py(),
+                       module=cols["module"][j].as_py() or "", signature=_short(cols["signature"][j].as_py() or "", 300),
+                       distance=dist) for j, dist in walk[:limit]]
+    return DependencyResult(id=doc_id, direction=direction, depth=depth, bundle=f"{b.name}-{b.version}",
+                            total=len(walk), declarations=deps, truncated=len(walk) > limit)
+
+
+# ------------------------------------------------------------------------------ the Stacks bridge
+
+_STACKS_MAP: dict[str, dict[str, list[str]]] = {}
+
+
+def stacks_to_lean(tag: str, bundle: str | None = None) -> list[str]:
+    """Ids of the declarations tagged ``@[stacks TAG]`` in the formal bundle, when one is installed
+    (an empty list otherwise: the informal side never builds or installs the formal bundle)."""
+    from mathlas.install import resolve_bundle
+
+    spec = formal_bundle_spec(bundle)
+    try:
+        root = str(resolve_bundle(spec, quiet=True))
+    except Exception:  # noqa: BLE001 - no formal bundle installed: no bridge
+        return []
+    table = _STACKS_MAP.get(root)
+    if table is None:
+        b = OPEN_BUNDLES.get(spec)
+        table = {}
+        if "stacks" in b.table.column_names:
+            for doc_id, tags in zip(b.table.column("id").to_pylist(), b.table.column("stacks").to_pylist()):
+                for t in str(tags or "").split():
+                    table.setdefault(t.upper(), []).append(doc_id)
+        _STACKS_MAP[root] = table
+    return list(table.get(tag.upper(), []))
