@@ -1,7 +1,8 @@
-"""``mathlas index``: list, inspect, verify, install and locate bundles.
+"""``mathlas index``: list, inspect, verify, install, choose and locate bundles.
 
 stdout carries the data (tables, ``--json``, paths); progress and notes go to stderr. Failures are
-raised as mathlas errors for the main CLI to report.
+raised as mathlas errors for the main CLI to report. Each subcommand is one ``add_parser`` block
+that names its handler (``set_defaults(index_run=...)``): adding one touches nothing else.
 """
 from __future__ import annotations
 
@@ -13,37 +14,57 @@ from pathlib import Path
 from typing import Any
 
 from mathlas import install as inst
-from mathlas.bundle import MANIFEST, Manifest, read_manifest, verify
+from mathlas.bundle import FORMAT_VERSION, MANIFEST, Manifest, read_manifest, verify
+from mathlas.errors import MathlasError
 
-_BUNDLE_HELP = "bundle name, name-version or directory (default: $MATHLAS_BUNDLE or the default bundle)"
+_BUNDLE_HELP = ("bundle name, name@version or directory (default: $MATHLAS_BUNDLE or the default bundle; "
+                "a bare name means the version chosen with `index use`, else the highest)")
+_CATALOG_HELP = "a remote release catalog (URL or path of a catalog.json) besides the shipped one ($MATHLAS_CATALOG)"
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``index`` command and its subcommands to the main CLI's subparsers."""
-    p = subparsers.add_parser("index", help="list, inspect, verify and install bundles",
+    p = subparsers.add_parser("index", help="list, inspect, verify, install and choose bundles",
                               description="Manage mathlas bundles (the search indexes).")
     sub = p.add_subparsers(dest="index_command", metavar="SUBCOMMAND", required=True)
 
-    s = sub.add_parser("list", help="installed bundles, and shipped ones not yet installed")
+    s = sub.add_parser("list", help="installed bundles (* = in use), shipped and catalog releases")
+    s.add_argument("--catalog", metavar="URL", help=_CATALOG_HELP + "; also list its releases")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(index_run=_cmd_list)
 
     s = sub.add_parser("info", help="what a bundle holds: sources, licenses, encoder, size")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
     s.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    s.set_defaults(index_run=_cmd_info)
 
     s = sub.add_parser("verify", help="recompute every file's sha256 against the manifest")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
+    s.set_defaults(index_run=_cmd_verify)
 
-    s = sub.add_parser("install", help="install a release archive (<name>-<version>.tar.zst)")
-    s.add_argument("source", metavar="PATH_OR_URL", help="local path, file://, http:// or https:// URL")
-    s.add_argument("--sha256", metavar="HEX", help="expected sha256 of the archive (else its .sha256 file)")
-    s.add_argument("--force", action="store_true", help="replace an installed bundle of the same name-version")
+    s = sub.add_parser("install", help="install a release: NAME[@VERSION] from a catalog, a URL or a path",
+                       description="Install a release. NAME[@VERSION] is looked up in the shipped catalog and "
+                                   "the remote one (--catalog, $MATHLAS_CATALOG); a URL or path names a "
+                                   "<name>-<version>.tar.zst whose .sha256 sits beside it. Downloads resume "
+                                   "after an interruption.")
+    s.add_argument("source", metavar="NAME[@VERSION]|URL|PATH",
+                   help="a catalog name, an http(s):// or file:// URL, or a local .tar.zst")
+    s.add_argument("--catalog", metavar="URL", help=_CATALOG_HELP)
+    s.add_argument("--sha256", metavar="HEX", help="expected sha256 of a URL or path (else its .sha256 file)")
+    s.add_argument("--force", action="store_true", help="replace an installed bundle of the same name@version")
+    s.set_defaults(index_run=_cmd_install)
+
+    s = sub.add_parser("use", help="make NAME@VERSION what a bare NAME means (NAME alone: the highest again)")
+    s.add_argument("spec", metavar="NAME[@VERSION]", help="an installed bundle version, e.g. informal@1.0.0")
+    s.set_defaults(index_run=_cmd_use)
 
     s = sub.add_parser("path", help="print the bundle's directory")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
+    s.set_defaults(index_run=_cmd_path)
 
     s = sub.add_parser("remove", help="delete an installed bundle")
-    s.add_argument("bundle", help="installed bundle name or name-version")
+    s.add_argument("bundle", help="installed bundle: name@version (or a name installed in one version)")
+    s.set_defaults(index_run=_cmd_remove)
 
     for name, s in sub.choices.items():
         if name not in ("list", "remove"):  # these talk (installs, progress): let -q silence them
@@ -55,32 +76,49 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run an ``index`` subcommand; returns the exit code (errors are raised)."""
-    quiet = bool(getattr(args, "quiet", False))
-    cmd = args.index_command
-    if cmd == "list":
-        return _list(args.json)
-    if cmd == "info":
-        return _info(inst.resolve_bundle(args.bundle, quiet=quiet), args.json)
-    if cmd == "verify":
-        root = inst.resolve_bundle(args.bundle, quiet=quiet)
-        m = verify(root, checksums=True)
-        print(f"OK {m.name}-{m.version}: {len(m.files)} files, {_human(_total_size(root, m))} match their "
-              f"checksums ({root})")
-        return 0
-    if cmd == "install":
-        print(inst.install(args.source, expected_sha256=args.sha256, force=args.force, quiet=quiet))
-        return 0
-    if cmd == "path":
-        print(inst.resolve_bundle(args.bundle, quiet=quiet))
-        return 0
-    if cmd == "remove":
-        path = inst.remove(args.bundle)
-        print(f"removed {path}", file=sys.stderr)
-        return 0
-    raise AssertionError(f"unknown index subcommand {cmd!r}")  # argparse rejects it first
+    return args.index_run(args)
 
 
-def _list(as_json: bool) -> int:
+def _quiet(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "quiet", False))
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    return _info(inst.resolve_bundle(args.bundle, quiet=_quiet(args)), args.json)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    root = inst.resolve_bundle(args.bundle, quiet=_quiet(args))
+    m = verify(root, checksums=True)
+    print(f"OK {m.name}-{m.version}: {len(m.files)} files, {_human(_total_size(root, m))} match their "
+          f"checksums ({root})")
+    return 0
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    print(inst.install_spec(args.source, catalog=args.catalog, expected_sha256=args.sha256, force=args.force,
+                            quiet=_quiet(args)))
+    return 0
+
+
+def _cmd_use(args: argparse.Namespace) -> int:
+    name, version = inst.split_spec(args.spec.strip())
+    print(inst.use(name, version, quiet=_quiet(args)))
+    return 0
+
+
+def _cmd_path(args: argparse.Namespace) -> int:
+    print(inst.resolve_bundle(args.bundle, quiet=_quiet(args)))
+    return 0
+
+
+def _cmd_remove(args: argparse.Namespace) -> int:
+    path = inst.remove(args.bundle)
+    print(f"removed {path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     have = set()
     for b in inst.installed():
@@ -89,30 +127,52 @@ def _list(as_json: bool) -> int:
                      "documents": b.manifest.count if b.manifest else None,
                      "size": _total_size(b.path, b.manifest) if b.manifest else None,
                      "path": str(b.path), "problem": b.problem})
-    for r in inst.shipped():
+    shipped = inst.shipped()
+    try:
+        known = inst.releases(args.catalog) if inst.remote_catalog(args.catalog) else shipped
+    except MathlasError as e:  # a catalog out of reach must not hide what is installed
+        print(f"mathlas: {e}", file=sys.stderr)
+        known = shipped
+    for r in known:
         if (r.name, r.version) not in have:
-            rows.append({"name": r.name, "version": r.version, "status": "shipped",
-                         "documents": None, "size": r.size, "path": str(r.archive), "problem": None})
-    if as_json:
+            local = r in shipped
+            problem = None if r.format_version == FORMAT_VERSION else (
+                f"format_version {r.format_version}; this mathlas reads {FORMAT_VERSION}")
+            rows.append({"name": r.name, "version": r.version, "status": "shipped" if local else "available",
+                         "documents": r.counts.get("documents"), "size": r.size, "path": r.url,
+                         "problem": problem})
+    current = {name: inst.in_use_version(name) for name in {r["name"] for r in rows}}
+    pinned = inst.in_use()
+    for r in rows:
+        r["in_use"] = current[r["name"]] == r["version"]
+        r["chosen"] = pinned.get(r["name"]) == r["version"]
+    rows.sort(key=lambda r: (r["name"], inst.version_key(r["version"])))
+    if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     if not rows:
         print(f"no bundles installed in {inst.bundles_dir()}; install one with "
-              "`mathlas index install PATH_OR_URL`", file=sys.stderr)
+              "`mathlas index install NAME[@VERSION] | URL | PATH`", file=sys.stderr)
         return 0
-    table = [("NAME", "VERSION", "DOCUMENTS", "SIZE", "PATH")]
+    table = [("", "NAME", "VERSION", "DOCUMENTS", "SIZE", "PATH")]
     for r in rows:
         docs = f"{r['documents']:,}" if r["documents"] is not None else "-"
         where = r["path"]
         if r["status"] == "shipped":
             where += "  (shipped, not installed; installs on first use)"
-        elif r["problem"]:
+        elif r["status"] == "available":
+            where += "  (in the catalog; `mathlas index install " + f"{r['name']}@{r['version']}`)"
+        if r["problem"]:
             where += f"  (unusable: {r['problem']})"
-        table.append((r["name"], r["version"], docs, _human(r["size"]) if r["size"] is not None else "-", where))
-    widths = [max(len(row[i]) for row in table) for i in range(4)]
+        if r["chosen"]:
+            where += "  (chosen with `index use`)"
+        table.append(("*" if r["in_use"] else "", r["name"], r["version"], docs,
+                      _human(r["size"]) if r["size"] is not None else "-", where))
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
     for row in table:
-        print("  ".join(c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-              + "  " + row[4])
+        print("  ".join(c.ljust(w) if i != 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+              + "  " + row[5])
+    print("* = what the bare name means (`mathlas index use NAME@VERSION` changes it)", file=sys.stderr)
     return 0
 
 

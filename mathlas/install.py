@@ -10,16 +10,21 @@ complete bundle ever appears under ``bundles/``.
 ::
 
     <data_dir>/bundles/
-        informal-1.0.0/          an installed bundle (it has manifest.json)
+        informal-1.0.0/          an installed bundle (it has manifest.json); versions sit side by side
+        informal-1.1.0/
+        in-use.json              {"informal": "1.0.0"}: versions chosen with `mathlas index use`
         .install.lock            flock'd by every install, so concurrent installs take turns
+        .downloads/*.part        interrupted downloads, resumed by the next install of the same release
         .tmp-*  .old-*           work in progress; removed by the next install if a crash left them
 
-Releases that ship with mathlas sit in an *artifacts* directory with a ``catalog.json``; asking for
-such a bundle by name (the default bundle above all) installs it on first use.
+Release catalogs (``catalog.json``, see docs/releases.md) map ``name@version`` to an archive, its
+size and sha256. The catalogs in the *artifacts* directories list releases that ship with mathlas:
+asking for such a bundle by name (the default bundle above all) installs it on first use. A remote
+catalog (``--catalog URL`` or ``$MATHLAS_CATALOG``) is read only by ``install_spec`` and
+``index list``: nothing is downloaded unless asked for.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -27,17 +32,16 @@ import shutil
 import sys
 import tempfile
 import threading
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 import platformdirs
 
-from mathlas.archive import progress as _progress
+from mathlas.archive import download, download_resumable, fetch_small, is_url, parse_source
 from mathlas.archive import unpack as _unpack
 from mathlas.bundle import FORMAT_VERSION, MANIFEST, Manifest, read_manifest, sha256_file, verify
 from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersionError,
@@ -51,16 +55,19 @@ except ImportError:  # pragma: no cover
 DEFAULT_BUNDLE = "informal"
 BUNDLES = "bundles"
 LOCK_FILE = ".install.lock"
+IN_USE = "in-use.json"
+DOWNLOADS = ".downloads"
 CATALOG = "catalog.json"
 ARCHIVE_SUFFIX = ".tar.zst"
 SHA_SUFFIX = ".sha256"
 
 _TMP_PREFIX = ".tmp-"
 _OLD_PREFIX = ".old-"
-_CHUNK = 1 << 16
+_PART_MAX_AGE_S = 14 * 86400  # an interrupted download nobody resumed for two weeks is dropped
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_URL_SCHEMES = ("http", "https", "file")
+_CATALOG_MAX_BYTES = 16 << 20
+_download = download  # mathlas.tools.oeis.pull fetches its files with it
 
 
 # --------------------------------------------------------------------------------------- places
@@ -116,15 +123,28 @@ class InstalledBundle:
 
 
 @dataclass
-class ShippedRelease:
-    """A packed release listed in an artifacts directory's ``catalog.json``."""
+class Release:
+    """One entry of a release catalog. ``url`` is absolute: a URL, or a local path for catalogs
+    on disk; ``catalog`` says which catalog listed it."""
 
     name: str
     version: str
-    archive: Path
+    url: str
     sha256: str
     size: int
     format_version: int
+    encoder: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    catalog: str = ""
+
+    @property
+    def archive(self) -> Path | None:
+        """The archive's local path, or None when it must be downloaded."""
+        url, local = parse_source(self.url)
+        return local if url is None else None
+
+
+ShippedRelease = Release  # the name earlier code used for entries of the shipped catalogs
 
 
 def installed() -> list[InstalledBundle]:
@@ -151,23 +171,177 @@ def installed() -> list[InstalledBundle]:
     return out
 
 
-def shipped() -> list[ShippedRelease]:
+def read_catalog(location: str | os.PathLike) -> list[Release]:
+    """The releases a ``catalog.json`` lists (``location``: its path, a directory holding it, or a
+    URL). Relative ``url`` fields are resolved against the catalog's own location."""
+    text = str(location)
+    if not is_url(text) and Path(text).expanduser().is_dir():
+        location = text = str(Path(text).expanduser() / CATALOG)
+    try:
+        raw = json.loads(fetch_small(location, _CATALOG_MAX_BYTES).decode("utf-8"))
+        entries = raw["releases"]
+        if not isinstance(entries, list):
+            raise TypeError("'releases' is not a list")
+        return [_release(e, text) for e in entries]
+    except FileNotFoundError:
+        raise InstallError(f"no release catalog at {text}") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise InstallError(f"{text}: unreadable release catalog ({e!r})") from None
+
+
+def _release(e: dict[str, Any], catalog: str) -> Release:
+    ref = str(e.get("url") or e["file"])  # "file": catalogs written before "url" existed
+    if is_url(ref):
+        url = ref
+    elif is_url(catalog):
+        url = urllib.parse.urljoin(catalog, urllib.parse.quote(ref) if "%" not in ref else ref)
+    else:
+        url = str(Path(catalog).expanduser().parent / ref)
+    r = Release(str(e["name"]), str(e["version"]), url, str(e["sha256"]).lower(), int(e["size"]),
+                int(e["format_version"]), dict(e.get("encoder") or {}), dict(e.get("counts") or {}), catalog)
+    for part in (r.name, r.version):
+        if not _SAFE_NAME.fullmatch(part):
+            raise ValueError(f"name/version {part!r} is not a safe directory name")
+    if not _HEX64.fullmatch(r.sha256):
+        raise ValueError(f"{r.name}@{r.version}: sha256 {r.sha256!r} is not 64 hex digits")
+    return r
+
+
+def shipped() -> list[Release]:
     """Releases that ship with mathlas, from every artifacts directory's ``catalog.json``
     (the first directory wins when two list the same name and version)."""
-    out: dict[tuple[str, str], ShippedRelease] = {}
+    out: dict[tuple[str, str], Release] = {}
     for d in artifacts_dirs():
-        path = d / CATALOG
-        if not path.is_file():
+        if not (d / CATALOG).is_file():
             continue
         try:
-            releases = json.loads(path.read_text(encoding="utf-8"))["releases"]
-            for r in releases:
-                rel = ShippedRelease(str(r["name"]), str(r["version"]), d / r["file"],
-                                     str(r["sha256"]).lower(), int(r["size"]), int(r["format_version"]))
-                out.setdefault((rel.name, rel.version), rel)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise InstallError(f"{path}: unreadable release catalog ({e!r}); reinstall mathlas") from None
+            releases = read_catalog(d / CATALOG)
+        except InstallError as e:
+            raise InstallError(f"{e}; reinstall mathlas") from None
+        for rel in releases:
+            out.setdefault((rel.name, rel.version), rel)
     return sorted(out.values(), key=lambda r: (r.name, version_key(r.version)))
+
+
+def remote_catalog(catalog: str | None = None) -> str | None:
+    """The remote catalog to consult: ``catalog``, else ``$MATHLAS_CATALOG``, else None."""
+    return catalog or os.environ.get("MATHLAS_CATALOG") or None
+
+
+def releases(catalog: str | None = None) -> list[Release]:
+    """Every release known to the shipped catalogs and the remote one (``remote_catalog``).
+
+    For a name and version listed in both, the shipped entry (no download) wins when its sha256
+    is the same; otherwise the remote catalog, which the user named, wins."""
+    out: dict[tuple[str, str], Release] = {}
+    remote = remote_catalog(catalog)
+    if remote:
+        for r in read_catalog(remote):
+            out.setdefault((r.name, r.version), r)
+    for r in shipped():
+        key = (r.name, r.version)
+        if key not in out or out[key].sha256 == r.sha256:
+            out[key] = r
+    return sorted(out.values(), key=lambda r: (r.name, version_key(r.version)))
+
+
+def find_release(name: str, version: str | None = None, *, catalog: str | None = None,
+                 quiet: bool = False) -> Release:
+    """The catalog entry for ``name`` (its highest readable version) or ``name@version``.
+
+    Raises ``BundleNotFoundError`` listing what the catalogs hold, and ``BundleVersionError``
+    naming both format versions when the entry is one this mathlas cannot read."""
+    remote = remote_catalog(catalog)
+    where = "the shipped catalog" + (f" and {remote}" if remote else " (pass --catalog URL or set MATHLAS_CATALOG "
+                                                                     "to consult a remote one)")
+    known = releases(catalog)
+    same = [r for r in known if r.name == name]
+    if not same:
+        names = sorted({r.name for r in known})
+        raise BundleNotFoundError(f"no release named {name!r} in {where}; releases: "
+                                  f"{', '.join(names) if names else 'none'}")
+    listed = ", ".join(r.version for r in same)
+    if version is not None:
+        exact = [r for r in same if r.version == version]
+        if not exact:
+            raise BundleNotFoundError(f"{name}@{version} is not in {where}; available versions of {name}: {listed}")
+        _check_format(exact[0])
+        return exact[0]
+    readable = [r for r in same if r.format_version == FORMAT_VERSION]
+    if not readable:
+        _check_format(same[-1])
+    best = readable[-1]
+    newer = [r.version for r in same if version_key(r.version) > version_key(best.version)]
+    if newer:
+        _talk(f"note: {name} {', '.join(newer)} need another format version than this mathlas reads "
+              f"({FORMAT_VERSION}); using {name}@{best.version}", quiet)
+    return best
+
+
+def _check_format(r: Release) -> None:
+    if r.format_version != FORMAT_VERSION:
+        fix = ("upgrade mathlas (pip install -U mathlas)" if r.format_version > FORMAT_VERSION
+               else "pick a newer release of it")
+        raise BundleVersionError(
+            f"{r.name}@{r.version} (in {r.catalog}) has format_version {r.format_version}; this mathlas reads "
+            f"format_version {FORMAT_VERSION}: {fix}")
+
+
+# --------------------------------------------------------------------------------------- versions in use
+
+def in_use() -> dict[str, str]:
+    """The versions chosen with ``use``: ``{name: version}`` from ``bundles/in-use.json``."""
+    path = bundles_dir() / IN_USE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise InstallError(f"{path} is unreadable ({e}); delete it, then pick versions again with "
+                           "`mathlas index use NAME@VERSION`") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} is not a JSON object; delete it, then pick versions again with "
+                           "`mathlas index use NAME@VERSION`")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def use(name: str, version: str | None = None, *, quiet: bool = False) -> Path:
+    """Make ``name@version`` the bundle a bare ``name`` means; with ``version`` None, go back to the
+    highest installed version. The version must be installed. Returns the directory now in use."""
+    for part in (name,) + ((version,) if version is not None else ()):
+        if not _SAFE_NAME.fullmatch(part):
+            raise UsageError(f"{part!r} is not a bundle name or version; use NAME@VERSION")
+    root = bundles_dir()
+    with _install_lock(root, quiet=quiet):
+        same = [b for b in installed() if b.name == name]
+        if version is not None and not any(b.version == version for b in same):
+            have = ", ".join(b.version for b in same) or "none"
+            raise BundleNotFoundError(f"{name}@{version} is not installed (installed versions of {name}: {have}); "
+                                      f"install it first with `mathlas index install {name}@{version}`")
+        _write_in_use(name, version)
+    path = resolve_bundle(name, quiet=quiet)
+    _talk(f"{name} now means {path.name}" + ("" if version else " (the highest version)"), quiet)
+    return path
+
+
+def _write_in_use(name: str, version: str | None) -> None:
+    """Set or clear one entry of ``in-use.json`` (atomically; the caller holds the install lock)."""
+    root = bundles_dir()
+    data = in_use()
+    if version is None:
+        data.pop(name, None)
+    else:
+        data[name] = version
+    tmp = root / f"{_TMP_PREFIX}{IN_USE}-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(dict(sorted(data.items())), f, indent=2)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, root / IN_USE)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------- name -> dir
@@ -176,13 +350,24 @@ def _looks_like_path(spec: str) -> bool:
     return os.sep in spec or "/" in spec or spec.startswith((".", "~"))
 
 
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``name@version`` -> (name, version); anything else -> (spec, None)."""
+    name, at, version = spec.partition("@")
+    if not at:
+        return spec, None
+    if not (_SAFE_NAME.fullmatch(name) and _SAFE_NAME.fullmatch(version)):
+        raise UsageError(f"{spec!r} is not NAME@VERSION (e.g. {DEFAULT_BUNDLE}@1.0.0)")
+    return name, version
+
+
 def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False) -> Path:
     """The directory of the bundle ``spec`` names.
 
     ``None`` means ``$MATHLAS_BUNDLE`` or ``DEFAULT_BUNDLE``. An existing directory is itself;
-    ``name-version`` is that installed bundle; a bare ``name`` is its highest version among the
-    installed and the shipped releases. A shipped release that is not installed yet is installed
-    first (talk on stderr). Raises ``BundleNotFoundError`` listing what is installed otherwise.
+    ``name@version`` and ``name-version`` are that version; a bare ``name`` is the version chosen
+    with ``use``, else its highest version among the installed and the shipped releases. A shipped
+    release that is not installed yet is installed first (talk on stderr); remote catalogs are
+    never consulted here. Raises ``BundleNotFoundError`` listing what is installed otherwise.
     """
     if spec is None:
         spec = os.environ.get("MATHLAS_BUNDLE") or DEFAULT_BUNDLE
@@ -193,50 +378,72 @@ def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False
         raise BundleNotFoundError(f"no bundle directory at {path}")
     spec = str(spec).strip()
     if not spec:
-        raise UsageError("empty bundle name; give a bundle name, name-version or directory")
+        raise UsageError("empty bundle name; give a bundle name, name@version or directory")
     as_path = Path(spec).expanduser()
     if as_path.is_dir() and (_looks_like_path(spec) or (as_path / MANIFEST).is_file()):
         return as_path.resolve()
     if _looks_like_path(spec):
         raise BundleNotFoundError(f"no bundle directory at {as_path}")
 
-    found = _find(spec, installed())
+    found = _choose(spec, installed(), _readable_shipped())
+    if isinstance(found, InstalledBundle):
+        return found.path
     if found is not None:
-        return found
-    release = _find_shipped(spec)
-    if release is not None:
-        return _install_shipped(release, quiet=quiet)
+        return _install_shipped(found, quiet=quiet)
     if as_path.is_dir():  # a directory in cwd without a manifest: let the reader say what is wrong
         return as_path.resolve()
     raise BundleNotFoundError(_not_found_message(spec))
 
 
-def _find(spec: str, bundles: list[InstalledBundle]) -> Path | None:
-    """``spec`` as ``name-version`` or bare name among installed bundles (highest version),
-    unless a shipped release of that name is newer (then None: it should be installed)."""
+def _readable_shipped() -> list[Release]:
+    return [r for r in shipped() if r.format_version == FORMAT_VERSION]
+
+
+def _choose(spec: str, bundles: list[InstalledBundle],
+            ship: list[Release]) -> InstalledBundle | Release | None:
+    """What ``spec`` (``name@version``, ``name-version`` or ``name``) means among the installed
+    bundles and the shipped releases; an installed bundle wins over a shipped one."""
+    name, version = split_spec(spec)
+    if version is None:
+        for b in bundles:
+            if f"{b.name}-{b.version}" == spec or b.path.name == spec:
+                return b
+        for r in ship:
+            if f"{r.name}-{r.version}" == spec:
+                return r
+        version = in_use().get(name)
+        if version is not None:
+            pinned = _choose(f"{name}@{version}", bundles, ship)
+            if pinned is None:
+                raise BundleNotFoundError(
+                    f"{name} is set to version {version} (`mathlas index use`), but {name}@{version} is not "
+                    f"installed; install it with `mathlas index install {name}@{version}` or pick another "
+                    f"version with `mathlas index use {name}@VERSION` (installed: "
+                    f"{', '.join(b.version for b in bundles if b.name == name) or 'none'})")
+            return pinned
+        same = [b for b in bundles if b.name == name]
+        usable = [b for b in same if b.manifest is not None] or same
+        best = max(usable, key=lambda b: version_key(b.version)) if usable else None
+        newest = max((r for r in ship if r.name == name), key=lambda r: version_key(r.version), default=None)
+        if newest is not None and (best is None or version_key(newest.version) > version_key(best.version)):
+            return newest
+        return best
     for b in bundles:
-        if f"{b.name}-{b.version}" == spec or b.path.name == spec:
-            return b.path
-    same = [b for b in bundles if b.name == spec]
-    if not same:
+        if (b.name, b.version) == (name, version):
+            return b
+    return next((r for r in ship if (r.name, r.version) == (name, version)), None)
+
+
+def in_use_version(name: str) -> str | None:
+    """The version a bare ``name`` resolves to now (installed or shipped), without installing it."""
+    try:
+        found = _choose(name, installed(), _readable_shipped())
+    except MathlasError:
         return None
-    best = max(same, key=lambda b: version_key(b.version))
-    newer = _find_shipped(spec)
-    if newer is not None and version_key(newer.version) > version_key(best.version):
-        return None
-    return best.path
+    return found.version if found is not None else None
 
 
-def _find_shipped(spec: str) -> ShippedRelease | None:
-    releases = [r for r in shipped() if r.format_version == FORMAT_VERSION]
-    exact = [r for r in releases if f"{r.name}-{r.version}" == spec]
-    if exact:
-        return exact[0]
-    same = [r for r in releases if r.name == spec]
-    return max(same, key=lambda r: version_key(r.version)) if same else None
-
-
-def _install_shipped(release: ShippedRelease, *, quiet: bool) -> Path:
+def _install_shipped(release: Release, *, quiet: bool) -> Path:
     root = bundles_dir()
     with _install_lock(root, quiet=quiet):
         # Another process may have installed it while we waited for the lock.
@@ -245,35 +452,61 @@ def _install_shipped(release: ShippedRelease, *, quiet: bool) -> Path:
                 return b.path
         what = "the default bundle" if release.name == DEFAULT_BUNDLE else "the shipped bundle"
         _talk(f"installing {what} {release.name}-{release.version} into {root}", quiet)
-        return install(release.archive, expected_sha256=release.sha256, quiet=quiet, _announced=True)
+        return install(release.url, expected_sha256=release.sha256, expected_size=release.size,
+                       quiet=quiet, _announced=True, _expect=(release.name, release.version))
 
 
 def _not_found_message(spec: str) -> str:
-    have = [f"{b.name}-{b.version}" for b in installed()]
+    have = [f"{b.name}@{b.version}" for b in installed()]
     ship = sorted({r.name for r in shipped()})
     msg = f"no bundle named {spec!r}; installed: {', '.join(have) if have else 'none'}"
     if ship:
         msg += f"; shipped with mathlas: {', '.join(ship)}"
-    return msg + "; install one with `mathlas index install PATH_OR_URL`, or pass a bundle directory"
+    return msg + "; install one with `mathlas index install NAME[@VERSION] | URL | PATH`, or pass a bundle directory"
 
 
 # --------------------------------------------------------------------------------------- install
 
+def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str | None = None,
+                 force: bool = False, quiet: bool = False) -> Path:
+    """Install ``NAME[@VERSION]`` (through the catalogs, see ``find_release``), a URL or a path.
+
+    A spec is a URL when it has a scheme, a path when it names an existing file, contains a
+    slash or ends in ``.tar.zst``, and a catalog name otherwise."""
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("nothing to install; give NAME[@VERSION], a URL or a path to a .tar.zst")
+    if is_url(spec) or _looks_like_path(spec) or spec.endswith(ARCHIVE_SUFFIX) or Path(spec).is_file():
+        return install(spec, expected_sha256=expected_sha256, force=force, quiet=quiet)
+    if expected_sha256 is not None:
+        raise UsageError("--sha256 goes with a URL or a path; catalog entries carry their own sha256")
+    name, version = split_spec(spec)
+    if not _SAFE_NAME.fullmatch(name):
+        raise UsageError(f"{spec!r} is neither NAME[@VERSION], a URL nor an existing path")
+    release = find_release(name, version, catalog=catalog, quiet=quiet)
+    _talk(f"installing {release.name}@{release.version} from {release.url}", quiet)
+    return install(release.url, expected_sha256=release.sha256, expected_size=release.size, force=force,
+                   quiet=quiet, _announced=False, _expect=(release.name, release.version))
+
+
 def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
-            force: bool = False, quiet: bool = False, _announced: bool = False) -> Path:
+            expected_size: int | None = None, force: bool = False, quiet: bool = False,
+            _announced: bool = False, _expect: tuple[str, str] | None = None) -> Path:
     """Install a release archive (local path, ``file://``, ``http://`` or ``https://`` URL).
 
     The archive's sha256 must match ``expected_sha256`` or the ``<archive>.sha256`` sidecar fetched
-    from the same place; it is then unpacked safely, fully verified, and renamed into
-    ``bundles/<name>-<version>``. Installing the same bundle again is a no-op; a different bundle
-    of the same name and version is refused unless ``force`` (which also repairs a damaged install).
-    Returns the installed directory. Raises ``InstallError`` and leaves nothing behind on failure.
+    from the same place (and its size ``expected_size`` when given); downloads resume a ``.part``
+    an interrupted earlier attempt left. The archive is then unpacked safely, fully verified, and
+    renamed into ``bundles/<name>-<version>``. Installing the same bundle again is a no-op; a
+    different bundle of the same name and version is refused unless ``force`` (which also repairs
+    a damaged install). Returns the installed directory. Raises ``InstallError`` and leaves
+    nothing behind on failure (except the ``.part`` of a download that was cut short).
     """
     if expected_sha256 is not None:
         expected_sha256 = expected_sha256.strip().lower()
         if not _HEX64.fullmatch(expected_sha256):
             raise UsageError(f"--sha256 must be 64 hex digits, got {expected_sha256!r}")
-    url, local = _parse_source(source)
+    url, local = parse_source(source)
     label = url or str(local)
     if local is not None and not local.is_file():
         hint = (" (it is a bundle directory: use it in place, e.g. `--bundle DIR`)"
@@ -289,14 +522,10 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
             if expected_sha256 is None:
                 expected_sha256 = _sidecar_sha256(url, local)
             if url is not None:
-                local = work / "archive.tar.zst"
-                actual = _download(url, local, quiet=quiet)
+                local = _fetch(url, work, expected_sha256, expected_size, quiet=quiet)
             else:
                 assert local is not None
-                actual = sha256_file(local)
-            if actual != expected_sha256:
-                raise InstallError(f"{label}: sha256 mismatch: expected {expected_sha256}, got {actual}; "
-                                   "the download is damaged or is not the release you meant")
+                _check_sha256(label, local, expected_sha256, expected_size)
             staged = _unpack(local, work / "unpacked", label=label, quiet=quiet)
             try:
                 manifest = verify(staged, checksums=True)
@@ -309,30 +538,76 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
             for part in (manifest.name, manifest.version):
                 if not _SAFE_NAME.fullmatch(part):
                     raise InstallError(f"{label}: bundle name/version {part!r} is not a safe directory name")
+            if _expect is not None and (manifest.name, manifest.version) != _expect:
+                raise InstallError(f"{label} holds {manifest.name}@{manifest.version}, but the catalog lists it as "
+                                   f"{_expect[0]}@{_expect[1]}; the catalog is wrong, nothing was installed")
             return _commit(staged, root / f"{manifest.name}-{manifest.version}", force=force,
                            quiet=quiet or _announced)
         except OSError as e:  # disk full, permissions: still an install problem, still cleaned up
             raise InstallError(f"could not install {label} into {root}: {e}") from None
         finally:
             shutil.rmtree(work, ignore_errors=True)
+            try:
+                (root / DOWNLOADS).rmdir()  # only when no interrupted download waits there
+            except OSError:
+                pass
+
+
+def _fetch(url: str, work: Path, sha256: str, size: int | None, *, quiet: bool) -> Path:
+    """Download ``url`` (resuming its ``.part``) and check it; returns the archive inside ``work``."""
+    downloads = work.parent / DOWNLOADS
+    downloads.mkdir(exist_ok=True)
+    name = urllib.parse.unquote(PurePosixPath(urllib.parse.urlsplit(url).path).name)
+    # The hash in the name: a .part only ever continues the download of the very same bytes.
+    part = downloads / f"{re.sub(r'[^A-Za-z0-9._+-]', '_', name)[:100]}.{sha256[:16]}.part"
+    download_resumable(url, part, size=size, quiet=quiet)
+    try:
+        _check_sha256(url, part, sha256, size)
+    except InstallError:
+        part.unlink(missing_ok=True)  # resuming it again could never give the right bytes
+        raise
+    archive = work / "archive.tar.zst"
+    os.replace(part, archive)
+    return archive
+
+
+def _check_sha256(label: str, path: Path, expected: str, size: int | None) -> None:
+    got_size = path.stat().st_size
+    if size is not None and got_size != size:
+        raise InstallError(f"{label}: size mismatch: expected {size:,} bytes, got {got_size:,}; the archive is "
+                           "truncated or is not the release you meant")
+    actual = sha256_file(path)
+    if actual != expected:
+        raise InstallError(f"{label}: sha256 mismatch: expected {expected}, got {actual}; "
+                           "the download is damaged or is not the release you meant")
 
 
 def remove(name_or_dir: str | os.PathLike) -> Path:
-    """Delete an installed bundle (by name, ``name-version`` or its directory); returns its path."""
+    """Delete an installed bundle (by ``name@version``, ``name-version``, a name installed in one
+    version only, or its directory); returns its path. Forgets it in ``in-use.json``."""
     root = bundles_dir()
     path = Path(name_or_dir).expanduser()
     if not path.is_dir() or isinstance(name_or_dir, str) and not _looks_like_path(name_or_dir):
-        found = _find(str(name_or_dir), installed())
-        if found is None:
-            raise BundleNotFoundError(_not_found_message(str(name_or_dir)))
-        path = found
+        spec = str(name_or_dir)
+        bundles = installed()
+        same = [b for b in bundles if b.name == spec]
+        if len(same) > 1:
+            raise UsageError(f"{spec} is installed in several versions ({', '.join(b.version for b in same)}); "
+                             f"name one, e.g. `mathlas index remove {spec}@{same[-1].version}`")
+        found = same[0] if same else _choose(spec, bundles, [])
+        if not isinstance(found, InstalledBundle):
+            raise BundleNotFoundError(_not_found_message(spec))
+        path = found.path
     path = path.resolve()
     if path.parent != root.resolve():
         raise UsageError(f"{path} is not an installed bundle (not directly under {root}); delete it yourself")
+    gone = next((b for b in installed() if b.path.resolve() == path), None)
     with _install_lock(root, quiet=True):
         aside = root / f"{_OLD_PREFIX}{path.name}-{os.getpid()}"
         os.rename(path, aside)
         shutil.rmtree(aside, ignore_errors=True)
+        if gone is not None and in_use().get(gone.name) == gone.version:
+            _write_in_use(gone.name, None)
     return path
 
 
@@ -377,25 +652,7 @@ def _manifest_data(root: Path) -> Any:
         return None
 
 
-# --------------------------------------------------------------------------------------- fetching
-
-def _parse_source(source: str | os.PathLike) -> tuple[str | None, Path | None]:
-    """(url, None) for http(s) sources, (None, path) for local paths and ``file://`` URLs."""
-    if isinstance(source, os.PathLike):
-        return None, Path(source).expanduser()
-    text = str(source).strip()
-    scheme = urllib.parse.urlsplit(text).scheme.lower()
-    if len(scheme) > 1 and "://" in text:
-        if scheme not in _URL_SCHEMES:
-            raise InstallError(f"cannot fetch {text}: only http, https, file URLs and local paths are supported")
-        if scheme == "file":
-            parts = urllib.parse.urlsplit(text)
-            if parts.netloc not in ("", "localhost"):
-                raise InstallError(f"cannot fetch {text}: file URLs must name a local file (file:///path)")
-            return None, Path(urllib.request.url2pathname(parts.path))
-        return text, None
-    return None, Path(text).expanduser()
-
+# --------------------------------------------------------------------------------------- checksums
 
 def _sidecar_sha256(url: str | None, local: Path | None) -> str:
     """The hash in ``<archive>.sha256``; InstallError (never an unverified install) without one."""
@@ -407,17 +664,11 @@ def _sidecar_sha256(url: str | None, local: Path | None) -> str:
         assert local is not None
         where, archive_name = str(local) + SHA_SUFFIX, local.name
     try:
-        if url:
-            with urllib.request.urlopen(where, timeout=60) as r:
-                text = r.read(1 << 16).decode("utf-8", "replace")
-        else:
-            text = Path(where).read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, urllib.error.HTTPError) as e:
-        if isinstance(e, urllib.error.HTTPError) and e.code != 404:
-            raise InstallError(f"could not fetch checksum {where}: HTTP {e.code} {e.reason}") from None
+        text = fetch_small(where if url else Path(where), 1 << 16).decode("utf-8", "replace")
+    except FileNotFoundError:
         raise InstallError(f"no checksum file {where}; refusing to install an unverified archive. Pass the "
                            "expected hash with --sha256 HEX (install(..., expected_sha256=HEX))") from None
-    except (OSError, urllib.error.URLError) as e:
+    except InstallError as e:
         raise InstallError(f"could not fetch checksum {where}: {e}") from None
     lines = [ln.split() for ln in text.splitlines() if ln.strip()]
     if len(lines) > 1:  # a SHA256SUMS-style list: take our file's line
@@ -426,30 +677,6 @@ def _sidecar_sha256(url: str | None, local: Path | None) -> str:
     if not _HEX64.fullmatch(digest):
         raise InstallError(f"checksum file {where} does not hold a sha256 for {archive_name}")
     return digest
-
-
-def _download(url: str, dest: Path, *, quiet: bool) -> str:
-    """Stream ``url`` into ``dest``; returns the sha256 of what arrived."""
-    h = hashlib.sha256()
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r, open(dest, "wb") as out:
-            total = r.headers.get("Content-Length")
-            expected = int(total) if total and total.isdigit() else None
-            got = 0
-            name = urllib.parse.unquote(PurePosixPath(urllib.parse.urlsplit(url).path).name)
-            with _progress(expected, f"downloading {name}", quiet) as bar:
-                while block := r.read(_CHUNK):
-                    out.write(block)
-                    h.update(block)
-                    got += len(block)
-                    bar.update(len(block))
-            if expected is not None and got != expected:
-                raise InstallError(f"download of {url} stopped after {got} of {expected} bytes; try again")
-    except urllib.error.HTTPError as e:
-        raise InstallError(f"could not fetch {url}: HTTP {e.code} {e.reason}") from None
-    except (OSError, urllib.error.URLError) as e:
-        raise InstallError(f"could not fetch {url}: {e}") from None
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------------------- talk, lock
@@ -512,3 +739,11 @@ def _clean_leftovers(root: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 p.unlink(missing_ok=True)
+    downloads = root / DOWNLOADS
+    if downloads.is_dir():  # keep interrupted downloads for resuming, but not forever
+        for p in downloads.iterdir():
+            try:
+                if time.time() - p.lstat().st_mtime > _PART_MAX_AGE_S:
+                    p.unlink()
+            except OSError:
+                pass

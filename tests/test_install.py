@@ -21,7 +21,7 @@ import zstandard
 
 from mathlas import cli_index
 from mathlas import install as inst
-from mathlas.bundle import Manifest, file_entries, verify, write_manifest
+from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write_manifest
 from mathlas.errors import BundleCorruptError, BundleNotFoundError, InstallError, UsageError
 from mathlas_build.release import pack
 
@@ -108,8 +108,11 @@ def test_pack_writes_archive_sidecar_and_catalog(release):
     digest, name = Path(str(archive) + ".sha256").read_text().split()
     assert (digest, name) == (sha256(archive), archive.name)
     catalog = json.loads((archive.parent / "catalog.json").read_text())
-    assert catalog == {"releases": [{"name": "informal", "version": "1.0.0", "file": archive.name,
-                                     "sha256": digest, "size": archive.stat().st_size, "format_version": 1}]}
+    assert catalog == {"releases": [{
+        "name": "informal", "version": "1.0.0", "format_version": FORMAT_VERSION, "url": archive.name,
+        "size": archive.stat().st_size, "sha256": digest,
+        "encoder": {"name": "tiny-encoder", "dims": 8, "pooling": "mean"},
+        "counts": {"documents": 3, "sources": {"hott": 1, "stacks": 2}}}]}
     with tarfile.open(fileobj=io.BytesIO(zstandard.ZstdDecompressor().stream_reader(
             archive.open("rb")).read()), mode="r:") as tar:
         members = tar.getmembers()
@@ -313,7 +316,7 @@ def test_resolve_by_name_version_and_path(tmp_path):
     assert inst.resolve_bundle(None) == bundles / "informal-1.10.0"
     with pytest.raises(BundleNotFoundError) as err:
         inst.resolve_bundle("formal")
-    assert "informal-1.10.0" in str(err.value) and "mathlas index install" in str(err.value)
+    assert "informal@1.10.0" in str(err.value) and "mathlas index install" in str(err.value)
     with pytest.raises(BundleNotFoundError, match="no bundle directory"):
         inst.resolve_bundle(str(tmp_path / "nowhere"))
 
@@ -398,8 +401,8 @@ def test_cli_install_list_info_verify_path(tmp_path, release, capsys, monkeypatc
     monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
     run_cli("index", "list", "--json")
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["name"], r["status"], r["documents"]) for r in rows] == \
-        [("informal", "installed", 3), ("formal", "shipped", None)]
+    assert [(r["name"], r["status"], r["documents"], r["in_use"]) for r in rows] == \
+        [("formal", "shipped", 3, True), ("informal", "installed", 3, True)]
     run_cli("index", "list")
     table = capsys.readouterr().out
     assert "informal" in table and "shipped, not installed" in table

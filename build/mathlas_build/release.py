@@ -9,10 +9,15 @@ compressor always runs with at least one worker thread.
 Only the files the manifest lists (and the manifest) are packed, so a release carries exactly what
 ``verify`` checks; stray files in the build directory (a tantivy lock file) stay behind.
 
-``out_dir/catalog.json`` lists every release packed there, for ``mathlas.install`` to find
-shipped releases::
+``out_dir/catalog.json`` lists every release packed there (docs/releases.md); ``mathlas.install``
+reads it to find shipped releases and, published next to the archives, as a remote catalog::
 
-    {"releases": [{"name", "version", "file", "sha256", "size", "format_version"}]}
+    {"releases": [{"name", "version", "format_version", "url", "size", "sha256",
+                   "encoder": {"name", "dims", "pooling", ...}, "counts": {"documents", "sources"}}]}
+
+``url`` is the archive's file name, which readers resolve against the catalog's own location, so
+the directory can be published anywhere as it is; ``base_url`` writes absolute URLs instead, for
+archives hosted apart from the catalog.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ from typing import IO, Any
 
 import zstandard
 
-from mathlas.bundle import MANIFEST, Manifest, verify
+from mathlas.bundle import MANIFEST, Manifest, sha256_file, verify
 
 ARCHIVE_SUFFIX = ".tar.zst"
 SHA_SUFFIX = ".sha256"
@@ -38,7 +43,8 @@ def archive_name(manifest: Manifest) -> str:
     return f"{manifest.name}-{manifest.version}{ARCHIVE_SUFFIX}"
 
 
-def pack(bundle_dir: Path, out_dir: Path, level: int = 19) -> tuple[Path, Path]:
+def pack(bundle_dir: Path, out_dir: Path, level: int = 19,
+         base_url: str | None = None) -> tuple[Path, Path]:
     """Verify ``bundle_dir`` and pack it into ``out_dir``; returns (archive, sha256 sidecar).
 
     Also adds (or replaces) the release's entry in ``out_dir/catalog.json``. Every file is written
@@ -67,11 +73,47 @@ def pack(bundle_dir: Path, out_dir: Path, level: int = 19) -> tuple[Path, Path]:
         tmp.unlink(missing_ok=True)
         raise
     _write_atomic(sha_path, f"{digest}  {name}\n")
-    _update_catalog(out_dir, {
-        "name": manifest.name, "version": manifest.version, "file": name, "sha256": digest,
-        "size": archive.stat().st_size, "format_version": manifest.format_version,
-    })
+    _update_catalog(out_dir, catalog_entry(manifest, archive, digest, base_url))
     return archive, sha_path
+
+
+def catalog_entry(manifest: Manifest, archive: Path, sha256: str, base_url: str | None = None) -> dict[str, Any]:
+    """The release catalog's entry for ``archive`` (which packs the bundle ``manifest`` describes)."""
+    enc = manifest.encoder or {}
+    encoder = {"name": enc.get("name") or enc.get("model") or enc.get("model_id"),
+               "dims": enc.get("truncate_dims") or enc.get("dims") or (manifest.vectors or {}).get("dims")}
+    encoder.update({k: enc[k] for k in ("pooling", "quantization", "license") if enc.get(k) is not None})
+    counts = {"documents": manifest.count,
+              "sources": {k: v.get("count") for k, v in sorted(manifest.sources.items())}}
+    return {
+        "name": manifest.name, "version": manifest.version, "format_version": manifest.format_version,
+        "url": f"{base_url.rstrip('/')}/{archive.name}" if base_url else archive.name,
+        "size": archive.stat().st_size, "sha256": sha256, "encoder": encoder, "counts": counts,
+    }
+
+
+def register(archive: Path, base_url: str | None = None) -> dict[str, Any]:
+    """(Re)write the catalog entry of an already packed ``archive`` in its directory's catalog,
+    from the manifest inside it and its bytes; its ``.sha256`` sidecar must agree. Returns it."""
+    archive = Path(archive)
+    digest = sha256_file(archive)
+    sidecar = Path(str(archive) + SHA_SUFFIX)
+    if sidecar.read_text(encoding="utf-8").split()[0].lower() != digest:
+        raise ValueError(f"{sidecar} does not match {archive}: repack it")
+    manifest = None
+    with open(archive, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as z, \
+            tarfile.open(fileobj=z, mode="r|") as tar:  # type: ignore[call-overload]
+        for m in tar:
+            if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/" + MANIFEST):
+                f = tar.extractfile(m)
+                assert f is not None
+                manifest = Manifest.from_dict(json.loads(f.read().decode("utf-8")))
+                break
+    if manifest is None or archive.name != archive_name(manifest):
+        raise ValueError(f"{archive} is not a release archive packed by mathlas-build pack")
+    entry = catalog_entry(manifest, archive, digest, base_url)
+    _update_catalog(archive.parent, entry)
+    return entry
 
 
 def _write_tar(out: IO[bytes], root: Path, manifest: Manifest) -> None:
