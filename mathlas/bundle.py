@@ -64,7 +64,11 @@ OPTIONAL_META_COLUMNS = (
     "paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref",
     "module", "signature", "docstring", "dependencies",
     "pagerank", "stacks", "attributes", "generated", "generated_from", "derived_name",
+    "label",
 )
+# The paper fields paper filters read (mathlas.filters.PaperFilter); a bundle has them when a paper
+# source (the TheoremSearch dataset) built it. authors and categories are lists of strings.
+PAPER_COLUMNS = ("paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref")
 
 # tantivy text fields of bm25/. Which of them a query searches, and with what boost, is the
 # manifest's ``lexical.boosts`` (a recipe choice): on informal statements the noisy label-word

@@ -30,8 +30,44 @@ def _add_search(sub) -> None:
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
     p.add_argument("--mode", choices=("hybrid", "lexical", "dense"), default="hybrid")
+    g = p.add_argument_group("paper filters (bundles of papers, e.g. TheoremSearch; docs/papers.md)")
+    g.add_argument("--author", action="append", dest="authors", metavar="NAME",
+                   help="an author's name, whole words, e.g. 'T. Tao' (repeatable: any of them)")
+    g.add_argument("--category", action="append", dest="categories", metavar="CAT",
+                   help="arXiv category, e.g. math.AG, or an archive such as math (repeatable: any of them)")
+    g.add_argument("--year-min", type=int, metavar="Y")
+    g.add_argument("--year-max", type=int, metavar="Y")
+    g.add_argument("--citations-min", type=int, metavar="N")
+    g.add_argument("--citations-max", type=int, metavar="N")
+    g.add_argument("--journal", choices=("yes", "no"), dest="journal",
+                   help="only papers with (yes) or without (no) a journal reference")
+    p.add_argument("--prior", action="append", dest="priors", metavar="NAME=W",
+                   help="weight of a document prior the bundle declares, e.g. citations=0.002 (repeatable)")
     _bundle_arg(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _paper_filter(args) -> dict | None:
+    pf = {"authors": args.authors, "categories": args.categories, "year_min": args.year_min,
+          "year_max": args.year_max, "citations_min": args.citations_min, "citations_max": args.citations_max,
+          "journal_published": None if args.journal is None else args.journal == "yes"}
+    pf = {key: v for key, v in pf.items() if v is not None}
+    return pf or None
+
+
+def _priors(items: list[str] | None) -> dict[str, float] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, w = item.partition("=")
+        try:
+            out[name.strip()] = float(w)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise UsageError(f"--prior takes NAME=WEIGHT, e.g. citations=0.002, got {item!r}")
+    return out
 
 
 def _add_show(sub) -> None:
@@ -80,7 +116,8 @@ def cmd_search(args) -> int:
 
     source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
-                                  source_filter=source_filter if args.sources or args.exclude else None)
+                                  source_filter=source_filter if args.sources or args.exclude else None,
+                                  paper_filter=_paper_filter(args), priors=_priors(args.priors))
     if args.json:
         json.dump(dataclasses.asdict(result), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -19,6 +19,9 @@ lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title
 [fusion]                             # optional: default RRF constant and channel weights of the bundle
 k_rrf = 10
 weights = { lexical = 1.0, dense = 1.0 }
+# optional document priors added after fusion: score + weight * transform(meta column);
+# transform log1 = log(max(x, 1)), identity = x; nulls add 0; weight 0 = off until a query asks
+priors = { citations = { column = "citations", transform = "log1", weight = 0.0 } }
 
 [[sources]]
 reader = "stacks"                    # a module of mathlas_build.sources
@@ -27,6 +30,8 @@ limit = 0                            # optional: keep only the first N documents
 options = {}                         # optional: passed to the reader's read()
 ```
 Relative encoder paths resolve against the current directory, then the recipe's repository.
+A reader module may declare ``PRIORS`` (the TheoremSearch reader declares the citation prior): they
+join ``fusion.priors`` unless the recipe's own table names them, so the manifest carries them.
 """
 from __future__ import annotations
 
@@ -71,6 +76,32 @@ def default_corpora() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 
+PRIOR_TRANSFORMS = ("log1", "identity")  # as mathlas.fusion.PRIOR_TRANSFORMS
+
+
+def _add_priors(raw: dict[str, Any], sources: list[SourceSpec], path: Path) -> None:
+    """Merge the priors the sources' readers declare into ``raw["fusion"]["priors"]`` and check them all."""
+    from mathlas_build.sources import reader
+
+    declared: dict[str, Any] = {}
+    for spec in sources:
+        try:
+            declared.update(getattr(reader(spec.reader), "PRIORS", None) or {})
+        except ValueError as e:  # unknown reader name
+            raise RecipeError(f"{path}: {e}") from None
+    fusion = raw.get("fusion") or {}
+    priors = {**declared, **(fusion.get("priors") or {})}
+    for name, p in priors.items():
+        if not isinstance(p, dict) or not isinstance(p.get("column"), str) \
+                or p.get("transform", "identity") not in PRIOR_TRANSFORMS \
+                or isinstance(p.get("weight", 0.0), bool) or not isinstance(p.get("weight", 0.0), (int, float)):
+            raise RecipeError(f"{path}: fusion.priors.{name} must be {{ column = \"...\", transform = "
+                              f"{' | '.join(map(repr, PRIOR_TRANSFORMS))}, weight = <number> }}, got {p!r}")
+    if priors:
+        raw["fusion"] = {**fusion, "priors": {n: {"column": p["column"], "transform": p.get("transform", "identity"),
+                                                  "weight": float(p.get("weight", 0.0))} for n, p in priors.items()}}
+
+
 def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None) -> Recipe:
     path = Path(path)
     try:
@@ -92,6 +123,7 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
         if not p.exists():
             raise RecipeError(f"{path}: sources[{i}] ({s['reader']}): {p} does not exist; set --corpora or MATHLAS_CORPORA")
         sources.append(SourceSpec(s["reader"], p, int(s.get("limit", 0)), dict(s.get("options", {}))))
+    _add_priors(raw, sources, path)
     enc = Path(raw["encoder"]["path"])
     if not enc.is_absolute():
         repo = Path(__file__).resolve().parents[2]

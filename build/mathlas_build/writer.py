@@ -41,6 +41,25 @@ def write_meta(docs: Sequence[Document], texts: Sequence[str], path: Path) -> No
     pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=8192)
 
 
+def _check_priors(fusion: dict | None, meta: Path) -> None:
+    """Every prior in ``fusion["priors"]`` must name a numeric metadata column of this bundle."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    priors = (fusion or {}).get("priors") or {}
+    if not priors:
+        return
+    schema = pq.read_schema(meta)
+    for name, p in priors.items():
+        column = p.get("column") if isinstance(p, dict) else None
+        if column not in schema.names:
+            raise ValueError(f"fusion.priors.{name}: column {column!r} is not in the metadata "
+                             f"(columns: {', '.join(schema.names)})")
+        t = schema.field(column).type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
+            raise ValueError(f"fusion.priors.{name}: column {column!r} is {t}, not a number")
+
+
 def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], path: Path) -> None:
     import tantivy
 
@@ -131,6 +150,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         graph = attach_graph(docs, tmp, quiet=quiet)  # before the metadata: it adds its columns
         _say(f"[write] metadata for {len(docs):,} documents", quiet)
         write_meta(docs, texts, tmp / fmt.META)
+        _check_priors(fusion, tmp / fmt.META)
         _say("[write] BM25 index", quiet)
         write_bm25(docs, texts, names, tmp / fmt.BM25_DIR)
         _say("[write] binary HNSW + int8 vectors", quiet)

@@ -289,7 +289,9 @@ def _finding_document(fid: str) -> Document:
 
 def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[str]] | None = None,
                          source_weights: dict[str, float] | None = None, mode: Mode = "hybrid",
-                         kinds: list[str] | None = None, bundle: str | None = None) -> SearchResult:
+                         kinds: list[str] | None = None, bundle: str | None = None,
+                         paper_filter: dict[str, Any] | None = None,
+                         priors: dict[str, float] | None = None) -> SearchResult:
     """Search known mathematics (theorems, lemmas, definitions from the Stacks Project, PlanetMath,
     the HoTT book, Open Logic, Napkin, ProofNet, ...) for statements that match a question, a claim
     or a formula. Use it to check whether what you need is already known before proving it. Each hit
@@ -305,18 +307,22 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         mode: "hybrid" (default: keywords and meaning, fused), "lexical" (BM25 keywords only) or "dense" (meaning only).
         kinds: only these kinds, e.g. ["theorem", "definition"].
         bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
+        paper_filter: for bundles of papers (arXiv / TheoremSearch), e.g. {"authors": ["Serre"], "categories": ["math.AG"], "year_min": 1990, "year_max": 2010, "citations_min": 50, "journal_published": true}; authors match whole words ("T. Tao" finds "Terence Tao"), a category without a dot ("math") matches its subcategories; applied before ranking.
+        priors: weights of the bundle's document priors, e.g. {"citations": 0.002} adds 0.002*log(max(citations,1)) to each hit's score (0 turns a prior off).
     """
+    from mathlas.filters import PaperFilter
     from mathlas.search import Bundle
 
     Bundle._check_query(query, k, mode)  # bad input fails before a bundle is opened (or installed)
     include, exclude = _split_filter(source_filter)
     kinds_l = _names(kinds, "kinds")
+    paper = PaperFilter.parse(paper_filter)
     b = OPEN_BUNDLES.get(bundle)
     _check_known(include, b, "source_filter.include")
     _check_known(exclude, b, "source_filter.exclude")
     weights = _check_weights(source_weights, b)
     f_weight = 1.0 if weights is None else weights.pop(FINDINGS_SOURCE, 1.0)
-    use_findings = (f_weight > 0 and FINDINGS_SOURCE not in exclude
+    use_findings = (f_weight > 0 and FINDINGS_SOURCE not in exclude and paper is None
                     and (not include or FINDINGS_SOURCE in include)
                     and (not kinds_l or FINDINGS_KIND in kinds_l))
     b_include = [s for s in include if s != FINDINGS_SOURCE]
@@ -327,11 +333,11 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         out: list[SearchHit] = []
     else:
         hits = b.search(query, k=k, mode=mode, sources=b_include or None, exclude_sources=b_exclude or None,
-                        kinds=b_kinds or None, source_weights=weights or None)
+                        kinds=b_kinds or None, source_weights=weights or None, paper_filter=paper, priors=priors)
         out = [SearchHit.from_hit(h) for h in hits]
     if use_findings:
         out = _fuse_findings(b, query, k, mode, out, f_weight)
-    filtered = bool(include or exclude or kinds_l or weights)
+    filtered = bool(include or exclude or kinds_l or weights or paper)
     return SearchResult(query=query.strip(), bundle=_bundle_label(b), mode=mode, hits=out,
                         next=_next_steps(query, out, filtered))
 

@@ -21,6 +21,7 @@ READERS = {
     "proofnet": "mathlas_build.sources.proofnet",
     "generic": "mathlas_build.sources.generic",
     "lean": "mathlas_build.sources.lean",
+    "theoremsearch": "mathlas_build.sources.theoremsearch",
 }
 
 
