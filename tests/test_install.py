@@ -7,22 +7,28 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import http.server
 import io
 import json
 import multiprocessing
 import os
 import random
+import re
 import shutil
+import sys
 import tarfile
+import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
 import zstandard
 
+from mathlas import archive as archive_mod
 from mathlas import cli_index
 from mathlas import install as inst
 from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write_manifest
-from mathlas.errors import BundleCorruptError, BundleNotFoundError, InstallError, UsageError
+from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersionError, InstallError, UsageError
 from mathlas_build.release import pack
 
 
@@ -445,3 +451,304 @@ def test_install_needs_an_archive_not_a_directory(release):
         inst.install(src / "missing.tar.zst", quiet=True)
     with pytest.raises(InstallError, match="only http, https, file"):
         inst.install("ftp://example.org/x.tar.zst", quiet=True)
+
+
+# ------------------------------------------------------------------------------------------ catalogs, resume
+
+class ReleaseServer:
+    """A real loopback HTTP server for release files that honours ``Range: bytes=N-`` (206, 416),
+    logs every request's path and Range header, and can misbehave on purpose: drop the connection
+    after ``drop_after`` bytes of an archive (``drops`` times), or ignore Range."""
+
+    def __init__(self, root: Path):
+        self.root, self.requests = root, []
+        self.drop_after, self.drops, self.ignore_range = 6_000, 0, False
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                rng = self.headers.get("Range")
+                owner.requests.append((self.path, rng))
+                path = owner.root / urllib.parse.unquote(self.path.lstrip("/"))
+                if not path.is_file():
+                    self.send_error(404)
+                    return
+                data, start = path.read_bytes(), 0
+                if rng and not owner.ignore_range:
+                    start = int(re.fullmatch(r"bytes=(\d+)-", rng).group(1))
+                    if start >= len(data):
+                        self.send_response(416)
+                        self.send_header("Content-Range", f"bytes */{len(data)}")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                else:
+                    self.send_response(200)
+                body = data[start:]
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if owner.drops and path.name.endswith(".tar.zst"):
+                    owner.drops -= 1
+                    body = body[:owner.drop_after]  # then the connection closes: a short body
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def archive_requests(self) -> list[tuple[str, str | None]]:
+        return [r for r in self.requests if r[0].endswith(".tar.zst")]
+
+
+@pytest.fixture
+def server(tmp_path):
+    www = tmp_path / "releases"
+    www.mkdir()
+    srv = ReleaseServer(www)
+    thread = threading.Thread(target=srv.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.server.shutdown()
+        srv.server.server_close()
+
+
+@pytest.fixture
+def published(tmp_path, server) -> Path:
+    """informal 1.0.0 and 1.1.0 packed straight into the server's directory (with catalog.json)."""
+    for i, version in enumerate(["1.0.0", "1.1.0"]):
+        pack(make_bundle(tmp_path / f"pub-{version}", version=version, seed=10 + i), server.root)
+    assert (server.root / "informal-1.0.0.tar.zst").stat().st_size > 3 * server.drop_after
+    return server.root
+
+
+def edit_catalog(root: Path, **changes) -> None:
+    """Change fields of every entry of ``root/catalog.json``."""
+    path = root / "catalog.json"
+    data = json.loads(path.read_text())
+    for r in data["releases"]:
+        r.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def test_pack_base_url_and_register(tmp_path, release):
+    archive, src = release
+    catalog = json.loads((archive.parent / "catalog.json").read_text())
+    (archive.parent / "catalog.json").unlink()
+    from mathlas_build.release import register
+    assert register(archive) == catalog["releases"][0]
+    assert json.loads((archive.parent / "catalog.json").read_text()) == catalog
+    pack(src, tmp_path / "hosted", base_url="https://example.org/dl/")
+    entry = json.loads((tmp_path / "hosted" / "catalog.json").read_text())["releases"][0]
+    assert entry["url"] == "https://example.org/dl/informal-1.0.0.tar.zst"
+
+
+def test_interrupted_download_resumes_with_a_range_request(published, server):
+    server.drops = 1
+    path = inst.install_spec(f"{server.url}/informal-1.0.0.tar.zst", quiet=True)
+    assert server.archive_requests() == [("/informal-1.0.0.tar.zst", None),
+                                         ("/informal-1.0.0.tar.zst", f"bytes={server.drop_after}-")]
+    assert verify(path).version == "1.0.0"
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_interrupted_download_resumes_in_a_later_run(published, server, monkeypatch):
+    monkeypatch.setattr(archive_mod, "ATTEMPTS", 1)  # as if the process died after the first try
+    server.drops = 1
+    catalog = f"{server.url}/catalog.json"
+    with pytest.raises(InstallError, match="run the same command again to resume"):
+        inst.install_spec("informal@1.0.0", catalog=catalog, quiet=True)
+    assert leftovers() == [".downloads"]
+    (part,) = (inst.bundles_dir() / ".downloads").iterdir()
+    assert part.name.endswith(".part") and part.stat().st_size == server.drop_after
+    path = inst.install_spec("informal@1.0.0", catalog=catalog, quiet=True)
+    assert server.archive_requests()[-1] == ("/informal-1.0.0.tar.zst", f"bytes={server.drop_after}-")
+    assert verify(path).version == "1.0.0"
+    assert leftovers() == ["informal-1.0.0"]
+
+
+def test_a_resumed_part_that_does_not_verify_is_discarded(published, server, monkeypatch):
+    monkeypatch.setattr(archive_mod, "ATTEMPTS", 1)
+    server.drops = 1
+    catalog = f"{server.url}/catalog.json"
+    with pytest.raises(InstallError, match="resume"):
+        inst.install_spec("informal@1.0.0", catalog=catalog, quiet=True)
+    (part,) = (inst.bundles_dir() / ".downloads").iterdir()
+    part.write_bytes(random.Random(5).randbytes(server.drop_after))  # a damaged partial download
+    with pytest.raises(InstallError, match="sha256 mismatch"):
+        inst.install_spec("informal@1.0.0", catalog=catalog, quiet=True)
+    assert server.archive_requests()[-1][1] == f"bytes={server.drop_after}-"
+    assert leftovers() == []  # the .part went with the failed check
+    assert inst.install_spec("informal@1.0.0", catalog=catalog, quiet=True).is_dir()
+    assert server.archive_requests()[-1] == ("/informal-1.0.0.tar.zst", None)  # started over
+
+
+def test_a_server_ignoring_range_starts_the_download_over(published, server):
+    server.drops, server.ignore_range = 1, True
+    path = inst.install_spec(f"{server.url}/informal-1.1.0.tar.zst", quiet=True)
+    assert [r[1] for r in server.archive_requests()] == [None, f"bytes={server.drop_after}-"]
+    assert verify(path).version == "1.1.0"
+    assert leftovers() == ["informal-1.1.0"]
+
+
+def test_tampered_archive_over_http_is_refused_and_leaves_nothing(published, server):
+    archive = published / "informal-1.0.0.tar.zst"
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 3] ^= 0x01
+    archive.write_bytes(data)
+    with pytest.raises(InstallError, match="sha256 mismatch"):
+        inst.install_spec("informal@1.0.0", catalog=f"{server.url}/catalog.json", quiet=True)
+    assert leftovers() == []
+    with pytest.raises(InstallError, match="sha256 mismatch"):  # the sidecar route refuses it too
+        inst.install_spec(f"{server.url}/informal-1.0.0.tar.zst", quiet=True)
+    assert leftovers() == []
+
+
+def test_truncated_archive_over_http_is_refused_and_leaves_nothing(published, server):
+    archive = published / "informal-1.0.0.tar.zst"
+    archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    with pytest.raises(InstallError, match="the catalog says"):  # served whole, but too short
+        inst.install_spec("informal@1.0.0", catalog=f"{server.url}/catalog.json", quiet=True)
+    assert leftovers() == []
+    write_sidecar(archive)  # a sidecar that matches the cut bytes: only unpacking can notice
+    with pytest.raises(InstallError, match="truncated or corrupt"):
+        inst.install_spec(f"{server.url}/informal-1.0.0.tar.zst", quiet=True)
+    assert leftovers() == []
+
+
+def test_catalog_entry_of_a_newer_format_is_refused(published, server):
+    newer = FORMAT_VERSION + 1
+    edit_catalog(published, format_version=newer)
+    catalog = f"{server.url}/catalog.json"
+    for spec in ("informal@1.1.0", "informal"):
+        with pytest.raises(BundleVersionError) as err:
+            inst.install_spec(spec, catalog=catalog, quiet=True)
+        msg = str(err.value)
+        assert f"format_version {newer}" in msg and f"reads format_version {FORMAT_VERSION}" in msg
+        assert "upgrade mathlas" in msg and "informal@1.1.0" in msg
+    assert server.archive_requests() == [] and leftovers() == []
+
+
+def test_newest_readable_release_is_chosen_over_a_newer_format(published, server, capsys):
+    data = json.loads((published / "catalog.json").read_text())
+    data["releases"][1]["format_version"] = FORMAT_VERSION + 1  # 1.1.0 needs a newer mathlas
+    (published / "catalog.json").write_text(json.dumps(data))
+    path = inst.install_spec("informal", catalog=f"{server.url}/catalog.json")
+    assert path.name == "informal-1.0.0"
+    assert "1.1.0 need another format version" in capsys.readouterr().err
+
+
+def test_unknown_name_or_version_lists_what_the_catalog_has(published, server):
+    catalog = f"{server.url}/catalog.json"
+    with pytest.raises(BundleNotFoundError, match=r"informal@2\.0\.0 is not in .*available versions of "
+                                                  r"informal: 1\.0\.0, 1\.1\.0"):
+        inst.install_spec("informal@2.0.0", catalog=catalog, quiet=True)
+    with pytest.raises(BundleNotFoundError, match=r"no release named 'formal'.*releases: informal"):
+        inst.install_spec("formal", catalog=catalog, quiet=True)
+    with pytest.raises(UsageError, match="NAME@VERSION"):
+        inst.install_spec("informal@", catalog=catalog, quiet=True)
+    with pytest.raises(UsageError, match="--sha256"):
+        inst.install_spec("informal", catalog=catalog, expected_sha256="0" * 64, quiet=True)
+    assert server.archive_requests() == [] and leftovers() == []
+
+
+def test_catalog_that_misnames_its_archive_is_refused(published, server):
+    data = json.loads((published / "catalog.json").read_text())
+    data["releases"][1]["url"] = data["releases"][0]["url"]  # "1.1.0" points at 1.0.0's archive
+    for key in ("size", "sha256"):
+        data["releases"][1][key] = data["releases"][0][key]
+    (published / "catalog.json").write_text(json.dumps(data))
+    with pytest.raises(InstallError, match="catalog lists it as informal@1.1.0"):
+        inst.install_spec("informal@1.1.0", catalog=f"{server.url}/catalog.json", quiet=True)
+    assert leftovers() == []
+
+
+def test_shipped_and_remote_catalogs_install_versions_side_by_side(tmp_path, published, server, monkeypatch):
+    art = tmp_path / "artifacts"
+    pack(make_bundle(tmp_path / "ship", version="1.0.0", seed=10), art)  # the same bytes as published 1.0.0
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    old = inst.install_spec("informal", quiet=True)  # only the shipped catalog: 1.0.0, from disk
+    assert old.name == "informal-1.0.0" and server.requests == []
+    monkeypatch.setenv("MATHLAS_CATALOG", f"{server.url}/catalog.json")
+    assert inst.install_spec("informal@1.0.0", force=True, quiet=True) == old
+    assert server.archive_requests() == []  # same sha256 in both catalogs: the shipped file wins
+    new = inst.install_spec("informal", quiet=True)
+    assert new.name == "informal-1.1.0" and server.archive_requests() == [("/informal-1.1.0.tar.zst", None)]
+    assert [(b.version, b.path) for b in inst.installed()] == [("1.0.0", old), ("1.1.0", new)]
+    assert inst.resolve_bundle("informal") == new
+    assert leftovers() == ["informal-1.0.0", "informal-1.1.0"]
+
+
+def test_use_switches_what_a_bare_name_means(tmp_path, monkeypatch, capsys):
+    for i, version in enumerate(["1.0.0", "1.10.0"]):
+        inst.install(pack(make_bundle(tmp_path / version, version=version, seed=i), tmp_path / "dist")[0],
+                     quiet=True)
+    bundles = inst.bundles_dir()
+    assert inst.resolve_bundle("informal") == bundles / "informal-1.10.0"
+    assert inst.use("informal", "1.0.0", quiet=True) == bundles / "informal-1.0.0"
+    assert json.loads((bundles / "in-use.json").read_text()) == {"informal": "1.0.0"}
+    assert inst.resolve_bundle("informal") == inst.resolve_bundle(None) == bundles / "informal-1.0.0"
+    assert inst.resolve_bundle("informal@1.10.0") == bundles / "informal-1.10.0"
+    art = tmp_path / "artifacts"  # a newer shipped release does not override the choice
+    pack(make_bundle(tmp_path / "2.0.0", version="2.0.0", seed=3), art)
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
+    assert inst.resolve_bundle("informal") == bundles / "informal-1.0.0"
+    with pytest.raises(BundleNotFoundError, match=r"informal@3\.0 is not installed.*1\.0\.0, 1\.10\.0"):
+        inst.use("informal", "3.0", quiet=True)
+
+    assert run_cli("index", "list", "--json") == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["version"], r["status"], r["in_use"], r["chosen"]) for r in rows] == [
+        ("1.0.0", "installed", True, True), ("1.10.0", "installed", False, False),
+        ("2.0.0", "shipped", False, False)]
+    run_cli("index", "list")
+    table = capsys.readouterr().out.splitlines()
+    assert table[1].startswith("*") and "informal" in table[1] and "1.0.0" in table[1]
+    assert "index use" in table[1] and not table[2].startswith("*")
+
+    assert run_cli("index", "use", "informal", "-q") == 0  # back to the highest: the shipped 2.0.0
+    assert capsys.readouterr().out.strip() == str(bundles / "informal-2.0.0")
+    assert json.loads((bundles / "in-use.json").read_text()) == {}
+    assert run_cli("index", "use", "informal@1.10.0", "-q") == 0
+    with pytest.raises(UsageError, match="several versions"):
+        run_cli("index", "remove", "informal")
+    assert run_cli("index", "remove", "informal@1.10.0") == 0  # removing the chosen one forgets it
+    assert json.loads((bundles / "in-use.json").read_text()) == {}
+    assert inst.resolve_bundle("informal") == bundles / "informal-2.0.0"
+
+
+def test_a_chosen_version_that_vanished_says_how_to_fix_it(release):
+    path = inst.install(release[0], quiet=True)
+    inst.use("informal", "1.0.0", quiet=True)
+    shutil.rmtree(path)  # deleted by hand, not with `index remove`
+    with pytest.raises(BundleNotFoundError, match=r"set to version 1\.0\.0.*mathlas index install informal@1\.0\.0"):
+        inst.resolve_bundle("informal")
+
+
+def test_cli_installs_from_a_catalog_url(published, server, capsys):
+    assert run_cli("index", "install", "informal@1.0.0", "--catalog", f"{server.url}/catalog.json", "-q") == 0
+    assert capsys.readouterr().out.strip() == str(inst.bundles_dir() / "informal-1.0.0")
+    run_cli("index", "list", "--json", "--catalog", f"{server.url}/catalog.json")
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["version"], r["status"], r["in_use"]) for r in rows] == [
+        ("1.0.0", "installed", True), ("1.1.0", "available", False)]
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_bar_only_on_a_terminal(published, server, monkeypatch, tty):
+    class Stderr(io.StringIO):
+        def isatty(self):
+            return tty
+
+    monkeypatch.setattr(archive_mod, "_BAR_MIN_BYTES", 0)
+    err = Stderr()
+    monkeypatch.setattr(sys, "stderr", err)
+    inst.install_spec(f"{server.url}/informal-1.0.0.tar.zst")
+    shown = "downloading informal-1.0.0.tar.zst:" in err.getvalue()
+    assert shown == tty
+    assert "installed informal-1.0.0" in err.getvalue()
