@@ -484,6 +484,11 @@ def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str 
     if not _SAFE_NAME.fullmatch(name):
         raise UsageError(f"{spec!r} is neither NAME[@VERSION], a URL nor an existing path")
     release = find_release(name, version, catalog=catalog, quiet=quiet)
+    if not force:  # a release is immutable: no need to fetch what is already here
+        for b in installed():
+            if (b.name, b.version) == (release.name, release.version) and b.manifest is not None:
+                _talk(f"{b.name}@{b.version} is already installed at {b.path} (--force reinstalls it)", quiet)
+                return b.path
     _talk(f"installing {release.name}@{release.version} from {release.url}", quiet)
     return install(release.url, expected_sha256=release.sha256, expected_size=release.size, force=force,
                    quiet=quiet, _announced=False, _expect=(release.name, release.version))

@@ -679,6 +679,8 @@ def test_shipped_and_remote_catalogs_install_versions_side_by_side(tmp_path, pub
     assert server.archive_requests() == []  # same sha256 in both catalogs: the shipped file wins
     new = inst.install_spec("informal", quiet=True)
     assert new.name == "informal-1.1.0" and server.archive_requests() == [("/informal-1.1.0.tar.zst", None)]
+    assert inst.install_spec("informal@1.1.0", quiet=True) == new  # installed already: nothing fetched
+    assert len(server.archive_requests()) == 1
     assert [(b.version, b.path) for b in inst.installed()] == [("1.0.0", old), ("1.1.0", new)]
     assert inst.resolve_bundle("informal") == new
     assert leftovers() == ["informal-1.0.0", "informal-1.1.0"]
