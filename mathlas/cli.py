@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 from mathlas import cli_mcp  # light: imports the mcp SDK only when the server starts
-from mathlas import cli_data, cli_findings, cli_funsearch, cli_scaffold, cli_sequence  # light: heavy imports in run()
+from mathlas import cli_data, cli_findings, cli_formal, cli_funsearch, cli_scaffold, cli_sequence  # light: heavy imports in run()
 from mathlas.errors import MathlasError, UsageError
 
 
@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_funsearch.add_parser(sub)
     cli_findings.add_parser(sub)
     cli_sequence.add_parser(sub)
+    cli_formal.add_parser(sub)
     cli_data.add_parser(sub)
     try:
         from mathlas import cli_index
@@ -207,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run,
             "checklist": cli_scaffold.run, "scaffold": cli_scaffold.run, "directive": cli_scaffold.run,
             "funsearch": cli_funsearch.run, "sequence": cli_sequence.run, "data": cli_data.run,
-            "findings": cli_findings.run}
+            "findings": cli_findings.run, "verify-formal": cli_formal.run}
 
 
 def main(argv: list[str] | None = None) -> int:

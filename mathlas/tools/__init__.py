@@ -28,6 +28,7 @@ TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "mathlas.tools.oeis": ("identify_sequence",),
     "mathlas.tools.funsearch": ("funsearch",),
     "mathlas.tools.findings": ("add_finding",),
+    "mathlas.tools.formal": ("verify_formal",),
 }
 
 
