@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 from mathlas import cli_mcp  # light: imports the mcp SDK only when the server starts
-from mathlas import cli_data, cli_findings, cli_formal, cli_funsearch, cli_scaffold, cli_sequence  # light: heavy imports in run()
+from mathlas import cli_data, cli_findings, cli_formal, cli_funsearch, cli_lean, cli_scaffold, cli_sequence  # light: heavy imports in run()
 from mathlas.errors import MathlasError, UsageError
 
 
@@ -83,6 +83,9 @@ def _add_eval(sub) -> None:
     p.add_argument("-k", type=int, default=20)
     p.add_argument("--mode", action="append", dest="modes", choices=("lexical", "dense", "hybrid"),
                    help="evaluate only these modes (repeatable; default all three)")
+    p.add_argument("--prior", action="append", default=[], metavar="NAME=WEIGHT",
+                   help="document prior weight, e.g. pagerank=0.05 (repeatable; default: the bundle's); "
+                        "with a non-zero prior every mode is also run with priors off (<mode>-noprior)")
     _bundle_arg(p)
     p.add_argument("--json", action="store_true")
 
@@ -152,7 +155,9 @@ def cmd_eval(args) -> int:
     queries = load_queries(args.queries)
     bundle = mathlas.open_bundle(args.bundle)
     modes = args.modes or ["lexical", "dense", "hybrid"]
-    result = evaluate(bundle, queries, k=args.k, modes=modes)
+    priors = _priors(args.prior)
+    result = evaluate(bundle, queries, k=args.k, modes=modes, priors=priors)
+    modes = [m for m in result if isinstance(result[m], dict) and "mrr@20" in result[m]]
     if args.json:
         json.dump(result, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -196,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_sequence.add_parser(sub)
     cli_formal.add_parser(sub)
     cli_data.add_parser(sub)
+    cli_lean.add_parser(sub)
     try:
         from mathlas import cli_index
     except ImportError:  # pragma: no cover

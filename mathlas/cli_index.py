@@ -66,8 +66,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("bundle", help="installed bundle: name@version (or a name installed in one version)")
     s.set_defaults(index_run=_cmd_remove)
 
+    from mathlas.cli_lean import add_build_lean, run_build_lean
+
+    add_build_lean(sub)  # `index build-lean PATH`: a formal bundle of exactly that Lean project
+    sub.choices["build-lean"].set_defaults(index_run=run_build_lean)
+
     for name, s in sub.choices.items():
-        if name not in ("list", "remove"):  # these talk (installs, progress): let -q silence them
+        if name not in ("list", "remove", "build-lean"):  # these talk (installs, progress): let -q silence them
             s.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                            help="no progress or notes on stderr")
     p.set_defaults(run=run)

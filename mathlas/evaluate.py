@@ -79,9 +79,16 @@ def bootstrap_mrr(ranks: list[int | None], rounds: int = 1000, seed: int = 0) ->
     return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
 
 
+NO_PRIOR = "-noprior"
+
+
 def evaluate(bundle, queries: list[dict], *, k: int = 20, modes: Iterable[str] = ("lexical", "dense", "hybrid"),
-             **search_kwargs) -> dict:
-    """Run every query in every mode; returns the ``mathlas eval --json`` object."""
+             priors: dict[str, float] | None = None, **search_kwargs) -> dict:
+    """Run every query in every mode; returns the ``mathlas eval --json`` object.
+
+    ``priors`` overrides the bundle's document-prior weights (manifest ``fusion.priors``). When the
+    effective weights are not all 0, each mode is also run with every prior off, reported as
+    ``<mode>-noprior``, so the prior is always measured on and off in one run."""
     prefixes = label_prefixes(queries)
     sources = [s for s in bundle.source_names if s in prefixes]
     if not sources:
@@ -89,10 +96,20 @@ def evaluate(bundle, queries: list[dict], *, k: int = 20, modes: Iterable[str] =
     result: dict = {"n": len(queries), "bundle": f"{bundle.name}-{bundle.version}", "k": k,
                     "restricted_to": sources}
     per_query: dict[str, list] = {}
-    for mode in modes:
+    declared = getattr(bundle, "priors", {}) or {}
+    effective = {n: spec["weight"] for n, spec in declared.items()}
+    effective.update(priors or {})
+    result["priors"] = effective
+    runs = [(mode, priors) for mode in modes]
+    if any(effective.values()):
+        runs += [(mode + NO_PRIOR, {n: 0.0 for n in effective}) for mode in modes]
+    for mode, run_priors in runs:
         ranks, no_result = [], 0
+        extra = dict(search_kwargs)
+        if run_priors is not None:
+            extra["priors"] = run_priors
         for q in queries:
-            hits = bundle.search(q["query"], k=k, mode=mode, sources=sources, **search_kwargs)
+            hits = bundle.search(q["query"], k=k, mode=mode.removesuffix(NO_PRIOR), sources=sources, **extra)
             no_result += not hits
             ranks.append(first_rank([h.id for h in hits], q["targets"]))
         m = metrics(ranks)

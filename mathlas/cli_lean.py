@@ -1,0 +1,106 @@
+"""``mathlas lean search|deps``: the formal tools (search_formal_math, get_dependencies) on the CLI,
+and ``mathlas index build-lean PATH``: a formal bundle of exactly the Lean project at PATH.
+
+    mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--json]
+    mathlas lean deps lean:Nat.Prime.two_le [--used-by] [--depth 2] [--json]
+    mathlas index build-lean ~/my-project [--name mathlib]
+
+Building runs the build pipeline (``mathlas-build lean``) in a child process: the runtime never imports it.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+from typing import Any
+
+from mathlas.errors import UsageError
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("lean", help="search Lean declarations and their dependencies (formal bundle)")
+    sub = p.add_subparsers(dest="lean_command", required=True, metavar="SUBCOMMAND")
+    s = sub.add_parser("search", help="search_formal_math: Lean declarations by words, name fragment or notation")
+    s.add_argument("query")
+    s.add_argument("-k", type=int, default=10)
+    s.add_argument("--module", action="append", dest="modules", help="only this module or below (repeatable)")
+    s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")
+    s.add_argument("--mode", choices=("hybrid", "lexical", "dense"), default="hybrid")
+    s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
+    s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
+    s.add_argument("--json", action="store_true")
+    d = sub.add_parser("deps", help="get_dependencies: what a declaration uses, or what uses it")
+    d.add_argument("id", help="e.g. lean:Nat.Prime.two_le (the lean: prefix may be left out)")
+    d.add_argument("--used-by", action="store_true", help="declarations that use it (default: what it uses)")
+    d.add_argument("--depth", type=int, default=1)
+    d.add_argument("--limit", type=int, default=100)
+    d.add_argument("--bundle")
+    d.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+    return p
+
+
+def add_build_lean(sub: Any) -> None:
+    """The ``index build-lean`` subcommand (added to ``mathlas index`` by cli_index)."""
+    s = sub.add_parser("build-lean", help="build (and install) a formal bundle of the Lean project at PATH")
+    s.add_argument("path", help="the Lean project: its folders and .lake/packages are indexed")
+    s.add_argument("--name", default="mathlib", help="bundle name (default mathlib: what the formal tools search)")
+    s.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
+    s.add_argument("--dirs", help="comma-separated top folders to read")
+    s.add_argument("--threads", type=int)
+    s.add_argument("--no-install", action="store_true", help="only build (into work/bundles/)")
+    s.add_argument("-q", "--quiet", action="store_true")
+
+
+def run_build_lean(args: argparse.Namespace) -> int:
+    cmd = [sys.executable, "-m", "mathlas_build.cli", "lean", str(args.path), "--name", args.name]
+    for flag, value in (("--version", args.version), ("--dirs", args.dirs), ("--threads", args.threads)):
+        if value is not None:
+            cmd += [flag, str(value)]
+    if not args.no_install:
+        cmd.append("--install")
+    if args.quiet:
+        cmd.append("--quiet")
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    from mathlas.tools.formal_search import get_dependencies, search_formal_math
+
+    if args.lean_command == "search":
+        r = search_formal_math(args.query, k=args.k, modules=args.modules, kinds=args.kinds, mode=args.mode,
+                               prior_weight=args.prior_weight, bundle=args.bundle)
+        if args.json:
+            json.dump(dataclasses.asdict(r), sys.stdout, ensure_ascii=False)
+            sys.stdout.write("\n")
+            return 0
+        if not r.hits:
+            print("no declarations found", file=sys.stderr)
+        for i, h in enumerate(r.hits, 1):
+            tags = f"  [{', '.join(h.stacks)}]" if h.stacks else ""
+            print(f"{i:>2}. {h.id}  ({h.kind}, {h.module}){tags}")
+            if h.signature:
+                print(f"      {h.signature[:200]}")
+            if h.docstring:
+                print(f"      -- {h.docstring[:200]}")
+            print(f"      {h.link}")
+        return 0
+    if args.lean_command == "deps":
+        r = get_dependencies(args.id, direction="used_by" if args.used_by else "uses", depth=args.depth,
+                             limit=args.limit, bundle=args.bundle)
+        if args.json:
+            json.dump(dataclasses.asdict(r), sys.stdout, ensure_ascii=False)
+            sys.stdout.write("\n")
+            return 0
+        verb = "is used by" if args.used_by else "uses"
+        more = f" (showing {len(r.declarations)})" if r.truncated else ""
+        print(f"{r.id} {verb} {r.total} declaration(s) within depth {r.depth}{more}", file=sys.stderr)
+        for x in r.declarations:
+            print(f"{'  ' * (x.distance - 1)}{x.id}  ({x.kind}, {x.module})")
+        return 0
+    raise UsageError(f"unknown lean subcommand {args.lean_command!r}")  # pragma: no cover
