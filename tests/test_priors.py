@@ -123,3 +123,24 @@ def test_writer_refuses_a_prior_on_a_missing_or_text_column(tmp_path):
         _check_priors({"priors": {"c": {"column": "pagerank", "transform": "identity", "weight": 0}}}, meta)
     with pytest.raises(ValueError, match="not a number"):
         _check_priors({"priors": {"c": {"column": "title", "transform": "identity", "weight": 0}}}, meta)
+
+
+# ------------------------------------------------------------------------------ short keyword queries
+
+def test_short_queries_are_repeated_for_the_dense_channel(tiny, tiny_bundle_dir):
+    from mathlas.filters import Filters
+    from mathlas.search import Bundle
+
+    assert tiny.manifest.encoder["pooling"] == "mean"
+    assert tiny.dense_text("Sylow") == "Sylow Sylow"
+    assert tiny.dense_text("the Yoneda lemma") == "the Yoneda lemma the Yoneda lemma"
+    assert tiny.dense_text("Artin-Rees") == "Artin-Rees Artin-Rees"
+    for unchanged in ("Fermat little theorem", "a finitely generated module", "$x^2$", "H^1", "Nat.Prime", "the of"):
+        assert tiny.dense_text(unchanged) == unchanged
+    q = tiny.encoder.encode_queries(["Nakayama Nakayama"])[0]
+    want = tiny.dense.search(q, 5, Filters())
+    got = tiny.search("Nakayama", k=5, mode="dense")
+    assert [h.score for h in got] == pytest.approx(want.scores.tolist(), abs=1e-6)
+    off = Bundle(tiny_bundle_dir, dataclasses.replace(tiny.manifest, fusion={**tiny.manifest.fusion,
+                                                                             "short_query_repeat": 1}))
+    assert off.dense_text("Sylow") == "Sylow"
