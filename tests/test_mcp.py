@@ -369,6 +369,9 @@ TOOLBOX_CALLS = [
      {"statement": "x", "source_url": "not a url"}, "id"),
     ("funsearch", {"action": "evaluate", "program": "def priority(el, n):\n    return 0\n", "params": {"n": 2}},
      {"action": "delete"}, "evaluation"),
+    # without Lean the good call is UNDETERMINED (with install steps); the bad one lacks its proof
+    ("verify_formal", {"statement": "∀ a b : Nat, a + b = b + a", "proof": "fun a b => Nat.add_comm a b"},
+     {"statement": "1 = 1"}, "proof_status"),
 ]
 
 
