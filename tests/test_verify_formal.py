@@ -71,6 +71,7 @@ def test_sorry_in_comments_strings_and_identifiers_is_fine(proof):
     ("by sorry", "sorry"), ("by\n  simp\n  admit", "admit"), ("sorryAx _ false", "sorryAx"),
     ("by\n  stop\n  simp", "stop"), ("by\n  -- a comment\n  exact (sorry)", "sorry"),
     ('by\n  have : "x" = "x" := rfl\n  sorry', "sorry"), ("by\n  /- -/ sorry", "sorry"),
+    ("«sorryAx» _ false", "«sorryAx»"), ("_root_.sorryAx _ false", "_root_.sorryAx"), ("@sorryAx _ false", "sorryAx"),
 ])
 def test_sorry_and_admit_in_code_are_found(proof, word):
     uses = scan.sorry_uses(scan.tokenize(proof))
@@ -267,7 +268,8 @@ def test_runs_that_say_nothing_are_undetermined():
     assert d.status == "UNDETERMINED" and "import" in d.reason
     # Lean's own wording for a missing module (src/Lean/Util/Path.lean, findOLean): `unknown module prefix '{pkg}'`
     from mathlas.tools.formal.verdict import IMPORT_FAILURE
-    assert IMPORT_FAILURE.search("unknown module prefix '{pkg}'")
+    assert IMPORT_FAILURE.match("unknown module prefix '{pkg}'")
+    assert not IMPORT_FAILURE.match("type mismatch\n  \"unknown package\"")  # a proof quoting the words is no import failure
 
 
 # ------------------------------------------------------------------------------ no toolchain

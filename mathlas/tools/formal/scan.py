@@ -227,8 +227,14 @@ def tokenize(text: str) -> Scan:
 
 def sorry_uses(scan: Scan) -> list[str]:
     """Where the text uses ``sorry``-like keywords in code, as "`sorry` at line L, column C"."""
-    return [f"`{t.text}` at line {t.line}, column {t.col}" for t in scan.tokens
-            if t.kind == "ident" and t.text in SORRY_WORDS]
+    out = []
+    for t in scan.tokens:
+        if t.kind != "ident":
+            continue
+        plain = t.text.replace("«", "").replace("»", "")  # «sorryAx» is the identifier sorryAx
+        if plain in SORRY_WORDS or plain.rsplit(".", 1)[-1] == "sorryAx":  # _root_.sorryAx is the axiom too
+            out.append(f"`{t.text}` at line {t.line}, column {t.col}")
+    return out
 
 
 def _option_ok(name: str) -> bool:

@@ -24,9 +24,9 @@ from .layout import THEOREM, Layout
 STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 SORRY_WARNING = re.compile(r"declaration (?:`[^`]*` )?uses (?:'sorry'|`sorry`)")
 # messages (from Lean's source: src/Lean/Util/Path.lean, Lake) meaning "this environment lacks a module"
-IMPORT_FAILURE = re.compile(r"unknown module prefix|unknown package|object file .* does not exist|"
-                            r"could not resolve import|file not found|no such file or directory|"
-                            r"failed to read file", re.I)
+# (at the start of a message: a proof's own error text cannot pass for one by quoting these words)
+IMPORT_FAILURE = re.compile(r"\s*(?:unknown module prefix|unknown package|object file .* does not exist|"
+                            r"could not resolve import|file not found|failed to read file)", re.I)
 _SEVERITIES = "error|warning|info|information"
 
 
@@ -72,7 +72,8 @@ def parse_messages(output: str, file_name: str, layout: Layout | None = None) ->
     bare_head = re.compile(r"^(error|warning|info): (.*)$")  # Lake / the driver, no position
     msgs: list[LeanMessage] = []
     cur: LeanMessage | None = None
-    for line in output.splitlines():
+    for line in output.split("\n"):  # only "\n" ends a line, as for Lean and for axiom_reports
+        line = line.rstrip("\r")
         m = head.match(line)
         if m:
             sev = "info" if m.group(5) == "information" else m.group(5)
@@ -143,7 +144,7 @@ def _common(output: str, returncode: int | None, timed_out: bool, timeout_s: flo
     if timed_out:
         limit = f" of {timeout_s:g} s" if timeout_s else ""
         return msgs, errors, warnings, f"time-out: Lean did not finish within the limit{limit}"
-    failed_imports = [e for e in errors if e.region == "imports" or IMPORT_FAILURE.search(e.text)]
+    failed_imports = [e for e in errors if e.region == "imports" or IMPORT_FAILURE.match(e.text)]
     if failed_imports:
         first = failed_imports[0].text.splitlines()[0] if failed_imports[0].text else ""
         return msgs, errors, warnings, ("an import cannot be resolved in this Lean environment: " + first
