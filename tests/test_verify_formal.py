@@ -19,9 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -30,7 +28,7 @@ from mathlas.errors import UsageError
 from mathlas.tools.formal import CAVEAT, verify_formal
 from mathlas.tools.formal import layout as lay
 from mathlas.tools.formal import scan
-from mathlas.tools.formal.lean_runner import FILE_NAME, INSTALL_HINT, find_toolchain, run_lean
+from mathlas.tools.formal.lean_runner import FILE_NAME, find_toolchain, run_lean
 from mathlas.tools.formal.verdict import (SORRY_WARNING, STANDARD_AXIOMS, axiom_reports, decide_proof,
                                           decide_snippet, parse_messages)
 
@@ -452,9 +450,9 @@ def test_real_sorry_is_caught_by_the_kernel_too():
     r = verify_formal(snippet="theorem t : 1 = 2 := by sorry", timeout_s=300)
     assert r.snippet_status == "INCOMPLETE", r.output
     assert any(SORRY_WARNING.search(w.text) for w in r.warnings)
-    # the warning switched off: the scan still sees the sorry
+    # the warning switched off (an unknown option before Lean 4.19-ish: then FAILS): never TYPECHECKS
     r = verify_formal(snippet="set_option warn.sorry false in\ntheorem t : 1 = 2 := by sorry", timeout_s=300)
-    assert r.snippet_status == "INCOMPLETE", r.output
+    assert r.snippet_status == ("FAILS" if r.errors else "INCOMPLETE"), r.output
     # and the axioms report of a sorried theorem is read as not verified
     run = run_lean(TOOLCHAIN, "theorem t : 1 = 2 := by sorry\n\n#print axioms t\n", 300)
     d = decide_proof(run.output, run.returncode, file_name=run.file_name, theorem="t")
@@ -476,4 +474,4 @@ def test_real_axiom_smuggling_is_not_verified():
 @needs_lean
 def test_real_unknown_import_is_undetermined():
     r = verify_formal(statement="1 = 1", proof="rfl", imports=["NoSuchModuleForMathlasTests"], timeout_s=300)
-    assert r.status == "UNDETERMINED" and "import" in r.reason, r.output
+    assert r.status == "UNDETERMINED", (r.reason, r.output)
