@@ -26,13 +26,18 @@ Options: ``dirs`` (top-level folders to read; default: ``Mathlib``/``Archive``/`
 """
 from __future__ import annotations
 
+import bisect
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
 
 from mathlas_build.document import Document
+from mathlas_build.sources import lean_generated as gen
+from mathlas_build.sources import lean_refs as lref
+from mathlas_build.sources.lean_generated import additive_name, to_additive_target
 
 SOURCE = "lean"
 LICENSE = "Apache-2.0"
@@ -49,9 +54,6 @@ _LEX = re.compile(r"""--|/-|"|(?<![\w'.!?])'(?:\\.|[^'\\\n])'""")
 _BLOCK = re.compile(r"/-|-/")
 _STR_END = re.compile(r'\\.|"', re.S)
 _NONSPACE = re.compile(r"\S")
-_CMD = re.compile(
-    r"^[ \t]*(?:(?:open|set_option|variable|omit|include)\b[^\n]*?\bin[ \t]+)?"
-    r"(?=@\[|(?:namespace|section|end|mutual|" + "|".join(MODIFIERS + DECL_KINDS) + r")\b)", re.M)
 _IDENT = re.compile(r"(?:«[^»]*»|[^\s:()\[\]{}⦃⦄⟨⟩,:=|@`\"])+")
 _WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+|[^\W\d_]+")
 _COMMIT = re.compile(r"\b[0-9a-f]{40}\b")
@@ -184,33 +186,6 @@ def _parse_attrs(attr_text: str) -> list[str]:
     return [re.sub(r"\s+", " ", a) for a in out if a]
 
 
-_ADD_RULES = [
-    ("Multiplicative", "Additive"), ("multiplicative", "additive"),
-    ("CommMonoid", "AddCommMonoid"), ("CommGroup", "AddCommGroup"), ("CommSemigroup", "AddCommSemigroup"),
-    ("Monoid", "AddMonoid"), ("Group", "AddGroup"), ("Semigroup", "AddSemigroup"),
-    ("Mul", "Add"), ("mul", "add"), ("One", "Zero"), ("one", "zero"), ("Inv", "Neg"), ("inv", "neg"),
-    ("Div", "Sub"), ("div", "sub"), ("Prod", "Sum"), ("prod", "sum"), ("pow", "nsmul"), ("zpow", "zsmul"),
-    ("npow", "nsmul"), ("smul", "vadd"), ("SMul", "VAdd"), ("Pow", "SMul"),
-]
-_ADD_RE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES}, key=len, reverse=True))
-                     + r")|(?<=[a-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES if a[0].isupper()},
-                                                             key=len, reverse=True)) + ")")
-_ADD_MAP = dict(_ADD_RULES)
-
-
-def additive_name(name: str) -> str:
-    """Simple multiplicative -> additive word rule (``mul_one`` -> ``add_zero``, ``Group.inv`` -> ``AddGroup.neg``)."""
-    def sub(m: re.Match) -> str:
-        w = m.group()
-        if w.startswith("Add") or w.startswith("add"):
-            return w
-        return _ADD_MAP.get(w, w)
-    out = []
-    for comp in name.split("."):
-        out.append(_ADD_RE.sub(sub, comp))
-    return ".".join(out)
-
-
 def _derived_instance_name(sig: str) -> str:
     """``[Foo α] : Bar (List α)`` -> ``instBarList`` (head constants of the class, as Lean roughly does)."""
     depth, colon = 0, -1
@@ -246,9 +221,42 @@ def _commit_and_url(root: Path) -> tuple[str, str]:
     return commit, url
 
 
-def parse_file(text: str, rel: str) -> list[dict]:
-    """Declarations of one Lean file as dicts (name, kind, line, signature, docstring, attributes...)."""
+_AUX = ("open", "export", "irreducible_def", "initialize_simps_projections", "notation", "infix", "infixl",
+        "infixr", "prefix", "postfix", "scoped", "local")
+_CMD = re.compile(
+    r"^[ \t]*(?:(?:open|set_option|variable|omit|include)\b[^\n]*?\bin[ \t]+)?"
+    r"(?=@\[|(?:namespace|section|end|mutual|" + "|".join(MODIFIERS + DECL_KINDS + _AUX) + r")\b)", re.M)
+# Where a declaration's body ends: the next command at column 0 (proofs are indented in Mathlib style).
+_NEXT = re.compile(r"^(?:@\[|#\w|(?:" + "|".join(MODIFIERS + DECL_KINDS + _AUX + (
+    "namespace", "section", "end", "mutual", "variable", "universe", "attribute", "example", "set_option",
+    "macro", "macro_rules", "syntax", "elab", "elab_rules", "initialize", "library_note", "add_decl_doc",
+    "assert_not_exists", "assert_not_imported", "omit", "include", "run_cmd", "deriving", "compile_inductive",
+    "unseal", "seal", "register_option", "declare_syntax_cat", "suppress_compilation", "import", "module")) + r")\b)",
+    re.M)
+_KW = re.compile(r"(namespace|section|end|mutual|irreducible_def|" + "|".join(DECL_KINDS + _AUX) + r")\b")
+_MOD = re.compile(r"(" + "|".join(MODIFIERS) + r")\b\s*")
+_IN_PREFIX = re.compile(r"(?:\s|(?:set_option|variable|omit|include|open)\b[^\n]*\bin\b)*")
+
+
+def _open_names(args: str) -> list[str]:
+    """Namespaces named by ``open`` arguments (``scoped`` opens no names; ``(a b)``/``hiding`` ignored)."""
+    args = re.sub(r"\([^)]*\)", " ", args)
+    args = re.split(r"\b(?:hiding|renaming)\b", args)[0]
+    if re.match(r"\s*scoped\b", args):
+        return []
+    return [w for w in args.split() if re.fullmatch(r"[^\W\d][\w'!?.]*", w)]
+
+
+def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
+    """Declarations of one Lean file as dicts (name, kind, line, signature, docstring, attributes...).
+
+    Each also carries ``ns`` (namespace its body elaborates in), ``opens`` (namespaces open for it, as
+    candidate full names), ``idents`` (identifier tokens of its signature and body) and, for structures,
+    classes and inductives, ``parts`` (lean_generated.structure_parts / inductive_ctors). File-level
+    facts go to ``extras`` when given: ``exports`` (ns, namespace, name), ``notations`` (atom, head, ns,
+    opens) and ``simps_projections`` (structure, rules, ns, opens)."""
     masked, docs = mask(text)
+    extras = extras if extras is not None else {}
     doc_at: dict[int, str] = {}
     for a, e, d in docs:
         m = _NONSPACE.search(masked, e)
@@ -256,69 +264,129 @@ def parse_file(text: str, rel: str) -> list[dict]:
             doc_at[m.start()] = d
     line_starts = [0]
     line_starts.extend(m.end() for m in re.finditer("\n", masked))
+    next_cmd = [m.start() for m in _NEXT.finditer(masked)]
 
     def line_of(pos: int) -> int:
-        import bisect
         return bisect.bisect_right(line_starts, pos)
 
-    stack: list[tuple[str, list[str]]] = []  # ("ns"|"sec"|"mutual", name parts)
+    def body_end(pos: int) -> int:
+        k = bisect.bisect_right(next_cmd, pos)
+        return next_cmd[k] if k < len(next_cmd) else len(masked)
+
+    stack: list[tuple[str, str, list[str]]] = []  # ("ns"|"sec"|"mutual", name part, opens in this scope)
+    file_opens: list[str] = []
+    ctx_intern: dict[tuple, tuple] = {}
+
+    def cur_ns() -> str:
+        return ".".join(p for k, p, _ in stack if k == "ns")
+
+    def cur_opens() -> list[str]:
+        out = list(file_opens)
+        for _, _, o in stack:
+            out.extend(o)
+        return out
+
     decls: list[dict] = []
     consumed = 0
+    pending_in: tuple[list[str], int] = ([], -1)
     n = len(masked)
     for cm in _CMD.finditer(masked):
         start = cm.start() + (len(cm.group()) - len(cm.group().lstrip(" \t")))
         if start < consumed:
             continue
+        inline_opens: list[str] = []
+        for om in re.finditer(r"\bopen\b([^\n]*?)\bin\b", cm.group()):
+            for x in _open_names(om.group(1)):
+                inline_opens.extend(lref.open_candidates(cur_ns(), x))
+        if pending_in[1] >= 0 and _IN_PREFIX.fullmatch(masked, pending_in[1], start):
+            inline_opens.extend(pending_in[0])
+        pending_in = ([], -1)
         i = cm.end()
         attrs: list[str] = []
         while masked.startswith("@[", i):
             e = _match_bracket(masked, i + 1)
-            attr_src = text[i + 2:e - 1]
-            attrs.extend(_parse_attrs(attr_src))
+            attrs.extend(_parse_attrs(text[i + 2:e - 1]))
             m = _NONSPACE.search(masked, e)
             i = m.start() if m else n
         mods: list[str] = []
         while True:
-            m = re.compile(r"(" + "|".join(MODIFIERS) + r")\b\s*").match(masked, i)
+            m = _MOD.match(masked, i)
             if not m:
                 break
             mods.append(m.group(1))
             i = m.end()
-        m = re.compile(r"(namespace|section|end|mutual|" + "|".join(DECL_KINDS) + r")\b").match(masked, i)
+        m = re.match(r"(?:scoped|local)(?:\[[^\]\n]*\])?\s+", masked[i:i + 80])
+        if m:
+            i += m.end()
+        m = _KW.match(masked, i)
         if not m:
             continue
         kw = m.group(1)
         i = m.end()
-        rest_line = masked[i:masked.find("\n", i) if masked.find("\n", i) >= 0 else n]
-        if kw == "namespace":
+        eol = masked.find("\n", i)
+        eol = n if eol < 0 else eol
+        rest_line = masked[i:eol]
+        if kw in ("namespace", "section"):
             name = rest_line.strip().split()[0] if rest_line.strip() else ""
-            stack.append(("ns", name.split(".") if name else []))
-            consumed = i
-            continue
-        if kw == "section":
-            name = rest_line.strip().split()[0] if rest_line.strip() else ""
-            stack.append(("sec", name.split(".") if name else []))
+            for part in (name.split(".") if name else [""]):
+                stack.append(("ns" if kw == "namespace" else "sec", part, []))
             consumed = i
             continue
         if kw == "mutual":
-            stack.append(("mutual", []))
+            stack.append(("mutual", "", []))
             consumed = i
             continue
         if kw == "end":
             name = rest_line.strip().split()[0] if rest_line.strip() else ""
-            parts = name.split(".") if name else []
-            # pop the matching block; `end A.B` may close nested `namespace A` `namespace B`
-            need = len(parts) if parts else 1
-            popped = 0
-            while stack and popped < need:
-                k, p = stack.pop()
-                popped += max(1, len(p)) if k != "mutual" else 1
+            for _ in range(len(name.split(".")) if name else 1):
+                if stack:
+                    stack.pop()
             consumed = i
+            continue
+        if kw in ("scoped", "local"):
+            continue
+        if kw == "open":
+            if start != line_starts[line_of(start) - 1]:
+                continue  # an indented `open` inside a proof
+            inm = re.search(r"\bin\s*$", rest_line)
+            names = _open_names(rest_line[:inm.start()] if inm else rest_line)
+            cands = [c for x in names for c in lref.open_candidates(cur_ns(), x)]
+            if inm:
+                pending_in = (cands, eol)
+            else:
+                (stack[-1][2] if stack else file_opens).extend(cands)
+            consumed = eol
+            continue
+        if kw == "export":
+            em = re.match(r"\s*([^\s(]+)\s*\(([^)]*)\)", masked[i:body_end(i)])
+            if em:
+                for nm in em.group(2).split():
+                    extras.setdefault("exports", []).append((cur_ns(), em.group(1), nm))
+            consumed = eol
+            continue
+        if kw == "initialize_simps_projections":
+            e = body_end(i)
+            pm = re.match(r"\s*([^\s(]+)\s*(?:\(([^)]*)\))?", masked[i:e])
+            if pm:
+                extras.setdefault("simps_projections", []).append(
+                    (pm.group(1), pm.group(2) or "", cur_ns(), tuple(cur_opens())))
+            consumed = e
+            continue
+        if kw in ("notation", "infix", "infixl", "infixr", "prefix", "postfix"):
+            e = body_end(i)
+            cmd = text[i:e]
+            am = re.search(r'"\s*([^"]+?)\s*"', cmd)
+            hm = re.search(r"=>\s*(?:@)?([^\W\d][\w'!?.]*)", cmd)
+            if am and hm:
+                extras.setdefault("notations", []).append((am.group(1), hm.group(1), cur_ns(),
+                                                           tuple(cur_opens())))
+            consumed = e
             continue
         # a declaration
         if kw == "class":
             m2 = re.compile(r"\s+(inductive|abbrev)\b").match(masked, i)
             if m2:
+                kw = "class inductive" if m2.group(1) == "inductive" else kw
                 i = m2.end()
         m2 = re.compile(r"\s*").match(masked, i)
         i = m2.end()
@@ -328,6 +396,7 @@ def parse_file(text: str, rel: str) -> list[dict]:
             i = m2.start() if m2 else n
         names: list[str] = []
         derived = False
+        sig_start = i
         if kw == "alias":
             end = signature_end(masked, i)
             head = masked[i:end]
@@ -337,7 +406,6 @@ def parse_file(text: str, rel: str) -> list[dict]:
             else:
                 nm = _IDENT.match(masked, i)
                 names = [nm.group()] if nm else []
-            sig_start = i
         else:
             nm = _IDENT.match(masked, i)
             if nm and not (kw == "instance" and nm.group() in ("where",)):
@@ -348,35 +416,48 @@ def parse_file(text: str, rel: str) -> list[dict]:
                     i += um.end()
             sig_start = i
             end = signature_end(masked, i)
-        sig = re.sub(r"\s+", " ", text[sig_start:end] if kw != "alias" else "").strip()
-        # text of the header with comments removed but strings kept
         head_src = re.sub(r"\s+", " ", masked[start:end]).strip()
-        if kw == "alias":
-            sig = re.sub(r"\s+", " ", masked[sig_start:end]).strip()
-        else:
-            sig = re.sub(r"\s+", " ", masked[sig_start:end]).strip()
+        sig = re.sub(r"\s+", " ", masked[sig_start:end]).strip()
+        bend = max(body_end(end), end)
         if not names:
             if kw != "instance":
                 consumed = end
                 continue
             names = [_derived_instance_name(sig)]
             derived = True
-        prefix: list[str] = []
-        for k, p in stack:
-            if k == "ns":
-                prefix.extend(p)
+        prefix = cur_ns()
+        opens = tuple(cur_opens() + inline_opens)
+        idents = lref.identifiers(masked[sig_start:bend], sig)
+        parts = None
+        if kw in ("structure", "class"):
+            parts = gen.structure_parts(masked, text, sig, end, bend, doc_at, line_of)
+        elif kw in ("inductive", "class inductive"):
+            parts = {"ctors": gen.inductive_ctors(masked, end, bend, doc_at, line_of)}
+        simps = gen.simps_request(attrs) if kw in ("def", "abbrev", "instance") else None
+        if simps is not None:
+            simps["ctor_value"] = gen.constructor_value(masked[end:bend])
+            simps["type"] = _result_type(sig)
         for name in names:
-            if name.startswith("_root_."):
-                full = name[len("_root_."):]
-            else:
-                full = ".".join(prefix + [name])
+            full = name[len("_root_."):] if name.startswith("_root_.") else ".".join(
+                x for x in (prefix, name) if x)
+            ns = full.rpartition(".")[0]
+            ctx = ctx_intern.setdefault((ns, opens), (ns, opens))
             decls.append({
-                "name": full, "kind": "class" if kw == "class" else kw, "line": line_of(start),
+                "name": full, "kind": {"lemma": "lemma", "class inductive": "class",
+                                       "irreducible_def": "def"}.get(kw, kw),
+                "keyword": kw, "line": line_of(start),
                 "signature": sig, "header": head_src, "docstring": doc_at.get(cm.start(), doc_at.get(start, "")),
                 "attributes": attrs, "modifiers": mods, "derived": derived,
+                "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
             })
         consumed = end
     return decls
+
+
+def _result_type(sig: str) -> str:
+    """The type after a header's top-level colon (``(a : α) : β`` -> ``β``)."""
+    c = gen.top_level(sig, ":")
+    return sig[c + 1:].strip() if c >= 0 else ""
 
 
 def _files(root: Path, dirs) -> list[Path]:
@@ -396,11 +477,150 @@ def _files(root: Path, dirs) -> list[Path]:
     return out
 
 
+def _doc(full: str, kind: str, d: dict, extra: dict, *, body: str, signature: str, docstring: str,
+         line: int, link: str) -> Document:
+    words = split_words(full)
+    statement = " ".join(x for x in (docstring, words, signature) if x)
+    return Document(id=f"lean:{full}", source=SOURCE, kind=kind, name=words, title=d["module"], body=body,
+                    statement=statement, link=link, license=LICENSE, file=d["rel"], line=line, extra=extra)
+
+
+def _generated(d: dict, full: str, add: str | None, atoms: dict[str, str]) -> list[dict]:
+    """Names Lean makes from declaration ``d`` (emitted as ``full``): fields, parent projections and the
+    constructor of a structure/class, constructors of an inductive, ``irreducible_def``'s ``_def``
+    lemma; the same under the additive name ``add`` for a ``@[to_additive]`` structure."""
+    out: list[dict] = []
+    parts = d["parts"] or {}
+    if "fields" in parts and parts["parents"] and isinstance(parts["parents"][0], str):
+        parts["parents"] = [gen.parent_projection(p, atoms) for p in parts["parents"]]
+    for owner in (full, add):
+        if not owner:
+            continue
+        tr = (lambda x: x) if owner == full else additive_name
+        if "fields" in parts:
+            cls = d["keyword"] == "class"
+            applied = " ".join([owner] + parts["params"])
+            self_b = f"[self : {applied}]" if cls else f"(self : {applied})"
+            for proj, head, ptext in parts["parents"]:
+                if proj:
+                    out.append({"name": f"{owner}.{tr(proj)}", "kind": "field", "generated": "field",
+                                "signature": f"{self_b} : {ptext}", "line": d["line"], "docstring": "",
+                                "tokens": (head,), "from": owner, "parent": head})
+            for f in parts["fields"]:
+                fsig = " ".join(x for x in (self_b, f["binders"], ":", f["type"]) if x)
+                out.append({"name": f"{owner}.{tr(f['name'])}", "kind": "field", "generated": "field",
+                            "signature": fsig, "line": f["line"], "docstring": f["docstring"],
+                            "tokens": lref.identifiers(f["binders"] + " " + f["type"]), "from": owner})
+            ctor, written, cline, cdoc = parts["ctor"]
+            binders = [f"({tr(p)} : {t})" for p, _, t in parts["parents"] if p]
+            binders += [f"({tr(f['name'])} : {f['type']})" for f in parts["fields"]]
+            out.append({"name": f"{owner}.{ctor}", "kind": "constructor", "generated": "constructor",
+                        "signature": " ".join(binders + [":", applied]), "line": cline or d["line"],
+                        "docstring": cdoc, "tokens": (), "from": owner, "written": written})
+        for c in parts.get("ctors", ()):
+            out.append({"name": f"{owner}.{tr(c['name'])}", "kind": "constructor", "generated": "constructor",
+                        "signature": c["signature"], "line": c["line"], "docstring": c["docstring"],
+                        "tokens": lref.identifiers(c["signature"]), "from": owner, "written": True})
+    if d["keyword"] == "irreducible_def":
+        out.append({"name": f"{full}_def", "kind": "theorem", "generated": "irreducible_def",
+                    "signature": "", "line": d["line"], "docstring": "", "tokens": (), "from": full})
+    return out
+
+
+def _simps(decls: list[dict], extras: dict, resolver: lref.Resolver, atom_heads: dict[str, str],
+           add_of: dict[str, str]) -> dict[int, list[tuple[str, str]]]:
+    """``@[simps]`` lemma names per declaration index: [(lemma name, projection)] (see lean_generated)."""
+    structs = {d["full"]: d for d in decls if d.get("full") and d["parts"] and "fields" in d["parts"]}
+
+    def struct_of(token: str, ns: str, opens: tuple) -> str | None:
+        for r in resolver.resolve(token, resolver.context(ns, opens)):
+            if r in structs:
+                return r
+        return None
+
+    flat_cache: dict[str, list | None] = {}
+
+    def flat(s: str, depth: int = 0) -> list | None:
+        if s in flat_cache:
+            return flat_cache[s]
+        d = structs[s]
+        out: list = []
+        for _, head, _ in d["parts"]["parents"]:
+            p = struct_of(head, d["ns"], d["opens"]) if depth < 12 else None
+            sub = flat(p, depth + 1) if p else None
+            if sub is None:
+                flat_cache[s] = None
+                return None
+            out.extend(x for x in sub if x[0] not in {y[0] for y in out})
+        for f in d["parts"]["fields"]:
+            if f["name"] not in {y[0] for y in out}:
+                head = gen.type_head(f["type"], atom_heads)
+                nested = bool(head and struct_of(head, d["ns"], d["opens"]))
+                out.append((f["name"], gen.is_prop_field(f["name"], f["type"]), nested))
+        flat_cache[s] = out
+        return out
+
+    rules: dict[str, str] = {}
+    for s, r, ns, opens in extras.get("simps_projections", ()):
+        full = struct_of(s, ns, opens)
+        if full:
+            rules[full] = r
+    atoms: dict[str, str] = {}
+    for atom, head, ns, opens in extras.get("notations", ()):
+        full = struct_of(head, ns, opens)
+        if full and atom not in atoms:
+            atoms[atom] = full
+
+    def projections(s: str) -> list[tuple[str, bool]] | None:
+        fl = flat(s)
+        if fl is None:
+            return None
+        rename, hidden, prefix, added = {}, set(), set(), []
+        for rule in gen.split_top(rules.get(s, "")):
+            rm = re.match(r"(\S+)\s*→\s*(\S+)", rule)
+            if rm:
+                rename[rm.group(1).split("_")[-1]] = rm.group(2)
+            elif rule.startswith("-"):
+                hidden.add(rule[1:].strip())
+            elif rule.startswith("+"):
+                added.append(rule[1:].strip())
+            elif rule.startswith("as_prefix"):
+                prefix.update(rule.split()[1:])
+        out = []
+        for name, is_prop, nested in fl:
+            new = rename.get(name, name)
+            if is_prop or nested or name in hidden or new in hidden:
+                continue
+            out.append((new, new in prefix))
+        out.extend((a, a in prefix) for a in added)
+        return out
+
+    result: dict[int, list[tuple[str, str]]] = {}
+    for k, d in enumerate(decls):
+        req = d["simps"]
+        if req is None or not d.get("full") or d["derived"]:
+            continue
+        typ = d["simps"]["type"]
+        s = gen.type_head(typ, atoms)
+        s = s if s in structs else struct_of(s, d["ns"], d["opens"]) if s else None
+        proj = projections(s) if s else None
+        if not req["names"] and (proj is None or not (req["bang"] or req["ctor_value"])):
+            continue
+        projs = req["names"] or [p for p, _ in proj]
+        owners = [d["full"]] + ([add_of[d["full"]]] if req["additive"] and d["full"] in add_of else [])
+        result[k] = [(n, p, o) for o in owners for n, p in zip(gen.simps_names(o, proj or [], req), projs)]
+    return result
+
+
 def read(root: Path, **options) -> Iterator[Document]:
-    """Yield one Document per declaration of the Lean project at ``root`` (see the module docstring)."""
+    """Yield one Document per declaration of the Lean project at ``root`` (see the module docstring).
+
+    Every file is parsed first (phase 1), then names are fixed and the global name table built, then
+    references are resolved and Documents yielded in file order (phase 2)."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"Lean project not found at {root}")
+    t0 = time.time()
     commit, url = _commit_and_url(root)
     commit = options.get("commit") or commit or "master"
     url = options.get("repo_url") or url
@@ -409,73 +629,124 @@ def read(root: Path, **options) -> Iterator[Document]:
         files = [root / f for f in options["files"]]
     else:
         files = _files(root, options.get("dirs"))
-    seen: set[str] = set()
-    stats = {"files": 0, "declarations": 0, "duplicates": 0, "derived_instances": 0, "to_additive": 0}
-    derived_count: dict[str, int] = {}
+    stats = {"files": 0, "declarations": 0, "duplicates": 0, "derived_instances": 0, "to_additive": 0,
+             "field": 0, "constructor": 0, "simps": 0, "irreducible_def": 0, "edges": 0}
+    extras: dict = {}
+    decls: list[dict] = []
     for path in files:
         rel = path.relative_to(root).as_posix()
         module = _module(rel)
         text = path.read_text(encoding="utf-8", errors="replace")
         stats["files"] += 1
-        for d in parse_file(text, rel):
-            full = d["name"]
-            if d["derived"]:
-                k = derived_count.get(full, 0)
-                derived_count[full] = k + 1
-                if k:
-                    full = f"{full}_{k}"
-                stats["derived_instances"] += 1
-            if full in seen:
-                stats["duplicates"] += 1
-                continue
-            seen.add(full)
-            stats["declarations"] += 1
-            extra = {"full_name": full, "module": module, "signature": d["signature"],
-                     "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
-                     "modifiers": " ".join(d["modifiers"])}
-            for a in d["attributes"]:
-                am = re.match(r"(stacks|kerodon)\s+(\S+)", a)
-                if am:
-                    extra[am.group(1)] = (extra[am.group(1)] + " " + am.group(2)) if am.group(1) in extra \
-                        else am.group(2)
-            if d["derived"]:
-                extra["derived_name"] = True
-            link = f"{url}/blob/{commit}/{rel}#L{d['line']}"
-            words = split_words(full)
-            statement = " ".join(x for x in (d["docstring"], words, d["signature"]) if x)
-            yield Document(id=f"lean:{full}", source=SOURCE, kind=d["kind"], name=words, title=module,
-                           body=d["header"], statement=statement, link=link, license=LICENSE,
-                           file=rel, line=d["line"], extra=extra)
-            if do_additive:
-                for a in d["attributes"]:
-                    tm = re.match(r"to_additive\b(.*)", a)
-                    if not tm:
-                        continue
-                    arg = re.sub(r"\([^)]*\)", " ", tm.group(1))
-                    arg = re.sub(r'"[^"]*"', " ", arg).split()
-                    arg = [x for x in arg if x not in ("existing", "self", "(reorder", "?")
-                           and not x[0].isdigit()]
-                    if "existing" in tm.group(1).split():
-                        break
-                    if arg:
-                        last = full.rsplit(".", 1)
-                        add_name = arg[0] if arg[0].startswith("_root_.") else (
-                            additive_name(last[0]) + "." + arg[0] if len(last) == 2 else arg[0])
-                        add_name = add_name.removeprefix("_root_.")
-                    else:
-                        add_name = additive_name(full)
-                    if add_name == full or add_name in seen:
-                        break
-                    seen.add(add_name)
-                    stats["to_additive"] += 1
-                    aw = split_words(add_name)
-                    yield Document(id=f"lean:{add_name}", source=SOURCE, kind=d["kind"], name=aw,
-                                   title=module, body=d["header"],
-                                   statement=" ".join(x for x in (d["docstring"], aw, d["signature"]) if x),
-                                   link=link, license=LICENSE, file=rel, line=d["line"],
-                                   extra={**extra, "full_name": add_name, "generated": "to_additive",
-                                          "generated_from": full})
-                    break
+        for d in parse_file(text, rel, extras):
+            d["rel"], d["module"] = rel, module
+            decls.append(d)
+    # names: declared ones first (they win over any generated name), then generated ones
+    seen: set[str] = set()
+    protected: set[str] = set()
+    derived_count: dict[str, int] = {}
+    for d in decls:
+        full = d["name"]
+        if d["derived"]:
+            k = derived_count.get(full, 0)
+            derived_count[full] = k + 1
+            full = f"{full}_{k}" if k else full
+            stats["derived_instances"] += 1
+        if full in seen:
+            stats["duplicates"] += 1
+            d["full"] = None
+            continue
+        seen.add(full)
+        d["full"] = full
+        if "protected" in d["modifiers"]:
+            protected.add(full)
+    atom_heads: dict[str, str] = {}
+    for atom, head, _, _ in extras.get("notations", ()):
+        atom_heads.setdefault(atom, head)
+    add_of: dict[str, str] = {}
+    for d in decls:
+        if not d["full"]:
+            continue
+        add = to_additive_target(d["attributes"], d["full"]) if do_additive else None
+        if add and add != d["full"] and add not in seen:
+            seen.add(add)
+            add_of[d["full"]] = add
+            if d["full"] in protected:
+                protected.add(add)
+        d["gen"] = [g for g in _generated(d, d["full"], add_of.get(d["full"]), atom_heads) if g["name"] not in seen]
+        for g in d["gen"]:
+            seen.add(g["name"])
+    aliases: dict[str, str] = {}
+    for ns, target, nm in extras.get("exports", ()):
+        for cand in lref.open_candidates(ns, target):
+            if f"{cand}.{nm}" in seen:
+                aliases[f"{ns}.{nm}" if ns else nm] = f"{cand}.{nm}"
+                break
+    resolver = lref.Resolver(seen, protected, aliases)
+    simps = _simps(decls, extras, resolver, atom_heads, add_of)
+    for k, names in simps.items():
+        simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
+        resolver.add(x[0] for x in simps[k])
+    for k, d in enumerate(decls):
+        full = d["full"]
+        if not full:
+            continue
+        ctx = resolver.context(d["ns"], d["opens"])
+        deps = resolver.dependencies(d["idents"], ctx, full)
+        stats["edges"] += len(deps)
+        stats["declarations"] += 1
+        extra = {"full_name": full, "module": d["module"], "signature": d["signature"],
+                 "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
+                 "modifiers": " ".join(d["modifiers"]), "dependencies": deps}
+        if d["keyword"] == "irreducible_def":
+            extra["command"] = "irreducible_def"
+        for a in d["attributes"]:
+            am = re.match(r"(stacks|kerodon)\s+(\S+)", a)
+            if am:
+                extra[am.group(1)] = (extra[am.group(1)] + " " + am.group(2)) if am.group(1) in extra \
+                    else am.group(2)
+        if d["derived"]:
+            extra["derived_name"] = True
+        link = f"{url}/blob/{commit}/{d['rel']}#L{d['line']}"
+        yield _doc(full, d["kind"], d, extra, body=d["header"], signature=d["signature"],
+                   docstring=d["docstring"], line=d["line"], link=link)
+        add = add_of.get(full)
+        if add:
+            stats["to_additive"] += 1
+            add_deps = sorted({add_of.get(x, x) for x in deps} - {add})
+            stats["edges"] += len(add_deps)
+            yield _doc(add, d["kind"], d, {**extra, "full_name": add, "generated": "to_additive",
+                                           "generated_from": full, "dependencies": add_deps},
+                       body=d["header"], signature=d["signature"], docstring=d["docstring"],
+                       line=d["line"], link=link)
+        for g in d["gen"]:
+            gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
+            gdeps.discard(g["name"])
+            stats[g["generated"]] += 1
+            stats["edges"] += len(gdeps)
+            gx = {"full_name": g["name"], "module": d["module"], "signature": g["signature"],
+                  "docstring": g["docstring"], "attributes": "", "modifiers": "",
+                  "dependencies": sorted(gdeps), "generated": g["generated"], "generated_from": g["from"]}
+            if "written" in g:
+                gx["name_written"] = g["written"]
+            if "parent" in g:
+                gx["parent"] = next(iter(resolver.resolve(g["parent"], ctx)), g["parent"])
+            body = f"{g['name'].rsplit('.', 1)[-1]} {g['signature']}".strip()
+            yield _doc(g["name"], g["kind"], d, gx, body=body, signature=g["signature"],
+                       docstring=g["docstring"], line=g["line"],
+                       link=f"{url}/blob/{commit}/{d['rel']}#L{g['line']}")
+        for name, proj, owner in simps.get(k, ()):
+            stats["simps"] += 1
+            stats["edges"] += 1
+            gx = {"full_name": name, "module": d["module"], "signature": "", "docstring": "",
+                  "attributes": "simp", "modifiers": "", "dependencies": [owner], "generated": "simps",
+                  "generated_from": owner, "projection": proj}
+            yield _doc(name, "theorem", d, gx, body=f"@[simps] {owner}: projection {proj}", signature="",
+                       docstring="", line=d["line"], link=link)
+    frac = resolver.resolved_tokens / max(1, resolver.tokens)
     print(f"lean: {stats['files']} files, {stats['declarations']} declarations, "
-          f"{stats['to_additive']} to_additive, {stats['derived_instances']} derived instance names, "
-          f"{stats['duplicates']} duplicate names skipped", file=sys.stderr)
+          f"{stats['to_additive']} to_additive, {stats['field']} fields, {stats['constructor']} constructors, "
+          f"{stats['simps']} simps, {stats['irreducible_def']} irreducible_def lemmas, "
+          f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped; "
+          f"{stats['edges']} dependency edges, {frac:.3f} of {resolver.tokens} identifier tokens resolved; "
+          f"{time.time() - t0:.1f} s", file=sys.stderr)

@@ -1,0 +1,347 @@
+"""Declarations Lean generates from a structure, class or inductive, parsed from source text.
+
+Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, once every name is known):
+
+* ``structure_parts``: a ``structure``/``class`` header's ``extends`` parents (each gives the projection
+  ``S.to<Parent>``, Lean's name for it), the constructor (``mk`` unless ``name ::`` is written) and the
+  fields of its ``where`` block: ``name binders : type (:= default)``, ``(a b : T)``, ``{a : T}``,
+  ``[inst : C]``, each with its docstring and line. ``name := value`` lines set a parent field's default
+  and declare nothing; anonymous ``[C α]`` fields are skipped (their name is not written).
+* ``inductive_ctors``: the ``| name binders : type`` constructors of an ``inductive``.
+* ``simps_request`` / ``simps_names``: the lemma names of ``@[simps]`` (see ``simps_names``).
+"""
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"(?:«[^»]*»|[^\W\d])(?:[\w'!?]|«[^»]*»|\.(?=[^\W\d]|«))*")
+_MODS = re.compile(r"(?:(?:private|protected)\s+|@\[[^\]]*\]\s*)*")
+_OPEN = {"(": ")", "[": "]", "{": "}", "⦃": "⦄", "⟨": "⟩", "⟪": "⟫"}
+_CLOSE = set(_OPEN.values())
+_REL = re.compile(r"(?<![<>=:≤≥])(?:=|≠|≤|<|≥|>|↔|∈|∉|⊆|⊂|∣|≡|⊥)(?![=>])|^\s*[¬∃]")
+
+
+def _ws(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def top_level(s: str, pattern: str) -> int:
+    """Index of the first occurrence of ``pattern`` in ``s`` outside brackets (-1 if none)."""
+    depth = 0
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and s.startswith(pattern, i):
+            if pattern == ":" and s.startswith(":=", i) or pattern == ":" and s.startswith("::", i):
+                i += 2
+                continue
+            return i
+        i += 1
+    return -1
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    out, depth, cur = [], 0, []
+    for c in s:
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth = max(0, depth - 1)
+        if c == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    out.append("".join(cur))
+    return [x.strip() for x in out if x.strip()]
+
+
+def header_parts(sig: str) -> tuple[str, list[str], str]:
+    """``(α : Type*) [Foo α] extends A α, B : Type where`` -> (binders, parent texts, sort)."""
+    ext = top_level(sig, "extends")
+    colon = top_level(sig, ":")
+    binders = sig[:ext if ext >= 0 else (colon if colon >= 0 else len(sig))]
+    parents: list[str] = []
+    if ext >= 0:
+        rest = sig[ext + len("extends"):]
+        c = top_level(rest, ":")
+        # `extends toP : P` names the projection: a colon right after one identifier
+        if c >= 0 and not re.fullmatch(r"\s*[^\W\d][\w'!?]*\s*", rest[:c]):
+            rest = rest[:c]
+        parents = split_top(rest)
+    return binders.strip(), parents, sig[colon + 1:].strip() if colon >= 0 and (ext < 0 or colon < ext) else ""
+
+
+def explicit_params(binders: str) -> list[str]:
+    """Names of the explicit ``(a b : T)`` binders of a header (what ``S a b`` is applied to)."""
+    out: list[str] = []
+    for m in re.finditer(r"\(\s*((?:[^\W\d][\w'!?]*\s+)*[^\W\d][\w'!?]*)\s*:", binders):
+        out.extend(m.group(1).split())
+    return out
+
+
+def type_head(typ: str, atoms: dict[str, str] | None = None) -> str:
+    """The constant a type is built from: the structure behind a notation atom at top level
+    (``M →* N`` -> ``MonoidHom`` via ``atoms``, longest atom first) or the leading identifier."""
+    if atoms:
+        flat = typ
+        for _ in range(4):
+            flat = re.sub(r"\([^()]*\)|\{[^{}]*\}", " ", flat)
+        for a in sorted((a for a in atoms if a in flat), key=len, reverse=True):
+            return atoms[a]
+    m = re.match(r"\s*\(*\s*@?((?:«[^»]*»|[^\W\d])(?:[\w'!?]|«[^»]*»|\.(?=[^\W\d]|«))*)", typ)
+    return m.group(1) if m else ""
+
+
+def parent_projection(parent: str, atoms: dict[str, str] | None = None) -> tuple[str, str, str]:
+    """``Monoid M`` -> (``toMonoid``, ``Monoid``, ``Monoid M``); ``toP : P α`` -> (``toP``, ``P``, ``P α``)."""
+    m = re.match(r"\s*([^\W\d][\w'!?]*)\s*:\s*(.*)", parent, re.S)
+    if m and not parent.lstrip().startswith("("):
+        return m.group(1), type_head(m.group(2), atoms), _ws(m.group(2))
+    head = type_head(parent, atoms)
+    if not head:
+        return "", "", ""
+    return "to" + head.split(".")[-1], head, _ws(parent)
+
+
+def _items(masked: str, text: str, a: int, b: int) -> list[int]:
+    """Start offsets of the items of an indented block ``masked[a:b]`` (first line sets the indentation)."""
+    starts: list[int] = []
+    base = None
+    pos = a
+    first = True
+    while pos < b:
+        e = masked.find("\n", pos, b)
+        e = b if e < 0 else e
+        line = masked[pos:e]
+        if line.strip():
+            off = len(line) - len(line.lstrip())
+            ind = len(text[pos:e]) - len(text[pos:e].lstrip())  # a docstring counts as content
+            if first and pos == a and masked[a - 1:a] != "\n" and a > 0 and masked[a - 1] != "\n":
+                starts.append(pos + off)  # content on the `where` line itself
+            elif base is None or ind <= base:
+                if base is None:
+                    base = ind
+                starts.append(pos + off)
+            first = False
+        pos = e + 1
+    return starts
+
+
+def _field_entries(item: str) -> list[tuple[str, str, str]]:
+    """(name, binders, type) for each field an item declares; [] for a default-value override."""
+    item = _MODS.sub("", item, count=1).strip()
+    out = []
+    if item[:1] in "({[⦃":
+        i = 0
+        while i < len(item) and item[i] in "({[⦃":
+            depth, j = 0, i
+            while j < len(item):
+                if item[j] in _OPEN:
+                    depth += 1
+                elif item[j] in _CLOSE:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            inner = item[i + 1:j]
+            c = top_level(inner, ":")
+            if c >= 0:
+                typ = inner[c + 1:]
+                d = top_level(typ, ":=")
+                typ = typ[:d] if d >= 0 else typ
+                for nm in inner[:c].split():
+                    if _IDENT.fullmatch(nm):
+                        out.append((nm, "", _ws(typ)))
+            i = j + 1
+            while i < len(item) and item[i].isspace():
+                i += 1
+        return out
+    m = _IDENT.match(item)
+    if not m:
+        return []
+    rest = item[m.end():]
+    c = top_level(rest, ":")
+    d = top_level(rest, ":=")
+    if c < 0 or 0 <= d < c:
+        return []
+    typ = rest[c + 1:]
+    d = top_level(typ, ":=")
+    return [(m.group(), _ws(rest[:c]), _ws(typ[:d] if d >= 0 else typ))]
+
+
+def structure_parts(masked: str, text: str, sig: str, a: int, b: int, doc_at: dict, line_of) -> dict:
+    """Parents, constructor and fields of a ``structure``/``class`` whose header ends at ``a``."""
+    binders, parents, _ = header_parts(sig)
+    info = {"params": explicit_params(binders), "parents": parents,
+            "ctor": ("mk", False, 0, ""), "fields": []}
+    m = re.match(r"\s*where\b", masked[a:b])
+    if not m:
+        return info
+    p = a + m.end()
+    cm = re.match(r"(\s*)((?:(?:private|protected)\s+)?)([^\W\d][\w'!?]*)\s*::", masked[p:b])
+    if cm:
+        q = p + len(cm.group(1))
+        info["ctor"] = (cm.group(3), True, line_of(q), doc_at.get(q, ""))
+        p += cm.end()
+    starts = _items(masked, text, p, b)
+    for k, s in enumerate(starts):
+        e = starts[k + 1] if k + 1 < len(starts) else b
+        item = masked[s:e]
+        dm = re.search(r"\n\s*deriving\b", item)
+        if dm:
+            item = item[:dm.start()]
+        for name, fb, typ in _field_entries(item):
+            info["fields"].append({"name": name, "binders": fb, "type": typ, "line": line_of(s),
+                                   "docstring": doc_at.get(s, "")})
+        if dm:
+            break
+    return info
+
+
+_CTOR = re.compile(r"(?:^|(?<=\s))\|\s+((?:(?:private|protected)\s+)?)([^\W\d][\w'!?]*)")
+
+
+def inductive_ctors(masked: str, a: int, b: int, doc_at: dict, line_of) -> list[dict]:
+    """``| name binders : type`` constructors in ``masked[a:b]`` (the text after an inductive's header)."""
+    region = masked[a:b]
+    dm = re.search(r"(?:^|\n)\s*deriving\b", region)
+    if dm:
+        region = region[:dm.start()]
+    found = []
+    depth = 0
+    last = 0
+    for m in _CTOR.finditer(region):
+        for c in region[last:m.start()]:
+            if c in _OPEN:
+                depth += 1
+            elif c in _CLOSE:
+                depth = max(0, depth - 1)
+        last = m.start()
+        line_start = region.rfind("\n", 0, m.start()) + 1
+        before = region[line_start:m.start()]
+        if depth or ":" in before:
+            continue
+        found.append(m)
+    out = []
+    for k, m in enumerate(found):
+        e = found[k + 1].start() if k + 1 < len(found) else len(region)
+        pos = a + m.start()
+        out.append({"name": m.group(2), "signature": _ws(region[m.end():e]), "line": line_of(pos),
+                    "docstring": doc_at.get(pos, doc_at.get(a + m.start(2), ""))})
+    return out
+
+
+def simps_request(attrs: list[str]) -> dict | None:
+    """``simps``/``simps!`` attribute, also inside ``to_additive (attr := simps ..)`` (then the additive
+    declaration gets the same lemmas): {"bang", "names" (explicit projections), "additive"} or None."""
+    for a in attrs:
+        additive = False
+        m = re.match(r"simps(!?)(?:\s+(.*))?$", a)
+        if not m:
+            tm = re.match(r"to_additive\b.*?\(attr\s*:=\s*([^()]*)\)", a)
+            if not tm:
+                continue
+            m = next((re.match(r"simps(!?)(?:\s+(.*))?$", x) for x in split_top(tm.group(1))
+                      if x.startswith("simps")), None)
+            if not m:
+                continue
+            additive = True
+        args = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", " ", m.group(2) or "")
+        names = [w for w in args.split() if w[0] not in "-+" and _IDENT.fullmatch(w)]
+        return {"bang": bool(m.group(1)), "names": names, "additive": additive}
+    return None
+
+
+def constructor_value(body: str) -> bool:
+    """True when a definition's value is written as a constructor: ``where``, ``{ .. }``, ``⟨..⟩``, ``(a, b)``."""
+    m = re.match(r"\s*(?:where\b|:=\s*(?:\{|⟨|\((?=[^()]*,)|[\w.]*\.mk\b|\.mk\b))", body)
+    return bool(m)
+
+
+def is_prop_field(name: str, typ: str) -> bool:
+    """Heuristic: the field holds a proof. Mathlib names proofs in snake_case and data in lowerCamelCase
+    (``map_mul'``, ``left_inv`` vs ``toFun``, ``npow``), so an underscore decides; otherwise a relation
+    at top level of the type's conclusion (``=``, ``≤``, ``↔``, ``∈``...), ``¬`` or ``∃``."""
+    if "_" in name.strip("_"):
+        return True
+    concl = typ
+    cut = top_level(concl, ",")
+    while cut >= 0 and re.match(r"\s*[∀∃]", concl):
+        concl = concl[cut + 1:]
+        cut = top_level(concl, ",")
+    arrows = [x for x in re.split(r"→", concl)]
+    last = arrows[-1] if top_level(concl, "→") >= 0 else concl
+    flat = re.sub(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}", " ", last)
+    return bool(_REL.search(flat)) or last.strip() in ("Prop", "True", "False")
+
+
+def simps_names(decl: str, proj: list[tuple[str, bool]], request: dict) -> list[str]:
+    """Lemma names of ``@[simps]`` on ``decl``: ``<decl>_<projection>`` (``<prefix>_<decl>`` for an
+    ``as_prefix`` projection), for the listed projections or else for every non-Prop one in ``proj``
+    (pairs (name, as_prefix), already renamed, hidden ones and Prop fields removed)."""
+    ns, _, last = decl.rpartition(".")
+    pre = {n for n, p in proj if p}
+    names = request["names"] or [n for n, _ in proj]
+    out = []
+    for n in names:
+        first = n.split("_")[0]
+        if n in pre or first in pre and n not in {x for x, _ in proj}:
+            nm = f"{n}_{last}"
+        else:
+            nm = f"{last}_{n}"
+        out.append(f"{ns}.{nm}" if ns else nm)
+    return out
+
+
+_ADD_RULES = [
+    ("Multiplicative", "Additive"), ("multiplicative", "additive"),
+    ("CommMonoid", "AddCommMonoid"), ("CommGroup", "AddCommGroup"), ("CommSemigroup", "AddCommSemigroup"),
+    ("Monoid", "AddMonoid"), ("Group", "AddGroup"), ("Semigroup", "AddSemigroup"),
+    ("Mul", "Add"), ("mul", "add"), ("One", "Zero"), ("one", "zero"), ("Inv", "Neg"), ("inv", "neg"),
+    ("Div", "Sub"), ("div", "sub"), ("Prod", "Sum"), ("prod", "sum"), ("pow", "nsmul"), ("zpow", "zsmul"),
+    ("npow", "nsmul"), ("smul", "vadd"), ("SMul", "VAdd"), ("Pow", "SMul"),
+]
+_ADD_RE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES}, key=len, reverse=True))
+                     + r")|(?<=[a-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES if a[0].isupper()},
+                                                             key=len, reverse=True)) + ")")
+_ADD_MAP = dict(_ADD_RULES)
+
+
+def additive_name(name: str) -> str:
+    """Simple multiplicative -> additive word rule (``mul_one`` -> ``add_zero``, ``Group.inv`` -> ``AddGroup.neg``)."""
+    def sub(m: re.Match) -> str:
+        w = m.group()
+        if w.startswith("Add") or w.startswith("add"):
+            return w
+        return _ADD_MAP.get(w, w)
+    out = []
+    for comp in name.split("."):
+        out.append(_ADD_RE.sub(sub, comp))
+    return ".".join(out)
+
+
+def to_additive_target(attrs: list[str], full: str) -> str | None:
+    """The name ``@[to_additive]`` gives the additive version of ``full`` (None without the attribute
+    or with ``existing``): the explicit name when the attribute gives one, else ``additive_name``."""
+    for a in attrs:
+        tm = re.match(r"to_additive\b(.*)", a)
+        if not tm:
+            continue
+        if "existing" in tm.group(1).split():
+            return None
+        arg = re.sub(r"/-.*?-/", " ", tm.group(1), flags=re.S)
+        arg = re.sub(r"\([^)]*\)", " ", arg)
+        arg = re.sub(r'"[^"]*"', " ", arg).split()
+        arg = [x for x in arg if x not in ("existing", "self", "(reorder", "?") and not x[0].isdigit()]
+        if arg:
+            last = full.rsplit(".", 1)
+            add = arg[0] if arg[0].startswith("_root_.") else (
+                additive_name(last[0]) + "." + arg[0] if len(last) == 2 else arg[0])
+            return add.removeprefix("_root_.")
+        return additive_name(full)
+    return None
