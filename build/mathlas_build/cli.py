@@ -1,6 +1,11 @@
-"""``mathlas-build``: corpora -> bundle, and bundle -> release archive.
+"""``mathlas-build``: corpora -> bundle, and bundle -> release archive (docs/building.md).
 
-    mathlas-build RECIPE.toml [--out DIR] [--corpora DIR] [--threads N] [--provider cpu|cuda] ...
+    mathlas-build RECIPE.toml [--out DIR] [--corpora DIR] [--threads N] [--provider auto|cpu|cuda] ...
+    mathlas-build RECIPE.toml --shard I/N [--shards-dir DIR]     # one resumable, checksummed shard
+    mathlas-build merge RECIPE.toml [SHARD_DIR...] [--out DIR]   # shards -> one bundle
+    mathlas-build ray RECIPE.toml --shards N [--gpus-per-shard 1] [--address ADDR]
+    mathlas-build RECIPE.toml --dry-run [--gpus G --gpu h100]    # plan: time and bundle size
+    mathlas-build plan --docs N --model qwen3-0.6b --gpus G [--gpu h100|a100|cpu] [--dims D]
     mathlas-build pack BUNDLE_DIR [--out artifacts/]
 """
 from __future__ import annotations
@@ -10,12 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+from mathlas.errors import MathlasError
 from mathlas_build.document import Document
 from mathlas_build.recipe import Recipe, RecipeError, load_recipe
 from mathlas_build.retrieval_text import name_field, retrieval_text
 from mathlas_build.sources import reader
 
-PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
+PROVIDERS = ("auto", "cpu", "cuda")
 
 
 def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], dict[str, dict]]:
@@ -41,15 +47,10 @@ def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], d
     return docs, info
 
 
-def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "cpu",
-          batch_size: int | None = None, cache_dir: Path | None = None, force: bool = False,
-          quiet: bool = False) -> Path:
-    from mathlas import __version__
-    from mathlas.bundle import sha256_file
-    from mathlas_build.embed import embed_documents
-    from mathlas_build.writer import write_bundle
-
+def check_encoder(recipe: Recipe) -> None:
+    """Refuse an encoder whose model file does not have the sha256 the recipe pins."""
     if recipe.encoder_sha256:
+        from mathlas.bundle import sha256_file
         from mathlas.encoder import EncoderConfig
 
         model_file = EncoderConfig.load(recipe.encoder / "encoder.json").model_file
@@ -57,15 +58,46 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
         if got != recipe.encoder_sha256:
             raise RecipeError(f"encoder model {recipe.encoder / model_file} has sha256 {got}, "
                               f"the recipe expects {recipe.encoder_sha256}: re-export it or update the recipe")
+
+
+def read_corpus(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], dict[str, dict]]:
+    """The encoder check, then every document of the recipe in bundle row order (refuses an empty corpus)."""
+    check_encoder(recipe)
     docs, sources = read_sources(recipe, quiet)
     if not docs:
         raise RecipeError(f"{recipe.path}: the sources yielded no documents")
-    texts = [retrieval_text(d) for d in docs]
-    names = [name_field(d) for d in docs]
-    vectors = embed_documents(
+    return docs, sources
+
+
+def embed_texts(recipe: Recipe, texts: list[str], *, threads: int | None = None, provider: str = "auto",
+                batch_size: int | None = None, max_batch_tokens: int | None = None,
+                cache_dir: Path | None = None, quiet: bool = False):
+    """Embed retrieval texts with the recipe's encoder and options (``[options] chunk`` sets the cache chunk)."""
+    from mathlas_build.embed import embed_documents
+
+    return embed_documents(
         texts, recipe.encoder, cache_dir=cache_dir, threads=threads or recipe.options.get("threads"),
-        providers=PROVIDERS[provider], batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
-        model_file=recipe.document_model, quiet=quiet)
+        provider=provider, batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
+        max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
+        model_file=recipe.document_model, chunk=chunk_size(recipe), quiet=quiet)
+
+
+def chunk_size(recipe: Recipe) -> int:
+    """Texts per embedding chunk (``[options] chunk``): the cache unit, and the unit shards are cut in."""
+    from mathlas_build import embed
+
+    chunk = int(recipe.options.get("chunk", embed.CHUNK))
+    if chunk < 1:
+        raise RecipeError(f"{recipe.path}: options.chunk must be a positive integer")
+    return chunk
+
+
+def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str, dict], texts: list[str],
+                        names: list[str], vectors, out: Path, *, force: bool = False, quiet: bool = False) -> Path:
+    """Write the bundle of a recipe: the one call a single-process build and a shard merge share."""
+    from mathlas import __version__
+    from mathlas_build.writer import write_bundle
+
     return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}",
@@ -73,25 +105,109 @@ def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: st
                         force=force, quiet=quiet)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("build", "pack", "-h", "--help"):
-        argv.insert(0, "build")
-    p = argparse.ArgumentParser(prog="mathlas-build", description="Build mathlas bundles from corpora.")
-    sub = p.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build a bundle from a recipe (the default command)")
-    b.add_argument("recipe", type=Path)
-    b.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
+def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",
+          batch_size: int | None = None, max_batch_tokens: int | None = None, cache_dir: Path | None = None,
+          force: bool = False, quiet: bool = False) -> Path:
+    """Single-process build: read, embed, write."""
+    docs, sources = read_corpus(recipe, quiet)
+    texts = [retrieval_text(d) for d in docs]
+    names = [name_field(d) for d in docs]
+    vectors = embed_texts(recipe, texts, threads=threads, provider=provider, batch_size=batch_size,
+                          max_batch_tokens=max_batch_tokens, cache_dir=cache_dir, quiet=quiet)
+    return write_recipe_bundle(recipe, docs, sources, texts, names, vectors, out, force=force, quiet=quiet)
+
+
+def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
+    """Read the recipe's corpus, measure its tokens per document, and plan the build without embedding."""
+    from mathlas.encoder import Encoder
+    from mathlas_build.plan import guess_model, make_plan, format_plan
+
+    docs, _ = read_corpus(recipe, args.quiet)
+    sample = [retrieval_text(d) for d in docs[:: max(1, len(docs) // 2000)]]
+    enc = Encoder(recipe.encoder)
+    tokens = sum(map(len, enc.tokenize(sample, enc.config.document_prompt))) / len(sample)
+    enc_bytes = sum(f.stat().st_size for f in recipe.encoder.iterdir()
+                    if f.is_file() and f.name in ("encoder.json", "tokenizer.json", enc.model_file,
+                                                  enc.model_file + "_data"))
+    model = args.model or guess_model(enc.config.name)
+    plan = make_plan(len(docs), model, gpus=args.gpus, gpu=args.gpu, dims=enc.config.out_dims,
+                     tokens_per_doc=tokens, encoder_bytes=enc_bytes)
+    return format_plan(plan, as_json=args.json)
+
+
+def _add_embed_options(b: argparse.ArgumentParser) -> None:
     b.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
     b.add_argument("--threads", type=int, help="onnxruntime threads for embedding")
-    b.add_argument("--provider", choices=sorted(PROVIDERS), default="cpu", help="execution provider for embedding")
-    b.add_argument("--batch-size", type=int)
+    b.add_argument("--provider", choices=PROVIDERS, default="auto",
+                   help="onnxruntime provider for embedding: auto = CUDA when onnxruntime-gpu sees a GPU, else CPU")
+    b.add_argument("--batch-size", type=int, help="most documents per batch (default: the recipe's, else 32)")
+    b.add_argument("--max-batch-tokens", type=int, help="most padded tokens per batch (length buckets; GPU)")
     b.add_argument("--cache", type=Path, default=Path("work/embed-cache"),
                    help="embedding chunk cache, makes rebuilds resumable (default: work/embed-cache)")
     b.add_argument("--no-cache", action="store_true")
+    b.add_argument("-q", "--quiet", action="store_true")
+
+
+def _add_plan_options(b: argparse.ArgumentParser, docs: bool) -> None:
+    from mathlas_build.plan import GPUS, MODELS
+
+    if docs:
+        b.add_argument("--docs", type=int, required=True, help="number of documents")
+        b.add_argument("--dims", type=int, help="stored vector dims (Matryoshka truncation; default: the model's)")
+        b.add_argument("--tokens-per-doc", type=float, help="mean tokens per document (default: measured informal corpus)")
+    b.add_argument("--model", choices=sorted(MODELS), help="document encoder (default: guessed from the encoder)"
+                   if not docs else "document encoder", required=docs)
+    b.add_argument("--gpus", type=int, default=1, help="GPUs (or CPU machines) embedding in parallel")
+    b.add_argument("--gpu", choices=sorted(GPUS), default="h100", help="device kind (cpu: this repo's 2-core measurement)")
+    b.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+
+def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
+    return given or Path("work/shards") / f"{recipe.name}-{recipe.version}"
+
+
+COMMANDS = ("build", "merge", "ray", "plan", "pack")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in (*COMMANDS, "-h", "--help"):
+        argv.insert(0, "build")
+    p = argparse.ArgumentParser(prog="mathlas-build", description="Build mathlas bundles from corpora.")
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build a bundle (or one shard of it) from a recipe (the default command)")
+    b.add_argument("recipe", type=Path)
+    b.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
+    _add_embed_options(b)
+    b.add_argument("--shard", metavar="I/N", help="embed only shard I of N into --shards-dir (then run merge)")
+    b.add_argument("--shards-dir", type=Path, help="where shards go (default: work/shards/<name>-<version>)")
+    b.add_argument("--dry-run", action="store_true", help="read the corpus and print the plan: time and bundle size")
+    _add_plan_options(b, docs=False)
     b.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
     b.add_argument("--force", action="store_true", help="replace an existing bundle directory")
-    b.add_argument("-q", "--quiet", action="store_true")
+    m = sub.add_parser("merge", help="check that shards cover the corpus exactly once and write the bundle")
+    m.add_argument("recipe", type=Path)
+    m.add_argument("shards", type=Path, nargs="*",
+                   help="shard directories, or directories holding them (default: work/shards/<name>-<version>)")
+    m.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
+    m.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
+    m.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
+    m.add_argument("--force", action="store_true", help="replace an existing bundle directory")
+    m.add_argument("-q", "--quiet", action="store_true")
+    r = sub.add_parser("ray", help="embed N shards as Ray Data tasks (one per GPU or CPU worker), then merge")
+    r.add_argument("recipe", type=Path)
+    r.add_argument("--shards", type=int, required=True, help="number of shards N")
+    r.add_argument("--gpus-per-shard", type=float, default=0.0, help="GPUs each shard task reserves (1 on GPU nodes)")
+    r.add_argument("--cpus-per-shard", type=float, default=1.0)
+    r.add_argument("--address", help="Ray cluster address (default: start a local Ray)")
+    r.add_argument("--shards-dir", type=Path, help="shared directory for shards (default: work/shards/<name>-<version>)")
+    r.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
+    r.add_argument("--no-merge", action="store_true", help="only build the shards")
+    r.add_argument("--force", action="store_true", help="replace an existing bundle directory")
+    _add_embed_options(r)
+    pl = sub.add_parser("plan", help="dry-run planner: expected embedding time and bundle size")
+    _add_plan_options(pl, docs=True)
+    pl.add_argument("--from-bundle", type=Path, help="take per-document index and metadata sizes from this bundle")
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
     k.add_argument("bundle", type=Path)
     k.add_argument("--out", type=Path, default=Path("artifacts"))
@@ -104,11 +220,47 @@ def main(argv: list[str] | None = None) -> int:
             archive, sha = pack(args.bundle, args.out)
             print(archive)
             return 0
+        if args.command == "plan":
+            from mathlas_build.plan import format_plan, make_plan
+
+            plan = make_plan(args.docs, args.model, gpus=args.gpus, gpu=args.gpu, dims=args.dims,
+                             tokens_per_doc=args.tokens_per_doc, from_bundle=args.from_bundle)
+            print(format_plan(plan, as_json=args.json))
+            return 0
         recipe = load_recipe(args.recipe, args.corpora)
         out = args.out or Path("work/bundles") / f"{recipe.name}-{recipe.version}"
-        path = build(recipe, out, threads=args.threads, provider=args.provider, batch_size=args.batch_size,
-                     cache_dir=None if args.no_cache else args.cache, force=args.force, quiet=args.quiet)
-        if args.pack:
+        cache = None if getattr(args, "no_cache", False) else getattr(args, "cache", None)
+        embed_kw = {} if args.command == "merge" else dict(
+            threads=args.threads, provider=args.provider, batch_size=args.batch_size,
+            max_batch_tokens=args.max_batch_tokens, cache_dir=cache, quiet=args.quiet)
+        if args.command == "build" and args.dry_run:
+            print(dry_run(recipe, args))
+            return 0
+        if args.command == "build" and args.shard:
+            from mathlas_build.shard import build_shard, parse_shard
+
+            i, n = parse_shard(args.shard)
+            path, _ = build_shard(recipe, _shards_dir(recipe, args.shards_dir), i, n, **embed_kw)
+            print(path)
+            return 0
+        if args.command == "ray":
+            from mathlas_build.ray_build import build_shards_with_ray
+
+            root = _shards_dir(recipe, args.shards_dir).resolve()
+            paths = build_shards_with_ray(args.recipe, args.corpora, root, args.shards, address=args.address,
+                                          gpus_per_shard=args.gpus_per_shard, cpus_per_shard=args.cpus_per_shard,
+                                          **embed_kw)
+            if args.no_merge:
+                print("\n".join(map(str, paths)))
+                return 0
+        if args.command in ("merge", "ray"):
+            from mathlas_build.shard import merge_shards
+
+            given = paths if args.command == "ray" else args.shards
+            path = merge_shards(recipe, given or [_shards_dir(recipe, None)], out, force=args.force, quiet=args.quiet)
+        else:
+            path = build(recipe, out, force=args.force, **embed_kw)
+        if getattr(args, "pack", None):
             from mathlas_build.release import pack
 
             archive, _ = pack(path, args.pack)
@@ -118,8 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     except (RecipeError, FileExistsError, ValueError) as e:
         print(f"mathlas-build: {e}", file=sys.stderr)
         return 2
+    except MathlasError as e:
+        print(f"mathlas-build: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("mathlas-build: interrupted; finished embedding chunks are cached", file=sys.stderr)
+        print("mathlas-build: interrupted; finished embedding chunks and shards are kept", file=sys.stderr)
         return 130
 
 

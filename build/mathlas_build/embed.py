@@ -1,9 +1,21 @@
-"""Document embedding with the bundle's own encoder, resumable through a chunk cache.
+"""Document embedding with the bundle's own encoder: IO binding on CUDA or CPU, resumable through a chunk cache.
 
-Texts are embedded in chunks; each finished chunk is saved under the cache directory, named by the
-hash of the encoder model and the chunk's texts. A crashed or interrupted build loses at most the
-chunk in flight, and an unchanged rebuild embeds nothing. The same code runs on CUDA
-(``providers=["CUDAExecutionProvider", ...]``) or CPU; throughput is printed as it runs.
+One code path for both devices. ``DocumentEncoder`` is the runtime ``Encoder`` (same tokenizer, padding,
+pooling and ``encoder.json``) whose forward pass goes through onnxruntime IO binding: the padded batch is
+bound as ``OrtValue``s on the session's device and the output is allocated there by onnxruntime, so on CUDA
+the host<->device copies happen once per batch, outside ``run``. On the CPU provider the same binding calls
+run with device ``cpu`` (that is what the tests exercise here). Batches are bucketed by token length:
+texts are sorted by length and cut into batches of at most ``batch_size`` texts and, when
+``max_batch_tokens`` is set, at most that many padded tokens, so short documents ride in large batches.
+
+``provider`` is ``cpu``, ``cuda`` or ``auto``. ``cuda`` without onnxruntime's CUDA provider (no
+onnxruntime-gpu, no driver) falls back to CPU and says so on stderr; ``auto`` takes CUDA when it is there.
+On CUDA the encoder's fp16 document model (``fp16_model`` in ``encoder.json``, written by
+``export_qwen3``) is used unless the recipe names a ``document_model``.
+
+Texts are embedded in chunks of ``CHUNK``; each finished chunk is saved under the cache directory, named
+by the hash of the encoder model and the chunk's texts. A crashed or interrupted build loses at most the
+chunk in flight, and an unchanged rebuild embeds nothing. Throughput (docs/s) is printed as it runs.
 """
 from __future__ import annotations
 
@@ -12,32 +24,141 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from mathlas.bundle import sha256_file
 from mathlas.encoder import Encoder
+from mathlas.errors import EncoderError
 
 CHUNK = 2048
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
 
 
 def encoder_fingerprint(encoder: Encoder) -> str:
+    """Hash of ``encoder.json`` and the model file that embeds documents: equal fingerprints, equal vectors."""
     cfg = (encoder.directory / "encoder.json").read_bytes()
     model = sha256_file(encoder.directory / encoder.model_file)
     return hashlib.sha256(cfg + model.encode()).hexdigest()[:16]
 
 
+def resolve_providers(provider: str, quiet: bool = False) -> list[str]:
+    """onnxruntime providers for ``cpu`` | ``cuda`` | ``auto``; ``cuda`` falls back to CPU with a message."""
+    import onnxruntime as ort
+
+    if provider not in ("cpu", "cuda", "auto"):
+        raise ValueError(f"provider must be cpu, cuda or auto, not {provider!r}")
+    available = ort.get_available_providers()
+    if provider == "cpu":
+        return [CPU]
+    if CUDA in available:
+        return [CUDA, CPU]
+    if provider == "cuda" and not quiet:
+        print(f"[embed] onnxruntime {ort.__version__} has no {CUDA} (available: {', '.join(available)}); "
+              "embedding on CPU. For GPU embedding install onnxruntime-gpu matching your CUDA version.",
+              file=sys.stderr)
+    return [CPU]
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, max_batch_tokens: int | None = None) -> list[np.ndarray]:
+    """Indices of ``lengths`` grouped into batches of similar length.
+
+    Sorted by length (stable), then cut greedily: at most ``batch_size`` rows and, with
+    ``max_batch_tokens``, at most that many padded tokens (rows x longest row); a single row longer
+    than the budget still gets its own batch."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and stop - start < batch_size:
+            if max_batch_tokens and (stop - start + 1) * lengths[order[stop]] > max_batch_tokens:
+                break
+            stop += 1
+        batches.append(order[start:stop])
+        start = stop
+    return batches
+
+
+class DocumentEncoder(Encoder):
+    """The bundle's encoder for bulk document encoding: IO binding on the session's device, length buckets.
+
+    Everything but the forward pass and the batching is the runtime ``Encoder``'s, so documents are
+    tokenized, padded and pooled exactly as the runtime does it for queries."""
+
+    def __init__(self, directory: str | os.PathLike, *, provider: str = "auto", threads: int | None = None,
+                 model_file: str | None = None, max_batch_tokens: int | None = None, device_id: int = 0,
+                 quiet: bool = False):
+        providers = resolve_providers(provider, quiet)
+        if model_file is None and providers[0] == CUDA:
+            from mathlas.encoder import EncoderConfig
+
+            model_file = EncoderConfig.load(Path(directory) / "encoder.json").extra.get("fp16_model")
+        super().__init__(directory, threads=threads, providers=providers, model_file=model_file)
+        self.max_batch_tokens = max_batch_tokens
+        self.device_id = device_id
+        self.quiet = quiet
+        self._device: str | None = None
+
+    @property
+    def device(self) -> str:
+        """``cuda`` or ``cpu``: where inputs are bound and the output is allocated."""
+        if self._device is None:
+            active = self.active_providers
+            self._device = "cuda" if active and active[0] == CUDA else "cpu"
+            if self.providers[0] == CUDA and self._device != "cuda" and not self.quiet:
+                print(f"[embed] onnxruntime could not start {CUDA} (see its warning above: CUDA/cuDNN "
+                      f"libraries?); embedding on CPU", file=sys.stderr)
+        return self._device
+
+    def _forward(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        import onnxruntime as ort
+
+        feeds, mask = self.batch_inputs(batch)
+        device = self.device
+        binding = self._session.io_binding()
+        # OrtValues on the device; on CPU they wrap the numpy arrays, which stay alive in ``feeds``
+        for name, array in feeds.items():
+            binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(array, device, self.device_id))
+        binding.bind_output(self.config.output, device, self.device_id)
+        try:
+            self._session.run_with_iobinding(binding)
+            (hidden,) = binding.copy_outputs_to_cpu()
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise EncoderError(f"encoder failed on a batch of {len(batch)} on {device}: {e}") from None
+        return hidden.astype(np.float32, copy=False), mask
+
+    def encode(self, texts: Sequence[str], *, prompt: str = "", batch_size: int = 32,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Encode texts in length buckets; rows come back in input order."""
+        out = np.zeros((len(texts), self.config.out_dims), dtype=np.float32)
+        if not texts:
+            return out
+        tokens = self.tokenize(texts, prompt)
+        for idx in length_batches([len(t) for t in tokens], batch_size, self.max_batch_tokens):
+            out[idx] = self._run([tokens[i] for i in idx])
+            if progress:
+                progress(len(idx))
+        return out
+
+
 def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path | None = None,
-                    threads: int | None = None, providers: Sequence[str] | None = None,
-                    batch_size: int = 32, model_file: str | None = None, quiet: bool = False) -> np.ndarray:
+                    threads: int | None = None, provider: str = "auto", batch_size: int = 32,
+                    max_batch_tokens: int | None = None, model_file: str | None = None,
+                    chunk: int | None = None, quiet: bool = False) -> np.ndarray:
     """Embed ``texts`` as documents; returns float32 unit vectors, one row per text.
 
     ``model_file`` picks another model of the encoder directory for documents (fp32/fp16: dynamic
-    int8 quantisation makes a vector depend slightly on its batch neighbours)."""
+    int8 quantisation makes a vector depend slightly on its batch neighbours). ``chunk`` (default
+    ``CHUNK``) is the number of texts per cached chunk; batches never straddle two chunks."""
     from tqdm import tqdm
 
-    encoder = Encoder(encoder_dir, threads=threads or None, providers=providers, model_file=model_file)
+    chunk_size = chunk or CHUNK
+    encoder = DocumentEncoder(encoder_dir, provider=provider, threads=threads or None, model_file=model_file,
+                              max_batch_tokens=max_batch_tokens, quiet=quiet)
     fp = encoder_fingerprint(encoder)
     if cache_dir:
         cache_dir = Path(cache_dir) / fp
@@ -45,9 +166,9 @@ def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path 
     out = np.zeros((len(texts), encoder.config.out_dims), dtype=np.float32)
     bar = tqdm(total=len(texts), desc="[embed]", unit="doc", file=sys.stderr, disable=quiet,
                smoothing=0.1, mininterval=1.0)
-    done_new, t0 = 0, time.perf_counter()
-    for start in range(0, len(texts), CHUNK):
-        chunk = list(texts[start:start + CHUNK])
+    done_new, t0, started = 0, time.perf_counter(), False
+    for start in range(0, len(texts), chunk_size):
+        chunk = list(texts[start:start + chunk_size])
         path = None
         if cache_dir:
             h = hashlib.sha256("\x1e".join(chunk).encode()).hexdigest()[:24]
@@ -56,6 +177,10 @@ def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path 
                 out[start:start + len(chunk)] = np.load(path)
                 bar.update(len(chunk))
                 continue
+        if not started and not quiet:
+            bar.write(f"[embed] {encoder.model_file} on {encoder.device} "
+                      f"(providers {', '.join(encoder.active_providers)}), IO binding", file=sys.stderr)
+        started = True
         vecs = encoder.encode_documents(chunk, batch_size=batch_size, progress=bar.update)
         out[start:start + len(chunk)] = vecs
         done_new += len(chunk)
@@ -67,6 +192,6 @@ def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path 
     bar.close()
     if not quiet and done_new:
         dt = time.perf_counter() - t0
-        print(f"[embed] {done_new:,} new documents in {dt:.1f} s ({done_new / dt:.1f} docs/s, "
-              f"providers {encoder.active_providers})", file=sys.stderr)
+        print(f"[embed] {done_new:,} new documents in {dt:.1f} s ({done_new / dt:.1f} docs/s on {encoder.device})",
+              file=sys.stderr)
     return out
