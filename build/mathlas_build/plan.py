@@ -125,7 +125,7 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
     if gpu not in GPUS:
         raise ValueError(f"unknown device {gpu!r}; one of {', '.join(sorted(GPUS))}")
     m, dev = MODELS[model], GPUS[gpu]
-    dims = dims or m.dims
+    dims = m.dims if dims is None else dims
     if not 0 < dims <= m.dims:
         raise ValueError(f"--dims {dims}: {m.name} has {m.dims} dims (Matryoshka keeps 1..{m.dims})")
     per_doc, corpus = dict(BYTES_PER_DOC), MEASURED_CORPUS
