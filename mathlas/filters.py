@@ -141,6 +141,10 @@ def fold(text: str) -> str:
     return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
 
 
+# RE2's \W is ASCII-only; names keep letters such as "ł" after folding, so word edges are Unicode.
+_NON_WORD = r"[^\pL\pN_]"
+
+
 def _word_pattern(name: str) -> str:
     """An RE2 pattern matching ``name`` (already folded) as whole words, any spacing between them.
 
@@ -149,10 +153,10 @@ def _word_pattern(name: str) -> str:
     parts = []
     for w in name.split():
         if re.fullmatch(r"\w\.?", w):
-            parts.append(re.escape(w[0]) + r"[\w-]*\.?")
+            parts.append(re.escape(w[0]) + r"[\pL\pN_-]*\.?")
         else:
             parts.append(re.sub(r"([^\w\s])", r"\\\1", w))
-    return r"(?:^|\W)" + r"\s*".join(parts) + r"(?:$|\W)"
+    return rf"(?:^|{_NON_WORD})" + r"\s*".join(parts) + rf"(?:$|{_NON_WORD})"
 
 
 class PaperColumns:
@@ -176,7 +180,9 @@ class PaperColumns:
                 f"bundles built from paper sources such as the TheoremSearch dataset (docs/papers.md)")
 
     def _flat(self, column: str, folded: bool):
-        """(values, row index) of a list<string> column (a string column counts as one value per row)."""
+        """(distinct values, value index per entry, row per entry) of a list<string> column (a string
+        column counts as one value per row). Matching runs over the distinct values only: a corpus
+        repeats each author over every theorem of every paper."""
         key = f"flat:{column}:{folded}"
         if key not in self._cache:
             import pyarrow as pa
@@ -190,12 +196,14 @@ class PaperColumns:
                 rows = np.asarray(pc.list_parent_indices(col).to_numpy(zero_copy_only=False), dtype=np.int64)
             else:  # one string per row ("A. Author and B. Author")
                 values, rows = col, np.arange(len(col), dtype=np.int64)
-            values = pc.fill_null(values.cast(pa.string()), "")
+            encoded = pc.dictionary_encode(pc.fill_null(values.cast(pa.string()), ""))
+            distinct = encoded.dictionary
             if folded:
-                values = pc.utf8_normalize(pc.utf8_lower(values), "NFKD")
-                values = pc.replace_substring_regex(values, r"\p{Mn}", "")
-                values = pc.replace_substring_regex(values, r"\s+", " ")
-            self._cache[key] = (values, rows)
+                distinct = pc.utf8_normalize(pc.utf8_lower(distinct), "NFKD")
+                distinct = pc.replace_substring_regex(distinct, r"\p{Mn}", "")
+                distinct = pc.replace_substring_regex(distinct, r"\s+", " ")
+            index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+            self._cache[key] = (distinct, index, rows)
         return self._cache[key]
 
     def _numbers(self, column: str) -> np.ndarray:
@@ -210,10 +218,42 @@ class PaperColumns:
             self._cache[key] = pc.fill_null(col.cast(pa.float64()), float("nan")).to_numpy(zero_copy_only=False)
         return self._cache[key]
 
-    def _rows_where(self, hit, rows: np.ndarray) -> np.ndarray:
+    def _rows_where(self, column: str, folded: bool, match) -> np.ndarray:
+        """Rows with at least one value of ``column`` for which ``match(distinct values)`` is true."""
+        distinct, index, rows = self._flat(column, folded)
+        hit = np.asarray(match(distinct).to_numpy(zero_copy_only=False), dtype=bool)
         out = np.zeros(self.n, dtype=bool)
-        out[rows[np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)]] = True
+        out[rows[hit[index]]] = True
         return out
+
+    def _author_match(self, names, wanted: tuple[str, ...]):
+        """Which distinct (folded) author names match one of ``wanted``: a word index narrows the
+        candidates to names holding the query's longest word, the regex decides among those."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if "author_words" not in self._cache:
+            words = pc.split_pattern_regex(names, _NON_WORD + "+")
+            encoded = pc.dictionary_encode(pc.list_flatten(words))
+            self._cache["author_words"] = (encoded.dictionary,
+                                           np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+                                           np.asarray(pc.list_parent_indices(words).to_numpy(zero_copy_only=False),
+                                                      dtype=np.int64))
+        vocab, word_of, name_of = self._cache["author_words"]
+        hit = np.zeros(len(names), dtype=bool)
+        for a in wanted:
+            a = fold(a)
+            words = [w for w in re.findall(r"\w+", a) if len(w) > 1]
+            if words:
+                key = np.flatnonzero(np.asarray(pc.equal(vocab, max(words, key=len)).to_numpy(zero_copy_only=False),
+                                                dtype=bool))
+                candidates = np.unique(name_of[np.isin(word_of, key)])
+            else:  # initials only: every name is a candidate
+                candidates = np.arange(len(names))
+            if len(candidates):
+                ok = pc.match_substring_regex(names.take(pa.array(candidates)), _word_pattern(a))
+                hit[candidates[np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)]] = True
+        return pa.array(hit)
 
     def mask(self, pf: PaperFilter) -> np.ndarray:
         """The documents passing ``pf``."""
@@ -222,18 +262,16 @@ class PaperColumns:
         self.require(pf.columns())
         mask = np.ones(self.n, dtype=bool)
         if pf.authors:
-            values, rows = self._flat("authors", folded=True)
-            pattern = "|".join(_word_pattern(fold(a)) for a in pf.authors)
-            mask &= self._rows_where(pc.match_substring_regex(values, pattern), rows)
+            mask &= self._rows_where("authors", True, lambda v: self._author_match(v, pf.authors))
         if pf.categories:
-            values, rows = self._flat("categories", folded=False)
-            values = pc.utf8_lower(values)
-            hit = None
-            for c in pf.categories:
-                c = c.strip().lower()
-                one = pc.or_(pc.equal(values, c), pc.starts_with(values, c + "."))
-                hit = one if hit is None else pc.or_(hit, one)
-            mask &= self._rows_where(hit, rows)
+            def categories(values):
+                values, hit = pc.utf8_lower(values), None
+                for c in pf.categories:
+                    c = c.strip().lower()
+                    one = pc.or_(pc.equal(values, c), pc.starts_with(values, c + "."))
+                    hit = one if hit is None else pc.or_(hit, one)
+                return hit
+            mask &= self._rows_where("categories", False, categories)
         for column, lo, hi in (("year", pf.year_min, pf.year_max), ("citations", pf.citations_min, pf.citations_max)):
             if lo is None and hi is None:
                 continue
