@@ -122,7 +122,9 @@ def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
     from mathlas.encoder import Encoder
     from mathlas_build.plan import guess_model, make_plan, format_plan
 
+    t0 = time.perf_counter()
     docs, _ = read_corpus(recipe, args.quiet)
+    read_rate = len(docs) / max(time.perf_counter() - t0, 1e-9)
     sample = [retrieval_text(d) for d in docs[:: max(1, len(docs) // 2000)]]
     enc = Encoder(recipe.encoder)
     tokens = sum(map(len, enc.tokenize(sample, enc.config.document_prompt))) / len(sample)
@@ -131,7 +133,8 @@ def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
                                                   enc.model_file + "_data"))
     model = args.model or guess_model(enc.config.name)
     plan = make_plan(len(docs), model, gpus=args.gpus, gpu=args.gpu, dims=enc.config.out_dims,
-                     tokens_per_doc=tokens, encoder_bytes=enc_bytes)
+                     tokens_per_doc=tokens, prompt_included=True, encoder_bytes=enc_bytes,
+                     read_docs_per_s=read_rate)
     return format_plan(plan, as_json=args.json)
 
 
@@ -155,6 +158,7 @@ def _add_plan_options(b: argparse.ArgumentParser, docs: bool) -> None:
         b.add_argument("--docs", type=int, required=True, help="number of documents")
         b.add_argument("--dims", type=int, help="stored vector dims (Matryoshka truncation; default: the model's)")
         b.add_argument("--tokens-per-doc", type=float, help="mean tokens per document (default: measured informal corpus)")
+        b.add_argument("--read-rate", type=float, help="documents/s the readers turn out (default: measured informal LaTeX)")
     b.add_argument("--model", choices=sorted(MODELS), help="document encoder (default: guessed from the encoder)"
                    if not docs else "document encoder", required=docs)
     b.add_argument("--gpus", type=int, default=1, help="GPUs (or CPU machines) embedding in parallel")
@@ -224,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             from mathlas_build.plan import format_plan, make_plan
 
             plan = make_plan(args.docs, args.model, gpus=args.gpus, gpu=args.gpu, dims=args.dims,
-                             tokens_per_doc=args.tokens_per_doc, from_bundle=args.from_bundle)
+                             tokens_per_doc=args.tokens_per_doc, from_bundle=args.from_bundle,
+                             read_docs_per_s=args.read_rate)
             print(format_plan(plan, as_json=args.json))
             return 0
         recipe = load_recipe(args.recipe, args.corpora)

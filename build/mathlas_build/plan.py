@@ -9,8 +9,9 @@ Size model per document: binary HNSW = dims/8 sign-bit bytes + the graph's links
 vectors = dims + a 4-byte row scale; BM25 and metadata scale with text length (per-document bytes of the
 informal corpus; ``--from-bundle`` takes them from any other bundle's manifest). The encoder is a fixed cost.
 
-Time model: embedding = docs / (docs/s per device x devices); writing the metadata, BM25 and HNSW runs
-once on one machine after the merge (MEASURED rates; HNSW insertion grows slowly with corpus size).
+Time model: reading the corpus (every shard reads all of it, in parallel; the merge reads it again) +
+embedding = docs / (docs/s per device x devices) + writing the metadata, BM25 and HNSW, once on one
+machine after the merge (MEASURED rates; HNSW insertion grows slowly with corpus size).
 GPU docs/s is ESTIMATED as ``MFU x peak FLOP/s / (2 x non-embedding parameters x tokens per document)``
 (the 2·N FLOPs per token of a transformer forward pass, Kaplan et al. 2020, "Scaling Laws for Neural
 Language Models"); the MFU (fraction of peak reached) is an assumption, stated below.
@@ -34,6 +35,10 @@ TOKENS_PER_DOC = 149.5
 # MEASURED on the 2-core build machine (write_meta / write_bm25 / write_vectors on the informal data,
 # under load from other jobs; see docs/building.md).
 WRITE_DOCS_PER_S = {"meta": 3166.0, "bm25": 1029.0, "vectors": 2026.0}
+# MEASURED: reading + LaTeX-to-words of the informal sources (27,264 documents in 151 s on the loaded
+# 2-core machine). Every shard reads the whole corpus (in parallel on its own machine) and the merge
+# reads it once more, so reading is paid twice in wall time.
+READ_DOCS_PER_S = 180.0
 # MEASURED: embedding 27,264 informal documents, fp32 MiniLM, 2 onnxruntime threads: 45 docs/s on an
 # idle host (docs/benchmarks.md; 16-20 docs/s while other jobs shared the 2 cores).
 CPU_MINILM_DOCS_PER_S = 45.0
@@ -104,6 +109,7 @@ class Plan:
     dims: int
     tokens_per_doc: float
     docs_per_s_per_device: float
+    read_hours: float
     embed_hours: float
     write_hours: float
     total_hours: float
@@ -113,9 +119,13 @@ class Plan:
 
 
 def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: int | None = None,
-              tokens_per_doc: float | None = None, encoder_bytes: int | None = None,
-              from_bundle: Path | None = None) -> Plan:
-    """Expected embedding/write time and bundle size (see the module docstring for the model)."""
+              tokens_per_doc: float | None = None, prompt_included: bool = False,
+              encoder_bytes: int | None = None, from_bundle: Path | None = None,
+              read_docs_per_s: float | None = None) -> Plan:
+    """Expected read/embed/write time and bundle size (see the module docstring for the model).
+
+    ``tokens_per_doc`` defaults to the measured informal corpus; ``prompt_included`` says it already
+    counts the model's document instruction (as ``--dry-run`` measures it with the recipe's tokenizer)."""
     if docs < 1:
         raise ValueError("--docs must be at least 1")
     if gpus < 1:
@@ -132,7 +142,8 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
     if from_bundle:
         per_doc, corpus = bundle_bytes_per_doc(from_bundle), str(from_bundle)
     tokens = tokens_per_doc or TOKENS_PER_DOC
-    tokens_full = tokens + m.prompt_tokens
+    extra = 0 if prompt_included else m.prompt_tokens
+    tokens_full = tokens + extra
     flops_per_doc = 2 * m.nonembedding * tokens_full
     if gpu == "cpu":
         rate = dev.peak_flops / flops_per_doc
@@ -143,6 +154,8 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
                     f"non-embedding parameters x {tokens_full:.0f} tokens)")
     embed_s = docs / (rate * gpus)
     write_s = sum(docs / r for r in WRITE_DOCS_PER_S.values())
+    read_rate = read_docs_per_s or READ_DOCS_PER_S
+    read_s = 2 * docs / read_rate
     sizes = {
         "binary vectors (HNSW)": round(docs * (dims / 8 + per_doc["hnsw_graph"])),
         "int8 float vectors": docs * (dims + 4),
@@ -152,16 +165,18 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
     }
     sources = {
         "throughput": rate_src,
-        "tokens per document": (f"{'given' if tokens_per_doc else 'MEASURED on ' + MEASURED_CORPUS}: {tokens:.1f}"
-                                f" + {m.prompt_tokens} instruction/end tokens"),
+        "tokens per document": (f"{'given or measured by --dry-run' if tokens_per_doc else 'MEASURED on ' + MEASURED_CORPUS}: {tokens:.1f}"
+                                f" + {extra} instruction/end tokens"),
+        "read time": (f"{'given or measured by --dry-run' if read_docs_per_s else 'MEASURED on the informal LaTeX sources'}: "
+                      f"{read_rate:,.0f} docs/s, paid by the shards and again by the merge"),
         "BM25, metadata, HNSW links per document": f"MEASURED on {corpus}",
         "write time": "MEASURED write rates on the 2-core build machine (one machine, after the merge)",
         "encoder": "MEASURED: the recipe's encoder files" if encoder_bytes is not None else m.encoder_source,
         "model": m.source,
     }
     return Plan(docs=docs, model=model, device=dev.name, devices=gpus, dims=dims, tokens_per_doc=tokens_full,
-                docs_per_s_per_device=round(rate, 2), embed_hours=embed_s / 3600, write_hours=write_s / 3600,
-                total_hours=(embed_s + write_s) / 3600, sizes=sizes, total_bytes=sum(sizes.values()),
+                docs_per_s_per_device=round(rate, 2), read_hours=read_s / 3600, embed_hours=embed_s / 3600,
+                write_hours=write_s / 3600, total_hours=(read_s + embed_s + write_s) / 3600, sizes=sizes, total_bytes=sum(sizes.values()),
                 sources=sources)
 
 
@@ -199,6 +214,7 @@ def format_plan(plan: Plan, as_json: bool = False) -> str:
     m = MODELS[plan.model]
     lines = [
         f"plan: {plan.docs:,} documents, {m.name} at {plan.dims} dims, {plan.devices} x {plan.device}",
+        f"  reading     {_hours(plan.read_hours):>10}   (the corpus, in each shard and again in the merge)",
         f"  embedding   {_hours(plan.embed_hours):>10}   ({plan.docs_per_s_per_device:,.1f} docs/s per device, "
         f"{plan.tokens_per_doc:.0f} tokens/doc)",
         f"  writing     {_hours(plan.write_hours):>10}   (metadata, BM25, HNSW on one machine)",
