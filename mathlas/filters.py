@@ -124,6 +124,12 @@ class Filters:
     kinds: tuple[str, ...] = ()
     allowed: np.ndarray | None = None
     paper: PaperFilter | None = None
+    custom: bool = False     # the caller's own mask (e.g. Lean modules) is part of ``allowed``
+
+    @property
+    def mask_only(self) -> bool:
+        """True when ``allowed`` says more than the source/kind term filters can express."""
+        return self.allowed is not None and (self.paper is not None or self.custom)
 
     @property
     def active(self) -> bool:

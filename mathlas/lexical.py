@@ -38,9 +38,14 @@ def query_terms(query: str) -> list[str]:
 
 
 class LexicalChannel:
-    def __init__(self, root: Path, count: int, boosts: dict[str, float] | None = None):
+    def __init__(self, root: Path, count: int, boosts: dict[str, float] | None = None,
+                 symbols: str | None = None):
         import tantivy
 
+        if symbols not in (None, "lean"):
+            raise BundleCorruptError(f"bundle {Path(root).name}: unknown lexical.symbols {symbols!r}")
+        # "lean": notation in a query also searches as Mathlib's naming words (a * b ∈ I -> mul mem)
+        self.symbols = symbols
         self.boosts = {f: float(w) for f, w in (boosts or DEFAULT_LEXICAL_BOOSTS).items() if w}
         if not self.boosts or set(self.boosts) - set(LEXICAL_FIELDS):
             raise BundleCorruptError(f"bundle {Path(root).name}: bad lexical boosts {boosts!r}")
@@ -71,6 +76,10 @@ class LexicalChannel:
         return self.index.parse_query(" ".join(terms), list(self.boosts), field_boosts=self.boosts)
 
     def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
+        if self.symbols == "lean":
+            from mathlas.lean_symbols import with_symbol_words
+
+            query = with_symbol_words(query)
         terms = query_terms(query)
         if not terms or k <= 0:
             return Ranking.empty()
@@ -83,7 +92,7 @@ class LexicalChannel:
         if filters.kinds:
             clauses.append((T.Occur.Must, T.Query.term_set_query(self.schema, "kind", list(filters.kinds))))
         query_obj = clauses[0][1] if len(clauses) == 1 else T.Query.boolean_query(clauses)
-        if filters.paper is not None and filters.allowed is not None:
+        if filters.mask_only:
             return self._search_masked(query_obj, k, filters.allowed)
         ranking = self._ranking(self.searcher.search(query_obj, k).hits)
         if filters.allowed is not None and len(ranking):  # belt and braces: the mask is the source of truth

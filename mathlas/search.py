@@ -126,7 +126,8 @@ class Bundle:
     def lexical(self):
         from mathlas.lexical import LexicalChannel
 
-        return self._lazy("_lexical", lambda: LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts")))
+        return self._lazy("_lexical", lambda: LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts"),
+                                                     symbols=self.manifest.lexical.get("symbols")))
 
     @property
     def encoder(self):
@@ -165,8 +166,9 @@ class Bundle:
     def filters(self, sources: Iterable[str] | None = None, exclude_sources: Iterable[str] | None = None,
                 kinds: Iterable[str] | None = None,
                 source_weights: Mapping[str, float] | None = None,
-                paper_filter: PaperFilter | Mapping | None = None) -> Filters:
-        """Resolve filter arguments (validated) into a ``Filters`` both channels apply."""
+                paper_filter: PaperFilter | Mapping | None = None, mask: np.ndarray | None = None) -> Filters:
+        """Resolve filter arguments (validated) into a ``Filters`` both channels apply. ``mask``: a
+        boolean array over document keys of the caller's own (e.g. the formal tools' module filter)."""
         paper = PaperFilter.parse(paper_filter)
         include = self._check_sources(sources, "sources")
         exclude = set(self._check_sources(exclude_sources, "exclude_sources"))
@@ -174,9 +176,15 @@ class Bundle:
             self._check_sources(source_weights, "source_weights")
             exclude |= {s for s, w in source_weights.items() if w == 0}
         kinds_t = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else (kinds or ())))
-        if not include and not exclude and not kinds_t and paper is None:
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != bool or mask.shape != (len(self),):
+                raise UsageError(f"mask must be a boolean array of length {len(self)}")
+        if not include and not exclude and not kinds_t and paper is None and mask is None:
             return Filters()
         allowed = np.ones(len(self), dtype=bool) if paper is None else self.paper_columns.mask(paper)
+        if mask is not None:
+            allowed &= mask
         if include:
             allowed &= np.isin(self._source_codes, [self.source_names.index(s) for s in include])
         if exclude:
@@ -184,7 +192,7 @@ class Bundle:
             include = tuple(s for s in include if s not in exclude)
         if kinds_t:
             allowed &= np.isin(self._kinds, list(kinds_t))
-        return Filters(include, tuple(sorted(exclude)), kinds_t, allowed, paper)
+        return Filters(include, tuple(sorted(exclude)), kinds_t, allowed, paper, custom=mask is not None)
 
     def _key_weights(self, source_weights: Mapping[str, float] | None) -> np.ndarray | None:
         if not source_weights:
@@ -271,7 +279,7 @@ class Bundle:
                k_rrf: float | None = None, pool: int | None = None,
                channel_weights: Mapping[str, float] | None = None,
                paper_filter: PaperFilter | Mapping | None = None,
-               priors: Mapping[str, float] | None = None) -> list[Hit]:
+               priors: Mapping[str, float] | None = None, mask: np.ndarray | None = None) -> list[Hit]:
         """Rank documents for ``query``.
 
         ``mode``: hybrid (RRF of both channels), lexical (BM25) or dense (encoder). ``sources`` /
@@ -287,10 +295,12 @@ class Bundle:
         priors the manifest declares (``fusion.priors``, e.g. ``{"citations": 0.002}``; 0 turns
         one off): ``score + weight * transform(column)`` is added to the fused score (to the
         channel's own score in lexical/dense mode) over a deeper candidate list, then re-cut to k.
+        ``mask`` (a boolean array over document keys) keeps only the documents it marks, inside
+        each channel like every other filter (the formal tools' module filter uses it).
         """
         query = self._check_query(query, k, mode)
         prior_weights = self._prior_weights(priors)
-        filters = self.filters(sources, exclude_sources, kinds, source_weights, paper_filter)
+        filters = self.filters(sources, exclude_sources, kinds, source_weights, paper_filter, mask)
         weights = self._key_weights(source_weights)
         deep = mode == "hybrid" or weights is not None or bool(prior_weights)
         depth = min(max(k, FUSION_DEPTH), MAX_K) if deep else k

@@ -349,12 +349,24 @@ def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `
 
     Args:
         id: a stable document id, "<source>:<key>".
-        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
+        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle (for lean: ids, the formal bundle: $MATHLAS_FORMAL_BUNDLE or "mathlib").
     """
     if isinstance(id, str) and id.strip().startswith("finding:"):
         return _finding_document(id.strip())
-    b = OPEN_BUNDLES.get(bundle)
+    if bundle is None and isinstance(id, str) and id.strip().startswith("lean:"):
+        from mathlas.tools.formal_search import open_formal
+
+        b = open_formal(None)  # Lean declarations live in the formal bundle
+    else:
+        b = OPEN_BUNDLES.get(bundle)
     hit = b.get(id)
+    fields = dict(hit.extra)
+    if hit.source == "stacks":  # the formal<->informal bridge: Mathlib declarations tagged @[stacks TAG]
+        from mathlas.tools.formal_search import stacks_to_lean
+
+        formal = stacks_to_lean(hit.id.split(":", 1)[1])
+        if formal:
+            fields["formal"] = formal
     return Document(id=hit.id, source=hit.source, kind=hit.kind, name=hit.name, title=hit.title,
                     body=hit.body, slogan=hit.slogan, text=hit.text, link=hit.link, license=hit.license,
-                    bundle=_bundle_label(b), fields=dict(hit.extra))
+                    bundle=_bundle_label(b), fields=fields)
