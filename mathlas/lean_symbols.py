@@ -31,6 +31,8 @@ SYMBOL_WORDS: dict[str, str] = {
     "ℕ": "nat", "ℤ": "int", "ℚ": "rat", "ℝ": "real", "ℂ": "complex", "π": "pi", "∞": "top",
     "!": "factorial", "∆": "symm diff", "⧸": "quotient", "⋆": "star", "†": "adjoint",
     "⟪": "inner", "ⁿ": "pow", "²": "sq", "√2": "sqrt two",
+    # syntax, not notation: matched so that their characters are not read as = > : |
+    "=>": "", "↦": "", ":=": "", "<|": "", "|>": "", "|>.": "",
 }
 _SYMBOLS = re.compile("|".join(re.escape(s) for s in sorted(SYMBOL_WORDS, key=len, reverse=True)))
 # ``-`` is ``sub`` between operands and ``neg`` in front of one; arrows like ``->`` are ASCII ``→``.
@@ -45,7 +47,8 @@ def symbol_words(text: str) -> str:
     if not text:
         return ""
     text = _ASCII_RE.sub(lambda m: _ASCII[m.group()], text)
-    words: list[tuple[int, str]] = [(m.start(), SYMBOL_WORDS[m.group()]) for m in _SYMBOLS.finditer(text)]
+    words: list[tuple[int, str]] = [(m.start(), SYMBOL_WORDS[m.group()]) for m in _SYMBOLS.finditer(text)
+                                    if SYMBOL_WORDS[m.group()]]
     for m in _MINUS.finditer(text):
         binary = _OPERAND_BEFORE.search(text, max(0, m.start() - 8), m.start()) is not None
         words.append((m.start(), "sub" if binary else "neg"))

@@ -21,6 +21,8 @@ def _doc(name, deps=()):
     ("s ⊆ t ∪ u", "subset union"),
     ("∑ i in s, f i ^ 2", "sum pow"),
     ("a -> b", "imp"),
+    ("fun x => f x * g x", "mul"),
+    ("(fun x ↦ x + 1) <| y", "add"),
     ("plain words only", ""),
 ])
 def test_symbol_words_follow_mathlib_naming(text, words):
