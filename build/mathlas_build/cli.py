@@ -75,11 +75,22 @@ def embed_texts(recipe: Recipe, texts: list[str], *, threads: int | None = None,
     """Embed retrieval texts with the recipe's encoder and options (``[options] chunk`` sets the cache chunk)."""
     from mathlas_build.embed import embed_documents
 
-    return embed_documents(
-        texts, recipe.encoder, cache_dir=cache_dir, threads=threads or recipe.options.get("threads"),
-        provider=provider, batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
-        max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
-        model_file=recipe.document_model, chunk=chunk_size(recipe), quiet=quiet)
+    kw = dict(threads=threads or recipe.options.get("threads"), provider=provider,
+              batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
+              max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
+              model_file=recipe.document_model)
+    if cache_dir and recipe.options.get("vector_store"):
+        # one vector per distinct text: a rebuild after a corpus update embeds only the new texts
+        from mathlas.encoder import Encoder, EncoderConfig
+        from mathlas_build.embed import encoder_fingerprint
+        from mathlas_build.textcache import embed_with_store
+
+        probe = Encoder(recipe.encoder, model_file=recipe.document_model)
+        store = Path(cache_dir) / "texts" / encoder_fingerprint(probe)
+        dims = EncoderConfig.load(recipe.encoder / "encoder.json").out_dims
+        return embed_with_store(texts, dims, store, lambda part: embed_documents(part, recipe.encoder, quiet=True, **kw),
+                                quiet=quiet)
+    return embed_documents(texts, recipe.encoder, cache_dir=cache_dir, chunk=chunk_size(recipe), quiet=quiet, **kw)
 
 
 def chunk_size(recipe: Recipe) -> int:
@@ -102,7 +113,7 @@ def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}",
                         lexical_boosts=recipe.options.get("lexical_boosts"), fusion=recipe.raw.get("fusion"),
-                        force=force, quiet=quiet)
+                        lexical_symbols=recipe.options.get("lexical_symbols"), force=force, quiet=quiet)
 
 
 def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",
@@ -170,7 +181,7 @@ def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
     return given or Path("work/shards") / f"{recipe.name}-{recipe.version}"
 
 
-COMMANDS = ("build", "merge", "ray", "plan", "pack")
+COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,12 +223,17 @@ def main(argv: list[str] | None = None) -> int:
     pl = sub.add_parser("plan", help="dry-run planner: expected embedding time and bundle size")
     _add_plan_options(pl, docs=True)
     pl.add_argument("--from-bundle", type=Path, help="take per-document index and metadata sizes from this bundle")
+    from mathlas_build.lean_build import add_lean_parser
+
+    add_lean_parser(sub)
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
     k.add_argument("bundle", type=Path)
     k.add_argument("--out", type=Path, default=Path("artifacts"))
     k.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
     try:
+        if args.command == "lean":
+            return args.func(args)
         if args.command == "pack":
             from mathlas_build.release import pack
 

@@ -27,6 +27,7 @@ FORMAL_OPTIONS = {
     "threads": 2,
     "lexical_boosts": {"name": 2.0, "text": 1.0},
     "lexical_symbols": "lean",
+    "vector_store": True,
 }
 FORMAL_FUSION = {
     "k_rrf": 10,
@@ -127,7 +128,8 @@ def add_lean_parser(sub) -> None:
     p.add_argument("--encoder", type=Path, help="encoder directory (default: the default bundle's query encoder)")
     p.add_argument("--out", type=Path, help="bundle directory (default work/bundles/<name>-<version>)")
     p.add_argument("--threads", type=int)
-    p.add_argument("--cache", type=Path, default=Path("work/vector-store"), help="vector store for resumable embedding")
+    p.add_argument("--cache", type=Path, default=Path("work/embed-cache"),
+                   help="embedding cache (a vector per distinct text under <cache>/texts/), makes rebuilds resumable")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--install", action="store_true", help="install the bundle into the mathlas data directory")
     p.add_argument("--force", action="store_true")
