@@ -417,7 +417,35 @@ def experiment_lazy_meta(work: Path):
                                         else read_table(path, **kw))
 
 
-EXPERIMENTS = {"block-rescore": experiment_block_rescore, "lazy-meta": experiment_lazy_meta}
+IPC_SIDECAR = """
+import sys, pyarrow as pa, pyarrow.parquet as pq
+src = pq.ParquetFile(sys.argv[1])
+with pa.ipc.new_file(sys.argv[2], src.schema_arrow) as w:  # uncompressed: memory-mappable, zero-copy
+    for batch in src.iter_batches(batch_size=65536):
+        w.write_batch(batch)
+"""
+
+
+def experiment_ipc_meta(work: Path):
+    """Bundle's metadata table memory-mapped from an uncompressed Arrow IPC copy of
+    meta/documents.parquet: zero-copy, so only the pages of rows actually read become resident
+    (file-backed, evictable), and reading a hit's row costs no decompression."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sidecar = work / "documents.arrow"
+    if not sidecar.is_file():
+        tmp = sidecar.with_suffix(".tmp")
+        subprocess.run([sys.executable, "-c", IPC_SIDECAR, str(work / "bundle" / "meta" / "documents.parquet"),
+                        str(tmp)], check=True)
+        os.replace(tmp, sidecar)
+    read_table = pq.read_table
+    pq.read_table = lambda path, **kw: (pa.ipc.open_file(pa.memory_map(str(sidecar))).read_all()
+                                        if Path(path).name == "documents.parquet" else read_table(path, **kw))
+
+
+EXPERIMENTS = {"block-rescore": experiment_block_rescore, "lazy-meta": experiment_lazy_meta,
+               "ipc-meta": experiment_ipc_meta}
 
 
 def step_serve(work: Path, pools, experiments=()) -> dict:
