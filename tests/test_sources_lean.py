@@ -126,3 +126,183 @@ def test_full_corpus_resolves_formal_dev_targets():
     print(f"lean: {len(ids)} ids in {elapsed:.1f} s, formal-dev target resolution {rate:.3f}")
     assert len(ids) > 200_000
     assert rate >= 0.95
+
+
+def _snippet(tmp_path, text: str, name: str = "Snippet.lean") -> dict:
+    """Documents of one Lean file written under tmp_path, read through the real ``lean.read``."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return {d.id: d for d in lean.read(tmp_path, files=[name], commit="c0ffee")}
+
+
+DEPS = """namespace A
+def foo : Nat := 1
+protected def prot : Nat := 2
+namespace B
+def bar : Nat := foo + 1
+end B
+end A
+namespace C
+def baz : Nat := 3
+end C
+section
+open C
+def useBaz : Nat := baz
+end
+def noOpen : Nat := baz
+open A in
+def useFoo : Nat := foo + B.bar
+def A.dotted : Nat := foo
+def usesProt : Nat := prot
+namespace A
+def usesProt2 : Nat := prot + A.prot
+end A
+namespace D
+export C (baz)
+end D
+def viaExport : Nat := D.baz
+def rooted : Nat := _root_.noOpen + A.foo.succ
+theorem withLocal (foo : Nat) : foo = foo := rfl
+theorem viaFun : ∀ n : Nat, n = n := fun baz => rfl
+namespace X.Y
+def inner : Nat := 0
+end Y
+def outer : Nat := Y.inner
+end X
+/-- mentions `A.foo` only in a docstring -/
+def inComment : Nat := 0 -- A.foo
+"""
+
+
+def test_dependencies_resolve_like_lean(tmp_path):
+    docs = _snippet(tmp_path, DEPS)
+    dep = {i.removeprefix("lean:"): d.extra["dependencies"] for i, d in docs.items()}
+    assert dep["A.B.bar"] == ["A.foo"]              # enclosing namespace, outer level
+    assert dep["useBaz"] == ["C.baz"]               # `open C` inside the section
+    assert dep["noOpen"] == []                      # ...closed with it: must not resolve
+    assert dep["useFoo"] == ["A.B.bar", "A.foo"]    # `open A in` for this declaration only
+    assert dep["A.dotted"] == ["A.foo"]             # a dotted name elaborates inside its namespace
+    assert dep["usesProt"] == []                    # protected: not reachable as `prot`...
+    assert dep["A.usesProt2"] == ["A.prot"]         # ...only as `A.prot`
+    assert dep["viaExport"] == ["C.baz"]            # `export C (baz)` inside D makes D.baz
+    assert dep["rooted"] == ["A.foo", "noOpen"]     # _root_ and a projection dropped (`.succ`)
+    assert dep["withLocal"] == [] and dep["viaFun"] == []  # binders shadow globals
+    assert dep["X.outer"] == ["X.Y.inner"]          # `end Y` closes one of `namespace X.Y`'s scopes
+    assert dep["inComment"] == []                   # comments and docstrings are masked
+    assert all(i.startswith("lean:") and "lean:" not in "".join(d.extra["dependencies"])
+               for i, d in docs.items())
+
+
+STRUCTS = """namespace Geo
+/-- A point. -/
+structure Point (α : Type) where
+  /-- The x coordinate. -/
+  x : α
+  y : α := x
+  (u v : Nat)
+  protected w {n : Nat} (h : n = n) : Nat
+
+structure Point3 (α : Type) extends Point α where
+  z : α
+  x := z
+
+structure Pair where
+  mk' ::
+  fst : Nat
+  snd : Nat
+
+class Shape (α : Type) extends Inhabited α where
+  area : α → Nat
+  area_pos : ∀ a, 0 < area a
+
+inductive Tree (α : Type) where
+  /-- A leaf. -/
+  | leaf : Tree α
+  | node (l : Tree α) (v : α) (r : Tree α) : Tree α
+  deriving Repr
+
+inductive Color | red | green
+end Geo
+irreducible_def secret (n : Nat) : Nat := n + Geo.Color.red.toCtorIdx
+"""
+
+
+def test_fields_constructors_irreducible_def(tmp_path):
+    docs = _snippet(tmp_path, STRUCTS)
+    x = docs["lean:Geo.Point.x"]
+    assert x.kind == "field" and x.extra["generated"] == "field"
+    assert x.extra["generated_from"] == "Geo.Point" and x.extra["docstring"] == "The x coordinate."
+    assert x.extra["signature"] == "(self : Geo.Point α) : α" and "Geo.Point" in x.extra["dependencies"]
+    assert x.line == 5 and x.link.endswith("Snippet.lean#L5")
+    assert docs["lean:Geo.Point.y"].extra["signature"] == "(self : Geo.Point α) : α"   # default dropped
+    assert {"lean:Geo.Point.u", "lean:Geo.Point.v"} <= set(docs)
+    assert docs["lean:Geo.Point.w"].extra["signature"] == "(self : Geo.Point α) {n : Nat} (h : n = n) : Nat"
+    mk = docs["lean:Geo.Point.mk"]
+    assert mk.kind == "constructor" and mk.extra["name_written"] is False
+    assert docs["lean:Geo.Point3.toPoint"].extra["signature"] == "(self : Geo.Point3 α) : Point α"
+    assert "Geo.Point" in docs["lean:Geo.Point3.toPoint"].extra["dependencies"]
+    assert "lean:Geo.Point3.z" in docs and "lean:Geo.Point3.x" not in docs   # `x := z` sets a default
+    assert docs["lean:Geo.Pair.mk'"].extra["name_written"] is True and "lean:Geo.Pair.mk" not in docs
+    assert {"lean:Geo.Pair.fst", "lean:Geo.Pair.snd"} <= set(docs)
+    assert docs["lean:Geo.Shape.area"].extra["signature"] == "[self : Geo.Shape α] : α → Nat"
+    assert {"lean:Geo.Shape.toInhabited", "lean:Geo.Shape.area_pos", "lean:Geo.Shape.mk"} <= set(docs)
+    leaf = docs["lean:Geo.Tree.leaf"]
+    assert leaf.kind == "constructor" and leaf.extra["docstring"] == "A leaf."
+    assert docs["lean:Geo.Tree.node"].extra["signature"] == "(l : Tree α) (v : α) (r : Tree α) : Tree α"
+    assert "Geo.Tree" in docs["lean:Geo.Tree.node"].extra["dependencies"]
+    assert {"lean:Geo.Color.red", "lean:Geo.Color.green"} <= set(docs)
+    assert not any(i.startswith("lean:Geo.Tree.deriving") or i == "lean:Geo.Tree.Repr" for i in docs)
+    assert docs["lean:secret"].kind == "def"
+    assert docs["lean:secret_def"].extra["generated"] == "irreducible_def"
+    assert docs["lean:secret"].extra["dependencies"] == ["Geo.Color.red"]
+    declared = [d for d in docs.values() if "generated" not in d.extra]
+    assert {d.kind for d in declared} == {"structure", "class", "inductive", "def"}
+
+
+SIMPS = """structure MyEquiv (α β : Type) where
+  toFun : α → β
+  invFun : β → α
+  left_inv : ∀ x, invFun (toFun x) = x
+
+@[inherit_doc] infixl:25 " ≃ₘ " => MyEquiv
+
+initialize_simps_projections MyEquiv (toFun → apply, invFun → symm_apply)
+
+structure Pt where
+  x : Nat
+  y : Nat
+
+namespace MyEquiv
+@[simps] def refl (α : Type) : α ≃ₘ α := ⟨id, id, fun _ => rfl⟩
+@[simps apply] def refl2 (α : Type) : α ≃ₘ α where
+  toFun := id
+  invFun := id
+  left_inv _ := rfl
+@[simps] def viaTerm (α : Type) : α ≃ₘ α := refl α
+@[simps] def origin : Pt := { x := 0, y := 0 }
+@[simps (config := .asFn) y] def origin2 : Pt := ⟨1, 2⟩
+end MyEquiv
+"""
+
+
+def test_simps_lemmas(tmp_path):
+    docs = _snippet(tmp_path, SIMPS)
+    simps = {i for i, d in docs.items() if d.extra.get("generated") == "simps"}
+    assert simps == {"lean:MyEquiv.refl_apply", "lean:MyEquiv.refl_symm_apply", "lean:MyEquiv.refl2_apply",
+                     "lean:MyEquiv.origin_x", "lean:MyEquiv.origin_y", "lean:MyEquiv.origin2_y"}
+    d = docs["lean:MyEquiv.refl_apply"]
+    assert d.extra["generated_from"] == "MyEquiv.refl" and d.extra["projection"] == "apply"
+    assert d.extra["dependencies"] == ["MyEquiv.refl"]
+    # dependencies reach generated names too: the field, the simps lemma's declaration
+    assert "MyEquiv.refl" in docs["lean:MyEquiv.viaTerm"].extra["dependencies"]
+
+
+def test_real_structures_and_dependencies():
+    docs = _read(["Mathlib/Algebra/Group/Defs.lean", "Mathlib/Logic/Equiv/Defs.lean",
+                  "Mathlib/Data/Nat/Prime/Defs.lean"])
+    assert "Nat.Prime" in docs["lean:Nat.Prime.two_le"].extra["dependencies"]
+    assert docs["lean:Monoid.npow"].kind == "field"
+    assert docs["lean:Monoid.toSemigroup"].extra["generated_from"] == "Monoid"
+    assert docs["lean:AddMonoid.nsmul"].extra["generated"] == "field"     # to_additive class: fields too
+    assert docs["lean:Equiv.toFun"].extra["signature"].startswith("(self : Equiv α β)")
+    assert any(d.extra.get("generated") == "simps" and d.id.endswith("_symm_apply") for d in docs.values())
+    assert sum(len(d.extra["dependencies"]) for d in docs.values()) > 1000

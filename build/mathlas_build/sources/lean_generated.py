@@ -8,7 +8,24 @@ Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, onc
   ``[inst : C]``, each with its docstring and line. ``name := value`` lines set a parent field's default
   and declare nothing; anonymous ``[C α]`` fields are skipped (their name is not written).
 * ``inductive_ctors``: the ``| name binders : type`` constructors of an ``inductive``.
-* ``simps_request`` / ``simps_names``: the lemma names of ``@[simps]`` (see ``simps_names``).
+* ``simps_request`` / ``simps_names``: the lemma names of ``@[simps]``.
+* ``to_additive_target``: the name ``@[to_additive]`` gives a declaration.
+
+``@[simps]`` — what is emitted (``lean._simps`` puts it together) and what is not determinable here:
+
+* explicit projections ``@[simps a b_c]`` (config and ``-opt``/``+opt`` flags ignored): always
+  ``<decl>_a``, ``<decl>_b_c`` — that is Lean's naming, whatever the value looks like;
+* no list: when the declared type's head is a structure/class parsed from the sources read (directly, or
+  through a ``notation``/``infix`` whose right-hand side starts with it, so ``M →* N`` is ``MonoidHom``),
+  and the value is written as a constructor (``where``, ``{ .. }``, ``⟨..⟩``, ``(a, b)``, ``.mk``) or the
+  attribute is ``simps!``: one lemma per projection of the structure with parents flattened, renamed,
+  hidden, added or made prefix (``as_prefix``) as ``initialize_simps_projections`` says, proof fields
+  left out (a field is taken as a proof when its name is snake_case — Mathlib's naming rule for
+  proofs — or its type concludes in a relation);
+* ``to_additive (attr := simps ..)``: the same lemmas under the additive declaration's name;
+* not determinable, skipped: a target structure not in the sources (``Prod``, Lean core), a field whose
+  type is itself a structure from the sources (simps recurses into the value, ``foo_f_g``), a plain
+  ``simps`` on a value that is a constructor only after unfolding, and anonymous instances.
 """
 from __future__ import annotations
 
@@ -91,7 +108,9 @@ def type_head(typ: str, atoms: dict[str, str] | None = None) -> str:
         flat = typ
         for _ in range(4):
             flat = re.sub(r"\([^()]*\)|\{[^{}]*\}", " ", flat)
-        for a in sorted((a for a in atoms if a in flat), key=len, reverse=True):
+        # an infix atom, written after a space (`M →* N`); not `f`, `dist` or a postfix like `αᵒᵈ`
+        for a in sorted((a for a in atoms if " " + a in flat and not (a[0].isalnum() or a[0] in "_'")),
+                        key=len, reverse=True):
             return atoms[a]
     m = re.match(r"\s*\(*\s*@?((?:«[^»]*»|[^\W\d])(?:[\w'!?]|«[^»]*»|\.(?=[^\W\d]|«))*)", typ)
     return m.group(1) if m else ""
@@ -339,9 +358,11 @@ def to_additive_target(attrs: list[str], full: str) -> str | None:
         arg = re.sub(r'"[^"]*"', " ", arg).split()
         arg = [x for x in arg if x not in ("existing", "self", "(reorder", "?") and not x[0].isdigit()]
         if arg:
-            last = full.rsplit(".", 1)
-            add = arg[0] if arg[0].startswith("_root_.") else (
-                additive_name(last[0]) + "." + arg[0] if len(last) == 2 else arg[0])
-            return add.removeprefix("_root_.")
+            if arg[0].startswith("_root_."):
+                return arg[0].removeprefix("_root_.")
+            # Lean (Translate/Core.targetName): a k-part name replaces the last k parts of the name
+            tgt = arg[0].split(".")
+            pre = additive_name(full).split(".")[:-1]
+            return ".".join(pre[:max(0, len(pre) - (len(tgt) - 1))] + tgt)
         return additive_name(full)
     return None

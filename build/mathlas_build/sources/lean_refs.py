@@ -25,7 +25,8 @@ import re
 import sys
 
 # A Lean identifier: letters (Unicode), digits, _ ' ! ?, dotted components; «» escapes.
-TOKEN = re.compile(r"(?<![\w'!?.«»])(?:«[^»\n]*»|[^\W\d])(?:[\w'!?]|«[^»\n]*»|\.(?=[^\W\d]|«))*")
+# A leading "." is matched (and the token dropped) instead of a look-behind, which is slower.
+TOKEN = re.compile(r"\.?(?:«[^»\n]*»|[^\W\d])(?:[\w'!?]|«[^»\n]*»|\.(?=[^\W\d]|«))*")
 
 KEYWORDS = frozenset("""
 fun by have show from at with then else if let match do return in using only Type Prop Sort where calc
@@ -47,7 +48,7 @@ split_ands refine_struct_tac tfae_have tfae_finish rsuffices borelize measurabil
 """.split())
 
 # Words after these keywords name locals (binders), not globals.
-_BINDS = re.compile(r"(?:fun|intros?|rintro|obtain|have|let|set|choose|with|generalizing|ext|funext|by_contra!?"
+_BINDS = re.compile(r"(?=[fircohlsgebλ∀∃])(?:fun|intros?|rintro|obtain|have|let|set|choose|with|generalizing|ext|funext|by_contra!?"
                     r"|cases'|[λ∀∃]!?)(?=[ \t(⟨])")  # no leading look-behind: keeps the literal-prefix scan fast
 _BOUND = re.compile(r"(?:[ \t]+(?:[^\W\d][\w'!?]*|⟨[^⟩\n]*⟩|_|\([^\W\d][\w'!?]*(?:\s+[^\W\d][\w'!?]*)*\s*:))+")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*((?:[^\W\d][\w'!?]*\s+)*[^\W\d][\w'!?]*)\s*:(?!=)")
@@ -69,13 +70,9 @@ def identifiers(region: str, signature: str = "") -> tuple[str, ...]:
         b = _BOUND.match(region, m.end())
         if b:
             local.update(_SIMPLE.findall(b.group()))
-    out = []
-    for t in toks:
-        if t in KEYWORDS or t in local or t[0] in "λΠΣ_" and not t.startswith("_root_."):
-            continue
-        out.append(sys.intern(t))
-    out.sort()
-    return tuple(out)
+    toks -= KEYWORDS
+    toks -= local
+    return tuple(sys.intern(t) for t in toks if t[0] not in ".λΠΣ_" or t.startswith("_root_."))
 
 
 def namespace_levels(ns: str) -> tuple[str, ...]:
@@ -100,13 +97,21 @@ class Resolver:
         self.protected = protected
         self.aliases = aliases
         self.namespaces: set[str] = set()
+        self.tails: set[str] = set()  # every dot-suffix of every name: a token outside it cannot resolve
         self._add_namespaces(names)
+        self._add_namespaces(aliases)
         self._contexts: dict[tuple, tuple[tuple[str, ...], tuple[str, ...], dict]] = {}
         self.tokens = 0
         self.resolved_tokens = 0
 
     def _add_namespaces(self, names) -> None:
+        tails = self.tails
         for n in names:
+            tails.add(n)
+            j = n.find(".")
+            while j > 0:
+                tails.add(n[j + 1:])
+                j = n.find(".", j + 1)
             i = n.rfind(".")
             while i > 0:
                 p = n[:i]
@@ -145,7 +150,12 @@ class Resolver:
             return hit
         out: list[str] = []
         ident = token
+        tails = self.tails
         while ident:
+            if ident not in tails and not ident.startswith("_root_."):
+                cut = ident.rfind(".")
+                ident = ident[:cut] if cut > 0 else ""
+                continue
             atomic = "." not in ident
             if ident.startswith("_root_."):
                 r = self._get(ident[7:], False)
