@@ -234,7 +234,30 @@ def make_documents(n: int, seed: int):
     return docs, texts, [d.name for d in docs]
 
 
-def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: int) -> dict:
+class _BigHeapTantivy:
+    """The tantivy module as write_bm25 sees it, except that IndexWriter gets ``heap`` bytes: the
+    writer's 200 MB arena fills before ~1M documents, tantivy flushes a second segment, and
+    write_bm25 (rightly: doc id = key needs one segment) refuses the index."""
+
+    def __init__(self, real, heap: int):
+        self._real, self._heap = real, heap
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def Index(self, *args, **kwargs):  # noqa: N802 (mirrors tantivy.Index)
+        index, heap = self._real.Index(*args, **kwargs), self._heap
+
+        class Proxy:
+            def __getattr__(self, name):
+                return getattr(index, name)
+
+            def writer(self, heap_size=0, num_threads=1):
+                return index.writer(heap_size=max(heap_size, heap), num_threads=num_threads)
+        return Proxy()
+
+
+def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: int, bm25_heap_mb: int = 0) -> dict:
     from mathlas_build import writer
 
     t0 = time.perf_counter()
@@ -259,7 +282,16 @@ def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: 
         return wrapper
 
     writer.write_meta = timed("parquet", writer.write_meta)
-    writer.write_bm25 = timed("tantivy", writer.write_bm25)
+    write_bm25 = writer.write_bm25
+    if bm25_heap_mb:
+        def write_bm25(*a, _real=write_bm25, **kw):
+            import tantivy
+            sys.modules["tantivy"] = _BigHeapTantivy(tantivy, bm25_heap_mb * 1_000_000)
+            try:
+                return _real(*a, **kw)
+            finally:
+                sys.modules["tantivy"] = tantivy
+    writer.write_bm25 = timed("tantivy", write_bm25)
     writer.write_vectors = timed("vectors_hnsw", functools.partial(
         writer.write_vectors, connectivity=connectivity, expansion_add=expansion_add))
     stub = work / "encoder-stub"  # the bundle format wants an encoder; the benchmark feeds vectors instead
@@ -280,7 +312,7 @@ def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: 
         part = rel if rel.startswith(("vectors/", "meta/")) else rel.split("/")[0] + "/"
         files[part] = files.get(part, 0) + entry["size"]
     return {"seconds": seconds, "cpu_seconds": cpu_seconds, "files_bytes": files, "bundle_bytes": sum(files.values()),
-            "hnsw": {"connectivity": connectivity, "expansion_add": expansion_add},
+            "hnsw": {"connectivity": connectivity, "expansion_add": expansion_add}, "bm25_heap_mb": bm25_heap_mb or 200,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
@@ -680,7 +712,7 @@ def run_step(step: str, args, work: Path) -> dict:
     if step == "corpus":
         return step_corpus(work, args.docs, args.seed, args.queries, args.warmup)
     if step == "build":
-        return step_build(work, args.docs, args.seed, args.connectivity, args.expansion_add)
+        return step_build(work, args.docs, args.seed, args.connectivity, args.expansion_add, args.bm25_heap_mb)
     if step == "serve":
         return step_serve(work, args.pools, [e for combo in args.experiment for e in combo.split(",")])
     return step_exact(work, args.pools)
@@ -699,6 +731,9 @@ def main():
     ap.add_argument("--pools", default=",".join(map(str, POOLS)), help="pool sizes for the recall curve")
     ap.add_argument("--connectivity", type=int, default=16, help="HNSW connectivity for write_vectors")
     ap.add_argument("--expansion-add", type=int, default=128, help="HNSW expansion_add for write_vectors")
+    ap.add_argument("--bm25-heap-mb", type=int, default=0,
+                    help="tantivy writer heap for write_bm25 (default: the writer's 200 MB, one segment only "
+                         "up to some 10^5 documents; 1M needs about 3500)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--redo", action="append", default=[], choices=STEPS, help="rerun this step (repeatable)")
     ap.add_argument("--skip-exact", action="store_true", help="skip the float32-in-RAM baseline")
@@ -735,7 +770,8 @@ def main():
     result = {"docs": args.docs, "dims": DIMS, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
     forward = ["--docs", str(args.docs), "--work", str(work), "--queries", str(args.queries),
                "--warmup", str(args.warmup), "--pools", ",".join(map(str, args.pools)), "--seed", str(args.seed),
-               "--connectivity", str(args.connectivity), "--expansion-add", str(args.expansion_add)]
+               "--connectivity", str(args.connectivity), "--expansion-add", str(args.expansion_add),
+               "--bm25-heap-mb", str(args.bm25_heap_mb)]
     redo = set(args.redo)
     plan = [(step, ()) for step in STEPS if not (step == "exact" and args.skip_exact)]
     for combo in args.experiment:
