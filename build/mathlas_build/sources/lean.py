@@ -63,7 +63,7 @@ from typing import Iterator
 from mathlas_build.document import Document
 from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
-from mathlas_build.sources.lean_generated import additive_name, to_additive_target
+from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
 
 SOURCE = "lean"
 LICENSE = "Apache-2.0"
@@ -195,22 +195,27 @@ def _module(rel: str) -> str:
     return rel[:-5].replace("/", ".") if rel.endswith(".lean") else rel.replace("/", ".")
 
 
-def _parse_attrs(attr_text: str) -> list[str]:
-    """``simp, to_additive (attr := simp) foo`` -> ``["simp", "to_additive (attr := simp) foo"]``."""
-    out, depth, cur = [], 0, []
-    for c in attr_text:
+def _parse_attrs(attr_text: str, masked: str | None = None) -> list[str]:
+    """``simp, to_additive (attr := simp) foo`` -> ``["simp", "to_additive (attr := simp) foo"]``.
+
+    Commas are looked for in ``masked`` (same text with comments and strings blanked) when given, so a
+    docstring inside ``to_additive /-- a, b -/`` does not split the attribute; comments are dropped."""
+    masked = attr_text if masked is None else masked
+    out, depth, last = [], 0, 0
+    for j, c in enumerate(masked):
         if c in _OPEN:
             depth += 1
         elif c in _CLOSE:
             depth -= 1
-        if c == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return [" ".join(a.split()) for a in out if a]
+        elif c == "," and depth == 0:
+            out.append(attr_text[last:j])
+            last = j + 1
+    out.append(attr_text[last:])
+    return [c for c in map(_clean_attr, out) if c]
+
+
+def _clean_attr(a: str) -> str:
+    return " ".join(re.sub(r"--[^\n]*", " ", re.sub(r"/-.*?(?:-/|$)", " ", a, flags=re.S)).split())
 
 
 def _derived_instance_name(sig: str) -> str:
@@ -248,7 +253,7 @@ def _commit_and_url(root: Path) -> tuple[str, str]:
     return commit, url
 
 
-_AUX = ("open", "export", "irreducible_def", "initialize_simps_projections", "notation", "infix", "infixl",
+_AUX = ("open", "export", "variable", "irreducible_def", "initialize_simps_projections", "notation", "infix", "infixl",
         "infixr", "prefix", "postfix", "scoped", "local")
 _CMD = re.compile(
     r"^[ \t]*(?:(?:open|set_option|variable|omit|include)\b[^\n]*?\bin[ \t]+)?"
@@ -262,6 +267,7 @@ _NEXT = re.compile(r"^(?:@\[|#\w|(?:" + "|".join(MODIFIERS + DECL_KINDS + _AUX +
     re.M)
 _KW = re.compile(r"(namespace|section|end|mutual|irreducible_def|" + "|".join(DECL_KINDS + _AUX) + r")\b")
 _MOD = re.compile(r"(" + "|".join(MODIFIERS) + r")\b\s*")
+_IMPORT = re.compile(r"^(?:public\s+)?(?:meta\s+)?import\s+(?:all\s+)?([^\s.]+)", re.M)
 _OPEN_IN = re.compile(r"\bopen\b([^\n]*?)\bin\b")
 _SCOPED = re.compile(r"(?:scoped|local)(?:\[[^\]\n]*\])?\s+")
 _CLASS_KW = re.compile(r"\s+(inductive|abbrev)\b")
@@ -288,6 +294,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     opens) and ``simps_projections`` (structure, rules, ns, opens)."""
     masked, docs = mask(text)
     extras = extras if extras is not None else {}
+    extras.setdefault("imports", {})[rel] = {m.group(1) for m in _IMPORT.finditer(masked)}
     doc_at: dict[int, str] = {}
     for a, e, d in docs:
         m = _NONSPACE.search(masked, e)
@@ -304,16 +311,18 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         k = bisect.bisect_right(next_cmd, pos)
         return next_cmd[k] if k < len(next_cmd) else len(masked)
 
-    stack: list[tuple[str, str, list[str]]] = []  # ("ns"|"sec"|"mutual", name part, opens in this scope)
+    # ("ns"|"sec"|"mutual", name part, opens in this scope, `variable` names in this scope)
+    stack: list[tuple[str, str, list[str], set[str]]] = []
     file_opens: list[str] = []
+    file_vars: set[str] = set()
     ctx_intern: dict[tuple, tuple] = {}
 
     def cur_ns() -> str:
-        return ".".join(p for k, p, _ in stack if k == "ns")
+        return ".".join(p for k, p, _, _ in stack if k == "ns")
 
     def cur_opens() -> list[str]:
         out = list(file_opens)
-        for _, _, o in stack:
+        for _, _, o, _ in stack:
             out.extend(o)
         return out
 
@@ -336,7 +345,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         attrs: list[str] = []
         while masked.startswith("@[", i):
             e = _match_bracket(masked, i + 1)
-            attrs.extend(_parse_attrs(text[i + 2:e - 1]))
+            attrs.extend(_parse_attrs(text[i + 2:e - 1], masked[i + 2:e - 1]))
             m = _NONSPACE.search(masked, e)
             i = m.start() if m else n
         mods: list[str] = []
@@ -360,11 +369,11 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         if kw in ("namespace", "section"):
             name = rest_line.strip().split()[0] if rest_line.strip() else ""
             for part in (name.split(".") if name else [""]):
-                stack.append(("ns" if kw == "namespace" else "sec", part, []))
+                stack.append(("ns" if kw == "namespace" else "sec", part, [], set()))
             consumed = i
             continue
         if kw == "mutual":
-            stack.append(("mutual", "", []))
+            stack.append(("mutual", "", [], set()))
             consumed = i
             continue
         if kw == "end":
@@ -388,6 +397,12 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 (stack[-1][2] if stack else file_opens).extend(cands)
             consumed = eol
             continue
+        if kw == "variable":
+            e = body_end(i)
+            if not re.search(r"\bin\s*$", masked[i:e]):  # `variable (K) in` changes one declaration
+                (stack[-1][3] if stack else file_vars).update(lref.binder_names(masked[i:e]))
+            consumed = e
+            continue
         if kw == "export":
             em = re.match(r"\s*([^\s(]+)\s*\(([^)]*)\)", masked[i:body_end(i)])
             if em:
@@ -400,7 +415,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             pm = re.match(r"\s*([^\s(]+)\s*(?:\(([^)]*)\))?", masked[i:e])
             if pm:
                 extras.setdefault("simps_projections", []).append(
-                    (pm.group(1), pm.group(2) or "", cur_ns(), tuple(cur_opens())))
+                    (pm.group(1), pm.group(2) or "", cur_ns(), tuple(cur_opens()), rel))
             consumed = e
             continue
         if kw in ("notation", "infix", "infixl", "infixr", "prefix", "postfix"):
@@ -410,7 +425,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             hm = re.search(r"=>\s*(?:@)?([^\W\d][\w'!?.]*)", cmd)
             if am and hm:
                 extras.setdefault("notations", []).append((am.group(1), hm.group(1), cur_ns(),
-                                                           tuple(cur_opens())))
+                                                           tuple(cur_opens()), rel))
             consumed = e
             continue
         # a declaration
@@ -456,6 +471,9 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         head_src = " ".join(masked[start:end].split())
         sig = " ".join(masked[sig_start:end].split())
         bend = max(body_end(end), end)
+        if any("$" in x for x in names):  # antiquotations in syntax quotations, not declarations
+            consumed = end
+            continue
         if not names:
             if kw != "instance":
                 consumed = end
@@ -464,7 +482,8 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             derived = True
         prefix = cur_ns()
         opens = tuple(cur_opens() + inline_opens)
-        idents = lref.identifiers(masked[sig_start:bend], sig)
+        local_vars = file_vars.union(*(v for *_, v in stack)) if stack else file_vars
+        idents = lref.identifiers(masked[sig_start:bend], sig, local_vars)
         parts = None
         if kw in ("structure", "class"):
             parts = gen.structure_parts(masked, text, sig, end, bend, doc_at, line_of)
@@ -522,131 +541,26 @@ def _doc(full: str, kind: str, d: dict, extra: dict, *, body: str, signature: st
                     statement=statement, link=link, license=LICENSE, file=d["rel"], line=line, extra=extra)
 
 
-def _generated(d: dict, full: str, add: str | None, atoms: dict[str, str]) -> list[dict]:
-    """Names Lean makes from declaration ``d`` (emitted as ``full``): fields, parent projections and the
-    constructor of a structure/class, constructors of an inductive, ``irreducible_def``'s ``_def``
-    lemma; the same under the additive name ``add`` for a ``@[to_additive]`` structure."""
-    out: list[dict] = []
-    parts = d["parts"] or {}
-    if "fields" in parts and parts["parents"] and isinstance(parts["parents"][0], str):
-        parts["parents"] = [gen.parent_projection(p, atoms) for p in parts["parents"]]
-    for owner in (full, add):
-        if not owner:
+def _visibility(decls: list[dict], add_of: dict[str, str], extras: dict):
+    """(owner, visible) for lean_refs.Resolver: private names belong to their file; names of a top
+    folder that some other top folder does not import (Mathlib never imports Archive) to that folder."""
+    imports: dict[str, set[str]] = {}
+    for rel, mods in extras.get("imports", {}).items():
+        imports.setdefault(rel.split("/", 1)[0], set()).update(mods)
+    tops = set(imports)
+    restricted = {t for t in tops if any(t != u and t not in imports[u] for u in tops)}
+    owner: dict[str, str] = {}
+    for d in decls:
+        if not d.get("full"):
             continue
-        tr = (lambda x: x) if owner == full else additive_name
-        if "fields" in parts:
-            cls = d["keyword"] == "class"
-            applied = " ".join([owner] + parts["params"])
-            self_b = f"[self : {applied}]" if cls else f"(self : {applied})"
-            for proj, head, ptext in parts["parents"]:
-                if proj:
-                    out.append({"name": f"{owner}.{tr(proj)}", "kind": "field", "generated": "field",
-                                "signature": f"{self_b} : {ptext}", "line": d["line"], "docstring": "",
-                                "tokens": (head,), "from": owner, "parent": head})
-            for f in parts["fields"]:
-                fsig = " ".join(x for x in (self_b, f["binders"], ":", f["type"]) if x)
-                out.append({"name": f"{owner}.{tr(f['name'])}", "kind": "field", "generated": "field",
-                            "signature": fsig, "line": f["line"], "docstring": f["docstring"],
-                            "tokens": lref.identifiers(f["binders"] + " " + f["type"]), "from": owner})
-            ctor, written, cline, cdoc = parts["ctor"]
-            binders = [f"({tr(p)} : {t})" for p, _, t in parts["parents"] if p]
-            binders += [f"({tr(f['name'])} : {f['type']})" for f in parts["fields"]]
-            out.append({"name": f"{owner}.{ctor}", "kind": "constructor", "generated": "constructor",
-                        "signature": " ".join(binders + [":", applied]), "line": cline or d["line"],
-                        "docstring": cdoc, "tokens": (), "from": owner, "written": written})
-        for c in parts.get("ctors", ()):
-            out.append({"name": f"{owner}.{tr(c['name'])}", "kind": "constructor", "generated": "constructor",
-                        "signature": c["signature"], "line": c["line"], "docstring": c["docstring"],
-                        "tokens": lref.identifiers(c["signature"]), "from": owner, "written": True})
-    if d["keyword"] == "irreducible_def":
-        out.append({"name": f"{full}_def", "kind": "theorem", "generated": "irreducible_def",
-                    "signature": "", "line": d["line"], "docstring": "", "tokens": (), "from": full})
-    return out
-
-
-def _simps(decls: list[dict], extras: dict, resolver: lref.Resolver, atom_heads: dict[str, str],
-           add_of: dict[str, str]) -> dict[int, list[tuple[str, str]]]:
-    """``@[simps]`` lemma names per declaration index: [(lemma name, projection)] (see lean_generated)."""
-    structs = {d["full"]: d for d in decls if d.get("full") and d["parts"] and "fields" in d["parts"]}
-
-    def struct_of(token: str, ns: str, opens: tuple) -> str | None:
-        for r in resolver.resolve(token, resolver.context(ns, opens)):
-            if r in structs:
-                return r
-        return None
-
-    flat_cache: dict[str, list | None] = {}
-
-    def flat(s: str, depth: int = 0) -> list | None:
-        if s in flat_cache:
-            return flat_cache[s]
-        d = structs[s]
-        out: list = []
-        for _, head, _ in d["parts"]["parents"]:
-            p = struct_of(head, d["ns"], d["opens"]) if depth < 12 else None
-            sub = flat(p, depth + 1) if p else None
-            if sub is None:
-                flat_cache[s] = None
-                return None
-            out.extend(x for x in sub if x[0] not in {y[0] for y in out})
-        for f in d["parts"]["fields"]:
-            if f["name"] not in {y[0] for y in out}:
-                head = gen.type_head(f["type"], atom_heads)
-                nested = bool(head and struct_of(head, d["ns"], d["opens"]))
-                out.append((f["name"], gen.is_prop_field(f["name"], f["type"]), nested))
-        flat_cache[s] = out
-        return out
-
-    rules: dict[str, str] = {}
-    for s, r, ns, opens in extras.get("simps_projections", ()):
-        full = struct_of(s, ns, opens)
-        if full:
-            rules[full] = r
-    atoms: dict[str, str] = {}
-    for atom, head, ns, opens in extras.get("notations", ()):
-        full = struct_of(head, ns, opens)
-        if full and atom not in atoms:
-            atoms[atom] = full
-
-    def projections(s: str) -> list[tuple[str, bool]] | None:
-        fl = flat(s)
-        if fl is None:
-            return None
-        rename, hidden, prefix, added = {}, set(), set(), []
-        for rule in gen.split_top(rules.get(s, "")):
-            rm = re.match(r"(\S+)\s*→\s*(\S+)", rule)
-            if rm:
-                rename[rm.group(1).split("_")[-1]] = rm.group(2)
-            elif rule.startswith("-"):
-                hidden.add(rule[1:].strip())
-            elif rule.startswith("+"):
-                added.append(rule[1:].strip())
-            elif rule.startswith("as_prefix"):
-                prefix.update(rule.split()[1:])
-        out = []
-        for name, is_prop, nested in fl:
-            new = rename.get(name, name)
-            if is_prop or nested or name in hidden or new in hidden:
-                continue
-            out.append((new, new in prefix))
-        out.extend((a, a in prefix) for a in added)
-        return out
-
-    result: dict[int, list[tuple[str, str]]] = {}
-    for k, d in enumerate(decls):
-        req = d["simps"]
-        if req is None or not d.get("full") or d["derived"]:
-            continue
-        typ = d["simps"]["type"]
-        s = gen.type_head(typ, atoms)
-        s = s if s in structs else struct_of(s, d["ns"], d["opens"]) if s else None
-        proj = projections(s) if s else None
-        if not req["names"] and (proj is None or not (req["bang"] or req["ctor_value"])):
-            continue
-        projs = req["names"] or [p for p, _ in proj]
-        owners = [d["full"]] + ([add_of[d["full"]]] if req["additive"] and d["full"] in add_of else [])
-        result[k] = [(n, p, o) for o in owners for n, p in zip(gen.simps_names(o, proj or [], req), projs)]
-    return result
+        top = d["rel"].split("/", 1)[0]
+        scope = f"f:{d['rel']}" if "private" in d["modifiers"] else f"t:{top}" if top in restricted else None
+        if scope:
+            for name in [d["full"], add_of.get(d["full"])] + [g["name"] for g in d["gen"]]:
+                if name:
+                    owner[name] = scope
+    visible = {u: frozenset(f"t:{t}" for t in imports[u] | {u}) for u in tops}
+    return owner, visible
 
 
 def read(root: Path, **options) -> Iterator[Document]:
@@ -699,7 +613,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         if "protected" in d["modifiers"]:
             protected.add(full)
     atom_heads: dict[str, str] = {}
-    for atom, head, _, _ in extras.get("notations", ()):
+    for atom, head, *_ in extras.get("notations", ()):
         atom_heads.setdefault(atom, head)
     add_of: dict[str, str] = {}
     for d in decls:
@@ -711,7 +625,8 @@ def read(root: Path, **options) -> Iterator[Document]:
             add_of[d["full"]] = add
             if d["full"] in protected:
                 protected.add(add)
-        d["gen"] = [g for g in _generated(d, d["full"], add_of.get(d["full"]), atom_heads) if g["name"] not in seen]
+        d["gen"] = [g for g in gen.generated_names(d, d["full"], add_of.get(d["full"]), atom_heads)
+                    if g["name"] not in seen]
         for g in d["gen"]:
             seen.add(g["name"])
     aliases: dict[str, str] = {}
@@ -720,8 +635,8 @@ def read(root: Path, **options) -> Iterator[Document]:
             if f"{cand}.{nm}" in seen:
                 aliases[f"{ns}.{nm}" if ns else nm] = f"{cand}.{nm}"
                 break
-    resolver = lref.Resolver(seen, protected, aliases)
-    simps = _simps(decls, extras, resolver, atom_heads, add_of)
+    resolver = lref.Resolver(seen, protected, aliases, *_visibility(decls, add_of, extras))
+    simps = gen.simps_lemmas(decls, extras, resolver, atom_heads, add_of)
     for k, names in simps.items():
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
@@ -730,7 +645,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         full = d["full"]
         if not full:
             continue
-        ctx = resolver.context(d["ns"], d["opens"])
+        ctx = resolver.context(d["ns"], d["opens"], d["rel"])
         deps = resolver.dependencies(d["idents"], ctx, full)
         stats["edges"] += len(deps)
         stats["declarations"] += 1

@@ -8,10 +8,11 @@ Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, onc
   ``[inst : C]``, each with its docstring and line. ``name := value`` lines set a parent field's default
   and declare nothing; anonymous ``[C α]`` fields are skipped (their name is not written).
 * ``inductive_ctors``: the ``| name binders : type`` constructors of an ``inductive``.
-* ``simps_request`` / ``simps_names``: the lemma names of ``@[simps]``.
+* ``generated_names``: the generated declarations of one parsed declaration (for ``lean.read``).
+* ``simps_request`` / ``simps_names`` / ``simps_lemmas``: the lemma names of ``@[simps]``.
 * ``to_additive_target``: the name ``@[to_additive]`` gives a declaration.
 
-``@[simps]`` — what is emitted (``lean._simps`` puts it together) and what is not determinable here:
+``@[simps]`` — what is emitted (``simps_lemmas`` puts it together) and what is not determinable here:
 
 * explicit projections ``@[simps a b_c]`` (config and ``-opt``/``+opt`` flags ignored): always
   ``<decl>_a``, ``<decl>_b_c`` — that is Lean's naming, whatever the value looks like;
@@ -30,6 +31,8 @@ Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, onc
 from __future__ import annotations
 
 import re
+
+from mathlas_build.sources import lean_refs as lref
 
 _IDENT = re.compile(r"(?:«[^»]*»|[^\W\d])(?:[\w'!?]|«[^»]*»|\.(?=[^\W\d]|«))*")
 _MODS = re.compile(r"(?:(?:private|protected)\s+|@\[[^\]]*\]\s*)*")
@@ -353,8 +356,11 @@ def to_additive_target(attrs: list[str], full: str) -> str | None:
             continue
         if "existing" in tm.group(1).split():
             return None
-        arg = re.sub(r"/-.*?-/", " ", tm.group(1), flags=re.S)
-        arg = re.sub(r"\([^)]*\)", " ", arg)
+        arg = re.sub(r"/-.*?(?:-/|$)", " ", tm.group(1), flags=re.S)
+        while True:  # innermost (..) groups first: `(attr := simp (config := x))`
+            arg, k = re.subn(r"\([^()]*\)", " ", arg)
+            if not k:
+                break
         arg = re.sub(r'"[^"]*"', " ", arg).split()
         arg = [x for x in arg if x not in ("existing", "self", "(reorder", "?") and not x[0].isdigit()]
         if arg:
@@ -366,3 +372,130 @@ def to_additive_target(attrs: list[str], full: str) -> str | None:
             return ".".join(pre[:max(0, len(pre) - (len(tgt) - 1))] + tgt)
         return additive_name(full)
     return None
+
+
+def generated_names(d: dict, full: str, add: str | None, atoms: dict[str, str]) -> list[dict]:
+    """Names Lean makes from declaration ``d`` (emitted as ``full``): fields, parent projections and the
+    constructor of a structure/class, constructors of an inductive, ``irreducible_def``'s ``_def``
+    lemma; the same under the additive name ``add`` for a ``@[to_additive]`` structure."""
+    out: list[dict] = []
+    parts = d["parts"] or {}
+    if "fields" in parts and parts["parents"] and isinstance(parts["parents"][0], str):
+        parts["parents"] = [parent_projection(p, atoms) for p in parts["parents"]]
+    for owner in (full, add):
+        if not owner:
+            continue
+        tr = (lambda x: x) if owner == full else additive_name
+        if "fields" in parts:
+            cls = d["keyword"] == "class"
+            applied = " ".join([owner] + parts["params"])
+            self_b = f"[self : {applied}]" if cls else f"(self : {applied})"
+            for proj, head, ptext in parts["parents"]:
+                if proj:
+                    out.append({"name": f"{owner}.{tr(proj)}", "kind": "field", "generated": "field",
+                                "signature": f"{self_b} : {ptext}", "line": d["line"], "docstring": "",
+                                "tokens": (head,), "from": owner, "parent": head})
+            for f in parts["fields"]:
+                fsig = " ".join(x for x in (self_b, f["binders"], ":", f["type"]) if x)
+                out.append({"name": f"{owner}.{tr(f['name'])}", "kind": "field", "generated": "field",
+                            "signature": fsig, "line": f["line"], "docstring": f["docstring"],
+                            "tokens": lref.identifiers(f["binders"] + " " + f["type"]), "from": owner})
+            ctor, written, cline, cdoc = parts["ctor"]
+            binders = [f"({tr(p)} : {t})" for p, _, t in parts["parents"] if p]
+            binders += [f"({tr(f['name'])} : {f['type']})" for f in parts["fields"]]
+            out.append({"name": f"{owner}.{ctor}", "kind": "constructor", "generated": "constructor",
+                        "signature": " ".join(binders + [":", applied]), "line": cline or d["line"],
+                        "docstring": cdoc, "tokens": (), "from": owner, "written": written})
+        for c in parts.get("ctors", ()):
+            out.append({"name": f"{owner}.{tr(c['name'])}", "kind": "constructor", "generated": "constructor",
+                        "signature": c["signature"], "line": c["line"], "docstring": c["docstring"],
+                        "tokens": lref.identifiers(c["signature"]), "from": owner, "written": True})
+    if d["keyword"] == "irreducible_def":
+        out.append({"name": f"{full}_def", "kind": "theorem", "generated": "irreducible_def",
+                    "signature": "", "line": d["line"], "docstring": "", "tokens": (), "from": full})
+    return out
+
+
+def simps_lemmas(decls: list[dict], extras: dict, resolver: lref.Resolver, atom_heads: dict[str, str],
+           add_of: dict[str, str]) -> dict[int, list[tuple[str, str]]]:
+    """``@[simps]`` lemma names per declaration index: [(lemma name, projection)] (see lean_generated)."""
+    structs = {d["full"]: d for d in decls if d.get("full") and d["parts"] and "fields" in d["parts"]}
+
+    def struct_of(token: str, ns: str, opens: tuple, file: str) -> str | None:
+        for r in resolver.resolve(token, resolver.context(ns, opens, file)):
+            if r in structs:
+                return r
+        return None
+
+    flat_cache: dict[str, list | None] = {}
+
+    def flat(s: str, depth: int = 0) -> list | None:
+        if s in flat_cache:
+            return flat_cache[s]
+        d = structs[s]
+        out: list = []
+        for _, head, _ in d["parts"]["parents"]:
+            p = struct_of(head, d["ns"], d["opens"], d["rel"]) if depth < 12 else None
+            sub = flat(p, depth + 1) if p else None
+            if sub is None:
+                flat_cache[s] = None
+                return None
+            out.extend(x for x in sub if x[0] not in {y[0] for y in out})
+        for f in d["parts"]["fields"]:
+            if f["name"] not in {y[0] for y in out}:
+                head = type_head(f["type"], atom_heads)
+                nested = bool(head and struct_of(head, d["ns"], d["opens"], d["rel"]))
+                out.append((f["name"], is_prop_field(f["name"], f["type"]), nested))
+        flat_cache[s] = out
+        return out
+
+    rules: dict[str, str] = {}
+    for s, r, ns, opens, rel in extras.get("simps_projections", ()):
+        full = struct_of(s, ns, opens, rel)
+        if full:
+            rules[full] = r
+    atoms: dict[str, str] = {}
+    for atom, head, ns, opens, rel in extras.get("notations", ()):
+        full = struct_of(head, ns, opens, rel)
+        if full and atom not in atoms:
+            atoms[atom] = full
+
+    def projections(s: str) -> list[tuple[str, bool]] | None:
+        fl = flat(s)
+        if fl is None:
+            return None
+        rename, hidden, prefix, added = {}, set(), set(), []
+        for rule in split_top(rules.get(s, "")):
+            rm = re.match(r"(\S+)\s*→\s*(\S+)", rule)
+            if rm:
+                rename[rm.group(1).split("_")[-1]] = rm.group(2)
+            elif rule.startswith("-"):
+                hidden.add(rule[1:].strip())
+            elif rule.startswith("+"):
+                added.append(rule[1:].strip())
+            elif rule.startswith("as_prefix"):
+                prefix.update(rule.split()[1:])
+        out = []
+        for name, is_prop, nested in fl:
+            new = rename.get(name, name)
+            if is_prop or nested or name in hidden or new in hidden:
+                continue
+            out.append((new, new in prefix))
+        out.extend((a, a in prefix) for a in added)
+        return out
+
+    result: dict[int, list[tuple[str, str]]] = {}
+    for k, d in enumerate(decls):
+        req = d["simps"]
+        if req is None or not d.get("full") or d["derived"]:
+            continue
+        typ = d["simps"]["type"]
+        s = type_head(typ, atoms)
+        s = s if s in structs else struct_of(s, d["ns"], d["opens"], d["rel"]) if s else None
+        proj = projections(s) if s else None
+        if not req["names"] and (proj is None or not (req["bang"] or req["ctor_value"])):
+            continue
+        projs = req["names"] or [p for p, _ in proj]
+        owners = [d["full"]] + ([add_of[d["full"]]] if req["additive"] and d["full"] in add_of else [])
+        result[k] = [(n, p, o) for o in owners for n, p in zip(simps_names(o, proj or [], req), projs)]
+    return result

@@ -2,11 +2,11 @@
 
 Two halves, used by ``lean.read``:
 
-* ``identifiers(region, signature)``: the identifier tokens of a declaration's masked text (signature
-  and body: from the declaration name to the start of the next command), minus Lean keywords, common
-  tactic names and the names the declaration binds itself (signature binders and the words after
-  ``fun``/``intro``/``∀``/``obtain``/``have``... ; a cheap approximation of local scope: a local that
-  shadows a global would otherwise become a false edge).
+* ``identifiers(region, signature, variables)``: the identifier tokens of a declaration's masked text
+  (signature and body: from the declaration name to the start of the next command), minus Lean
+  keywords, common tactic names, the ``variable`` names in scope and the names the declaration binds
+  itself (signature binders and the words after ``fun``/``intro``/``∀``/``obtain``/``have``... ; a cheap
+  approximation of local scope: a local that shadows a global would otherwise become a false edge).
 * ``Resolver``: resolves a token against the set of every emitted name the way Lean's
   ``resolveGlobalName`` does, in this order: (1) the enclosing namespaces, innermost first, plus the
   namespace of the declaration's own dotted name (``theorem Foo.bar`` elaborates inside ``Foo``);
@@ -14,10 +14,13 @@ Two halves, used by ``lean.read``:
   root name ``x``, the namespaces opened by ``open X`` (scoped to the enclosing section/namespace) and
   ``open X in``, and ``export`` aliases; (4) if nothing matched, the last component is dropped and
   treated as a projection / dot call (``Nat.succ_le.mpr`` -> ``Nat.succ_le``), as Lean does.
+  A ``private`` name is seen only from its own file, and names of a top folder no other folder
+  imports (``Archive``, ``Counterexamples``) only from that folder (``import`` lines, first component).
 
 Not resolved (skipped, never guessed): dot notation on local values (``h.two_le`` needs the type of
-``h``), leading-dot names (``.inl``), notation (``ℕ``, ``∑``, ``≤``), names introduced by ``variable``
-binders, and ``open X (a b)`` / ``hiding`` / ``renaming`` are treated as opening all of ``X``.
+``h``), leading-dot names (``.inl``), notation (``ℕ``, ``∑``, ``≤``), the types of ``variable`` binders
+(a section variable ``[Group G]`` used by a declaration gives no edge to ``Group``); ``open X (a b)`` /
+``hiding`` / ``renaming`` are treated as opening all of ``X``.
 """
 from __future__ import annotations
 
@@ -48,21 +51,30 @@ split_ands refine_struct_tac tfae_have tfae_finish rsuffices borelize measurabil
 """.split())
 
 # Words after these keywords name locals (binders), not globals.
-_BINDS = re.compile(r"(?=[fircohlsgebλ∀∃])(?:fun|intros?|rintro|obtain|have|let|set|choose|with|generalizing|ext|funext|by_contra!?"
+_BINDS = re.compile(r"(?=[fircohlsgebλ∀∃])(?:fun|intros?|rintro|obtain|have|let|set|choose|with|generalizing"
+                    r"|ext|funext|by_contra!?"
                     r"|cases'|[λ∀∃]!?)(?=[ \t(⟨])")  # no leading look-behind: keeps the literal-prefix scan fast
-_BOUND = re.compile(r"(?:[ \t]+(?:[^\W\d][\w'!?]*|⟨[^⟩\n]*⟩|_|\([^\W\d][\w'!?]*(?:\s+[^\W\d][\w'!?]*)*\s*:))+")
+_BOUND = re.compile(r"(?:[ \t]+(?:[^\W\d][\w'!?]*|⟨[^⟩\n]*⟩|_"
+                    r"|\([^\W\d][\w'!?]*(?:\s+[^\W\d][\w'!?]*)*\s*:))+")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*((?:[^\W\d][\w'!?]*\s+)*[^\W\d][\w'!?]*)\s*:(?!=)")
 _SIMPLE = re.compile(r"[^\W\d][\w'!?]*")
 
 
-def identifiers(region: str, signature: str = "") -> tuple[str, ...]:
-    """Distinct candidate identifier tokens of a masked declaration text, locals and keywords removed."""
+def binder_names(text: str) -> set[str]:
+    """Names bound by the ``(a b : T)`` / ``{x : T}`` / ``[inst : C]`` groups of a header or ``variable``."""
+    out: set[str] = set()
+    for m in _BINDER_NAMES.finditer(text):
+        out.update(m.group(1).split())
+    return out
+
+
+def identifiers(region: str, signature: str = "", variables: set[str] = frozenset()) -> tuple[str, ...]:
+    """Distinct candidate identifier tokens of a masked declaration text, locals (its binders, the
+    ``variable`` names in scope) and keywords removed."""
     toks = set(TOKEN.findall(region))
     if not toks:
         return ()
-    local: set[str] = set()
-    for m in _BINDER_NAMES.finditer(signature or region):
-        local.update(m.group(1).split())
+    local = binder_names(signature or region)
     for m in _BINDS.finditer(region):
         st = m.start()
         if st and (region[st - 1].isalnum() or region[st - 1] in "_'.!?"):
@@ -72,6 +84,7 @@ def identifiers(region: str, signature: str = "") -> tuple[str, ...]:
             local.update(_SIMPLE.findall(b.group()))
     toks -= KEYWORDS
     toks -= local
+    toks -= variables
     return tuple(sys.intern(t) for t in toks if t[0] not in ".λΠΣ_" or t.startswith("_root_."))
 
 
@@ -92,10 +105,16 @@ def open_candidates(ns: str, opened: str) -> list[str]:
 class Resolver:
     """Resolves identifier tokens against the global table of emitted names (see the module docstring)."""
 
-    def __init__(self, names: set[str], protected: set[str], aliases: dict[str, str]):
+    def __init__(self, names: set[str], protected: set[str], aliases: dict[str, str],
+                 owner: dict[str, str] | None = None, visible: dict[str, frozenset] | None = None):
+        """``owner``: name -> the only scope that sees it (``f:<file>`` for a private declaration,
+        ``t:<top folder>`` for a folder other folders do not import, like ``Archive``); ``visible``:
+        top folder -> the ``t:`` scopes its files import."""
         self.names = names
         self.protected = protected
         self.aliases = aliases
+        self.owner = owner or {}
+        self.visible = visible or {}
         self.namespaces: set[str] = set()
         self.tails: set[str] = set()  # every dot-suffix of every name: a token outside it cannot resolve
         self._add_namespaces(names)
@@ -127,24 +146,30 @@ class Resolver:
         self._add_namespaces(names)
         self._contexts.clear()
 
-    def _get(self, name: str, atomic: bool) -> str | None:
+    def _get(self, name: str, atomic: bool, vis: frozenset) -> str | None:
         if name in self.names:
-            return None if atomic and name in self.protected else name
+            if atomic and name in self.protected:
+                return None
+            o = self.owner.get(name)
+            return name if o is None or o in vis else None
         return self.aliases.get(name)
 
-    def context(self, ns: str, opens: tuple[str, ...]):
-        """(namespace levels, opened namespaces that exist, per-context cache), shared by equal contexts."""
-        key = (ns, opens)
+    def context(self, ns: str, opens: tuple[str, ...], file: str = ""):
+        """(namespace levels, opened namespaces that exist, visible scopes, per-context cache) of a
+        declaration in ``file``, shared by equal contexts."""
+        key = (ns, opens, file)
         ctx = self._contexts.get(key)
         if ctx is None:
             opened = tuple(dict.fromkeys(o for o in opens if o in self.namespaces))
-            ctx = (namespace_levels(ns), opened, {})
+            top = file.split("/", 1)[0]
+            vis = frozenset({f"f:{file}", f"t:{top}"}) | self.visible.get(top, frozenset())
+            ctx = (namespace_levels(ns), opened, vis, {})
             self._contexts[key] = ctx
         return ctx
 
     def resolve(self, token: str, ctx) -> tuple[str, ...]:
         """Every name ``token`` may denote in ``ctx`` (usually one; () when unresolved)."""
-        levels, opened, cache = ctx
+        levels, opened, vis, cache = ctx
         hit = cache.get(token)
         if hit is not None:
             return hit
@@ -158,21 +183,21 @@ class Resolver:
                 continue
             atomic = "." not in ident
             if ident.startswith("_root_."):
-                r = self._get(ident[7:], False)
+                r = self._get(ident[7:], False, vis)
                 if r:
                     out.append(r)
                 break
             for lvl in levels:
-                r = self._get(f"{lvl}.{ident}", atomic)
+                r = self._get(f"{lvl}.{ident}", atomic, vis)
                 if r:
                     out.append(r)
             if out:
                 break
-            r = self._get(ident, False)
+            r = self._get(ident, False, vis)
             if r:
                 out.append(r)
             for o in opened:
-                r = self._get(f"{o}.{ident}", atomic)
+                r = self._get(f"{o}.{ident}", atomic, vis)
                 if r:
                     out.append(r)
             if out:
