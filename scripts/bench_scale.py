@@ -606,8 +606,8 @@ def summary(r: dict) -> str:
     """A human-readable table of one result.json."""
     bld, srv, ex = r["build"], r["serve"], r.get("exact")
     sec, mem = bld["seconds"], srv["memory"]
-    lines = [f"synthetic bundle: {r['docs']:,} documents x {r['dims']} dims; load average "
-             f"{r['load_avg_start']:.1f} -> {r['load_avg_end']:.1f} on {r['cpus']} CPUs",
+    lines = [f"synthetic bundle: {r['docs']:,} documents x {r['dims']} dims on {r['cpus']} CPUs; load average "
+             f"during serve {srv.get('load_avg', '?')}, exact {(ex or {}).get('load_avg', '?')}",
              f"build {sec['write_bundle_total']} s (parquet {sec['parquet']}, tantivy {sec['tantivy']}, vectors + "
              f"HNSW {sec['vectors_hnsw']}, checksums {sec['checksums_and_rest']}; generating documents "
              f"{sec['generate_documents']}); CPU s {bld.get('cpu_seconds', 'not recorded')}; "
@@ -757,7 +757,9 @@ def main():
     work = Path(args.work or Path(tempfile.gettempdir()) / f"mathlas-scale-{args.docs}")
     work.mkdir(parents=True, exist_ok=True)
     if args.step:
+        load = os.getloadavg()[0]
         result = run_step(args.step, args, work)
+        result["load_avg"] = [round(load, 2), round(os.getloadavg()[0], 2)]  # other work on the machine
         experiments = [e for combo in args.experiment for e in combo.split(",")]
         (work / f"{step_file(args.step, experiments)}.json").write_text(json.dumps(result, indent=1))
         return
@@ -767,7 +769,7 @@ def main():
     if stamp.is_file() and json.loads(stamp.read_text()) != params:
         sys.exit(f"{work} holds a run with other parameters ({stamp.read_text().strip()}); use another --work")
     stamp.write_text(json.dumps(params))
-    result = {"docs": args.docs, "dims": DIMS, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
+    result = {"docs": args.docs, "dims": DIMS, "cpus": os.cpu_count()}
     forward = ["--docs", str(args.docs), "--work", str(work), "--queries", str(args.queries),
                "--warmup", str(args.warmup), "--pools", ",".join(map(str, args.pools)), "--seed", str(args.seed),
                "--connectivity", str(args.connectivity), "--expansion-add", str(args.expansion_add),
@@ -789,7 +791,6 @@ def main():
             subprocess.run([sys.executable, __file__, *forward, *extra, "--step", step], check=True)
             say(f"[{name}] done in {time.perf_counter() - t0:.0f} s")
         result[name] = json.loads(path.read_text())
-    result["load_avg_end"] = os.getloadavg()[0]
     text = json.dumps(result, indent=1)
     (work / "result.json").write_text(text)
     if args.json == "-":
