@@ -331,3 +331,11 @@ def test_private_names_stay_in_their_file(tmp_path):
     docs = {d.id: d for d in lean.read(tmp_path, files=["P1.lean", "P2.lean"])}
     assert docs["lean:usesHidden"].extra["dependencies"] == ["hidden"]
     assert docs["lean:otherFile"].extra["dependencies"] == []
+
+
+def test_parallel_parse_matches_serial():
+    root = corpus("mathlib4")
+    files = sorted(p.relative_to(root).as_posix() for p in (root / "Mathlib" / "Order").rglob("*.lean"))[:150]
+    serial = [(d.id, d.extra["dependencies"]) for d in lean.read(root, files=files, workers=1)]
+    parallel = [(d.id, d.extra["dependencies"]) for d in lean.read(root, files=files, workers=2)]
+    assert serial == parallel and len(serial) > 1000
