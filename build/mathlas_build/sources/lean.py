@@ -474,7 +474,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         head_src = " ".join(masked[start:end].split())
         sig = " ".join(masked[sig_start:end].split())
         bend = max(body_end(end), end)
-        if any("$" in x for x in names):  # antiquotations in syntax quotations, not declarations
+        if "$" in cur_ns() or any("$" in x for x in names):  # antiquotations in syntax quotations
             consumed = end
             continue
         if not names:
