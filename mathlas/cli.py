@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run,
             "checklist": cli_scaffold.run, "scaffold": cli_scaffold.run, "directive": cli_scaffold.run,
             "funsearch": cli_funsearch.run, "sequence": cli_sequence.run, "data": cli_data.run,
-            "findings": cli_findings.run, "verify-formal": cli_formal.run}
+            "findings": cli_findings.run, "verify-formal": cli_formal.run, "lean": cli_lean.run}
 
 
 def main(argv: list[str] | None = None) -> int:

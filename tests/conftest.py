@@ -149,3 +149,31 @@ def tiny(tiny_bundle_dir):
     import mathlas
 
     return mathlas.open_bundle(tiny_bundle_dir)
+
+
+# A few real Mathlib files, copied with their paths into a throwaway Lean project: the formal bundle
+# of the tests (built exactly like `mathlas index build-lean PATH`, with the real int8 MiniLM encoder).
+FORMAL_FILES = (
+    "Mathlib/Data/Nat/Prime/Defs.lean",
+    "Mathlib/Data/Nat/Prime/Basic.lean",
+    "Mathlib/Algebra/Group/Defs.lean",
+    "Mathlib/RingTheory/Ideal/Defs.lean",
+    "Mathlib/FieldTheory/Tower.lean",
+)
+
+
+@pytest.fixture(scope="session")
+def formal_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
+    import shutil
+
+    from mathlas_build.cli import build
+    from mathlas_build.lean_build import lean_recipe
+
+    need_corpora()
+    project = tmp_path_factory.mktemp("leanproj") / "proj"
+    for rel in FORMAL_FILES:
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(corpus("mathlib4") / rel, project / rel)
+    recipe = lean_recipe(project, encoder_dir, name="formaltest", version="0.1.0")
+    out = tmp_path_factory.mktemp("bundles") / "formaltest-0.1.0"
+    return build(recipe, out, cache_dir=None, quiet=True)

@@ -6,7 +6,6 @@ The project is a handful of real Mathlib files copied with their paths, built by
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -15,30 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, corpus, need_corpora
-
-FILES = [
-    "Mathlib/Data/Nat/Prime/Defs.lean",
-    "Mathlib/Data/Nat/Prime/Basic.lean",
-    "Mathlib/Algebra/Group/Defs.lean",
-    "Mathlib/RingTheory/Ideal/Defs.lean",
-    "Mathlib/FieldTheory/Tower.lean",
-]
-
+from conftest import REPO
 
 @pytest.fixture(scope="module")
-def formal_dir(tmp_path_factory, encoder_dir) -> Path:
-    need_corpora()
-    from mathlas_build.cli import build
-    from mathlas_build.lean_build import lean_recipe
-
-    project = tmp_path_factory.mktemp("leanproj") / "proj"
-    for rel in FILES:
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(corpus("mathlib4") / rel, project / rel)
-    recipe = lean_recipe(project, encoder_dir, name="formaltest", version="0.1.0")
-    out = tmp_path_factory.mktemp("bundles") / "formaltest-0.1.0"
-    return build(recipe, out, cache_dir=None, quiet=True)
+def formal_dir(formal_bundle_dir) -> Path:
+    return formal_bundle_dir
 
 
 @pytest.fixture(scope="module")

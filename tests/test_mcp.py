@@ -396,3 +396,26 @@ def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
         assert not server.stream_errors and "Traceback" not in server.stderr()
     finally:
         server.close()
+
+
+def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
+    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_FORMAL_BUNDLE=str(formal_bundle_dir)))
+    try:
+        r = ok(server.call("search_formal_math", query="prime two le", k=3))
+        assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["module"]
+        d = ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le", direction="uses"))
+        assert d["total"] > 0 and d["declarations"][0]["id"].startswith("lean:")
+        doc = ok(server.call("get_by_id", id="lean:Nat.Prime.two_le"))
+        assert doc["source"] == "lean" and "signature" in doc["fields"]
+        assert "depth" in error_text(server.call("get_dependencies", id="lean:Nat.Prime.two_le", depth=99))
+        assert "module" in error_text(server.call("search_formal_math", query="prime", modules=["No.Such"]))
+    finally:
+        server.close()
+
+
+def test_formal_tools_without_a_formal_bundle_say_how_to_build_one(tmp_path):
+    server = McpServer(server_env(MATHLAS_DATA_DIR=str(tmp_path)))
+    try:
+        assert "build-lean" in error_text(server.call("search_formal_math", query="prime two le"))
+    finally:
+        server.close()
