@@ -25,7 +25,7 @@ from mathlas_build.recipe import Recipe, SourceSpec
 FORMAL_OPTIONS = {
     "batch_size": 64,
     "threads": 2,
-    "lexical_boosts": {"name": 2.0, "text": 1.0},
+    "lexical_boosts": {"text": 1.0},
     "lexical_symbols": "lean",
     "vector_store": True,
 }

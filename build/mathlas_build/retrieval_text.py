@@ -43,6 +43,19 @@ def lean_retrieval_text(doc: Document) -> str:
     return " ".join(parts)
 
 
+def lexical_text(doc: Document, text: str) -> str:
+    """The BM25 ``text`` field of a document whose embedded retrieval text is ``text``.
+
+    For a Lean declaration: its name words, docstring and signature only. The qualified name,
+    notation words and module words that help the encoder put common words (``algebra``, ``mul``,
+    ``eq``) into nearly every document and cost BM25 on shared/eval/formal-dev.jsonl (MRR@20 .390
+    with them, .433 without; docs/formal.md). Other sources index the retrieval text itself."""
+    if doc.source != "lean":
+        return text
+    x = doc.extra
+    return " ".join(_sentence(p) for p in (doc.name, x.get("docstring") or "", x.get("signature") or "") if p)
+
+
 def retrieval_text(doc: Document) -> str:
     if doc.source == "lean":
         return lean_retrieval_text(doc)

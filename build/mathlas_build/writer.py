@@ -17,6 +17,7 @@ import numpy as np
 
 from mathlas import bundle as fmt
 from mathlas_build.document import Document
+from mathlas_build.retrieval_text import lexical_text
 
 
 def _say(msg: str, quiet: bool) -> None:
@@ -77,7 +78,7 @@ def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[s
     for key, (d, text, name) in enumerate(zip(docs, texts, names)):
         writer.add_document(tantivy.Document(
             key=key, name=fmt.lexical_words(name), title=fmt.lexical_words(d.title),
-            text=fmt.lexical_words(text), source=d.source, kind=d.kind))
+            text=fmt.lexical_words(lexical_text(d, text)), source=d.source, kind=d.kind))
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
