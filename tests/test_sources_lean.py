@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from conftest import EVAL as EVAL_DIR
-from conftest import corpus
+from conftest import corpus, need_corpora
 from mathlas_build.sources import lean, reader
 from mathlas_build.sources import lean_refs as lref
 
@@ -339,3 +339,19 @@ def test_parallel_parse_matches_serial():
     serial = [(d.id, d.extra["dependencies"]) for d in lean.read(root, files=files, workers=1)]
     parallel = [(d.id, d.extra["dependencies"]) for d in lean.read(root, files=files, workers=2)]
     assert serial == parallel and len(serial) > 1000
+
+
+def test_extra_roots_share_one_name_table_and_keep_their_links():
+    # Mathlib and Batteries read in one pass: one name table, each tree linking to its own repository
+    need_corpora()
+    root = corpus("mathlib4")
+    docs = list(lean.read(root, files=["Mathlib/Data/Nat/Prime/Defs.lean"],
+                          extra_roots=[str(corpus("lean4-batteries"))]))
+    by = {d.id: d for d in docs}
+    bat = [d for d in docs if d.file.startswith("Batteries/")]
+    assert len(bat) > 3000 and all("leanprover-community/batteries/blob/" in d.link for d in bat)
+    mat = [d for d in docs if d.file.startswith("Mathlib/")]
+    assert mat and all("mathlib4/blob/" in d.link for d in mat)
+    assert by["lean:Nat.Prime.two_le"].title == "Mathlib.Data.Nat.Prime.Defs"
+    with pytest.raises(FileNotFoundError):
+        list(lean.read(root, files=["Mathlib/Data/Nat/Prime/Defs.lean"], extra_roots=["no-such-dir"]))

@@ -49,7 +49,9 @@ Options: ``dirs`` (top-level folders to read; default: ``Mathlib``/``Archive``/`
 ``Batteries`` where present, else every top folder holding ``.lean`` files), ``commit``, ``repo_url``,
 ``to_additive`` (default True), ``files`` (explicit list of relative paths, for tests), ``workers``
 (processes parsing files in parallel, default 1: on this 2-core shared machine a pool of 2 was slower
-than one process; it pays off where cores are idle).
+than one process; it pays off where cores are idle), ``extra_roots`` (more source trees read in the same
+pass with one name table, e.g. a project's ``.lake/packages/*`` or Batteries beside Mathlib; paths
+relative to the root; their links use their own repository and commit).
 """
 from __future__ import annotations
 
@@ -596,19 +598,37 @@ def read(root: Path, **options) -> Iterator[Document]:
         files = [root / f for f in options["files"]]
     else:
         files = _files(root, options.get("dirs"))
+    # more source trees read in the same pass (a project's .lake/packages/*, Batteries beside Mathlib):
+    # one name table, so references resolve across them; relative paths are relative to ``root``
+    roots = [root]
+    links = [(url, commit)]
+    for extra_root in options.get("extra_roots") or ():
+        r = Path(extra_root)
+        r = r if r.is_absolute() else (root / r).resolve()
+        if not r.is_dir():
+            raise FileNotFoundError(f"Lean source tree {r} (extra_roots) not found")
+        roots.append(r)
+        c, u = _commit_and_url(r)
+        links.append((u, c or "master"))
     stats = {"files": 0, "declarations": 0, "duplicates": 0, "derived_instances": 0, "to_additive": 0,
              "field": 0, "constructor": 0, "simps": 0, "irreducible_def": 0, "edges": 0}
     extras: dict = {}
     decls: list[dict] = []
     rels = [path.relative_to(root).as_posix() for path in files]
+    jobs: list[tuple[int, list[str]]] = [(0, rels[i:i + 64]) for i in range(0, len(rels), 64)]
+    for n, r in enumerate(roots[1:], 1):
+        more = [path.relative_to(r).as_posix() for path in _files(r, None)]
+        rels += more
+        jobs += [(n, more[i:i + 64]) for i in range(0, len(more), 64)]
     workers = int(options.get("workers") or 1)
-    chunks = [rels[i:i + 64] for i in range(0, len(rels), 64)]
-    if workers > 1 and len(chunks) > 1:
+    if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(workers) as pool:
-            parsed = list(pool.map(_parse_files, [root] * len(chunks), chunks))
+            parsed = list(pool.map(_parse_files, [roots[n] for n, _ in jobs], [c for _, c in jobs]))
     else:
-        parsed = [_parse_files(root, c) for c in chunks]
-    for chunk_decls, chunk_extras in parsed:
+        parsed = [_parse_files(roots[n], c) for n, c in jobs]
+    for (n, _), (chunk_decls, chunk_extras) in zip(jobs, parsed):
+        for d in chunk_decls:
+            d["tree"] = n
         decls.extend(chunk_decls)
         for key, val in chunk_extras.items():
             if isinstance(val, dict):
@@ -686,6 +706,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                     else am.group(2)
         if d["derived"]:
             extra["derived_name"] = True
+        url, commit = links[d["tree"]]
         link = f"{url}/blob/{commit}/{d['rel']}#L{d['line']}"
         yield _doc(full, d["kind"], d, extra, body=d["header"], signature=d["signature"],
                    docstring=d["docstring"], line=d["line"], link=link)
