@@ -8,6 +8,9 @@ path                           what
 manifest.json                  ``Manifest`` below; written last, so its presence means "complete"
 meta/documents.parquet         one row per document, columns ``META_COLUMNS``; row number = the
                                integer *key* every index uses
+meta/documents.arrow           optional: the same table as an uncompressed Arrow IPC file, which the
+                               runtime memory-maps instead of decompressing the parquet into RAM
+                               (large bundles; older runtimes ignore it and read the parquet)
 bm25/                          tantivy index; text fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
                                (raw, for filters) and ``key`` (u64, stored + fast). One segment, so
                                tantivy's doc id equals the key.
@@ -48,6 +51,9 @@ FORMAT_VERSION = 1
 
 MANIFEST = "manifest.json"
 META = "meta/documents.parquet"
+# Optional, additive (no format-version change): an uncompressed Arrow IPC copy of META, same rows and
+# columns. Zero-copy when memory-mapped: 1M documents cost 0.16 GB of private memory instead of 2.4 GB.
+META_ARROW = "meta/documents.arrow"
 BM25_DIR = "bm25"
 BINARY_INDEX = "vectors/binary.usearch"
 FLOAT_VECTORS = "vectors/float.i8.npy"

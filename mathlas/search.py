@@ -6,6 +6,7 @@ query and the ONNX encoder on the first dense one. Every lazy part loads once un
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import threading
@@ -14,7 +15,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, META, Manifest
+from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, META, META_ARROW, Manifest
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters, PaperColumns, PaperFilter
 from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf
@@ -37,6 +38,16 @@ _SHORT_QUERY = re.compile(r"[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*)*")
 _STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at its".split())
 
 
+def _codes(column) -> tuple[list[str], np.ndarray]:
+    """A string column as (sorted distinct values, int32 index of each row's value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = sorted(v for v in pc.unique(column).to_pylist() if v is not None)
+    codes = pc.index_in(column, value_set=pa.array(names, type=pa.string()))
+    return names, pc.fill_null(codes, -1).to_numpy().astype(np.int32, copy=False)
+
+
 def _snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
@@ -55,24 +66,34 @@ class Bundle:
         self._lexical = None
         self._dense = None
         self._encoder = None
-        self._id_to_key: dict[str, int] | None = None
+        self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            self.table = pq.read_table(self.root / META, memory_map=True, use_threads=False)
-            pa.default_memory_pool().release_unused()  # decompression scratch: ~60 MB of RSS on the default bundle
-        except Exception as e:  # pyarrow raises ArrowInvalid / OSError
-            raise BundleCorruptError(f"bundle {self.root.name}: cannot read {META} ({e}); reinstall the bundle") from None
+        self.meta_file = META_ARROW if (self.root / META_ARROW).is_file() else META
+        self.table = self._read_table()
         if self.table.num_rows != manifest.count:
-            raise BundleCorruptError(
-                f"bundle {self.root.name}: {META} has {self.table.num_rows} rows, manifest says {manifest.count}")
-        sources = self.table.column("source").to_pylist()
-        self.source_names = sorted(set(sources))
-        code = {s: i for i, s in enumerate(self.source_names)}
-        self._source_codes = np.fromiter((code[s] for s in sources), dtype=np.int32, count=len(sources))
-        self._kinds = np.asarray(self.table.column("kind").to_pylist(), dtype=object)
+            raise BundleCorruptError(f"bundle {self.root.name}: {self.meta_file} has {self.table.num_rows} rows, "
+                                     f"manifest says {manifest.count}")
+        # Filters need source and kind per key: small integer codes, not a Python string per document
+        # (1M strings cost ~60 MB each); names sorted so that codes do not depend on row order.
+        self.source_names, self._source_codes = _codes(self.table.column("source"))
+        self._kind_names, self._kind_codes = _codes(self.table.column("kind"))
+
+    def _read_table(self):
+        """The metadata table: memory-mapped from META_ARROW when the bundle has it (zero-copy: pages
+        are read on demand and stay evictable page cache), else read from the parquet into RAM."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = self.root / self.meta_file
+        try:
+            if self.meta_file == META_ARROW:
+                return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+            table = pq.read_table(path, memory_map=True, use_threads=False)
+            pa.default_memory_pool().release_unused()  # decompression scratch: ~60 MB of RSS on the default bundle
+            return table
+        except Exception as e:  # pyarrow raises ArrowInvalid / OSError
+            raise BundleCorruptError(f"bundle {self.root.name}: cannot read {self.meta_file} ({e}); "
+                                     f"reinstall the bundle") from None
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -191,7 +212,7 @@ class Bundle:
             allowed &= ~np.isin(self._source_codes, [self.source_names.index(s) for s in exclude])
             include = tuple(s for s in include if s not in exclude)
         if kinds_t:
-            allowed &= np.isin(self._kinds, list(kinds_t))
+            allowed &= np.isin(self._kind_codes, [i for i, n in enumerate(self._kind_names) if n in kinds_t])
         return Filters(include, tuple(sorted(exclude)), kinds_t, allowed, paper, custom=mask is not None)
 
     def _key_weights(self, source_weights: Mapping[str, float] | None) -> np.ndarray | None:
@@ -334,10 +355,16 @@ class Bundle:
                    score=float(score), ranks=base, slogan=row.get("slogan") or "", extra=extra)
 
     def key_of(self, doc_id: str) -> int:
-        index = self._lazy("_id_to_key", lambda: {d: i for i, d in enumerate(self.table.column("id").to_pylist())})
-        if doc_id not in index:
+        """The key of the document with this id: binary search over the keys in id order (8 bytes a
+        document, made on first use; a dict of every id would be ~100 bytes a document)."""
+        import pyarrow.compute as pc
+
+        ids = self.table.column("id")
+        order = self._lazy("_ids_sorted", lambda: pc.sort_indices(ids).to_numpy())
+        at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: ids[int(order[i])].as_py())
+        if at == len(order) or ids[int(order[at])].as_py() != doc_id:
             raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}")
-        return index[doc_id]
+        return int(order[at])
 
     def get(self, doc_id: str) -> Hit:
         """The whole document with this stable id (``UsageError`` when absent)."""

@@ -65,3 +65,109 @@ def test_expansion_follows_each_request(dense, vector_dir):
     assert hits.keys[0] == 3 and len(hits) == 10
     dense.search(x[3], 10, pool=50)
     assert dense.index.expansion_search == MIN_POOL  # a small pool still walks as wide as the default
+
+
+# -- metadata: memory-mapped Arrow IPC copy -----------------------------------------------------
+@pytest.fixture(scope="module")
+def arrow_bundle(tiny_bundle_dir, tmp_path_factory):
+    """The tiny bundle plus META_ARROW written by the real write_meta from the bundle's own rows,
+    listed in the manifest like any other file."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from mathlas_build.document import Document
+    from mathlas_build.writer import write_meta
+
+    root = tmp_path_factory.mktemp("arrow") / "tiny-arrow"
+    shutil.copytree(tiny_bundle_dir, root)
+    rows = pq.read_table(root / fmt.META).to_pylist()
+    base = set(Document.__dataclass_fields__) - {"extra", "statement"}  # statement is not stored
+    docs = [Document(**{k: r[k] for k in base if k in r}, statement="",
+                     extra={k: r[k] for k in fmt.OPTIONAL_META_COLUMNS if r.get(k) is not None})
+            for r in rows]
+    scratch = tmp_path_factory.mktemp("meta") / "documents.parquet"
+    write_meta(docs, [r["text"] for r in rows], scratch, arrow=True)
+    shutil.copyfile(scratch.parent / "documents.arrow", root / fmt.META_ARROW)
+    m = fmt.read_manifest(root)
+    m.files = fmt.file_entries(root)
+    fmt.write_manifest(root, m)
+    return root
+
+
+def test_write_meta_arrow_copy_is_the_same_table(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mathlas_build.document import Document
+    from mathlas_build.writer import write_meta
+
+    docs = [Document(id=f"x:{i}", source="x", kind="lemma", name=f"n{i}", title="t", body="b", statement="s",
+                     link="", license="CC0", extra={"year": 2000 + i}) for i in range(5)]
+    write_meta(docs, [f"text {i}" for i in range(5)], tmp_path / "a" / "documents.parquet")
+    assert not (tmp_path / "a" / "documents.arrow").exists()  # small bundles: parquet only
+    write_meta(docs, [f"text {i}" for i in range(5)], tmp_path / "b" / "documents.parquet", arrow=True)
+    arrow = pa.ipc.open_file(pa.memory_map(str(tmp_path / "b" / "documents.arrow"))).read_all()
+    assert arrow.equals(pq.read_table(tmp_path / "b" / "documents.parquet"))
+    assert arrow.column("year").to_pylist() == [2000, 2001, 2002, 2003, 2004]
+
+
+def test_runtime_prefers_the_arrow_copy_and_answers_the_same(tiny, arrow_bundle):
+    import mathlas
+
+    b = mathlas.open_bundle(arrow_bundle)
+    assert b.meta_file == fmt.META_ARROW and tiny.meta_file == fmt.META
+    assert fmt.verify(arrow_bundle).files[fmt.META_ARROW].size > 0
+    assert b.table.equals(tiny.table)
+    assert b.source_names == tiny.source_names
+    ids = tiny.table.column("id").to_pylist()
+    for doc_id in ids:  # the sorted-id lookup finds every document
+        assert b.get(doc_id) == tiny.get(doc_id)
+    with pytest.raises(mathlas.UsageError, match="no document"):
+        b.get("stacks:no-such-tag")
+    with pytest.raises(mathlas.UsageError, match="no document"):
+        b.get(min(ids) + "\x00")  # sorts between two ids
+    for kwargs in ({}, {"kinds": ["definition"]}, {"sources": ["stacks"]}, {"exclude_sources": ["planetmath"]},
+                   {"kinds": "lemma", "sources": ["stacks", "hott"]}):
+        for mode in ("hybrid", "lexical"):
+            got = b.search("finitely generated module", k=8, mode=mode, **kwargs)
+            want = tiny.search("finitely generated module", k=8, mode=mode, **kwargs)
+            assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want]
+    kinds = {h.kind for h in b.search("ring", k=20, mode="lexical", kinds=["definition"])}
+    assert kinds <= {"definition"}
+
+
+def test_arrow_metadata_is_mapped_not_copied(tiny_bundle_dir, arrow_bundle):
+    import pyarrow as pa
+
+    import mathlas
+
+    def allocated(path):
+        before = pa.total_allocated_bytes()
+        b = mathlas.open_bundle(path)
+        return b, pa.total_allocated_bytes() - before
+
+    parquet, from_parquet = allocated(tiny_bundle_dir)
+    mapped, from_arrow = allocated(arrow_bundle)
+    table_bytes = parquet.table.nbytes
+    assert from_parquet >= table_bytes  # the parquet is decompressed into pyarrow's memory pool
+    assert from_arrow < table_bytes / 10  # the Arrow file's buffers point into the memory map
+    del parquet, mapped
+
+
+def test_bad_arrow_copy_is_a_corrupt_bundle(arrow_bundle, tmp_path):
+    import shutil
+
+    import mathlas
+    from mathlas.errors import BundleCorruptError
+
+    bad = tmp_path / "bad"
+    shutil.copytree(arrow_bundle, bad)
+    data = (bad / fmt.META_ARROW).read_bytes()
+    (bad / fmt.META_ARROW).write_bytes(data[: len(data) // 2])
+    with pytest.raises(BundleCorruptError, match="documents.arrow"):
+        mathlas.open_bundle(bad)  # sizes differ from the manifest
+    with pytest.raises(BundleCorruptError, match="cannot read meta/documents.arrow"):
+        from mathlas.search import Bundle
+
+        Bundle(bad, fmt.read_manifest(bad))
