@@ -111,20 +111,46 @@ def quantize_i8(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
+# Rows quantised at a time: a chunk's float32 temporaries are ~4 x 128 MB at 1024 dims, whatever N is.
+VECTOR_CHUNK_ROWS = 32_768
+
+
 def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, expansion_add: int = 128) -> dict:
+    """The int8 vectors, their scales, the centre and the binary HNSW index of ``vectors``.
+
+    Works through the rows in chunks, so ``vectors`` may be a memory map larger than RAM: besides the
+    HNSW index the writer holds one chunk's float32 temporaries and the packed sign bits (dims / 8
+    bytes a row), never a full-size float32 copy (15 GB at 1M x 1024 before it chunked).
+    """
     from mathlas.dense import usearch_index_class
 
     Index = usearch_index_class()
     (root / "vectors").mkdir(parents=True, exist_ok=True)
     n, dims = vectors.shape
-    center = vectors.mean(axis=0).astype(np.float32) if n else np.zeros(dims, np.float32)
+    chunks = [(a, min(n, a + VECTOR_CHUNK_ROWS)) for a in range(0, n, VECTOR_CHUNK_ROWS)]
+    total = np.zeros(dims, np.float64)
+    for a, b in chunks:
+        total += np.asarray(vectors[a:b], dtype=np.float32).sum(axis=0, dtype=np.float64)
+    center = (total / n).astype(np.float32) if n else np.zeros(dims, np.float32)
     np.save(root / fmt.VECTOR_CENTER, center)
-    q, scale = quantize_i8(vectors)
-    np.save(root / fmt.FLOAT_VECTORS, q)
+    # written in place (a memory map cannot be empty: an empty bundle's file is written whole)
+    q = (np.lib.format.open_memmap(root / fmt.FLOAT_VECTORS, mode="w+", dtype=np.int8, shape=(n, dims)) if n
+         else np.zeros((0, dims), np.int8))
+    scale = np.empty(n, np.float32)
+    codes = np.empty((n, (dims + 7) // 8), np.uint8)
+    for a, b in chunks:
+        block = np.asarray(vectors[a:b], dtype=np.float32)
+        q[a:b], scale[a:b] = quantize_i8(block)
+        codes[a:b] = fmt.sign_bits(block, center)
+    if n:
+        q.flush()
+    else:
+        np.save(root / fmt.FLOAT_VECTORS, q)
+    del q
     np.save(root / fmt.FLOAT_SCALES, scale)
     index = Index(ndim=dims, metric="hamming", dtype="b1", connectivity=connectivity, expansion_add=expansion_add)
     if n:
-        index.add(np.arange(n, dtype=np.uint64), fmt.sign_bits(vectors, center))
+        index.add(np.arange(n, dtype=np.uint64), codes)
     index.save(str(root / fmt.BINARY_INDEX))
     return {"dims": dims, "float_dtype": "i8", "binary_metric": "hamming",
             "hnsw_connectivity": connectivity, "hnsw_expansion_add": expansion_add}
