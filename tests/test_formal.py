@@ -41,7 +41,8 @@ def test_manifest_declares_formal_settings_and_graph(formal_dir):
     m = read_manifest(formal_dir)
     assert m.sources["lean"]["count"] == m.count > 500
     assert m.lexical["symbols"] == "lean" and m.lexical["boosts"] == FORMAL_OPTIONS["lexical_boosts"]
-    assert m.fusion["priors"]["pagerank"]["column"] == "pagerank"
+    assert m.fusion["priors"]["pagerank"] == FORMAL_FUSION["priors"]["pagerank"]
+    assert m.fusion["k_rrf"] == FORMAL_FUSION["k_rrf"]
     assert m.graph["edges"] > 1000
     assert GRAPH in m.files
 

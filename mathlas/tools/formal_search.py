@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -128,33 +129,34 @@ def _strings(value: Any, what: str) -> list[str]:
     return [v.strip() for v in value]
 
 
-_MODULE_CACHE: dict[tuple[int, tuple[str, ...]], "np.ndarray"] = {}
+_MODULE_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]]" = weakref.WeakKeyDictionary()
 _MODULE_LOCK = threading.Lock()
 
 
 def module_mask(b: "Bundle", prefixes: list[str]) -> "np.ndarray":
     """Declarations whose module is one of ``prefixes`` or below one (``Mathlib.NumberTheory``
-    matches ``Mathlib.NumberTheory.Padics.PadicVal``)."""
+    matches ``Mathlib.NumberTheory.Padics.PadicVal``); cached per bundle and prefix set."""
     import numpy as np
     import pyarrow.compute as pc
 
-    key = (id(b), tuple(sorted(prefixes)))
+    key = tuple(sorted(p.removesuffix(".") for p in prefixes))
     with _MODULE_LOCK:
-        if key in _MODULE_CACHE:
-            return _MODULE_CACHE[key]
+        cached = _MODULE_CACHE.setdefault(b, {}).get(key)
+    if cached is not None:
+        return cached
     col = b.table.column("module")
     mask = np.zeros(len(b), dtype=bool)
-    for p in prefixes:
-        p = p.removesuffix(".")
+    for p in key:
         hit = pc.or_(pc.equal(col, p), pc.starts_with(col, p + "."))
         mask |= hit.to_numpy(zero_copy_only=False).astype(bool)
     if not mask.any():
         raise UsageError(f"no declaration in bundle {b.name} lies in module(s) {', '.join(prefixes)} "
                          "(modules look like Mathlib.NumberTheory.Padics.PadicVal; a prefix selects a subtree)")
     with _MODULE_LOCK:
-        if len(_MODULE_CACHE) > 64:
-            _MODULE_CACHE.clear()
-        _MODULE_CACHE[key] = mask
+        per_bundle = _MODULE_CACHE.setdefault(b, {})
+        if len(per_bundle) >= 64:
+            per_bundle.clear()
+        per_bundle[key] = mask
     return mask
 
 
