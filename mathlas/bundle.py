@@ -12,8 +12,9 @@ meta/documents.arrow           optional: the same table as an uncompressed Arrow
                                runtime memory-maps instead of decompressing the parquet into RAM
                                (large bundles; older runtimes ignore it and read the parquet)
 bm25/                          tantivy index; text fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
-                               (raw, for filters) and ``key`` (u64, stored + fast). One segment, so
-                               tantivy's doc id equals the key.
+                               (raw, for filters) and ``key`` (u64, stored + fast). One segment when it
+                               fits the writer's heap (tantivy's doc id is then the key), else several
+                               (a hit's key is then read from the ``key`` fast field).
 vectors/binary.usearch         usearch HNSW, metric hamming, dtype b1, key = row: sign bits of
                                (vector - center); centring makes the bits far more informative
 vectors/center.npy             float32 (dims,): the corpus mean vector subtracted before the signs

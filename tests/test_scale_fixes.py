@@ -202,3 +202,53 @@ def test_write_vectors_of_no_documents(tmp_path):
 
     info = write_vectors(np.zeros((0, 16), np.float32), tmp_path)
     assert info["dims"] == 16 and np.load(tmp_path / fmt.FLOAT_VECTORS).shape == (0, 16)
+
+
+# -- BM25 index of several segments -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def multi_segment(tmp_path_factory):
+    """40,000 documents through the real write_bm25 with tantivy's smallest heap: several segments."""
+    import random
+
+    from mathlas.lexical import LexicalChannel
+    from mathlas_build.document import Document
+    from mathlas_build.writer import write_bm25
+
+    rng = random.Random(5)
+    words = [f"common{i}" for i in range(3000)]
+    n = 40_000
+    docs = [Document(id=f"t:{i}", source="even" if i % 2 == 0 else "odd", kind="lemma", name="", title="",
+                     body="", statement="") for i in range(n)]
+    # each document has one word of its own (marker<key in letters>) among shared ones
+    texts = [f"marker{_letters(i)} " + " ".join(rng.choices(words, k=30)) for i in range(n)]
+    root = tmp_path_factory.mktemp("bm25")
+    write_bm25(docs, texts, [""] * n, root / fmt.BM25_DIR, heap_bytes=15_000_000)
+    return LexicalChannel(root, n), n
+
+
+def _letters(i: int) -> str:  # digits would be split off by the tokenizer, vowels and -s stemmed away
+    return "".join("bcdfghjklm"[int(c)] for c in str(i)) + "x"
+
+
+def test_write_bm25_keeps_several_segments_and_hits_map_to_keys(multi_segment):
+    from mathlas.filters import Filters
+
+    channel, n = multi_segment
+    assert channel.searcher.num_segments > 1 and not channel._doc_is_key
+    assert channel.searcher.num_docs == n
+    for key in (0, 1, 12_345, 27_001, n - 1):  # documents of different segments
+        ranking = channel.search(f"marker{_letters(key)}", 5)
+        assert ranking.keys.tolist() == [key]
+    # deep result lists and filters: every key is the document's own
+    ranking = channel.search("common7 common8", 2000)
+    assert len(ranking) > 100 and len(set(ranking.keys.tolist())) == len(ranking)
+    even = channel.search("common7 common8", 50, Filters(include_sources=("even",)))
+    assert len(even) == 50 and all(k % 2 == 0 for k in even.keys.tolist())
+    allowed = np.zeros(n, dtype=bool)
+    allowed[30_000:30_500] = True
+    masked = channel.search("common7 common8", 20, Filters(allowed=allowed, custom=True))
+    assert len(masked) > 0 and all(30_000 <= k < 30_500 for k in masked.keys.tolist())
+    # the fast-field keys agree with the stored ones
+    hits = channel.searcher.search(channel._text_query(["common7"]), 300).hits
+    stored = [channel.searcher.doc(a)["key"][0] for _, a in hits]
+    assert channel._ranking(hits).keys.tolist() == stored
