@@ -25,16 +25,6 @@ def stats(ms: list[float]) -> dict:
     return {"p50_ms": round(float(np.percentile(a, 50)), 2), "p95_ms": round(float(np.percentile(a, 95)), 2), "n": len(a)}
 
 
-def timed(fn, items, rounds: int) -> list[float]:
-    out = []
-    for _ in range(rounds):
-        for it in items:
-            t0 = time.perf_counter()
-            fn(it)
-            out.append((time.perf_counter() - t0) * 1000)
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--bundle", default=os.environ.get("MATHLAS_FORMAL_BUNDLE", "mathlib"))
@@ -42,6 +32,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+
+    from bench_search import timed as _timed  # the same timing loop as bench_search (scripts/ is on sys.path)
+
+    def timed(fn, items, rounds):
+        return _timed(fn, rounds, items)
 
     from mathlas.evaluate import load_queries
     from mathlas.filters import Filters

@@ -162,6 +162,14 @@ def _common(output: str, returncode: int | None, timed_out: bool, timeout_s: flo
     return msgs, errors, warnings, None
 
 
+def _errors_summary(errors: list, with_region: bool) -> str:
+    """"Lean reports N error(s); first (where): <its first line>"."""
+    first = errors[0]
+    where = "" if not first.region_line else (
+        f" ({first.region} line {first.region_line})" if with_region else f" (line {first.region_line})")
+    return f"Lean reports {len(errors)} error(s); first{where}: " + first.text.splitlines()[0][:300]
+
+
 def decide_proof(output: str, returncode: int | None, *, file_name: str, layout: Layout | None = None,
                  timed_out: bool = False, timeout_s: float | None = None, theorem: str = THEOREM) -> Decision:
     """The verdict on a proof-mode run: VERIFIED_PROOF, REFUTED or UNDETERMINED."""
@@ -169,10 +177,7 @@ def decide_proof(output: str, returncode: int | None, *, file_name: str, layout:
     if undetermined:
         return Decision("UNDETERMINED", undetermined, errors, warnings)
     if errors:
-        first = errors[0]
-        where = f" ({first.region} line {first.region_line})" if first.region_line else ""
-        return Decision("REFUTED", f"Lean reports {len(errors)} error(s); first{where}: "
-                        + first.text.splitlines()[0][:300], errors, warnings)
+        return Decision("REFUTED", _errors_summary(errors, True), errors, warnings)
     reports = axiom_reports(output, theorem)
     sorry = [w for w in warnings if SORRY_WARNING.search(w.text)]
     if sorry:
@@ -203,10 +208,7 @@ def decide_snippet(output: str, returncode: int | None, *, file_name: str, layou
     if undetermined:
         return Decision("UNDETERMINED", undetermined, errors, warnings)
     if errors:
-        first = errors[0]
-        where = f" (line {first.region_line})" if first.region_line else ""
-        return Decision("FAILS", f"Lean reports {len(errors)} error(s); first{where}: "
-                        + first.text.splitlines()[0][:300], errors, warnings)
+        return Decision("FAILS", _errors_summary(errors, False), errors, warnings)
     sorry = [w for w in warnings if SORRY_WARNING.search(w.text)]
     if sorry:
         return Decision("INCOMPLETE", f"typechecks only with `sorry` ({len(sorry)} declaration(s))", errors, warnings)
