@@ -37,8 +37,9 @@ def adjacency(docs: Sequence[Document]) -> tuple[np.ndarray, np.ndarray, int]:
     cols: list[int] = []
     dropped = 0
     for i, d in enumerate(docs):
-        targets = sorted({key[t] for t in dependency_ids(d) if t in key} - {i})
-        dropped += len(set(dependency_ids(d))) - len(targets) - (d.id in dependency_ids(d))
+        named = set(dependency_ids(d)) - {d.id}
+        targets = sorted({key[t] for t in named if t in key})
+        dropped += len(named) - len(targets)
         cols.extend(targets)
         indptr[i + 1] = len(cols)
     return indptr, np.asarray(cols, dtype=np.int32), dropped
