@@ -114,9 +114,11 @@ def _stacks_ids(value: Any) -> list[str]:
     return [f"stacks:{t}" for t in str(value or "").split()]
 
 
-def _short(text: str, limit: int = 600) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+def _short(text: str | None, limit: int = 600) -> str:
+    """Whitespace-collapsed, cut at a word boundary: the core search's snippet rule."""
+    from mathlas.search import _snippet
+
+    return _snippet(text or "", limit)
 
 
 def _strings(value: Any, what: str) -> list[str]:
