@@ -29,7 +29,10 @@ Document ids follow the stable-id table of DESIGN.md (``stacks:<TAG>``, ``planet
 
 Lexical analysis is part of the format: the build indexes ``lexical_words(field)`` with tantivy's
 ``en_stem`` tokenizer and the runtime analyses queries the same way, so identifiers such as
-``Nat.Prime.two_le`` or ``ModEq`` match "prime two le" and "mod eq".
+``Nat.Prime.two_le`` or ``ModEq`` match "prime two le" and "mod eq". A bundle whose manifest says
+``lexical.identifiers = "tokenizer"`` (formal bundles) indexes the text as it is instead: the
+tokenizer already splits ``.`` and ``_``, and appending the parts again doubles the weight of every
+identifier in a signature (measured in docs/formal.md).
 """
 from __future__ import annotations
 
@@ -83,6 +86,9 @@ PAPER_COLUMNS = ("paper_id", "paper_title", "authors", "year", "categories", "ci
 LEXICAL_FIELDS = ("name", "title", "text")
 DEFAULT_LEXICAL_BOOSTS = {"text": 1.0}
 LEXICAL_TOKENIZER = "en_stem"
+# manifest ``lexical.identifiers``: "split" (the default) indexes lexical_words(text); "tokenizer"
+# indexes the text itself and leaves identifiers to the tokenizer's split on non-alphanumerics.
+LEXICAL_IDENTIFIERS = ("split", "tokenizer")
 
 # Reciprocal Rank Fusion defaults; a bundle's manifest ``fusion`` block (a recipe choice, measured
 # on its dev queries) overrides them.
@@ -92,12 +98,17 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._'][A-Za-z0-9]+)*")
 
 
-def lexical_words(text: str) -> str:
+def lexical_words(text: str, identifiers: str = "split") -> str:
     """Text as the lexical index sees it: identifiers also split on camelCase, ``.`` and ``_``.
 
     ``Nat.Prime.two_le`` -> ``Nat.Prime.two_le Nat Prime two le``; ``ModEq`` -> ``ModEq Mod Eq``.
-    Plain words pass unchanged, so the function is cheap on prose.
+    Plain words pass unchanged, so the function is cheap on prose. ``identifiers="tokenizer"``
+    returns the text unchanged (see the module docstring).
     """
+    if identifiers not in LEXICAL_IDENTIFIERS:
+        raise ValueError(f"lexical identifiers must be one of {LEXICAL_IDENTIFIERS}, not {identifiers!r}")
+    if identifiers == "tokenizer":
+        return text
     extra: list[str] = []
     for m in _IDENT.finditer(text):
         tok = m.group(0)

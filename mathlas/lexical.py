@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mathlas.bundle import BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, lexical_words
+from mathlas.bundle import BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, LEXICAL_IDENTIFIERS, lexical_words
 from mathlas.errors import BundleCorruptError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking
@@ -30,20 +30,29 @@ MAX_QUERY_TERMS = 256
 RANGE_COST_PER_DOC = 5e-9
 DEEP_COST_PER_HIT = 0.85e-6
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # tantivy's simple tokenizer: runs of alphanumerics
 
 
-def query_terms(query: str) -> list[str]:
-    """Lower-cased words of a query as the index sees them (identifiers split, syntax dropped)."""
+def query_terms(query: str, identifiers: str = "split") -> list[str]:
+    """Lower-cased words of a query as the index sees them (identifiers split, syntax dropped).
+
+    With ``identifiers="tokenizer"`` the words are the tokenizer's own (``two_le`` -> two, le), so an
+    identifier is neither a phrase query nor counted twice."""
+    if identifiers == "tokenizer":
+        return [w.lower() for w in _TOKEN.findall(query)][:MAX_QUERY_TERMS]
     return [w.lower() for w in _WORD.findall(lexical_words(query))][:MAX_QUERY_TERMS]
 
 
 class LexicalChannel:
     def __init__(self, root: Path, count: int, boosts: dict[str, float] | None = None,
-                 symbols: str | None = None):
+                 symbols: str | None = None, identifiers: str = "split"):
         import tantivy
 
         if symbols not in (None, "lean"):
             raise BundleCorruptError(f"bundle {Path(root).name}: unknown lexical.symbols {symbols!r}")
+        if identifiers not in LEXICAL_IDENTIFIERS:
+            raise BundleCorruptError(f"bundle {Path(root).name}: unknown lexical.identifiers {identifiers!r}")
+        self.identifiers = identifiers
         # "lean": notation in a query also searches as Mathlib's naming words (a * b ∈ I -> mul mem)
         self.symbols = symbols
         self.boosts = {f: float(w) for f, w in (boosts or DEFAULT_LEXICAL_BOOSTS).items() if w}
@@ -82,7 +91,7 @@ class LexicalChannel:
             from mathlas.lean_symbols import with_symbol_words
 
             query = with_symbol_words(query)
-        terms = query_terms(query)
+        terms = query_terms(query, self.identifiers)
         if not terms or k <= 0:
             return Ranking.empty()
         T = self._tantivy

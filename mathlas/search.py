@@ -147,8 +147,10 @@ class Bundle:
     def lexical(self):
         from mathlas.lexical import LexicalChannel
 
-        return self._lazy("_lexical", lambda: LexicalChannel(self.root, len(self), self.manifest.lexical.get("boosts"),
-                                                     symbols=self.manifest.lexical.get("symbols")))
+        lex = self.manifest.lexical
+        return self._lazy("_lexical", lambda: LexicalChannel(self.root, len(self), lex.get("boosts"),
+                                                     symbols=lex.get("symbols"),
+                                                     identifiers=lex.get("identifiers", "split")))
 
     @property
     def encoder(self):

@@ -41,6 +41,7 @@ def test_manifest_declares_formal_settings_and_graph(formal_dir):
     m = read_manifest(formal_dir)
     assert m.sources["lean"]["count"] == m.count > 500
     assert m.lexical["symbols"] == "lean" and m.lexical["boosts"] == FORMAL_OPTIONS["lexical_boosts"]
+    assert m.lexical["identifiers"] == "tokenizer" == FORMAL_OPTIONS["lexical_identifiers"]
     assert m.fusion["priors"]["pagerank"] == FORMAL_FUSION["priors"]["pagerank"]
     assert m.fusion["k_rrf"] == FORMAL_FUSION["k_rrf"]
     assert m.graph["edges"] > 1000
@@ -61,6 +62,14 @@ def test_lexical_finds_a_declaration_by_name_words_or_fragment(formal, query):
 
     r = search_formal_math(query, k=5, mode="lexical")
     assert "lean:Nat.Prime.two_le" in [h.id for h in r.hits], [h.id for h in r.hits]
+
+
+def test_lexical_channel_refuses_an_unknown_identifier_mode(formal_dir):
+    from mathlas.errors import BundleCorruptError
+    from mathlas.lexical import LexicalChannel
+
+    with pytest.raises(BundleCorruptError, match="lexical.identifiers"):
+        LexicalChannel(formal_dir, 1, symbols="lean", identifiers="camel")
 
 
 def test_notation_query_meets_naming_words(formal):

@@ -94,3 +94,42 @@ def test_module_words():
     from mathlas_build.retrieval_text import module_words
 
     assert module_words("Mathlib.NumberTheory.Padics.PadicVal") == "Number Theory Padics Padic Val"
+
+
+def test_lexical_identifiers_tokenizer_mode_counts_each_identifier_once():
+    from mathlas.bundle import lexical_words
+    from mathlas.lexical import query_terms
+
+    assert lexical_words("hp : p.Prime", "tokenizer") == "hp : p.Prime"
+    assert lexical_words("Nat.ModEq", "split") == "Nat.ModEq Nat Mod Eq"
+    with pytest.raises(ValueError, match="lexical identifiers"):
+        lexical_words("x", "camel")
+    # the query side mirrors the index: tantivy's tokenizer splits . and _ once, no phrase query
+    assert query_terms("Nat.Prime.two_le", "tokenizer") == ["nat", "prime", "two", "le"]
+    assert query_terms("Nat.Prime.two_le") == ["nat", "prime", "two_le", "nat", "prime", "two", "le"]
+
+
+def test_lexical_manifest_validates_recipe_options():
+    from mathlas_build.lean_build import FORMAL_OPTIONS
+    from mathlas_build.writer import lexical_manifest
+
+    assert lexical_manifest({}) == {"boosts": {"text": 1.0}}
+    assert lexical_manifest(FORMAL_OPTIONS) == {"boosts": {"text": 1.0}, "symbols": "lean", "identifiers": "tokenizer"}
+    with pytest.raises(ValueError, match="lexical_identifiers"):
+        lexical_manifest({"lexical_identifiers": "camel"})
+    with pytest.raises(ValueError, match="lexical_symbols"):
+        lexical_manifest({"lexical_symbols": "coq"})
+
+
+def test_lean_lexical_text_weights_the_docstring():
+    from mathlas_build.retrieval_text import LEAN_DOCSTRING_WEIGHT, lexical_text
+
+    d = Document(id="lean:irrational_sqrt_two", source="lean", kind="theorem", name="irrational sqrt two",
+                 title="M", body="", statement="",
+                 extra={"docstring": "The square root of two is irrational", "signature": ": Irrational (√2)"})
+    text = lexical_text(d, "the embedded text is not what BM25 indexes")
+    assert text.count("The square root of two is irrational.") == LEAN_DOCSTRING_WEIGHT > 1
+    assert text.startswith("irrational sqrt two.") and text.endswith(": Irrational (√2).")
+    assert "embedded" not in text
+    bare = Document(id="lean:x", source="lean", kind="def", name="x", title="M", body="", statement="", extra={})
+    assert lexical_text(bare, "") == "x."

@@ -107,13 +107,13 @@ def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str,
                         names: list[str], vectors, out: Path, *, force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle of a recipe: the one call a single-process build and a shard merge share."""
     from mathlas import __version__
-    from mathlas_build.writer import write_bundle
+    from mathlas_build.writer import lexical_manifest, write_bundle
 
     return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}",
-                        lexical_boosts=recipe.options.get("lexical_boosts"), fusion=recipe.raw.get("fusion"),
-                        lexical_symbols=recipe.options.get("lexical_symbols"), force=force, quiet=quiet)
+                        lexical=lexical_manifest(recipe.options), fusion=recipe.raw.get("fusion"),
+                        force=force, quiet=quiet)
 
 
 def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",

@@ -27,6 +27,7 @@ FORMAL_OPTIONS = {
     "threads": 2,
     "lexical_boosts": {"text": 1.0},
     "lexical_symbols": "lean",
+    "lexical_identifiers": "tokenizer",
     "vector_store": True,
 }
 FORMAL_FUSION = {

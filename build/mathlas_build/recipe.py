@@ -15,6 +15,9 @@ document_model = "fp32/model.onnx"   # optional: a file in that directory used t
 batch_size = 32
 threads = 2                          # onnxruntime intra-op threads (0 = onnxruntime's choice)
 lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title, text) and their boosts
+lexical_symbols = "lean"             # optional: queries' notation also searched as Mathlib naming words
+lexical_identifiers = "tokenizer"    # optional: "split" (default) appends identifier parts to the text
+                                     # (ModEq -> Mod Eq); "tokenizer" leaves them to tantivy's split
 
 [fusion]                             # optional: default RRF constant and channel weights of the bundle
 k_rrf = 10

@@ -81,7 +81,7 @@ BM25_HEAP_BYTES = 200_000_000
 
 
 def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], path: Path, *,
-               heap_bytes: int = BM25_HEAP_BYTES) -> None:
+               heap_bytes: int = BM25_HEAP_BYTES, identifiers: str = "split") -> None:
     """The tantivy index of ``fmt.BM25_DIR``. One thread adds the documents in key order; when they
     outgrow ``heap_bytes`` tantivy writes several segments (one writer thread cannot address more than
     4 GB, so 10^7 documents always do), and the runtime reads a hit's key from the ``key`` fast field
@@ -100,8 +100,8 @@ def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[s
     writer = index.writer(heap_size=heap_bytes, num_threads=1)
     for key, (d, text, name) in enumerate(zip(docs, texts, names)):
         writer.add_document(tantivy.Document(
-            key=key, name=fmt.lexical_words(name), title=fmt.lexical_words(d.title),
-            text=fmt.lexical_words(lexical_text(d, text)), source=d.source, kind=d.kind))
+            key=key, name=fmt.lexical_words(name, identifiers), title=fmt.lexical_words(d.title, identifiers),
+            text=fmt.lexical_words(lexical_text(d, text), identifiers), source=d.source, kind=d.kind))
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
@@ -177,13 +177,29 @@ def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
     return config
 
 
+def lexical_manifest(options: dict) -> dict:
+    """The manifest's ``lexical`` block from a recipe's options ``lexical_boosts``, ``lexical_symbols``
+    and ``lexical_identifiers`` (the last two written only when set)."""
+    identifiers = options.get("lexical_identifiers")
+    if identifiers is not None and identifiers not in fmt.LEXICAL_IDENTIFIERS:
+        raise ValueError(f"options.lexical_identifiers must be one of {fmt.LEXICAL_IDENTIFIERS}, not {identifiers!r}")
+    symbols = options.get("lexical_symbols")
+    if symbols not in (None, "lean"):
+        raise ValueError(f"options.lexical_symbols must be \"lean\" or absent, not {symbols!r}")
+    return {"boosts": dict(options.get("lexical_boosts") or fmt.DEFAULT_LEXICAL_BOOSTS),
+            **({"symbols": symbols} if symbols else {}),
+            **({"identifiers": identifiers} if identifiers else {})}
+
+
 def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
-                 lexical_boosts: dict[str, float] | None = None, fusion: dict | None = None,
-                 lexical_symbols: str | None = None, force: bool = False, quiet: bool = False) -> Path:
-    """Write the bundle to ``out`` atomically; returns ``out``."""
+                 lexical: dict | None = None, fusion: dict | None = None,
+                 force: bool = False, quiet: bool = False) -> Path:
+    """Write the bundle to ``out`` atomically; returns ``out``. ``lexical`` is the manifest's
+    ``lexical`` block (``lexical_manifest`` of a recipe's options)."""
     out = Path(out)
+    lexical = lexical or lexical_manifest({})
     if len(docs) != len(texts) or len(docs) != len(vectors):
         raise ValueError("documents, texts and vectors differ in length")
     ids = [d.id for d in docs]
@@ -202,7 +218,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         write_meta(docs, texts, tmp / fmt.META)
         _check_priors(fusion, tmp / fmt.META)
         _say("[write] BM25 index", quiet)
-        write_bm25(docs, texts, names, tmp / fmt.BM25_DIR)
+        write_bm25(docs, texts, names, tmp / fmt.BM25_DIR, identifiers=lexical.get("identifiers", "split"))
         _say("[write] binary HNSW + int8 vectors", quiet)
         vec_info = write_vectors(vectors, tmp)
         encoder = copy_encoder(Path(encoder_dir), tmp / fmt.ENCODER_DIR)
@@ -216,8 +232,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
-            lexical={"boosts": dict(lexical_boosts or fmt.DEFAULT_LEXICAL_BOOSTS),
-                     **({"symbols": lexical_symbols} if lexical_symbols else {})},
+            lexical=lexical,
             fusion={**fmt.DEFAULT_FUSION, **(fusion or {})}, graph=graph or {})
         fmt.write_manifest(tmp, manifest)
         if out.exists():
