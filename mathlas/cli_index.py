@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from mathlas import catalog
 from mathlas import install as inst
 from mathlas.bundle import FORMAT_VERSION, MANIFEST, Manifest, read_manifest, verify
 from mathlas.errors import MathlasError
@@ -132,9 +133,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
                      "documents": b.manifest.count if b.manifest else None,
                      "size": _total_size(b.path, b.manifest) if b.manifest else None,
                      "path": str(b.path), "problem": b.problem})
-    shipped = inst.shipped()
+    shipped = catalog.shipped()
     try:
-        known = inst.releases(args.catalog) if inst.remote_catalog(args.catalog) else shipped
+        known = catalog.releases(args.catalog) if catalog.remote_catalog(args.catalog) else shipped
     except MathlasError as e:  # a catalog out of reach must not hide what is installed
         print(f"mathlas: {e}", file=sys.stderr)
         known = shipped
@@ -151,7 +152,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for r in rows:
         r["in_use"] = current[r["name"]] == r["version"]
         r["chosen"] = pinned.get(r["name"]) == r["version"]
-    rows.sort(key=lambda r: (r["name"], inst.version_key(r["version"])))
+    rows.sort(key=lambda r: (r["name"], catalog.version_key(r["version"])))
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

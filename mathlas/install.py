@@ -17,33 +17,32 @@ complete bundle ever appears under ``bundles/``.
         .downloads/*.part        interrupted downloads, resumed by the next install of the same release
         .tmp-*  .old-*           work in progress; removed by the next install if a crash left them
 
-Release catalogs (``catalog.json``, see docs/releases.md) map ``name@version`` to an archive, its
-size and sha256. The catalogs in the *artifacts* directories list releases that ship with mathlas:
-asking for such a bundle by name (the default bundle above all) installs it on first use. A remote
-catalog (``--catalog URL`` or ``$MATHLAS_CATALOG``) is read only by ``install_spec`` and
-``index list``: nothing is downloaded unless asked for.
+Which releases exist, and where their archives are, is ``mathlas.catalog``'s: asking for a bundle
+that ships with mathlas by name (the default bundle above all) installs it on first use, and a
+remote catalog is read only by ``install_spec`` and ``index list``. Fetching an archive and checking
+its sha256 is ``mathlas.download``'s.
 """
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 import platformdirs
 
-from mathlas.archive import download, download_resumable, fetch_small, is_url, parse_source
+from mathlas.archive import is_url, parse_source
 from mathlas.archive import unpack as _unpack
-from mathlas.bundle import FORMAT_VERSION, MANIFEST, Manifest, read_manifest, sha256_file, verify
+from mathlas.bundle import MANIFEST, Manifest, read_manifest, verify
+from mathlas.catalog import SAFE_NAME, Release, find_release, readable_shipped, shipped, version_key
+from mathlas.download import SHA256_HEX, check_sha256, fetch_archive, sidecar_sha256
 from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersionError,
                             InstallError, MathlasError, UsageError)
 
@@ -57,17 +56,11 @@ BUNDLES = "bundles"
 LOCK_FILE = ".install.lock"
 IN_USE = "in-use.json"
 DOWNLOADS = ".downloads"
-CATALOG = "catalog.json"
 ARCHIVE_SUFFIX = ".tar.zst"
-SHA_SUFFIX = ".sha256"
 
 _TMP_PREFIX = ".tmp-"
 _OLD_PREFIX = ".old-"
 _PART_MAX_AGE_S = 14 * 86400  # an interrupted download nobody resumed for two weeks is dropped
-_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_CATALOG_MAX_BYTES = 16 << 20
-_download = download  # mathlas.tools.oeis.pull fetches its files with it
 
 
 # --------------------------------------------------------------------------------------- places
@@ -83,31 +76,6 @@ def bundles_dir() -> Path:
     return data_dir() / BUNDLES
 
 
-def artifacts_dirs() -> list[Path]:
-    """Directories holding releases that ship with mathlas (each may have a ``catalog.json``).
-
-    ``$MATHLAS_ARTIFACTS`` (one or more paths, ``os.pathsep``-separated) when set; otherwise
-    ``artifacts/`` inside the installed package (wheel) and at the root of a source checkout.
-    """
-    env = os.environ.get("MATHLAS_ARTIFACTS")
-    if env is not None:
-        candidates = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    else:
-        import mathlas
-        here = Path(mathlas.__file__)
-        candidates = [here.parent / "artifacts", here.resolve().parents[1] / "artifacts"]
-    out: list[Path] = []
-    for p in candidates:
-        if p.is_dir() and p.resolve() not in {q.resolve() for q in out}:
-            out.append(p)
-    return out
-
-
-def version_key(version: str) -> tuple:
-    """Sort key comparing versions numerically by dot parts: ``1.10.0`` > ``1.9.2``."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.split("."))
-
-
 # --------------------------------------------------------------------------------------- what is there
 
 @dataclass
@@ -120,31 +88,6 @@ class InstalledBundle:
     path: Path
     manifest: Manifest | None
     problem: str | None = None
-
-
-@dataclass
-class Release:
-    """One entry of a release catalog. ``url`` is absolute: a URL, or a local path for catalogs
-    on disk; ``catalog`` says which catalog listed it."""
-
-    name: str
-    version: str
-    url: str
-    sha256: str
-    size: int
-    format_version: int
-    encoder: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, Any] = field(default_factory=dict)
-    catalog: str = ""
-
-    @property
-    def archive(self) -> Path | None:
-        """The archive's local path, or None when it must be downloaded."""
-        url, local = parse_source(self.url)
-        return local if url is None else None
-
-
-ShippedRelease = Release  # the name earlier code used for entries of the shipped catalogs
 
 
 def installed() -> list[InstalledBundle]:
@@ -171,122 +114,6 @@ def installed() -> list[InstalledBundle]:
     return out
 
 
-def read_catalog(location: str | os.PathLike) -> list[Release]:
-    """The releases a ``catalog.json`` lists (``location``: its path, a directory holding it, or a
-    URL). Relative ``url`` fields are resolved against the catalog's own location."""
-    text = str(location)
-    if not is_url(text) and Path(text).expanduser().is_dir():
-        location = text = str(Path(text).expanduser() / CATALOG)
-    try:
-        raw = json.loads(fetch_small(location, _CATALOG_MAX_BYTES).decode("utf-8"))
-        entries = raw["releases"]
-        if not isinstance(entries, list):
-            raise TypeError("'releases' is not a list")
-        return [_release(e, text) for e in entries]
-    except FileNotFoundError:
-        raise InstallError(f"no release catalog at {text}") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise InstallError(f"{text}: unreadable release catalog ({e!r})") from None
-
-
-def _release(e: dict[str, Any], catalog: str) -> Release:
-    ref = str(e.get("url") or e["file"])  # "file": catalogs written before "url" existed
-    if is_url(ref):
-        url = ref
-    elif is_url(catalog):
-        url = urllib.parse.urljoin(catalog, urllib.parse.quote(ref) if "%" not in ref else ref)
-    else:
-        url = str(Path(catalog).expanduser().parent / ref)
-    r = Release(str(e["name"]), str(e["version"]), url, str(e["sha256"]).lower(), int(e["size"]),
-                int(e["format_version"]), dict(e.get("encoder") or {}), dict(e.get("counts") or {}), catalog)
-    for part in (r.name, r.version):
-        if not _SAFE_NAME.fullmatch(part):
-            raise ValueError(f"name/version {part!r} is not a safe directory name")
-    if not _HEX64.fullmatch(r.sha256):
-        raise ValueError(f"{r.name}@{r.version}: sha256 {r.sha256!r} is not 64 hex digits")
-    return r
-
-
-def shipped() -> list[Release]:
-    """Releases that ship with mathlas, from every artifacts directory's ``catalog.json``
-    (the first directory wins when two list the same name and version)."""
-    out: dict[tuple[str, str], Release] = {}
-    for d in artifacts_dirs():
-        if not (d / CATALOG).is_file():
-            continue
-        try:
-            releases = read_catalog(d / CATALOG)
-        except InstallError as e:
-            raise InstallError(f"{e}; reinstall mathlas") from None
-        for rel in releases:
-            out.setdefault((rel.name, rel.version), rel)
-    return sorted(out.values(), key=lambda r: (r.name, version_key(r.version)))
-
-
-def remote_catalog(catalog: str | None = None) -> str | None:
-    """The remote catalog to consult: ``catalog``, else ``$MATHLAS_CATALOG``, else None."""
-    return catalog or os.environ.get("MATHLAS_CATALOG") or None
-
-
-def releases(catalog: str | None = None) -> list[Release]:
-    """Every release known to the shipped catalogs and the remote one (``remote_catalog``).
-
-    For a name and version listed in both, the shipped entry (no download) wins when its sha256
-    is the same; otherwise the remote catalog, which the user named, wins."""
-    out: dict[tuple[str, str], Release] = {}
-    remote = remote_catalog(catalog)
-    if remote:
-        for r in read_catalog(remote):
-            out.setdefault((r.name, r.version), r)
-    for r in shipped():
-        key = (r.name, r.version)
-        if key not in out or out[key].sha256 == r.sha256:
-            out[key] = r
-    return sorted(out.values(), key=lambda r: (r.name, version_key(r.version)))
-
-
-def find_release(name: str, version: str | None = None, *, catalog: str | None = None,
-                 quiet: bool = False) -> Release:
-    """The catalog entry for ``name`` (its highest readable version) or ``name@version``.
-
-    Raises ``BundleNotFoundError`` listing what the catalogs hold, and ``BundleVersionError``
-    naming both format versions when the entry is one this mathlas cannot read."""
-    remote = remote_catalog(catalog)
-    where = "the shipped catalog" + (f" and {remote}" if remote else " (pass --catalog URL or set MATHLAS_CATALOG "
-                                                                     "to consult a remote one)")
-    known = releases(catalog)
-    same = [r for r in known if r.name == name]
-    if not same:
-        names = sorted({r.name for r in known})
-        raise BundleNotFoundError(f"no release named {name!r} in {where}; releases: "
-                                  f"{', '.join(names) if names else 'none'}")
-    listed = ", ".join(r.version for r in same)
-    if version is not None:
-        exact = [r for r in same if r.version == version]
-        if not exact:
-            raise BundleNotFoundError(f"{name}@{version} is not in {where}; available versions of {name}: {listed}")
-        _check_format(exact[0])
-        return exact[0]
-    readable = [r for r in same if r.format_version == FORMAT_VERSION]
-    if not readable:
-        _check_format(same[-1])
-    best = readable[-1]
-    newer = [r.version for r in same if version_key(r.version) > version_key(best.version)]
-    if newer:
-        _talk(f"note: {name} {', '.join(newer)} need another format version than this mathlas reads "
-              f"({FORMAT_VERSION}); using {name}@{best.version}", quiet)
-    return best
-
-
-def _check_format(r: Release) -> None:
-    if r.format_version != FORMAT_VERSION:
-        fix = ("upgrade mathlas (pip install -U mathlas)" if r.format_version > FORMAT_VERSION
-               else "pick a newer release of it")
-        raise BundleVersionError(
-            f"{r.name}@{r.version} (in {r.catalog}) has format_version {r.format_version}; this mathlas reads "
-            f"format_version {FORMAT_VERSION}: {fix}")
-
-
 # --------------------------------------------------------------------------------------- versions in use
 
 def in_use() -> dict[str, str]:
@@ -309,7 +136,7 @@ def use(name: str, version: str | None = None, *, quiet: bool = False) -> Path:
     """Make ``name@version`` the bundle a bare ``name`` means; with ``version`` None, go back to the
     highest installed version. The version must be installed. Returns the directory now in use."""
     for part in (name,) + ((version,) if version is not None else ()):
-        if not _SAFE_NAME.fullmatch(part):
+        if not SAFE_NAME.fullmatch(part):
             raise UsageError(f"{part!r} is not a bundle name or version; use NAME@VERSION")
     root = bundles_dir()
     with _install_lock(root, quiet=quiet):
@@ -355,7 +182,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     name, at, version = spec.partition("@")
     if not at:
         return spec, None
-    if not (_SAFE_NAME.fullmatch(name) and _SAFE_NAME.fullmatch(version)):
+    if not (SAFE_NAME.fullmatch(name) and SAFE_NAME.fullmatch(version)):
         raise UsageError(f"{spec!r} is not NAME@VERSION (e.g. {DEFAULT_BUNDLE}@1.0.0)")
     return name, version
 
@@ -385,7 +212,7 @@ def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False
     if _looks_like_path(spec):
         raise BundleNotFoundError(f"no bundle directory at {as_path}")
 
-    found = _choose(spec, installed(), _readable_shipped())
+    found = _choose(spec, installed(), readable_shipped())
     if isinstance(found, InstalledBundle):
         return found.path
     if found is not None:
@@ -393,10 +220,6 @@ def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False
     if as_path.is_dir():  # a directory in cwd without a manifest: let the reader say what is wrong
         return as_path.resolve()
     raise BundleNotFoundError(_not_found_message(spec))
-
-
-def _readable_shipped() -> list[Release]:
-    return [r for r in shipped() if r.format_version == FORMAT_VERSION]
 
 
 def _choose(spec: str, bundles: list[InstalledBundle],
@@ -437,7 +260,7 @@ def _choose(spec: str, bundles: list[InstalledBundle],
 def in_use_version(name: str) -> str | None:
     """The version a bare ``name`` resolves to now (installed or shipped), without installing it."""
     try:
-        found = _choose(name, installed(), _readable_shipped())
+        found = _choose(name, installed(), readable_shipped())
     except MathlasError:
         return None
     return found.version if found is not None else None
@@ -469,7 +292,7 @@ def _not_found_message(spec: str) -> str:
 
 def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str | None = None,
                  force: bool = False, quiet: bool = False) -> Path:
-    """Install ``NAME[@VERSION]`` (through the catalogs, see ``find_release``), a URL or a path.
+    """Install ``NAME[@VERSION]`` (through the catalogs, see ``mathlas.catalog.find_release``), a URL or a path.
 
     A spec is a URL when it has a scheme, a path when it names an existing file, contains a
     slash or ends in ``.tar.zst``, and a catalog name otherwise."""
@@ -481,7 +304,7 @@ def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str 
     if expected_sha256 is not None:
         raise UsageError("--sha256 goes with a URL or a path; catalog entries carry their own sha256")
     name, version = split_spec(spec)
-    if not _SAFE_NAME.fullmatch(name):
+    if not SAFE_NAME.fullmatch(name):
         raise UsageError(f"{spec!r} is neither NAME[@VERSION], a URL nor an existing path")
     release = find_release(name, version, catalog=catalog, quiet=quiet)
     if not force:  # a release is immutable: no need to fetch what is already here
@@ -509,7 +332,7 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
     """
     if expected_sha256 is not None:
         expected_sha256 = expected_sha256.strip().lower()
-        if not _HEX64.fullmatch(expected_sha256):
+        if not SHA256_HEX.fullmatch(expected_sha256):
             raise UsageError(f"--sha256 must be 64 hex digits, got {expected_sha256!r}")
     url, local = parse_source(source)
     label = url or str(local)
@@ -525,12 +348,13 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
             raise InstallError(f"cannot write to {root}: {e}; set MATHLAS_DATA_DIR to a writable directory") from None
         try:
             if expected_sha256 is None:
-                expected_sha256 = _sidecar_sha256(url, local)
+                expected_sha256 = sidecar_sha256(url, local)
             if url is not None:
-                local = _fetch(url, work, expected_sha256, expected_size, quiet=quiet)
+                local = fetch_archive(url, root / DOWNLOADS, work / "archive.tar.zst", expected_sha256, expected_size,
+                                      quiet=quiet)
             else:
                 assert local is not None
-                _check_sha256(label, local, expected_sha256, expected_size)
+                check_sha256(label, local, expected_sha256, expected_size)
             staged = _unpack(local, work / "unpacked", label=label, quiet=quiet)
             try:
                 manifest = verify(staged, checksums=True)
@@ -541,7 +365,7 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
             except BundleVersionError as e:
                 raise BundleVersionError(f"{label}: {e}") from None
             for part in (manifest.name, manifest.version):
-                if not _SAFE_NAME.fullmatch(part):
+                if not SAFE_NAME.fullmatch(part):
                     raise InstallError(f"{label}: bundle name/version {part!r} is not a safe directory name")
             if _expect is not None and (manifest.name, manifest.version) != _expect:
                 raise InstallError(f"{label} holds {manifest.name}@{manifest.version}, but the catalog lists it as "
@@ -556,35 +380,6 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
                 (root / DOWNLOADS).rmdir()  # only when no interrupted download waits there
             except OSError:
                 pass
-
-
-def _fetch(url: str, work: Path, sha256: str, size: int | None, *, quiet: bool) -> Path:
-    """Download ``url`` (resuming its ``.part``) and check it; returns the archive inside ``work``."""
-    downloads = work.parent / DOWNLOADS
-    downloads.mkdir(exist_ok=True)
-    name = urllib.parse.unquote(PurePosixPath(urllib.parse.urlsplit(url).path).name)
-    # The hash in the name: a .part only ever continues the download of the very same bytes.
-    part = downloads / f"{re.sub(r'[^A-Za-z0-9._+-]', '_', name)[:100]}.{sha256[:16]}.part"
-    download_resumable(url, part, size=size, quiet=quiet)
-    try:
-        _check_sha256(url, part, sha256, size)
-    except InstallError:
-        part.unlink(missing_ok=True)  # resuming it again could never give the right bytes
-        raise
-    archive = work / "archive.tar.zst"
-    os.replace(part, archive)
-    return archive
-
-
-def _check_sha256(label: str, path: Path, expected: str, size: int | None) -> None:
-    got_size = path.stat().st_size
-    if size is not None and got_size != size:
-        raise InstallError(f"{label}: size mismatch: expected {size:,} bytes, got {got_size:,}; the archive is "
-                           "truncated or is not the release you meant")
-    actual = sha256_file(path)
-    if actual != expected:
-        raise InstallError(f"{label}: sha256 mismatch: expected {expected}, got {actual}; "
-                           "the download is damaged or is not the release you meant")
 
 
 def remove(name_or_dir: str | os.PathLike) -> Path:
@@ -655,33 +450,6 @@ def _manifest_data(root: Path) -> Any:
         return json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-# --------------------------------------------------------------------------------------- checksums
-
-def _sidecar_sha256(url: str | None, local: Path | None) -> str:
-    """The hash in ``<archive>.sha256``; InstallError (never an unverified install) without one."""
-    if url:
-        parts = urllib.parse.urlsplit(url)
-        where = urllib.parse.urlunsplit(parts._replace(path=parts.path + SHA_SUFFIX))
-        archive_name = urllib.parse.unquote(PurePosixPath(parts.path).name)
-    else:
-        assert local is not None
-        where, archive_name = str(local) + SHA_SUFFIX, local.name
-    try:
-        text = fetch_small(where if url else Path(where), 1 << 16).decode("utf-8", "replace")
-    except FileNotFoundError:
-        raise InstallError(f"no checksum file {where}; refusing to install an unverified archive. Pass the "
-                           "expected hash with --sha256 HEX (install(..., expected_sha256=HEX))") from None
-    except InstallError as e:
-        raise InstallError(f"could not fetch checksum {where}: {e}") from None
-    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
-    if len(lines) > 1:  # a SHA256SUMS-style list: take our file's line
-        lines = [ln for ln in lines if len(ln) > 1 and ln[1].lstrip("*") == archive_name] or lines[:0]
-    digest = lines[0][0].lower() if lines else ""
-    if not _HEX64.fullmatch(digest):
-        raise InstallError(f"checksum file {where} does not hold a sha256 for {archive_name}")
-    return digest
 
 
 # --------------------------------------------------------------------------------------- talk, lock

@@ -15,6 +15,7 @@ import os
 import random
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 import threading
@@ -25,6 +26,7 @@ import pytest
 import zstandard
 
 from mathlas import archive as archive_mod
+from mathlas import catalog as catalog_mod
 from mathlas import cli_index
 from mathlas import install as inst
 from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write_manifest
@@ -534,6 +536,31 @@ def edit_catalog(root: Path, **changes) -> None:
     for r in data["releases"]:
         r.update(changes)
     path.write_text(json.dumps(data))
+
+
+def test_read_catalog_resolves_urls_and_refuses_bad_entries(published, server):
+    on_disk = catalog_mod.read_catalog(published)  # a directory means its catalog.json
+    assert [r.url for r in on_disk] == [str(published / "informal-1.0.0.tar.zst"),
+                                        str(published / "informal-1.1.0.tar.zst")]
+    assert on_disk[0].archive == published / "informal-1.0.0.tar.zst"
+    remote = catalog_mod.read_catalog(f"{server.url}/catalog.json")
+    assert [r.url for r in remote] == [f"{server.url}/informal-1.0.0.tar.zst", f"{server.url}/informal-1.1.0.tar.zst"]
+    assert remote[0].archive is None and remote[0].sha256 == on_disk[0].sha256
+    data = json.loads((published / "catalog.json").read_text())
+    data["releases"][0]["file"] = data["releases"][0].pop("url")  # catalogs from before "url"
+    (published / "catalog.json").write_text(json.dumps(data))
+    assert catalog_mod.read_catalog(published)[0].url == on_disk[0].url
+    for bad in ({"version": "../up"}, {"sha256": "abc"}):
+        edit_catalog(published, **bad)
+        with pytest.raises(InstallError, match="unreadable release catalog"):
+            catalog_mod.read_catalog(published)
+    with pytest.raises(InstallError, match="no release catalog"):
+        catalog_mod.read_catalog(published / "missing.json")
+
+
+def test_catalog_module_does_not_import_install():
+    code = "import sys, mathlas.catalog; sys.exit('mathlas.install' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_pack_base_url_and_register(tmp_path, release):

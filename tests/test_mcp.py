@@ -315,7 +315,8 @@ def _mcp_command() -> list[str]:
 
 
 def test_default_bundle_serves_a_search():
-    from mathlas.install import DEFAULT_BUNDLE, installed, shipped
+    from mathlas.catalog import shipped
+    from mathlas.install import DEFAULT_BUNDLE, installed
 
     if not any(r.name == DEFAULT_BUNDLE for r in shipped()) and not any(b.name == DEFAULT_BUNDLE for b in installed()):
         pytest.skip("no default bundle shipped in artifacts/ or installed")
