@@ -4,7 +4,7 @@ Fetching: a source is a local path, a ``file://`` URL or an ``http(s)://`` URL. 
 ``.part`` file that survives interruptions; the next attempt (in the same run, or a later one)
 asks the server for the missing bytes with an HTTP ``Range`` request and appends them. A server
 that ignores ``Range`` answers with the whole file, which simply starts the ``.part`` over.
-Whether the bytes are right is the caller's sha256 check (``mathlas.install``), which discards
+Whether the bytes are right is the caller's sha256 check (``mathlas.download``), which discards
 a ``.part`` that does not match.
 
 Unpacking: a ``.tar.zst`` holding one top-level directory. Only regular files and directories
