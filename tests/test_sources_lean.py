@@ -275,6 +275,19 @@ def test_fields_constructors_irreducible_def(tmp_path):
     assert {d.kind for d in declared} == {"structure", "class", "inductive", "def"}
 
 
+def test_extends_with_manifold_brackets_gives_one_parent(tmp_path):
+    # Mathlib's LeftInvariantDerivation: the commas inside C^∞⟮I, G; 𝕜⟯ are not parent separators
+    # (they once produced two `toG` projections, a duplicate id that stopped the bundle write)
+    from mathlas_build.sources.lean_generated import header_parts
+
+    sig = "extends Derivation 𝕜 C^∞⟮I, G; 𝕜⟯ C^∞⟮I, G; 𝕜⟯"  # the reader passes headers without `where`
+    assert header_parts(sig)[1] == ["Derivation 𝕜 C^∞⟮I, G; 𝕜⟯ C^∞⟮I, G; 𝕜⟯"]
+    docs = _snippet(tmp_path, "structure Der where\n  f : Nat\n\n"
+                              "structure LID extends Der, C^∞⟮I, G; 𝕜⟯ where\n  inv : True\n")
+    assert "lean:LID.toDer" in docs and "lean:LID.toG" not in docs
+    assert len({d.id for d in docs.values()}) == len(docs)
+
+
 SIMPS = """structure MyEquiv (α β : Type) where
   toFun : α → β
   invFun : β → α

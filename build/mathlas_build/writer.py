@@ -202,10 +202,11 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
     lexical = lexical or lexical_manifest({})
     if len(docs) != len(texts) or len(docs) != len(vectors):
         raise ValueError("documents, texts and vectors differ in length")
-    ids = [d.id for d in docs]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise ValueError(f"duplicate document id {dup!r}")
+    seen: set[str] = set()
+    for d in docs:
+        if d.id in seen:
+            raise ValueError(f"duplicate document id {d.id!r}")
+        seen.add(d.id)
     if out.exists() and not force:
         raise FileExistsError(f"{out} exists; pass --force to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)

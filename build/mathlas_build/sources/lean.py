@@ -670,10 +670,11 @@ def read(root: Path, **options) -> Iterator[Document]:
             add_of[d["full"]] = add
             if d["full"] in protected:
                 protected.add(add)
-        d["gen"] = [g for g in gen.generated_names(d, d["full"], add_of.get(d["full"]), atom_heads)
-                    if g["name"] not in seen]
-        for g in d["gen"]:
-            seen.add(g["name"])
+        d["gen"] = []
+        for g in gen.generated_names(d, d["full"], add_of.get(d["full"]), atom_heads):
+            if g["name"] not in seen:  # also a name one declaration would generate twice
+                seen.add(g["name"])
+                d["gen"].append(g)
     aliases: dict[str, str] = {}
     for ns, target, nm in extras.get("exports", ()):
         for cand in lref.open_candidates(ns, target):

@@ -36,7 +36,8 @@ from mathlas_build.sources import lean_refs as lref
 
 _IDENT = re.compile(r"(?:«[^»]*»|[^\W\d])(?:[\w'!?]|«[^»]*»|\.(?=[^\W\d]|«))*")
 _MODS = re.compile(r"(?:(?:private|protected)\s+|@\[[^\]]*\]\s*)*")
-_OPEN = {"(": ")", "[": "]", "{": "}", "⦃": "⦄", "⟨": "⟩", "⟪": "⟫"}
+# brackets whose insides are never top level: ⟮ ⟯ holds manifold notation (C^∞⟮I, G; 𝕜⟯), ⁅ ⁆ Lie brackets
+_OPEN = {"(": ")", "[": "]", "{": "}", "⦃": "⦄", "⟨": "⟩", "⟪": "⟫", "⟮": "⟯", "⁅": "⁆"}
 _CLOSE = set(_OPEN.values())
 _REL = re.compile(r"(?<![<>=:≤≥])(?:=|≠|≤|<|≥|>|↔|∈|∉|⊆|⊂|∣|≡|⊥)(?![=>])|^\s*[¬∃]")
 
