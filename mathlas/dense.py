@@ -26,11 +26,20 @@ RESCORE_BLOCK = 256
 # Binary candidates rescored per query: 800 reach recall@10 = 0.984 of exact search on the default
 # bundle at 2.5 ms (200: 0.950, 400: 0.969, 1600: 0.994 at 16 ms); scripts/bench_recall.py.
 MIN_POOL = 800
+# A larger corpus puts more near-ties into each hamming radius, so the pool grows with sqrt(N) past
+# POOL_SCALE_DOCS, up to POOL_MAX_FACTOR x MIN_POOL. Measured recall@10 against exact int8 search:
+# Mathlib formal bundle (280k x 384): pool 800 0.942 (3.3 ms), 1600 0.974 (6.5 ms), 2400 0.983;
+# synthetic 1M x 1024 (docs/scale.md): 800 0.924, 1600 0.957, 3200 0.963 (22.5 ms).
+POOL_SCALE_DOCS = 70_000
+POOL_MAX_FACTOR = 4
 
 
-def default_pool(k: int) -> int:
-    """Binary candidates to rescore for a top-k request: max(800, 4k)."""
-    return max(MIN_POOL, 4 * k)
+def default_pool(k: int, count: int = 0) -> int:
+    """Binary candidates to rescore for a top-k request over ``count`` documents:
+    max(4k, 800 x clip(sqrt(count / 70,000), 1, 4)) rounded up to a multiple of 100
+    (800 up to 70k documents, 1,600 at 280k, 3,100 at 1M)."""
+    factor = min(max((count / POOL_SCALE_DOCS) ** 0.5, 1.0), POOL_MAX_FACTOR)
+    return max(4 * k, -(-int(MIN_POOL * factor) // 100) * 100)
 
 
 def usearch_index_class():
@@ -99,7 +108,7 @@ class DenseChannel:
 
     def search(self, q: np.ndarray, k: int, filters: Filters = Filters(), pool: int | None = None) -> Ranking:
         q = np.asarray(q, dtype=np.float32).reshape(-1)
-        pool = max(pool or default_pool(k), k)
+        pool = max(pool or default_pool(k, self.count), k)
         allowed = filters.allowed
         if allowed is not None:
             n_allowed = int(allowed.sum())

@@ -67,6 +67,21 @@ def test_expansion_follows_each_request(dense, vector_dir):
     assert dense.index.expansion_search == MIN_POOL  # a small pool still walks as wide as the default
 
 
+def test_default_pool_grows_with_the_corpus(dense, vector_dir, monkeypatch):
+    from mathlas import dense as dense_mod
+
+    pools = [dense_mod.default_pool(10, n) for n in (27_000, 70_000, 280_000, 1_000_000, 10**8)]
+    assert pools == [800, 800, 1600, 3100, 3200]  # sqrt growth past 70k documents, capped at 4x
+    assert dense_mod.default_pool(1000, 27_000) == 4000  # never fewer than 4k candidates
+    # the channel asks for the pool of its own size
+    seen = []
+    real = dense_mod.DenseChannel._candidates
+    monkeypatch.setattr(dense_mod.DenseChannel, "_candidates", lambda self, q, pool: seen.append(pool) or real(self, q, pool))
+    _, x = vector_dir
+    dense.search(x[3], 10)
+    assert seen == [dense_mod.default_pool(10, dense.count)]
+
+
 # -- metadata: memory-mapped Arrow IPC copy -----------------------------------------------------
 @pytest.fixture(scope="module")
 def arrow_bundle(tiny_bundle_dir, tmp_path_factory):
