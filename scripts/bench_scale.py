@@ -520,7 +520,10 @@ def step_serve(work: Path, pools, experiments=()) -> dict:
     found = [ids[int(t)].as_py() in {h.id for h in run(i)} for i, t in zip(measured, q["targets"][n_warm:])]
     out["hybrid_target_in_top10"] = round(float(np.mean(found)), 3)
     out["recall_at_10"] = {}
-    for pool in pools:
+    from mathlas.dense import default_pool
+
+    out["default_pool"] = default_pool(10, len(b))
+    for pool in sorted({*pools, out["default_pool"]}):
         rec, ts = [], []
         for j, i in enumerate(measured):
             t = time.perf_counter()
@@ -654,13 +657,14 @@ def summary(r: dict) -> str:
                      "recall@10 by pool " + ", ".join(f"{p} {v['recall']:.4f} ({v['p50_ms']:.1f} ms)"
                                                      for p, v in e["recall_at_10"].items()))
     lines.append(f"hybrid finds the planted target in its top 10 for {srv['hybrid_target_in_top10']:.1%} of queries")
-    rec = srv["recall_at_10"].get("800", {}).get("recall")
+    dp = str(srv.get("default_pool", 800))  # results from before the pool grew with N used 800
+    rec = srv["recall_at_10"].get(dp, {}).get("recall")
     checks = [("hybrid p50 <= 50 ms", srv["latency"]["hybrid"]["p50_ms"] <= TARGETS["hybrid_p50_ms"]),
               ("RSS after open <= 1.5 GB", mem["after_open"]["rss_mb"] <= TARGETS["rss_mb"]),
               ("RSS after warm-up <= 1.5 GB (total, mapped page cache included)",
                mem["after_warmup"]["rss_mb"] <= TARGETS["rss_mb"]),
               ("private memory after warm-up <= 1.5 GB", mem["after_warmup"]["anon_mb"] <= TARGETS["rss_mb"]),
-              ("recall@10 >= 0.97 at the default pool 800", rec is not None and rec >= TARGETS["recall_at_10"])]
+              (f"recall@10 >= 0.97 at the default pool {dp}", rec is not None and rec >= TARGETS["recall_at_10"])]
     lines.append("targets: " + "; ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in checks))
     return "\n".join(lines)
 
