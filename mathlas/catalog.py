@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mathlas.archive import fetch_small, is_url, parse_source
-from mathlas.bundle import FORMAT_VERSION
+from mathlas.bundle import FORMAT_VERSION, MIN_FORMAT_VERSION, readable_format
 from mathlas.download import SHA256_HEX
 from mathlas.errors import BundleNotFoundError, BundleVersionError, InstallError
 
@@ -140,7 +140,7 @@ def shipped() -> list[Release]:
 
 def readable_shipped() -> list[Release]:
     """The shipped releases whose format this mathlas reads."""
-    return [r for r in shipped() if r.format_version == FORMAT_VERSION]
+    return [r for r in shipped() if readable_format(r.format_version)]
 
 
 def remote_catalog(catalog: str | None = None) -> str | None:
@@ -187,21 +187,21 @@ def find_release(name: str, version: str | None = None, *, catalog: str | None =
             raise BundleNotFoundError(f"{name}@{version} is not in {where}; available versions of {name}: {listed}")
         _check_format(exact[0])
         return exact[0]
-    readable = [r for r in same if r.format_version == FORMAT_VERSION]
+    readable = [r for r in same if readable_format(r.format_version)]
     if not readable:
         _check_format(same[-1])
     best = readable[-1]
     newer = [r.version for r in same if version_key(r.version) > version_key(best.version)]
     if newer and not quiet:  # talk on stderr, as mathlas.install does
         print(f"note: {name} {', '.join(newer)} need another format version than this mathlas reads "
-              f"({FORMAT_VERSION}); using {name}@{best.version}", file=sys.stderr, flush=True)
+              f"({MIN_FORMAT_VERSION}-{FORMAT_VERSION}); using {name}@{best.version}", file=sys.stderr, flush=True)
     return best
 
 
 def _check_format(r: Release) -> None:
-    if r.format_version != FORMAT_VERSION:
+    if not readable_format(r.format_version):
         fix = ("upgrade mathlas (pip install -U mathlas)" if r.format_version > FORMAT_VERSION
                else "pick a newer release of it")
         raise BundleVersionError(
             f"{r.name}@{r.version} (in {r.catalog}) has format_version {r.format_version}; this mathlas reads "
-            f"format_version {FORMAT_VERSION}: {fix}")
+            f"format_version {MIN_FORMAT_VERSION} to {FORMAT_VERSION}: {fix}")

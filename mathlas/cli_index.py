@@ -15,7 +15,7 @@ from typing import Any
 
 from mathlas import catalog
 from mathlas import install as inst
-from mathlas.bundle import FORMAT_VERSION, MANIFEST, Manifest, read_manifest, verify
+from mathlas.bundle import FORMAT_VERSION, MANIFEST, MIN_FORMAT_VERSION, Manifest, read_manifest, readable_format, verify
 from mathlas.errors import MathlasError
 
 _BUNDLE_HELP = ("bundle name, name@version or directory (default: $MATHLAS_BUNDLE or the default bundle; "
@@ -142,8 +142,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for r in known:
         if (r.name, r.version) not in have:
             local = r in shipped
-            problem = None if r.format_version == FORMAT_VERSION else (
-                f"format_version {r.format_version}; this mathlas reads {FORMAT_VERSION}")
+            problem = None if readable_format(r.format_version) else (
+                f"format_version {r.format_version}; this mathlas reads {MIN_FORMAT_VERSION}-{FORMAT_VERSION}")
             rows.append({"name": r.name, "version": r.version, "status": "shipped" if local else "available",
                          "documents": r.counts.get("documents"), "size": r.size, "path": r.url,
                          "problem": problem})

@@ -1,7 +1,7 @@
 """Dense channel: binary HNSW candidates, then exact rescoring with the int8 vectors.
 
-Stage 1 searches ``vectors/binary.usearch`` (hamming over sign bits of the centred vectors) for a
-pool of candidates; stage 2 rescores them with the memory-mapped int8 vectors, reading only those
+Stage 1 searches ``vectors/binary.usearch`` (hamming over binary codes of the centred vectors: sign
+bits, or 3-bit thermometer codes, ``mathlas.bundle.BINARY_CODES``) for a pool of candidates; stage 2 rescores them with the memory-mapped int8 vectors, reading only those
 rows. When filters leave few enough documents, the channel scans exactly those rows instead, so a
 filter never starves the top-k.
 """
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mathlas.bundle import BINARY_INDEX, FLOAT_SCALES, FLOAT_VECTORS, VECTOR_CENTER, sign_bits
+from mathlas.bundle import (BINARY_CODES, BINARY_INDEX, FLOAT_SCALES, FLOAT_VECTORS, VECTOR_CENTER,
+                            VECTOR_THRESHOLDS, binary_codes, code_bits)
 from mathlas.errors import BundleCorruptError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking
@@ -34,11 +35,12 @@ POOL_SCALE_DOCS = 70_000
 POOL_MAX_FACTOR = 4
 
 
-def default_pool(k: int, count: int = 0) -> int:
-    """Binary candidates to rescore for a top-k request over ``count`` documents:
-    max(4k, 800 x clip(sqrt(count / 70,000), 1, 4)) rounded up to a multiple of 100
-    (800 up to 70k documents, 1,600 at 280k, 3,100 at 1M)."""
-    factor = min(max((count / POOL_SCALE_DOCS) ** 0.5, 1.0), POOL_MAX_FACTOR)
+def default_pool(k: int, count: int = 0, codes: str = "sign") -> int:
+    """Binary candidates to rescore for a top-k request over ``count`` documents: with sign bits
+    max(4k, 800 x clip(sqrt(count / 70,000), 1, 4)) rounded up to a multiple of 100 (800 up to 70k
+    documents, 1,600 at 280k, 3,100 at 1M); thermometer codes rank well enough that 800 stays
+    (max(4k, 800))."""
+    factor = 1.0 if codes == "thermometer3" else min(max((count / POOL_SCALE_DOCS) ** 0.5, 1.0), POOL_MAX_FACTOR)
     return max(4 * k, -(-int(MIN_POOL * factor) // 100) * 100)
 
 
@@ -59,9 +61,11 @@ def usearch_index_class():
 
 
 class DenseChannel:
-    def __init__(self, root: Path, count: int, dims: int):
+    def __init__(self, root: Path, count: int, dims: int, codes: str = "sign"):
         Index = usearch_index_class()
         root = Path(root)
+        if codes not in BINARY_CODES:
+            raise BundleCorruptError(f"bundle {root.name}: unknown vectors.binary_codes {codes!r}")
         path = root / BINARY_INDEX
         index = Index.restore(str(path), view=True) if path.is_file() else None
         if index is None:  # usearch returns None for a missing or unreadable file
@@ -70,14 +74,18 @@ class DenseChannel:
             self.vectors = np.load(root / FLOAT_VECTORS, mmap_mode="r")
             self.scales = np.load(root / FLOAT_SCALES, mmap_mode="r")
             self.center = np.load(root / VECTOR_CENTER)
+            self.thresholds = np.load(root / VECTOR_THRESHOLDS) if codes == "thermometer3" else None
         except (OSError, ValueError) as e:
             raise BundleCorruptError(f"bundle {root.name}: cannot read the vectors ({e})") from None
-        if self.vectors.shape != (count, dims) or self.scales.shape != (count,) or len(index) != count:
+        if self.vectors.shape != (count, dims) or self.scales.shape != (count,) or len(index) != count \
+                or index.ndim != code_bits(dims, codes) \
+                or (self.thresholds is not None and self.thresholds.shape != (dims,)):
             raise BundleCorruptError(
                 f"bundle {root.name}: vector files disagree with the manifest ({self.vectors.shape}, "
-                f"{len(index)} binary, expected {count} x {dims})")
+                f"{len(index)} binary codes of {index.ndim} bits, expected {count} x {dims}, {codes} codes)")
         self.index = index
         self.count = count
+        self.codes = codes
 
     def rescore(self, q: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Exact cosine scores of a unit query against the stored vectors of ``keys``.
@@ -108,7 +116,7 @@ class DenseChannel:
 
     def search(self, q: np.ndarray, k: int, filters: Filters = Filters(), pool: int | None = None) -> Ranking:
         q = np.asarray(q, dtype=np.float32).reshape(-1)
-        pool = max(pool or default_pool(k, self.count), k)
+        pool = max(pool or default_pool(k, self.count, self.codes), k)
         allowed = filters.allowed
         if allowed is not None:
             n_allowed = int(allowed.sum())
@@ -132,7 +140,7 @@ class DenseChannel:
         # 0.879 at ef 800, 0.755 at ef 200). usearch 2.26 has no per-call setting, so concurrent
         # searches with different pools share it; each still gets ``pool`` results.
         self.index.expansion_search = max(pool, MIN_POOL)
-        matches = self.index.search(sign_bits(q, self.center)[0], pool)
+        matches = self.index.search(binary_codes(q, self.center, self.thresholds)[0], pool)
         return np.asarray(matches.keys, dtype=np.int64)
 
 

@@ -162,7 +162,9 @@ class Bundle:
     def dense(self):
         from mathlas.dense import DenseChannel
 
-        return self._lazy("_dense", lambda: DenseChannel(self.root, len(self), int(self.manifest.vectors["dims"])))
+        vec = self.manifest.vectors
+        return self._lazy("_dense", lambda: DenseChannel(self.root, len(self), int(vec["dims"]),
+                                                         codes=vec.get("binary_codes", "sign")))
 
     @property
     def model_loaded(self) -> bool:

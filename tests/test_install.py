@@ -656,7 +656,7 @@ def test_catalog_entry_of_a_newer_format_is_refused(published, server):
         with pytest.raises(BundleVersionError) as err:
             inst.install_spec(spec, catalog=catalog, quiet=True)
         msg = str(err.value)
-        assert f"format_version {newer}" in msg and f"reads format_version {FORMAT_VERSION}" in msg
+        assert f"format_version {newer}" in msg and f"reads format_version 1 to {FORMAT_VERSION}" in msg
         assert "upgrade mathlas" in msg and "informal@1.1.0" in msg
     assert server.archive_requests() == [] and leftovers() == []
 

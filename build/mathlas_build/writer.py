@@ -124,12 +124,15 @@ def quantize_i8(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 VECTOR_CHUNK_ROWS = 32_768
 
 
-def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, expansion_add: int = 128) -> dict:
+def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, expansion_add: int = 128,
+                  codes: str = "sign") -> dict:
     """The int8 vectors, their scales, the centre and the binary HNSW index of ``vectors``.
 
-    Works through the rows in chunks, so ``vectors`` may be a memory map larger than RAM: besides the
-    HNSW index the writer holds one chunk's float32 temporaries and the packed sign bits (dims / 8
-    bytes a row), never a full-size float32 copy (15 GB at 1M x 1024 before it chunked).
+    ``codes`` picks the binary codes (``fmt.BINARY_CODES``): "sign" bits, or "thermometer3" with the
+    per-dimension thresholds written to ``fmt.VECTOR_THRESHOLDS``. Works through the rows in chunks,
+    so ``vectors`` may be a memory map larger than RAM: besides the HNSW index the writer holds one
+    chunk's float32 temporaries and the packed codes (dims / 8 bytes a row for signs, 3x that for
+    thermometer codes), never a full-size float32 copy (15 GB at 1M x 1024 before it chunked).
     """
     from mathlas.dense import usearch_index_class
 
@@ -142,27 +145,37 @@ def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, ex
         total += np.asarray(vectors[a:b], dtype=np.float32).sum(axis=0, dtype=np.float64)
     center = (total / n).astype(np.float32) if n else np.zeros(dims, np.float32)
     np.save(root / fmt.VECTOR_CENTER, center)
+    bits = fmt.code_bits(dims, codes)
+    thresholds = None
+    if codes == "thermometer3":
+        sq = np.zeros(dims, np.float64)
+        for a, b in chunks:
+            sq += np.square(np.asarray(vectors[a:b], dtype=np.float32) - center).sum(axis=0, dtype=np.float64)
+        sd = np.sqrt(sq / n) if n else np.zeros(dims)
+        thresholds = (fmt.THERMOMETER_SD * sd).astype(np.float32)
+        np.save(root / fmt.VECTOR_THRESHOLDS, thresholds)
     # written in place (a memory map cannot be empty: an empty bundle's file is written whole)
     q = (np.lib.format.open_memmap(root / fmt.FLOAT_VECTORS, mode="w+", dtype=np.int8, shape=(n, dims)) if n
          else np.zeros((0, dims), np.int8))
     scale = np.empty(n, np.float32)
-    codes = np.empty((n, (dims + 7) // 8), np.uint8)
+    packed = np.empty((n, (bits + 7) // 8), np.uint8)
     for a, b in chunks:
         block = np.asarray(vectors[a:b], dtype=np.float32)
         q[a:b], scale[a:b] = quantize_i8(block)
-        codes[a:b] = fmt.sign_bits(block, center)
+        packed[a:b] = fmt.binary_codes(block, center, thresholds)
     if n:
         q.flush()
     else:
         np.save(root / fmt.FLOAT_VECTORS, q)
     del q
     np.save(root / fmt.FLOAT_SCALES, scale)
-    index = Index(ndim=dims, metric="hamming", dtype="b1", connectivity=connectivity, expansion_add=expansion_add)
+    index = Index(ndim=bits, metric="hamming", dtype="b1", connectivity=connectivity, expansion_add=expansion_add)
     if n:
-        index.add(np.arange(n, dtype=np.uint64), codes)
+        index.add(np.arange(n, dtype=np.uint64), packed)
     index.save(str(root / fmt.BINARY_INDEX))
     return {"dims": dims, "float_dtype": "i8", "binary_metric": "hamming",
-            "hnsw_connectivity": connectivity, "hnsw_expansion_add": expansion_add}
+            "hnsw_connectivity": connectivity, "hnsw_expansion_add": expansion_add,
+            **({"binary_codes": codes} if codes != "sign" else {})}
 
 
 def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
@@ -194,12 +207,15 @@ def lexical_manifest(options: dict) -> dict:
 def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
-                 lexical: dict | None = None, fusion: dict | None = None,
+                 lexical: dict | None = None, fusion: dict | None = None, binary_codes: str = "sign",
                  force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``. ``lexical`` is the manifest's
-    ``lexical`` block (``lexical_manifest`` of a recipe's options)."""
+    ``lexical`` block (``lexical_manifest`` of a recipe's options); ``binary_codes`` the codes of
+    the binary index (``fmt.BINARY_CODES``, a recipe's ``[options] binary_codes``)."""
     out = Path(out)
     lexical = lexical or lexical_manifest({})
+    if binary_codes not in fmt.BINARY_CODES:
+        raise ValueError(f"options.binary_codes must be one of {fmt.BINARY_CODES}, not {binary_codes!r}")
     if len(docs) != len(texts) or len(docs) != len(vectors):
         raise ValueError("documents, texts and vectors differ in length")
     seen: set[str] = set()
@@ -220,8 +236,8 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         _check_priors(fusion, tmp / fmt.META)
         _say("[write] BM25 index", quiet)
         write_bm25(docs, texts, names, tmp / fmt.BM25_DIR, identifiers=lexical.get("identifiers", "split"))
-        _say("[write] binary HNSW + int8 vectors", quiet)
-        vec_info = write_vectors(vectors, tmp)
+        _say(f"[write] binary HNSW ({binary_codes} codes) + int8 vectors", quiet)
+        vec_info = write_vectors(vectors, tmp, codes=binary_codes)
         encoder = copy_encoder(Path(encoder_dir), tmp / fmt.ENCODER_DIR)
         for dirpath, dirnames, filenames in os.walk(tmp):  # tantivy writes some files 0600
             for d in dirnames:
@@ -230,7 +246,8 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
                 os.chmod(os.path.join(dirpath, f), 0o644)
         os.chmod(tmp, 0o755)
         manifest = fmt.Manifest(
-            name=name, version=version, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            format_version=fmt.needed_format(vec_info), name=name, version=version,
+            created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
             lexical=lexical,
