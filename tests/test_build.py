@@ -1,4 +1,4 @@
-"""The build pipeline: recipes, atomic writes, resumable embedding, the bundle it writes."""
+"""The build pipeline: recipes, atomic writes, resumable embedding through the cache, the bundle it writes."""
 from __future__ import annotations
 
 import os
@@ -91,10 +91,9 @@ def test_failed_write_leaves_nothing(tmp_path, encoder_dir, monkeypatch):
 def test_embedding_cache_resumes(tmp_path, encoder_dir, monkeypatch):
     import mathlas_build.embed as e
 
-    monkeypatch.setattr(e, "CHUNK", 3)
     texts = [f"lemma about rings number {i}" for i in range(7)]
-    first = embed_documents(texts, encoder_dir, cache_dir=tmp_path, quiet=True)
-    files = sorted(tmp_path.rglob("*.npy"), key=lambda p: p.stat().st_size)
+    first = embed_documents(texts, encoder_dir, cache_dir=tmp_path, chunk=3, quiet=True)
+    files = sorted(tmp_path.rglob("seg-*.npz"), key=lambda p: p.stat().st_size)
     assert len(files) == 3  # chunks of 3, 3, 1
     files[-1].unlink()  # a crash lost one of the full chunks
     calls = []
@@ -105,9 +104,28 @@ def test_embedding_cache_resumes(tmp_path, encoder_dir, monkeypatch):
         return orig(self, docs, **kw)
 
     monkeypatch.setattr(e.Encoder, "encode_documents", spy)
-    again = embed_documents(texts, encoder_dir, cache_dir=tmp_path, quiet=True)
+    again = embed_documents(texts, encoder_dir, cache_dir=tmp_path, chunk=3, quiet=True)
     assert calls == [3]  # only the lost chunk is embedded again
-    assert np.allclose(first, again, atol=1e-6)
+    assert again.tobytes() == first.tobytes()
+
+
+def test_rebuild_into_the_same_cache_embeds_nothing(tiny_recipe, tiny_bundle_dir, tmp_path, capsys):
+    """Every recipe builds through the per-text cache; one that still says ``vector_store = true`` (the
+    option the cache used to need) builds the same. Cached, fresh and cache-less vectors are the same bytes."""
+    from mathlas_build.cli import build
+
+    old = tmp_path / "old.toml"
+    old.write_text(tiny_recipe.read_text().replace("[options]\n", "[options]\nvector_store = true\n"))
+    assert "vector_store = true" in old.read_text()
+    built = []
+    for name, recipe in (("first", tiny_recipe), ("again", old)):
+        built.append(build(load_recipe(recipe, CORPORA), tmp_path / name, cache_dir=tmp_path / "cache"))
+    err = capsys.readouterr().err
+    assert err.count("0 already embedded") == 1 and err.count(", 0 to embed") == 1
+    assert err.count("IO binding") == 1  # the second build loaded no model
+    sums = [fmt.read_manifest(b).files[fmt.FLOAT_VECTORS].sha256 for b in (*built, tiny_bundle_dir)]
+    assert sums[0] == sums[1] == sums[2]
+    assert len(list((tmp_path / "cache" / "texts").rglob("seg-*.npz"))) == 1  # one chunk of 2,048 holds them all
 
 
 def test_tiny_bundle_ids_follow_the_stable_scheme(tiny):

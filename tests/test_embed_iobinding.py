@@ -109,8 +109,57 @@ def test_cuda_selected_when_onnxruntime_has_it(encoder_dir, tmp_path, monkeypatc
 def test_embed_documents_reports_throughput(encoder_dir, tmp_path, capsys):
     vecs = embed_documents(TEXTS, encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1)
     err = capsys.readouterr().err
+    assert "7 texts (7 distinct): 0 already embedded (0 in the cache), 7 to embed" in err
     assert "docs/s on cpu" in err and "IO binding" in err
     assert vecs.shape == (len(TEXTS), Encoder(encoder_dir).config.out_dims)
-    again = embed_documents(TEXTS, encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1, quiet=True)
-    assert np.array_equal(vecs, again)  # served from the chunk cache
-    assert e.encoder_fingerprint(DocumentEncoder(encoder_dir, provider="cpu")) in {p.name for p in tmp_path.iterdir()}
+    fp = e.encoder_fingerprint(DocumentEncoder(encoder_dir, provider="cpu"))
+    assert {p.parent for p in tmp_path.rglob("*.npz")} == {tmp_path / "texts" / fp}
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    """Every onnxruntime session made while the test runs."""
+    made = []
+    real = ort.InferenceSession
+
+    def counting(*a, **k):
+        made.append(a[0] if a else k.get("path_or_bytes"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(ort, "InferenceSession", counting)
+    return made
+
+
+def test_a_cached_rebuild_embeds_nothing_and_gives_the_same_bytes(encoder_dir, tmp_path, capsys, sessions):
+    first = embed_documents(TEXTS, encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1, chunk=2)
+    assert len(sessions) == 1  # one encoder for the four chunks, not one per chunk
+    assert len(list(tmp_path.rglob("seg-*.npz"))) == 4  # a segment per chunk: 2 + 2 + 2 + 1 texts
+    capsys.readouterr()
+    again = embed_documents(TEXTS, encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1, chunk=2)
+    err = capsys.readouterr().err
+    assert "7 already embedded (7 in the cache), 0 to embed" in err and "IO binding" not in err
+    assert len(sessions) == 1  # nothing to embed: the model is not even loaded
+    assert again.dtype == np.float32 and again.tobytes() == first.tobytes()
+    # without a cache the same chunks make the same batches: the same vectors as the cached ones
+    fresh = embed_documents(TEXTS, encoder_dir, provider="cpu", threads=1, chunk=2, quiet=True)
+    assert fresh.tobytes() == first.tobytes()
+
+
+def test_a_cache_with_half_the_texts_embeds_only_the_other_half(encoder_dir, tmp_path, monkeypatch):
+    half = embed_documents(TEXTS[::2], encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1, quiet=True)
+    calls = []
+    orig = Encoder.encode_documents
+
+    def spy(self, docs, **kw):
+        calls.append(list(docs))
+        return orig(self, docs, **kw)
+
+    monkeypatch.setattr(Encoder, "encode_documents", spy)
+    texts = [*TEXTS, TEXTS[1], TEXTS[0]]  # a repeated text is embedded once
+    full = embed_documents(texts, encoder_dir, cache_dir=tmp_path, provider="cpu", threads=1, quiet=True)
+    assert calls == [TEXTS[1::2]]  # the missing half, each text once, in text order
+    assert full[0::2][:4].tobytes() == half.tobytes()  # the cached half, as stored
+    other = embed_documents(TEXTS[1::2], encoder_dir, provider="cpu", threads=1, quiet=True)
+    assert full[1:7:2].tobytes() == other.tobytes()  # the new half, as a build without a cache makes it
+    assert full[7].tobytes() == full[1].tobytes() and full[8].tobytes() == full[0].tobytes()
+    assert embed_documents([], encoder_dir, cache_dir=tmp_path, quiet=True).shape == (0, full.shape[1])

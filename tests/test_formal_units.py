@@ -1,5 +1,5 @@
 """Unit checks of the formal bundle's parts that need no corpus: symbol words, the reference graph,
-PageRank, the dependency walk, the content-addressed vector store, module words."""
+PageRank, the dependency walk, the embedding cache's vector store, module words."""
 from __future__ import annotations
 
 import numpy as np
@@ -72,22 +72,59 @@ def test_attach_graph_writes_ids_pagerank_and_a_readable_file(tmp_path):
                                   statement="")], tmp_path / "x", quiet=True) is None
 
 
-def test_vector_store_embeds_each_text_once_and_survives_a_reopen(tmp_path):
-    from mathlas_build.textcache import VectorStore, embed_with_store
+def test_vector_store_keeps_vectors_across_reopens_and_reads_old_segment_names(tmp_path):
+    from mathlas_build.textcache import VectorStore, text_keys
 
-    calls = []
-
-    def embed(texts):
-        calls.append(list(texts))
-        return np.stack([np.full(3, len(t), dtype=np.float32) for t in texts])
-
-    out = embed_with_store(["aa", "b", "aa"], 3, tmp_path, embed, quiet=True)
-    assert calls == [["aa", "b"]] and out[:, 0].tolist() == [2, 1, 2]
-    out = embed_with_store(["ccc", "b"], 3, tmp_path, embed, quiet=True)
-    assert calls[-1] == ["ccc"] and out[:, 0].tolist() == [3, 1]
-    assert len(VectorStore(tmp_path, 3)) == 3
+    store = VectorStore(tmp_path, 3)
+    keys = text_keys(["aa", "b"])
+    path = store.add(keys, np.array([[2, 2, 2], [1, 1, 1]], np.float32))
+    assert oct(path.stat().st_mode)[-3:] == "644"  # readable by the other workers of a shared cache
+    assert store.add(keys, np.array([[2, 2, 2], [1, 1, 1]], np.float32)) == path  # the same texts, the same name
+    # a store written before segments were named by their keys
+    np.savez(tmp_path / "seg-000000.npz", keys=text_keys(["ccc"]).view(np.uint8).reshape(1, 16),
+             vectors=np.full((1, 3), 3, np.float32))
     (tmp_path / "seg-000099.npz").write_bytes(b"torn")  # a damaged segment is ignored, not fatal
-    assert len(VectorStore(tmp_path, 3)) == 3
+    np.savez(tmp_path / "seg-000100.npz", keys=text_keys(["dd"]).view(np.uint8).reshape(1, 16),
+             vectors=np.ones((1, 4), np.float32))  # another encoder's width: ignored
+    (tmp_path / ".seg-x.tmp").write_bytes(b"half")  # a temporary file of a crashed writer is never read
+    again = VectorStore(tmp_path, 3, quiet=True)
+    assert len(again) == 3 and len(list(tmp_path.glob("seg-*.npz"))) == 4
+    asked = text_keys(["b", "zz", "ccc", "aa", "dd"])
+    held = again.contains(asked)
+    assert held.tolist() == [True, False, True, True, False]
+    out = np.zeros((5, 3), np.float32)
+    again.read_into(asked[held], out, np.nonzero(held)[0])
+    assert out[:, 0].tolist() == [1, 0, 3, 2, 0]
+    with pytest.raises(ValueError, match="shape"):
+        again.add(text_keys(["e"]), np.zeros((1, 4), np.float32))
+
+
+WRITER = """
+import sys
+import numpy as np
+from mathlas_build.textcache import VectorStore, text_keys
+store, tag = VectorStore(sys.argv[1], 4), sys.argv[2]
+for i in range(40):
+    store.add(text_keys([f"{tag} {i} {j}" for j in range(5)]), np.full((5, 4), i, np.float32))
+"""
+
+
+def test_processes_sharing_a_store_never_overwrite_each_others_segments(tmp_path):
+    """Two writers at once (shards on one machine): every segment of both survives, none half-written."""
+    import subprocess
+    import sys
+
+    from mathlas_build.textcache import VectorStore, text_keys
+
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), tag]) for tag in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    store = VectorStore(tmp_path, 4)
+    assert len(store) == 2 * 40 * 5 and len(list(tmp_path.glob("seg-*.npz"))) == 80
+    assert not list(tmp_path.glob(".seg-*"))  # no temporary file left behind
+    keys = text_keys([f"{tag} {i} {j}" for tag in "ab" for i in range(40) for j in range(5)])
+    out = np.zeros((len(keys), 4), np.float32)
+    store.read_into(keys, out, np.arange(len(keys)))
+    assert out[:, 0].tolist() == [i for _ in "ab" for i in range(40) for _ in range(5)]
 
 
 def test_module_words():

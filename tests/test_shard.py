@@ -171,6 +171,20 @@ def test_rerun_skips_finished_shards_and_redoes_torn_ones(toy, tmp_path):
     assert not any(p.name.startswith(".") for p in root.iterdir())  # no temporary shard left behind
 
 
+def test_shards_and_single_builds_share_the_embedding_cache(toy, tmp_path, capsys):
+    recipe, corpora, single = toy
+    cache = tmp_path / "cache"
+    _shards(recipe, corpora, tmp_path / "shards", 3, cache_dir=cache)
+    assert len(list(cache.rglob("seg-*.npz"))) == 6  # a segment per chunk of 4 (22 documents)
+    assert_same_bundle(single, sh.merge_shards(load_recipe(recipe, corpora), [tmp_path / "shards"],
+                                               tmp_path / "merged", quiet=True))
+    capsys.readouterr()
+    again = build(load_recipe(recipe, corpora), tmp_path / "again", provider="cpu", cache_dir=cache)
+    err = capsys.readouterr().err
+    assert f"{N_DOCS} already embedded ({N_DOCS} in the cache), 0 to embed" in err
+    assert_same_bundle(single, again)
+
+
 def test_merge_refuses_incomplete_doubled_or_mixed_shards(toy, tmp_path):
     recipe, corpora, _ = toy
     r = load_recipe(recipe, corpora)
@@ -251,7 +265,8 @@ def test_ray_shards_make_the_single_process_bundle(toy, tmp_path):
 
     recipe, corpora, single = toy
     paths = build_shards_with_ray(recipe, corpora, tmp_path / "shards", 2, provider="cpu", quiet=True,
-                                  init_kwargs={"num_cpus": 2})
+                                  cache_dir=tmp_path / "cache", init_kwargs={"num_cpus": 2})
     assert [p.name for p in paths] == [sh.shard_name(i, 2) for i in range(2)]
+    assert len(list((tmp_path / "cache").rglob("seg-*.npz"))) == 6  # both workers wrote into one cache
     out = sh.merge_shards(load_recipe(recipe, corpora), paths, tmp_path / "merged", quiet=True)
     assert_same_bundle(single, out)

@@ -72,29 +72,20 @@ def read_corpus(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], di
 def embed_texts(recipe: Recipe, texts: list[str], *, threads: int | None = None, provider: str = "auto",
                 batch_size: int | None = None, max_batch_tokens: int | None = None,
                 cache_dir: Path | None = None, quiet: bool = False):
-    """Embed retrieval texts with the recipe's encoder and options (``[options] chunk`` sets the cache chunk)."""
+    """Embed retrieval texts with the recipe's encoder and options; with ``cache_dir``, through the
+    embedding cache (``textcache``: one vector per distinct text, only texts it lacks are embedded)."""
     from mathlas_build.embed import embed_documents
 
-    kw = dict(threads=threads or recipe.options.get("threads"), provider=provider,
-              batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
-              max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
-              model_file=recipe.document_model)
-    if cache_dir and recipe.options.get("vector_store"):
-        # one vector per distinct text: a rebuild after a corpus update embeds only the new texts
-        from mathlas.encoder import Encoder, EncoderConfig
-        from mathlas_build.embed import encoder_fingerprint
-        from mathlas_build.textcache import embed_with_store
-
-        probe = Encoder(recipe.encoder, model_file=recipe.document_model)
-        store = Path(cache_dir) / "texts" / encoder_fingerprint(probe)
-        dims = EncoderConfig.load(recipe.encoder / "encoder.json").out_dims
-        return embed_with_store(texts, dims, store, lambda part: embed_documents(part, recipe.encoder, quiet=True, **kw),
-                                quiet=quiet)
-    return embed_documents(texts, recipe.encoder, cache_dir=cache_dir, chunk=chunk_size(recipe), quiet=quiet, **kw)
+    return embed_documents(texts, recipe.encoder, cache_dir=cache_dir, chunk=chunk_size(recipe),
+                           threads=threads or recipe.options.get("threads"), provider=provider,
+                           batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
+                           max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
+                           model_file=recipe.document_model, quiet=quiet)
 
 
 def chunk_size(recipe: Recipe) -> int:
-    """Texts per embedding chunk (``[options] chunk``): the cache unit, and the unit shards are cut in."""
+    """Texts per embedding chunk (``[options] chunk``): embedded and saved to the cache at a time, and the
+    unit shards are cut in."""
     from mathlas_build import embed
 
     chunk = int(recipe.options.get("chunk", embed.CHUNK))
@@ -158,7 +149,8 @@ def _add_embed_options(b: argparse.ArgumentParser) -> None:
     b.add_argument("--batch-size", type=int, help="most documents per batch (default: the recipe's, else 32)")
     b.add_argument("--max-batch-tokens", type=int, help="most padded tokens per batch (length buckets; GPU)")
     b.add_argument("--cache", type=Path, default=Path("work/embed-cache"),
-                   help="embedding chunk cache, makes rebuilds resumable (default: work/embed-cache)")
+                   help="embedding cache, one vector per distinct text under <cache>/texts/: an interrupted "
+                        "build resumes, a rebuild embeds only changed texts (default: work/embed-cache)")
     b.add_argument("--no-cache", action="store_true")
     b.add_argument("-q", "--quiet", action="store_true")
 

@@ -1,4 +1,4 @@
-"""Document embedding with the bundle's own encoder: IO binding on CUDA or CPU, resumable through a chunk cache.
+"""Document embedding with the bundle's own encoder: IO binding on CUDA or CPU, resumable through the embedding cache.
 
 One code path for both devices. ``DocumentEncoder`` is the runtime ``Encoder`` (same tokenizer, padding,
 pooling and ``encoder.json``) whose forward pass goes through onnxruntime IO binding: the padded batch is
@@ -13,9 +13,14 @@ onnxruntime-gpu, no driver) falls back to CPU and says so on stderr; ``auto`` ta
 On CUDA the encoder's fp16 document model (``fp16_model`` in ``encoder.json``, written by
 ``export_qwen3``) is used unless the recipe names a ``document_model``.
 
-Texts are embedded in chunks of ``CHUNK``; each finished chunk is saved under the cache directory, named
-by the hash of the encoder model and the chunk's texts. A crashed or interrupted build loses at most the
-chunk in flight, and an unchanged rebuild embeds nothing. Throughput (docs/s) is printed as it runs.
+``embed_documents`` makes one encoder (one onnxruntime session) per call and embeds each distinct text
+once. With a cache directory it looks every text up in the embedding cache (``textcache``: one vector
+per distinct text, under ``<cache>/texts/<encoder fingerprint>/``) and embeds only the missing texts, in
+chunks of ``CHUNK`` (``[options] chunk``), each saved as a cache segment when done: a crashed or
+interrupted build loses at most the chunk in flight, an unchanged rebuild embeds nothing, and a rebuild
+after a corpus update embeds only the texts that changed. Shards and Ray workers share the cache the
+same way. How many texts are cached and how many are to embed, then a progress bar with docs/s, go to
+stderr.
 """
 from __future__ import annotations
 
@@ -145,53 +150,73 @@ class DocumentEncoder(Encoder):
         return out
 
 
-def embed_documents(texts: Sequence[str], encoder_dir: Path, *, cache_dir: Path | None = None,
+def embed_documents(texts: Sequence[str], encoder_dir: Path | None = None, *,
+                    encoder: DocumentEncoder | None = None, cache_dir: Path | None = None,
                     threads: int | None = None, provider: str = "auto", batch_size: int = 32,
                     max_batch_tokens: int | None = None, model_file: str | None = None,
                     chunk: int | None = None, quiet: bool = False) -> np.ndarray:
     """Embed ``texts`` as documents; returns float32 unit vectors, one row per text.
 
-    ``model_file`` picks another model of the encoder directory for documents (fp32/fp16: dynamic
-    int8 quantisation makes a vector depend slightly on its batch neighbours). ``chunk`` (default
-    ``CHUNK``) is the number of texts per cached chunk; batches never straddle two chunks."""
-    from tqdm import tqdm
+    One ``DocumentEncoder`` serves the whole call: ``encoder`` when given, else one made from
+    ``encoder_dir`` and the options (``model_file`` picks another model of the encoder directory for
+    documents: fp32/fp16, since dynamic int8 quantisation makes a vector depend slightly on its batch
+    neighbours). Each distinct text is embedded once. With ``cache_dir`` the vectors come from the
+    embedding cache (``textcache``) and only texts it lacks are embedded, ``chunk`` (default ``CHUNK``)
+    at a time in text order, each finished chunk saved as one cache segment; batches never straddle
+    two chunks. A cached vector is the stored float32 row, so it equals the freshly embedded one."""
+    from mathlas_build.textcache import VectorStore, store_directory, text_keys
 
     chunk_size = chunk or CHUNK
-    encoder = DocumentEncoder(encoder_dir, provider=provider, threads=threads or None, model_file=model_file,
-                              max_batch_tokens=max_batch_tokens, quiet=quiet)
-    fp = encoder_fingerprint(encoder)
+    if encoder is None:
+        encoder = DocumentEncoder(encoder_dir, provider=provider, threads=threads or None, model_file=model_file,
+                                  max_batch_tokens=max_batch_tokens, quiet=quiet)
+    n = len(texts)
+    out = np.zeros((n, encoder.config.out_dims), dtype=np.float32)
+    keys = text_keys(texts)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    source_row = first[inverse]  # for every row, the first row with the same text
+    todo = np.sort(first)  # one row per distinct text, in text order
     if cache_dir:
-        cache_dir = Path(cache_dir) / fp
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    out = np.zeros((len(texts), encoder.config.out_dims), dtype=np.float32)
-    bar = tqdm(total=len(texts), desc="[embed]", unit="doc", file=sys.stderr, disable=quiet,
-               smoothing=0.1, mininterval=1.0)
-    done_new, t0, started = 0, time.perf_counter(), False
-    for start in range(0, len(texts), chunk_size):
-        chunk = list(texts[start:start + chunk_size])
-        path = None
-        if cache_dir:
-            h = hashlib.sha256("\x1e".join(chunk).encode()).hexdigest()[:24]
-            path = cache_dir / f"{h}.npy"
-            if path.is_file():
-                out[start:start + len(chunk)] = np.load(path)
-                bar.update(len(chunk))
-                continue
-        if not started and not quiet:
-            bar.write(f"[embed] {encoder.model_file} on {encoder.device} "
-                      f"(providers {', '.join(encoder.active_providers)}), IO binding", file=sys.stderr)
-        started = True
-        vecs = encoder.encode_documents(chunk, batch_size=batch_size, progress=bar.update)
-        out[start:start + len(chunk)] = vecs
-        done_new += len(chunk)
-        bar.set_postfix_str(f"{done_new / (time.perf_counter() - t0):.0f} docs/s")
-        if path:
-            tmp = path.with_suffix(".tmp.npy")
-            np.save(tmp, vecs)
-            os.replace(tmp, path)
-    bar.close()
-    if not quiet and done_new:
-        dt = time.perf_counter() - t0
-        print(f"[embed] {done_new:,} new documents in {dt:.1f} s ({done_new / dt:.1f} docs/s on {encoder.device})",
-              file=sys.stderr)
+        store = VectorStore(store_directory(cache_dir, encoder_fingerprint(encoder)), encoder.config.out_dims,
+                            quiet=quiet)
+        held = store.contains(keys[todo])
+        store.read_into(keys[todo[held]], out, todo[held])
+        todo = todo[~held]
+        cached = f"{np.count_nonzero(held):,} already embedded ({len(store):,} in the cache)"
+    else:
+        store, cached = None, "no cache"
+    if not quiet:
+        print(f"[embed] {n:,} texts ({len(first):,} distinct): {cached}, {len(todo):,} to embed",
+              file=sys.stderr, flush=True)
+    if len(todo):
+        save = None if store is None else (lambda rows, vecs: store.add(keys[rows], vecs))
+        _embed_rows(encoder, texts, todo, out, chunk_size, batch_size, save=save, quiet=quiet)
+    repeated = np.nonzero(source_row != np.arange(n))[0]
+    out[repeated] = out[source_row[repeated]]
     return out
+
+
+def _embed_rows(encoder: DocumentEncoder, texts: Sequence[str], rows: np.ndarray, out: np.ndarray,
+                chunk_size: int, batch_size: int, *, save: Callable[[np.ndarray, np.ndarray], object] | None,
+                quiet: bool) -> None:
+    """Embed ``texts[rows]`` into ``out[rows]``, ``chunk_size`` texts at a time, each chunk handed to
+    ``save`` when finished; the model line, a progress bar (its rate is docs/s) and a summary go to stderr."""
+    from tqdm import tqdm
+
+    if not quiet:
+        print(f"[embed] {encoder.model_file} on {encoder.device} "
+              f"(providers {', '.join(encoder.active_providers)}), IO binding", file=sys.stderr, flush=True)
+    bar = tqdm(total=len(rows), desc="[embed]", unit="doc", file=sys.stderr, disable=quiet,
+               smoothing=0.1, mininterval=1.0)
+    t0 = time.perf_counter()
+    for start in range(0, len(rows), chunk_size):
+        part = rows[start:start + chunk_size]
+        vecs = encoder.encode_documents([texts[i] for i in part], batch_size=batch_size, progress=bar.update)
+        out[part] = vecs
+        if save:
+            save(part, vecs)
+    bar.close()
+    if not quiet:
+        dt = time.perf_counter() - t0
+        print(f"[embed] {len(rows):,} new documents in {dt:.1f} s ({len(rows) / dt:.1f} docs/s on {encoder.device})",
+              file=sys.stderr)

@@ -28,7 +28,6 @@ FORMAL_OPTIONS = {
     "lexical_boosts": {"text": 1.0},
     "lexical_symbols": "lean",
     "lexical_identifiers": "tokenizer",
-    "vector_store": True,
 }
 # Measured on shared/eval/formal-dev.jsonl over the full Mathlib bundle (docs/formal.md): BM25 is the
 # stronger channel on name-style queries, so it weighs twice the dense one; k_rrf 5 is inside the

@@ -7,7 +7,9 @@ directory that every node can write (a shared filesystem); finished shards are s
 a failed job is resumed by running it again. The merge then runs on the driver.
 
 Every node must see the recipe, the corpora, the encoder and the shard directory at the same paths as
-the driver (the usual shared-filesystem cluster). Ray is an optional extra: ``pip install 'mathlas[ray]'``.
+the driver (the usual shared-filesystem cluster); the embedding cache (``--cache``) too, for the workers
+to share it (each segment is written under its own name, so concurrent writers are safe). Ray is an
+optional extra: ``pip install 'mathlas[ray]'``.
 """
 from __future__ import annotations
 

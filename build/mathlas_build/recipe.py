@@ -14,6 +14,8 @@ document_model = "fp32/model.onnx"   # optional: a file in that directory used t
 [options]
 batch_size = 32
 threads = 2                          # onnxruntime intra-op threads (0 = onnxruntime's choice)
+chunk = 2048                         # optional: texts embedded and saved to the embedding cache at a
+                                     # time; also the unit shards are cut in
 lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title, text) and their boosts
 lexical_symbols = "lean"             # optional: queries' notation also searched as Mathlib naming words
 lexical_identifiers = "tokenizer"    # optional: "split" (default) appends identifier parts to the text
@@ -33,6 +35,8 @@ limit = 0                            # optional: keep only the first N documents
 options = {}                         # optional: passed to the reader's read()
 ```
 Relative encoder paths resolve against the current directory, then the recipe's repository.
+Every build given a cache embeds through the per-text embedding cache (``textcache``); the former
+option ``vector_store = true``, which once switched it on, is ignored.
 A reader module may declare ``PRIORS`` (the TheoremSearch reader declares the citation prior): they
 join ``fusion.priors`` unless the recipe's own table names them, so the manifest carries them.
 """

@@ -5,7 +5,11 @@ takes a contiguous range of the documents in bundle row order (the order of a si
 The range is made of whole embedding chunks (``[options] chunk``, default ``embed.CHUNK`` = 2048):
 with C chunks, shard ``i/n`` takes chunks ``[i*C//n, (i+1)*C//n)``. Because shard boundaries are
 chunk boundaries, every batch a shard embeds is the batch a single-process build embeds, so the merged
-bundle equals the single-process bundle, and shards and single builds share the chunk cache.
+bundle equals the single-process bundle. (A text that occurs twice is embedded once, so a corpus with
+repeated texts shifts the later chunks of a single build against a shard's, and their vectors may differ
+in the last bits, as any other batch neighbours make them; builds that share a cache share the vectors.)
+Shards, Ray workers and single builds share the embedding cache (``textcache``: one vector per distinct
+text), several processes writing into it at once.
 
 A shard directory (``<root>/shard-00003-of-00008/``)::
 

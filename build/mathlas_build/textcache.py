@@ -1,103 +1,168 @@
-"""A content-addressed store of document vectors: one vector per distinct retrieval text.
+"""The embedding cache: a content-addressed store of document vectors, one per distinct retrieval text.
 
-Rebuilding a bundle after a corpus update (a new Mathlib commit, a reader that now emits structure
-fields) changes a few texts and shifts every position; a store keyed by the text itself embeds only
-the texts it has not seen. Layout, under ``<store>/<encoder fingerprint>/``::
+Every build given a cache directory (``--cache``, default ``work/embed-cache``; single builds, shards,
+Ray workers) embeds only the texts the store lacks (``embed.embed_documents``). Keyed by the text
+itself, it survives a corpus update: a new Mathlib commit or a reader change alters a few texts and
+shifts every position, and only the altered texts are embedded again. Layout::
 
-    seg-000000.npz   keys: (n, 16) uint8 (sha256 of the text, first 16 bytes), vectors: (n, d) float32
+    <cache>/texts/<encoder fingerprint>/seg-<24 hex>.npz
+        keys     (n, 16) uint8    the first 16 bytes of the sha256 of each text (UTF-8)
+        vectors  (n, d)  float32  their vectors, row for row
 
-Segments are written whole to a temporary name and renamed, one per embedded chunk, so an interrupted
-run keeps every finished chunk and never leaves a half-written segment that looks finished.
+The fingerprint (``embed.encoder_fingerprint``) covers ``encoder.json`` and the model file that embeds
+the documents, so another model or another export never reads these vectors.
+
+Writes are safe for several processes sharing one store (shards on one machine, Ray workers on a
+shared filesystem): a segment is named by the sha256 of its keys, so two different segments cannot
+get the same name, and two processes that embed the very same texts write segments that stand for
+each other (replacing one with the other loses nothing). A segment is written whole under a unique
+temporary name (``mkstemp``: ``.seg-*.tmp``, never read) and renamed into place, so a crash never
+leaves a half segment that looks finished. Stores written before segments were named by their keys
+(``seg-000000.npz``, ...) are read the same way.
+
+Opening a store reads only the keys (16 bytes a text, in one sorted array, not a dict); vectors are
+read when asked for, one segment at a time, so a shard of a large corpus reads only the segments that
+hold its texts. A segment that cannot be read or has another shape is skipped with a message (its
+texts are embedded again).
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import sys
-import time
+import tempfile
+import zipfile
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Iterable
 
 import numpy as np
 
-CHUNK = 4096
+from mathlas.errors import MathlasError
+
+STORE = "texts"
+KEY = np.dtype("S16")  # a key as one fixed-width numpy scalar: sortable and searchable
 
 
 def text_key(text: str) -> bytes:
+    """The store key of a retrieval text: the first 16 bytes of its sha256."""
     return hashlib.sha256(text.encode("utf-8")).digest()[:16]
 
 
+def text_keys(texts: Iterable[str]) -> np.ndarray:
+    """Keys of ``texts`` as a ``KEY`` array, one per text."""
+    return np.frombuffer(b"".join(map(text_key, texts)), dtype=KEY)
+
+
+def store_directory(cache_dir: str | os.PathLike, fingerprint: str) -> Path:
+    """The store of one encoder under a cache directory: ``<cache>/texts/<fingerprint>``."""
+    return Path(cache_dir) / STORE / fingerprint
+
+
+def _header(zf: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of one array of an ``.npz`` without reading its data."""
+    with zf.open(name) as f:
+        major, _ = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(f)
+    return shape, dtype
+
+
+def _read_keys(path: Path, dims: int) -> np.ndarray:
+    """The keys of a segment, after checking that its vectors have ``dims`` columns, one row a key."""
+    with zipfile.ZipFile(path) as zf:
+        vshape, vdtype = _header(zf, "vectors.npy")
+        with zf.open("keys.npy") as f:
+            keys = np.lib.format.read_array(f)
+    if keys.ndim != 2 or keys.shape[1] != 16 or keys.dtype != np.uint8:
+        raise ValueError(f"keys of shape {keys.shape} {keys.dtype}, expected (n, 16) uint8")
+    if vshape != (len(keys), dims) or vdtype != np.float32:
+        raise ValueError(f"vectors of shape {vshape} {vdtype}, expected ({len(keys)}, {dims}) float32")
+    return np.ascontiguousarray(keys).view(KEY).ravel()
+
+
 class VectorStore:
-    def __init__(self, directory: Path, dims: int):
+    """The segments of one store directory: which texts it holds, and their vectors on demand."""
+
+    def __init__(self, directory: str | os.PathLike, dims: int, *, quiet: bool = False):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.dims = dims
-        self._index: dict[bytes, tuple[int, int]] = {}
-        self._segments: list[np.ndarray] = []
+        self._paths: list[Path] = []
+        self._keys, self._seg, self._row = np.empty(0, KEY), np.empty(0, np.int32), np.empty(0, np.int32)
+        self._pending: list[tuple[np.ndarray, int]] = []  # (keys, segment number) not in the index yet
         for path in sorted(self.dir.glob("seg-*.npz")):
             try:
-                with np.load(path) as z:
-                    keys, vecs = z["keys"], z["vectors"]
-            except Exception as e:  # noqa: BLE001 - a damaged segment is re-embedded, not fatal
-                print(f"[embed] ignoring unreadable cache segment {path.name}: {e}", file=sys.stderr)
+                k = _read_keys(path, dims)
+            except Exception as e:  # noqa: BLE001 - a damaged segment is embedded again, not fatal
+                if not quiet:
+                    print(f"[embed] ignoring cache segment {path.name}: {e}", file=sys.stderr)
                 continue
-            if vecs.ndim != 2 or vecs.shape[1] != dims or len(keys) != len(vecs):
-                print(f"[embed] ignoring cache segment {path.name} of another shape", file=sys.stderr)
-                continue
-            seg = len(self._segments)
-            self._segments.append(vecs)
-            for row, k in enumerate(keys):
-                self._index[k.tobytes()] = (seg, row)
+            self._pending.append((k, len(self._paths)))
+            self._paths.append(path)
+
+    def _index(self) -> None:
+        """Fold the segments not indexed yet into the sorted key index (lazily: a build that only
+        adds segments after its lookups never pays for re-sorting)."""
+        if not self._pending:
+            return
+        keys = [self._keys, *(k for k, _ in self._pending)]
+        segs = [self._seg, *(np.full(len(k), s, np.int32) for k, s in self._pending)]
+        rows = [self._row, *(np.arange(len(k), dtype=np.int32) for k, _ in self._pending)]
+        self._pending = []
+        all_keys = np.concatenate(keys)
+        order = np.argsort(all_keys, kind="stable")
+        self._keys, self._seg, self._row = all_keys[order], np.concatenate(segs)[order], np.concatenate(rows)[order]
 
     def __len__(self) -> int:
-        return len(self._index)
+        """Distinct texts in the store."""
+        self._index()
+        return int(len(self._keys) - np.count_nonzero(self._keys[1:] == self._keys[:-1]))
 
-    def get(self, key: bytes) -> np.ndarray | None:
-        hit = self._index.get(key)
-        return None if hit is None else self._segments[hit[0]][hit[1]]
+    def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self._index()
+        pos = np.searchsorted(self._keys, keys)
+        inside = pos < len(self._keys)
+        found = np.zeros(len(keys), dtype=bool)
+        found[inside] = self._keys[pos[inside]] == keys[inside]
+        return found, pos
 
-    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
-        n = len(list(self.dir.glob("seg-*.npz")))
-        while (self.dir / f"seg-{n:06d}.npz").exists():
-            n += 1
-        path = self.dir / f"seg-{n:06d}.npz"
-        tmp = self.dir / f".seg-{n:06d}.{os.getpid()}.tmp.npz"
-        karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16)
-        np.savez(tmp, keys=karr, vectors=np.asarray(vectors, dtype=np.float32))
-        os.replace(tmp, path)
-        seg = len(self._segments)
-        self._segments.append(np.asarray(vectors, dtype=np.float32))
-        for row, k in enumerate(keys):
-            self._index[k] = (seg, row)
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """For each key (a ``KEY`` array, see ``text_keys``): whether the store holds its vector."""
+        return self._positions(keys)[0]
 
+    def read_into(self, keys: np.ndarray, out: np.ndarray, rows: np.ndarray) -> None:
+        """``out[rows[j]] = vector of keys[j]`` for every key (all must be held), one segment read at a time."""
+        found, pos = self._positions(keys)
+        if not found.all():
+            raise KeyError(f"{np.count_nonzero(~found)} keys are not in the store {self.dir}")
+        seg, srow = self._seg[pos], self._row[pos]
+        for s in np.unique(seg):
+            path = self._paths[s]
+            take = np.nonzero(seg == s)[0]
+            try:
+                with np.load(path) as z:
+                    out[rows[take]] = z["vectors"][srow[take]]
+            except Exception as e:  # noqa: BLE001 - the keys were readable, the vectors are not
+                raise MathlasError(f"cache segment {path} is damaged ({e}): delete it and build again") from None
 
-def embed_with_store(texts: Sequence[str], dims: int, store_dir: Path,
-                     embed: Callable[[list[str]], np.ndarray], *, quiet: bool = False) -> np.ndarray:
-    """Vectors for ``texts`` (one row each); only texts absent from the store go through ``embed``."""
-    store = VectorStore(store_dir, dims)
-    keys = [text_key(t) for t in texts]
-    todo: dict[bytes, str] = {}
-    for k, t in zip(keys, texts):
-        if store.get(k) is None and k not in todo:
-            todo[k] = t
-    if not quiet:
-        print(f"[embed] {len(texts):,} texts, {len(texts) - len(todo):,} already embedded "
-              f"({len(store):,} in the store), {len(todo):,} to embed", file=sys.stderr, flush=True)
-    pending = list(todo.items())
-    # shortest first inside each chunk keeps padding low; chunks themselves go in text order
-    t0, done = time.perf_counter(), 0
-    for start in range(0, len(pending), CHUNK):
-        part = pending[start:start + CHUNK]
-        vecs = embed([t for _, t in part])
-        store.add([k for k, _ in part], vecs)
-        done += len(part)
-        if not quiet:
-            dt = time.perf_counter() - t0
-            print(f"[embed] stored {done:,}/{len(pending):,} ({done / dt:.0f} docs/s)", file=sys.stderr, flush=True)
-    out = np.empty((len(texts), dims), dtype=np.float32)
-    for i, k in enumerate(keys):
-        v = store.get(k)
-        if v is None:  # cannot happen unless the store directory was changed underneath us
-            raise RuntimeError("vector store lost an entry during the build; rerun")
-        out[i] = v
-    return out
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> Path:
+        """Write one segment (temporary name, then rename) and index it; returns its path."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(keys), self.dims):
+            raise ValueError(f"{len(keys)} keys need vectors of shape ({len(keys)}, {self.dims}), got {vectors.shape}")
+        keys = np.ascontiguousarray(keys, dtype=KEY)
+        path = self.dir / f"seg-{hashlib.sha256(keys.tobytes()).hexdigest()[:24]}.npz"
+        fd, tmp = tempfile.mkstemp(prefix=".seg-", suffix=".tmp", dir=self.dir)
+        try:
+            os.fchmod(fd, 0o644)  # mkstemp makes 0600; the cache is shared like any build output
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, keys=keys.view(np.uint8).reshape(len(keys), 16), vectors=vectors)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        if path in self._paths:  # the same texts again (another process or run wrote them too)
+            return path
+        self._pending.append((keys, len(self._paths)))
+        self._paths.append(path)
+        return path
