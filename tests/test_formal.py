@@ -42,6 +42,7 @@ def test_manifest_declares_formal_settings_and_graph(formal_dir):
     assert m.sources["lean"]["count"] == m.count > 500
     assert m.lexical["symbols"] == "lean" and m.lexical["boosts"] == FORMAL_OPTIONS["lexical_boosts"]
     assert m.lexical["identifiers"] == "tokenizer" == FORMAL_OPTIONS["lexical_identifiers"]
+    assert m.vectors["binary_codes"] == "thermometer3" == FORMAL_OPTIONS["binary_codes"] and m.format_version == 2
     assert m.fusion["priors"]["pagerank"] == FORMAL_FUSION["priors"]["pagerank"]
     assert m.fusion["k_rrf"] == FORMAL_FUSION["k_rrf"]
     assert m.graph["edges"] > 1000

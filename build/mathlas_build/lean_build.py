@@ -28,6 +28,9 @@ FORMAL_OPTIONS = {
     "lexical_boosts": {"text": 1.0},
     "lexical_symbols": "lean",
     "lexical_identifiers": "tokenizer",
+    # 280k declarations: thermometer codes keep dense recall@10 >= 0.99 at the default pool
+    # (signs: 0.942 at pool 800); docs/bundle-format.md, docs/formal.md
+    "binary_codes": "thermometer3",
 }
 # Measured on shared/eval/formal-dev.jsonl over the full Mathlib bundle (docs/formal.md): BM25 is the
 # stronger channel on name-style queries, so it weighs twice the dense one; k_rrf 5 is inside the

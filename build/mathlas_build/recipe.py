@@ -18,6 +18,8 @@ chunk = 2048                         # optional: texts embedded and saved to the
                                      # time; also the unit shards are cut in
 lexical_boosts = { text = 1.0 }      # BM25 fields a query searches (name, title, text) and their boosts
 lexical_symbols = "lean"             # optional: queries' notation also searched as Mathlib naming words
+binary_codes = "thermometer3"        # optional: codes of the binary HNSW stage, "sign" (default) or
+                                     # "thermometer3" (3 bits per dimension; docs/bundle-format.md)
 lexical_identifiers = "tokenizer"    # optional: "split" (default) appends identifier parts to the text
                                      # (ModEq -> Mod Eq); "tokenizer" leaves them to tantivy's split
 
