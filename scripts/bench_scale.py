@@ -42,6 +42,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -484,8 +485,57 @@ def experiment_madvise_random(work: Path):
     pq.read_table = read
 
 
+def experiment_thermometer_codes(work: Path):
+    """The binary stage over 3-bit thermometer codes (``binary_codes = "thermometer3"``) instead of
+    sign bits: ``write_vectors(codes="thermometer3")`` of the bundle's own int8 vectors (dequantised
+    chunk by chunk) writes ``work/thermometer3/`` once (HNSW build time in thermometer3/build.json);
+    the dense channel then searches that index with those codes. Equivalent to a bundle built with
+    the option, without rebuilding the metadata and BM25 parts."""
+    import json as _json
+
+    from mathlas import bundle as fmt
+    from mathlas.dense import DenseChannel, usearch_index_class
+
+    out = work / "thermometer3"
+    if not (out / "build.json").is_file():
+        from mathlas_build import writer
+
+        src = work / "bundle"
+        q8 = np.load(src / fmt.FLOAT_VECTORS, mmap_mode="r")
+        scale = np.load(src / fmt.FLOAT_SCALES)
+
+        class Dequantised:  # write_vectors reads rows in chunks; float32 only chunk by chunk
+            shape = q8.shape
+
+            def __getitem__(self, sl):
+                return np.asarray(q8[sl], dtype=np.float32) * scale[sl, None]
+
+        tmp = work / "thermometer3.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        t0, c0 = time.perf_counter(), time.process_time()
+        info = writer.write_vectors(Dequantised(), tmp, codes="thermometer3")
+        (tmp / "build.json").write_text(_json.dumps({"seconds": round(time.perf_counter() - t0, 1),
+                                                     "cpu_seconds": round(time.process_time() - c0, 1),
+                                                     "binary_usearch_mb": round((tmp / fmt.BINARY_INDEX).stat().st_size / 2**20, 1),
+                                                     "vectors": info}))
+        for f in (fmt.FLOAT_VECTORS, fmt.FLOAT_SCALES):  # the bundle's own files serve; keep the codes only
+            (tmp / f).unlink()
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    init = DenseChannel.__init__
+
+    def __init__(self, root, count, dims, codes="sign"):
+        init(self, root, count, dims, codes)
+        self.index = usearch_index_class().restore(str(out / fmt.BINARY_INDEX), view=True)
+        self.thresholds = np.load(out / fmt.VECTOR_THRESHOLDS)
+        self.center = np.load(out / fmt.VECTOR_CENTER)
+        self.codes = "thermometer3"
+    DenseChannel.__init__ = __init__
+
+
 EXPERIMENTS = {"asym-stage": experiment_asym_stage, "lazy-meta": experiment_lazy_meta,
-               "ipc-meta": experiment_ipc_meta, "madvise-random": experiment_madvise_random}
+               "ipc-meta": experiment_ipc_meta, "madvise-random": experiment_madvise_random,
+               "thermometer-codes": experiment_thermometer_codes}
 
 
 def step_serve(work: Path, pools, experiments=()) -> dict:
