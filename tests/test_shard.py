@@ -135,7 +135,7 @@ def _shards(recipe, corpora, root, count, only=None, **kw):
     return [sh.build_shard(r, root, i, count, provider="cpu", quiet=True, **kw) for i in (only or range(count))]
 
 
-def test_shards_merge_into_the_single_process_bundle(toy, tmp_path):
+def test_shards_merge_into_the_single_process_bundle(toy, tmp_path, monkeypatch):
     recipe, corpora, single = toy
     built = _shards(recipe, corpora, tmp_path / "shards", 3)
     assert all(b for _, b in built)
@@ -144,8 +144,10 @@ def test_shards_merge_into_the_single_process_bundle(toy, tmp_path):
     assert json.loads((built[1][0] / sh.IDS).read_text()) == [f"toy:l{i:02d}" for i in range(8, 16)]
     assert set(m["fingerprints"]) == {"recipe", "corpus", "encoder"}
     assert set(m["files"]) == {sh.VECTORS, sh.IDS}
+    monkeypatch.setattr(sh, "MERGE_COPY_ROWS", 5)  # several copies per shard into the memory-mapped file
     out = sh.merge_shards(load_recipe(recipe, corpora), [tmp_path / "shards"], tmp_path / "merged", quiet=True)
     assert_same_bundle(single, out)
+    assert not list(tmp_path.glob(".merged.vectors-*"))  # the merge's temporary vectors file is gone
 
 
 def test_rerun_skips_finished_shards_and_redoes_torn_ones(toy, tmp_path):

@@ -54,6 +54,7 @@ SHARD_FORMAT = 1
 SHARD_MANIFEST = "shard.json"
 VECTORS = "vectors.npy"
 IDS = "ids.json"
+MERGE_COPY_ROWS = 65_536  # rows copied at a time into the merge's memory-mapped vectors
 _NAME = re.compile(r"^shard-(\d+)-of-(\d+)$")
 
 
@@ -294,9 +295,28 @@ def merge_shards(recipe, paths: Iterable[Path], out: Path, *, force: bool = Fals
     dims = {m["dims"] for _, m in shards}
     if len(dims) != 1:
         raise ShardError(f"shards disagree on vector dims: {sorted(dims)}")
-    vectors = np.concatenate([np.load(p / VECTORS) for p, _ in shards], axis=0)
     if not quiet:
         print(f"[merge] {len(shards)} shards, {len(ids):,} documents, encoder {fps['encoder']}", file=sys.stderr)
     texts = [retrieval_text(d) for d in docs]
     names = [name_field(d) for d in docs]
-    return write_recipe_bundle(recipe, docs, sources, texts, names, vectors, out, force=force, quiet=quiet)
+    # the shards' vectors concatenated into a memory-mapped file beside the output, not into RAM
+    # (9.2M x 1024 float32 is 38 GB): the writer reads it in chunks (write_vectors)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{Path(out).name}.vectors-", suffix=".npy", dir=Path(out).parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        vectors = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(ids), dims.pop()))
+        row = 0
+        for (p, _), part_ids in zip(shards, shard_ids):
+            part = np.load(p / VECTORS, mmap_mode="r")
+            if part.shape != (len(part_ids), vectors.shape[1]):
+                raise ShardError(f"{p / VECTORS} holds {part.shape} vectors for {len(part_ids):,} documents")
+            for a in range(0, len(part), MERGE_COPY_ROWS):
+                block = part[a:a + MERGE_COPY_ROWS]
+                vectors[row:row + len(block)] = block
+                row += len(block)
+        vectors.flush()
+        return write_recipe_bundle(recipe, docs, sources, texts, names, vectors, out, force=force, quiet=quiet)
+    finally:
+        tmp.unlink(missing_ok=True)
