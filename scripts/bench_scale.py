@@ -235,7 +235,8 @@ def make_documents(n: int, seed: int):
     return docs, texts, [d.name for d in docs]
 
 
-def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: int, bm25_heap_mb: int = 0) -> dict:
+def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: int, bm25_heap_mb: int = 0,
+               codes: str = "sign") -> dict:
     from mathlas_build import writer
 
     t0 = time.perf_counter()
@@ -273,7 +274,7 @@ def step_build(work: Path, n: int, seed: int, connectivity: int, expansion_add: 
     t1 = time.perf_counter()
     writer.write_bundle(docs, texts, names, vectors, stub, work / "bundle", name="synthetic-scale",
                         version=str(n), sources={"arxiv": {"count": n, "license": "synthetic", "attribution": ""}},
-                        builder="scripts/bench_scale.py", force=True)
+                        builder="scripts/bench_scale.py", binary_codes=codes, force=True)
     seconds["write_bundle_total"] = round(time.perf_counter() - t1, 1)
     seconds["checksums_and_rest"] = round(seconds["write_bundle_total"] - seconds["parquet"] - seconds["tantivy"]
                                           - seconds["vectors_hnsw"], 1)
@@ -781,7 +782,8 @@ def run_step(step: str, args, work: Path) -> dict:
     if step == "corpus":
         return step_corpus(work, args.docs, args.seed, args.queries, args.warmup)
     if step == "build":
-        return step_build(work, args.docs, args.seed, args.connectivity, args.expansion_add, args.bm25_heap_mb)
+        return step_build(work, args.docs, args.seed, args.connectivity, args.expansion_add, args.bm25_heap_mb,
+                          args.codes)
     if step == "serve":
         return step_serve(work, args.pools, [e for combo in args.experiment for e in combo.split(",")])
     return step_exact(work, args.pools)
@@ -798,6 +800,8 @@ def main():
     ap.add_argument("--queries", type=int, default=200, help="measured queries (default 200)")
     ap.add_argument("--warmup", type=int, default=100, help="warm-up queries, not measured (default 100)")
     ap.add_argument("--pools", default=",".join(map(str, POOLS)), help="pool sizes for the recall curve")
+    ap.add_argument("--codes", default="sign", choices=("sign", "thermometer3"),
+                    help="binary codes of the bundle (default sign; see docs/bundle-format.md)")
     ap.add_argument("--connectivity", type=int, default=16, help="HNSW connectivity for write_vectors")
     ap.add_argument("--expansion-add", type=int, default=128, help="HNSW expansion_add for write_vectors")
     ap.add_argument("--bm25-heap-mb", type=int, default=0,
@@ -833,7 +837,7 @@ def main():
         (work / f"{step_file(args.step, experiments)}.json").write_text(json.dumps(result, indent=1))
         return
     params = {"docs": args.docs, "seed": args.seed, "queries": args.queries, "warmup": args.warmup,
-              "hnsw": [args.connectivity, args.expansion_add]}
+              "hnsw": [args.connectivity, args.expansion_add], **({"codes": args.codes} if args.codes != "sign" else {})}
     stamp = work / "params.json"
     if stamp.is_file() and json.loads(stamp.read_text()) != params:
         sys.exit(f"{work} holds a run with other parameters ({stamp.read_text().strip()}); use another --work")
@@ -842,7 +846,7 @@ def main():
     forward = ["--docs", str(args.docs), "--work", str(work), "--queries", str(args.queries),
                "--warmup", str(args.warmup), "--pools", ",".join(map(str, args.pools)), "--seed", str(args.seed),
                "--connectivity", str(args.connectivity), "--expansion-add", str(args.expansion_add),
-               "--bm25-heap-mb", str(args.bm25_heap_mb)]
+               "--bm25-heap-mb", str(args.bm25_heap_mb), "--codes", args.codes]
     redo = set(args.redo)
     plan = [(step, ()) for step in STEPS if not (step == "exact" and args.skip_exact)]
     for combo in args.experiment:

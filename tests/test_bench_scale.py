@@ -37,7 +37,7 @@ def test_bench_scale_tiny(tmp_path):
     for lat in [*serve["latency"].values(), *r["exact"]["latency"].values()]:
         assert 0 < lat["p50_ms"] <= lat["p95_ms"]
     recalls = {int(p): v["recall"] for p, v in serve["recall_at_10"].items()}
-    assert set(recalls) == {10, 200}
+    assert set(recalls) == {10, 200, serve["default_pool"]}  # the size's default pool joins the curve
     assert all(0.0 <= x <= 1.0 for x in recalls.values())
     # the planted structure is recoverable: a 200-candidate pool over 2,048 documents finds most of
     # the exact top 10, and the hybrid ranking (lexical words + dense vector) finds the planted target
@@ -55,6 +55,17 @@ def test_bench_scale_tiny(tmp_path):
 
     table = load_script().extrapolate({**r, "docs": 1024}, r, 9_200_000)
     assert "9,200,000 extrapolated" in table and "size, whole bundle" in table
+
+
+def test_bench_scale_builds_thermometer_codes(tmp_path):
+    work = tmp_path / "thermo"
+    out = subprocess.run([sys.executable, str(SCRIPT), "--docs", "2048", "--work", str(work), "--queries", "20",
+                          "--warmup", "5", "--pools", "200", "--codes", "thermometer3", "--skip-exact", "--json", "-"],
+                         check=True, capture_output=True, text=True, timeout=120)
+    r = json.loads(out.stdout)
+    manifest = json.loads((work / "bundle" / "manifest.json").read_text())
+    assert manifest["vectors"]["binary_codes"] == "thermometer3" and manifest["format_version"] == 2
+    assert r["serve"]["recall_at_10"]["200"]["recall"] >= 0.9
 
 
 def test_bench_scale_refuses_other_parameters(tmp_path):
