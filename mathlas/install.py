@@ -20,21 +20,18 @@ complete bundle ever appears under ``bundles/``.
 Which releases exist, and where their archives are, is ``mathlas.catalog``'s: asking for a bundle
 that ships with mathlas by name (the default bundle above all) installs it on first use, and a
 remote catalog is read only by ``install_spec`` and ``index list``. Fetching an archive and checking
-its sha256 is ``mathlas.download``'s.
+its sha256 is ``mathlas.download``'s; the lock, the staging names and the atomic swap are
+``mathlas.staging``'s (shared with the OEIS tools).
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import sys
 import tempfile
-import threading
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import platformdirs
 
@@ -45,22 +42,13 @@ from mathlas.catalog import SAFE_NAME, Release, find_release, readable_shipped, 
 from mathlas.download import SHA256_HEX, check_sha256, fetch_archive, sidecar_sha256
 from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersionError,
                             InstallError, MathlasError, UsageError)
-
-try:  # POSIX; on Windows installs are simply not serialised across processes
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from mathlas.staging import DOWNLOADS, OLD_PREFIX, TMP_PREFIX, data_lock, replace_dir, talk
 
 DEFAULT_BUNDLE = "informal"
 BUNDLES = "bundles"
-LOCK_FILE = ".install.lock"
 IN_USE = "in-use.json"
-DOWNLOADS = ".downloads"
 ARCHIVE_SUFFIX = ".tar.zst"
 
-_TMP_PREFIX = ".tmp-"
-_OLD_PREFIX = ".old-"
-_PART_MAX_AGE_S = 14 * 86400  # an interrupted download nobody resumed for two weeks is dropped
 
 
 # --------------------------------------------------------------------------------------- places
@@ -139,7 +127,7 @@ def use(name: str, version: str | None = None, *, quiet: bool = False) -> Path:
         if not SAFE_NAME.fullmatch(part):
             raise UsageError(f"{part!r} is not a bundle name or version; use NAME@VERSION")
     root = bundles_dir()
-    with _install_lock(root, quiet=quiet):
+    with data_lock(root, quiet=quiet):
         same = [b for b in installed() if b.name == name]
         if version is not None and not any(b.version == version for b in same):
             have = ", ".join(b.version for b in same) or "none"
@@ -147,7 +135,7 @@ def use(name: str, version: str | None = None, *, quiet: bool = False) -> Path:
                                       f"install it first with `mathlas index install {name}@{version}`")
         _write_in_use(name, version)
     path = resolve_bundle(name, quiet=quiet)
-    _talk(f"{name} now means {path.name}" + ("" if version else " (the highest version)"), quiet)
+    talk(f"{name} now means {path.name}" + ("" if version else " (the highest version)"), quiet)
     return path
 
 
@@ -159,7 +147,7 @@ def _write_in_use(name: str, version: str | None) -> None:
         data.pop(name, None)
     else:
         data[name] = version
-    tmp = root / f"{_TMP_PREFIX}{IN_USE}-{os.getpid()}"
+    tmp = root / f"{TMP_PREFIX}{IN_USE}-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(dict(sorted(data.items())), f, indent=2)
@@ -268,13 +256,13 @@ def in_use_version(name: str) -> str | None:
 
 def _install_shipped(release: Release, *, quiet: bool) -> Path:
     root = bundles_dir()
-    with _install_lock(root, quiet=quiet):
+    with data_lock(root, quiet=quiet):
         # Another process may have installed it while we waited for the lock.
         for b in installed():
             if (b.name, b.version) == (release.name, release.version):
                 return b.path
         what = "the default bundle" if release.name == DEFAULT_BUNDLE else "the shipped bundle"
-        _talk(f"installing {what} {release.name}-{release.version} into {root}", quiet)
+        talk(f"installing {what} {release.name}-{release.version} into {root}", quiet)
         return install(release.url, expected_sha256=release.sha256, expected_size=release.size,
                        quiet=quiet, _announced=True, _expect=(release.name, release.version))
 
@@ -310,9 +298,9 @@ def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str 
     if not force:  # a release is immutable: no need to fetch what is already here
         for b in installed():
             if (b.name, b.version) == (release.name, release.version) and b.manifest is not None:
-                _talk(f"{b.name}@{b.version} is already installed at {b.path} (--force reinstalls it)", quiet)
+                talk(f"{b.name}@{b.version} is already installed at {b.path} (--force reinstalls it)", quiet)
                 return b.path
-    _talk(f"installing {release.name}@{release.version} from {release.url}", quiet)
+    talk(f"installing {release.name}@{release.version} from {release.url}", quiet)
     return install(release.url, expected_sha256=release.sha256, expected_size=release.size, force=force,
                    quiet=quiet, _announced=False, _expect=(release.name, release.version))
 
@@ -341,9 +329,9 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
                 if (local / MANIFEST).is_file() else "")
         raise InstallError(f"no release archive at {local}{hint}")
     root = bundles_dir()
-    with _install_lock(root, quiet=quiet):
+    with data_lock(root, quiet=quiet):
         try:
-            work = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=root))
+            work = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=root))
         except OSError as e:
             raise InstallError(f"cannot write to {root}: {e}; set MATHLAS_DATA_DIR to a writable directory") from None
         try:
@@ -402,8 +390,8 @@ def remove(name_or_dir: str | os.PathLike) -> Path:
     if path.parent != root.resolve():
         raise UsageError(f"{path} is not an installed bundle (not directly under {root}); delete it yourself")
     gone = next((b for b in installed() if b.path.resolve() == path), None)
-    with _install_lock(root, quiet=True):
-        aside = root / f"{_OLD_PREFIX}{path.name}-{os.getpid()}"
+    with data_lock(root, quiet=True):
+        aside = root / f"{OLD_PREFIX}{path.name}-{os.getpid()}"
         os.rename(path, aside)
         shutil.rmtree(aside, ignore_errors=True)
         if gone is not None and in_use().get(gone.name) == gone.version:
@@ -415,34 +403,18 @@ def _commit(staged: Path, target: Path, *, force: bool, quiet: bool) -> Path:
     """Rename the verified ``staged`` directory to ``target`` (atomically swapping when forced)."""
     if not target.exists():
         os.rename(staged, target)
-        _talk(f"installed {target.name} into {target.parent}", quiet)
+        talk(f"installed {target.name} into {target.parent}", quiet)
         return target
     same = _manifest_data(target) == _manifest_data(staged)
     if same and not force:
-        _talk(f"{target.name} is already installed at {target}", quiet)
+        talk(f"{target.name} is already installed at {target}", quiet)
         return target
     if not force:
         raise InstallError(f"{target} already exists and holds a different bundle of the same name and "
                            "version; pass --force (force=True) to replace it")
-    replace_dir(staged, target, _OLD_PREFIX)
-    _talk(f"replaced {target.name} at {target}", quiet)
+    replace_dir(staged, target, OLD_PREFIX)
+    talk(f"replaced {target.name} at {target}", quiet)
     return target
-
-
-def replace_dir(staged: Path, target: Path, old_prefix: str = _OLD_PREFIX) -> None:
-    """Rename ``staged`` to ``target``, moving an existing ``target`` aside first and deleting it
-    after (processes that still map its files keep them: unlinked files live on while mapped)."""
-    if not target.exists():
-        os.rename(staged, target)
-        return
-    aside = target.parent / f"{old_prefix}{target.name}-{os.getpid()}"
-    os.rename(target, aside)
-    try:
-        os.rename(staged, target)
-    except OSError:
-        os.rename(aside, target)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _manifest_data(root: Path) -> Any:
@@ -450,73 +422,3 @@ def _manifest_data(root: Path) -> Any:
         return json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-# --------------------------------------------------------------------------------------- talk, lock
-
-def _talk(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
-
-
-_lock_guard = threading.RLock()
-_held: dict[Path, list] = {}  # bundles dir -> [fd, depth]; the lock is re-entrant within a process
-
-
-@contextmanager
-def _install_lock(root: Path, *, quiet: bool) -> Iterator[None]:
-    """Hold ``root/.install.lock`` (fcntl.flock) so installs of all processes take turns.
-
-    On first acquisition, leftovers of crashed installs (``.tmp-*``, ``.old-*``) are removed:
-    only a lock holder ever creates them, so none can be in use.
-    """
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InstallError(f"cannot create {root}: {e}; set MATHLAS_DATA_DIR to a writable directory") from None
-    key = root.resolve()
-    with _lock_guard:
-        entry = _held.get(key)
-        if entry is None:
-            try:
-                fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as e:
-                raise InstallError(f"cannot write to {key}: {e}; set MATHLAS_DATA_DIR to a writable "
-                                   "directory") from None
-            try:
-                if fcntl is not None:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        _talk("waiting for another mathlas install to finish ...", quiet)
-                        fcntl.flock(fd, fcntl.LOCK_EX)
-                _clean_leftovers(key)
-            except BaseException:
-                os.close(fd)
-                raise
-            entry = _held[key] = [fd, 0]
-        entry[1] += 1
-        try:
-            yield
-        finally:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _held[key]
-                os.close(entry[0])  # closing the descriptor releases the flock
-
-
-def _clean_leftovers(root: Path) -> None:
-    for p in root.iterdir():
-        if p.name.startswith((_TMP_PREFIX, _OLD_PREFIX)):
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                p.unlink(missing_ok=True)
-    downloads = root / DOWNLOADS
-    if downloads.is_dir():  # keep interrupted downloads for resuming, but not forever
-        for p in downloads.iterdir():
-            try:
-                if time.time() - p.lstat().st_mtime > _PART_MAX_AGE_S:
-                    p.unlink()
-            except OSError:
-                pass

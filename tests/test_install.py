@@ -29,6 +29,7 @@ from mathlas import archive as archive_mod
 from mathlas import catalog as catalog_mod
 from mathlas import cli_index
 from mathlas import install as inst
+from mathlas import staging
 from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write_manifest
 from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersionError, InstallError, UsageError
 from mathlas_build.release import pack
@@ -62,7 +63,7 @@ def make_bundle(root: Path, name: str = "informal", version: str = "1.0.0", seed
 def leftovers() -> list[str]:
     """What is in the bundles directory besides the lock file."""
     root = inst.bundles_dir()
-    return sorted(p.name for p in root.iterdir() if p.name != inst.LOCK_FILE) if root.exists() else []
+    return sorted(p.name for p in root.iterdir() if p.name != staging.LOCK_FILE) if root.exists() else []
 
 
 def sha256(path: Path) -> str:

@@ -100,7 +100,7 @@ _open: dict[str, tuple[tuple, "OeisIndex"]] = {}
 def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
     """The index of the OEIS files in ``data`` (default ``oeis_dir()``), built first if missing or
     stale. Shared by every call of this process; reopened when the files change."""
-    from mathlas.install import _TMP_PREFIX, _install_lock, _talk, replace_dir
+    from mathlas.staging import TMP_PREFIX, data_lock, replace_dir, talk
 
     from . import index as ix
 
@@ -114,11 +114,11 @@ def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
         home = index_home(data)
         target = home / ix.INDEX_DIR
         if not ix.stamp_matches(target, data):
-            with _install_lock(home, quiet=quiet):
+            with data_lock(home, quiet=quiet):
                 if not ix.stamp_matches(target, data):  # another process may have built it meanwhile
-                    staged = ix.staging_dir(home, _TMP_PREFIX)
+                    staged = ix.staging_dir(home, TMP_PREFIX)
                     try:
-                        ix.build(data, staged, talk=lambda m: _talk(m, quiet))
+                        ix.build(data, staged, talk=lambda m: talk(m, quiet))
                         replace_dir(staged, target)
                     finally:
                         if staged.exists():

@@ -53,28 +53,28 @@ def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = F
     identify_sequence reads, ``oeis_dir()``), verify both, rename them into place, and build the
     index unless ``build_index`` is false. Returns ``dest``."""
     from mathlas.archive import download as _download
-    from mathlas.install import _TMP_PREFIX, _install_lock, _talk
+    from mathlas.staging import TMP_PREFIX, data_lock, talk
 
     from . import oeis_dir, open_index
     from .index import NAMES, STRIPPED, OeisDataError
 
     dest = (dest or oeis_dir()).expanduser()
     base = base_url.rstrip("/")
-    with _install_lock(dest, quiet=quiet):
+    with data_lock(dest, quiet=quiet):
         staged: dict[str, Path] = {}
         try:
             for name, kind in ((STRIPPED, "stripped"), (NAMES, "names")):
                 url = f"{base}/{name}"
-                tmp = dest / f"{_TMP_PREFIX}{os.getpid()}-{name}"
+                tmp = dest / f"{TMP_PREFIX}{os.getpid()}-{name}"
                 staged[name] = tmp
-                _talk(f"[oeis] downloading {url}", quiet)
+                talk(f"[oeis] downloading {url}", quiet)
                 _download(url, tmp, quiet=quiet)
                 try:
                     n = check_file(tmp, kind)
                 except OeisDataError as e:
                     raise InstallError(f"download of {url} is truncated or corrupt: {e}; nothing was "
                                        "installed, try again") from None
-                _talk(f"[oeis] {name}: {n:,} sequences, {tmp.stat().st_size / 1e6:.1f} MB", quiet)
+                talk(f"[oeis] {name}: {n:,} sequences, {tmp.stat().st_size / 1e6:.1f} MB", quiet)
             for name in (NAMES, STRIPPED):  # stripped last: it alone makes the data "available"
                 os.replace(staged[name], dest / name)
         except OSError as e:
@@ -82,7 +82,7 @@ def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = F
         finally:
             for tmp in staged.values():
                 tmp.unlink(missing_ok=True)
-        _talk(f"[oeis] installed {STRIPPED} and {NAMES} into {dest}", quiet)
+        talk(f"[oeis] installed {STRIPPED} and {NAMES} into {dest}", quiet)
     if build_index:
         open_index(dest, quiet=quiet)
     return dest
