@@ -1,8 +1,8 @@
 """Dense channel: binary HNSW candidates, then exact rescoring with the int8 vectors.
 
 Stage 1 searches ``vectors/binary.usearch`` (hamming over binary codes of the centred vectors: sign
-bits, or 3-bit thermometer codes, ``mathlas.bundle.BINARY_CODES``) for a pool of candidates; stage 2 rescores them with the memory-mapped int8 vectors, reading only those
-rows. When filters leave few enough documents, the channel scans exactly those rows instead, so a
+bits, or 3-bit thermometer codes, ``mathlas.bundle.BINARY_CODES``) for a pool of candidates; stage 2
+rescores them with the memory-mapped int8 vectors, reading only those rows. When filters leave few enough documents, the channel scans exactly those rows instead, so a
 filter never starves the top-k.
 """
 from __future__ import annotations

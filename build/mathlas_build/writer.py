@@ -140,18 +140,19 @@ def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, ex
     (root / "vectors").mkdir(parents=True, exist_ok=True)
     n, dims = vectors.shape
     chunks = [(a, min(n, a + VECTOR_CHUNK_ROWS)) for a in range(0, n, VECTOR_CHUNK_ROWS)]
-    total = np.zeros(dims, np.float64)
-    for a, b in chunks:
-        total += np.asarray(vectors[a:b], dtype=np.float32).sum(axis=0, dtype=np.float64)
-    center = (total / n).astype(np.float32) if n else np.zeros(dims, np.float32)
-    np.save(root / fmt.VECTOR_CENTER, center)
     bits = fmt.code_bits(dims, codes)
+    total, total_sq = np.zeros(dims, np.float64), np.zeros(dims, np.float64)
+    for a, b in chunks:  # one pass for the centre and (thermometer codes) each dimension's spread
+        block = np.asarray(vectors[a:b], dtype=np.float32)  # float32 rows, float64 sums: memory as before
+        total += block.sum(axis=0, dtype=np.float64)
+        if codes == "thermometer3":
+            total_sq += np.square(block).sum(axis=0, dtype=np.float64)
+    mean = total / n if n else np.zeros(dims)
+    center = mean.astype(np.float32)
+    np.save(root / fmt.VECTOR_CENTER, center)
     thresholds = None
     if codes == "thermometer3":
-        sq = np.zeros(dims, np.float64)
-        for a, b in chunks:
-            sq += np.square(np.asarray(vectors[a:b], dtype=np.float32) - center).sum(axis=0, dtype=np.float64)
-        sd = np.sqrt(sq / n) if n else np.zeros(dims)
+        sd = np.sqrt(np.maximum(total_sq / n - np.square(mean), 0.0)) if n else np.zeros(dims)
         thresholds = (fmt.THERMOMETER_SD * sd).astype(np.float32)
         np.save(root / fmt.VECTOR_THRESHOLDS, thresholds)
     # written in place (a memory map cannot be empty: an empty bundle's file is written whole)
