@@ -113,6 +113,9 @@ LEXICAL_TOKENIZER = "en_stem"
 # manifest ``lexical.identifiers``: "split" (the default) indexes lexical_words(text); "tokenizer"
 # indexes the text itself and leaves identifiers to the tokenizer's split on non-alphanumerics.
 LEXICAL_IDENTIFIERS = ("split", "tokenizer")
+# manifest ``lexical.symbols`` (optional): "lean" also searches a query's notation as Mathlib naming
+# words (mathlas.lean_symbols)
+LEXICAL_SYMBOLS = ("lean",)
 
 # Reciprocal Rank Fusion defaults; a bundle's manifest ``fusion`` block (a recipe choice, measured
 # on its dev queries) overrides them.

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mathlas.bundle import BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, LEXICAL_IDENTIFIERS, lexical_words
+from mathlas.bundle import (BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, LEXICAL_IDENTIFIERS,
+                            LEXICAL_SYMBOLS, lexical_words)
 from mathlas.errors import BundleCorruptError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking
@@ -48,7 +49,7 @@ class LexicalChannel:
                  symbols: str | None = None, identifiers: str = "split"):
         import tantivy
 
-        if symbols not in (None, "lean"):
+        if symbols is not None and symbols not in LEXICAL_SYMBOLS:
             raise BundleCorruptError(f"bundle {Path(root).name}: unknown lexical.symbols {symbols!r}")
         if identifiers not in LEXICAL_IDENTIFIERS:
             raise BundleCorruptError(f"bundle {Path(root).name}: unknown lexical.identifiers {identifiers!r}")

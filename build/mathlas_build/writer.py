@@ -198,7 +198,7 @@ def lexical_manifest(options: dict) -> dict:
     if identifiers is not None and identifiers not in fmt.LEXICAL_IDENTIFIERS:
         raise ValueError(f"options.lexical_identifiers must be one of {fmt.LEXICAL_IDENTIFIERS}, not {identifiers!r}")
     symbols = options.get("lexical_symbols")
-    if symbols not in (None, "lean"):
+    if symbols is not None and symbols not in fmt.LEXICAL_SYMBOLS:
         raise ValueError(f"options.lexical_symbols must be \"lean\" or absent, not {symbols!r}")
     return {"boosts": dict(options.get("lexical_boosts") or fmt.DEFAULT_LEXICAL_BOOSTS),
             **({"symbols": symbols} if symbols else {}),
