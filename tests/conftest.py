@@ -137,7 +137,7 @@ def tiny_recipe(tmp_path_factory, encoder_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_bundle_dir(tmp_path_factory, tiny_recipe) -> Path:
-    from mathlas_build.cli import build
+    from mathlas_build.pipeline import build
     from mathlas_build.recipe import load_recipe
 
     out = tmp_path_factory.mktemp("bundles") / "tiny-0.1.0"
@@ -166,7 +166,7 @@ FORMAL_FILES = (
 def formal_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
     import shutil
 
-    from mathlas_build.cli import build
+    from mathlas_build.pipeline import build
     from mathlas_build.lean_build import lean_recipe
 
     need_corpora()

@@ -112,7 +112,7 @@ def test_embedding_cache_resumes(tmp_path, encoder_dir, monkeypatch):
 def test_rebuild_into_the_same_cache_embeds_nothing(tiny_recipe, tiny_bundle_dir, tmp_path, capsys):
     """Every recipe builds through the per-text cache; one that still says ``vector_store = true`` (the
     option the cache used to need) builds the same. Cached, fresh and cache-less vectors are the same bytes."""
-    from mathlas_build.cli import build
+    from mathlas_build.pipeline import build
 
     old = tmp_path / "old.toml"
     old.write_text(tiny_recipe.read_text().replace("[options]\n", "[options]\nvector_store = true\n"))
@@ -144,7 +144,7 @@ def test_tiny_bundle_ids_follow_the_stable_scheme(tiny):
 
 def test_build_is_reproducible(tiny_recipe, tiny_bundle_dir, tmp_path):
     """Rebuilding from the same recipe gives the same documents, texts and vectors."""
-    from mathlas_build.cli import build
+    from mathlas_build.pipeline import build
 
     again = build(load_recipe(tiny_recipe, CORPORA), tmp_path / "again", cache_dir=None, quiet=True)
     a, b = fmt.read_manifest(tiny_bundle_dir), fmt.read_manifest(again)

@@ -13,7 +13,8 @@ import pytest
 
 from mathlas import bundle as fmt
 from mathlas_build import shard as sh
-from mathlas_build.cli import build, main
+from mathlas_build.cli import main
+from mathlas_build.pipeline import build
 from mathlas_build.recipe import load_recipe
 
 N_DOCS = 22

@@ -140,7 +140,7 @@ options = {{ slogan_model = "DeepSeek-V3.1" }}
 def build_papers_bundle(tmp_path_factory, encoder_dir: Path) -> Path:
     """A real bundle from the fixture (built once per session, shared by the paper test modules)."""
     if "papers" not in _BUILT:
-        from mathlas_build.cli import build
+        from mathlas_build.pipeline import build
         from mathlas_build.recipe import load_recipe
 
         base = tmp_path_factory.mktemp("papers")

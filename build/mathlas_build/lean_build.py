@@ -108,7 +108,7 @@ def default_encoder() -> Path:
 
 
 def main_lean(args) -> int:
-    from mathlas_build.cli import build
+    from mathlas_build.pipeline import build
 
     encoder = Path(args.encoder) if args.encoder else default_encoder()
     recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,

@@ -158,7 +158,7 @@ def build_shard(recipe, root: Path, index: int, count: int, *, provider: str = "
 
     A finished shard of the same recipe, corpus and encoder is left as it is; a torn or stale one is
     built again."""
-    from mathlas_build.cli import chunk_size, embed_texts, read_corpus
+    from mathlas_build.pipeline import chunk_size, embed_texts, read_corpus
     from mathlas_build.retrieval_text import retrieval_text
 
     def say(msg: str) -> None:
@@ -279,7 +279,7 @@ def load_shards(paths: Iterable[Path]) -> list[tuple[Path, dict]]:
 
 def merge_shards(recipe, paths: Iterable[Path], out: Path, *, force: bool = False, quiet: bool = False) -> Path:
     """Check a complete set of shards against the recipe's corpus and write the bundle."""
-    from mathlas_build.cli import read_corpus, write_recipe_bundle
+    from mathlas_build.pipeline import read_corpus, write_recipe_bundle
     from mathlas_build.retrieval_text import name_field, retrieval_text
 
     shards = load_shards(paths)

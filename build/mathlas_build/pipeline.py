@@ -1,0 +1,135 @@
+"""The build pipeline: read a recipe's sources -> retrieval texts -> embed -> write the bundle.
+
+``mathlas_build.cli`` is the command line over these functions; ``shard`` (sharded and Ray builds)
+and ``lean_build`` (``mathlas index build-lean``) call them too.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from mathlas_build.document import Document
+from mathlas_build.recipe import Recipe, RecipeError
+from mathlas_build.retrieval_text import name_field, retrieval_text
+from mathlas_build.sources import reader
+
+PROVIDERS = ("auto", "cpu", "cuda")
+
+
+def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], dict[str, dict]]:
+    """Read every source of a recipe; returns documents and the manifest's ``sources`` block."""
+    docs: list[Document] = []
+    info: dict[str, dict] = {}
+    for spec in recipe.sources:
+        mod = reader(spec.reader)
+        t0 = time.perf_counter()
+        n0 = len(docs)
+        for doc in mod.read(spec.path, **spec.options):
+            docs.append(doc)
+            if spec.limit and len(docs) - n0 >= spec.limit:
+                break
+        got = docs[n0:]
+        for d in got:
+            entry = info.setdefault(d.source, {"count": 0, "license": d.license or mod.LICENSE,
+                                               "attribution": spec.options.get("attribution", mod.ATTRIBUTION)})
+            entry["count"] += 1
+        if not quiet:
+            print(f"[read] {spec.reader}: {len(got):,} documents in {time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr, flush=True)
+    return docs, info
+
+
+def check_encoder(recipe: Recipe) -> None:
+    """Refuse an encoder whose model file does not have the sha256 the recipe pins."""
+    if recipe.encoder_sha256:
+        from mathlas.bundle import sha256_file
+        from mathlas.encoder import EncoderConfig
+
+        model_file = EncoderConfig.load(recipe.encoder / "encoder.json").model_file
+        got = sha256_file(recipe.encoder / model_file)
+        if got != recipe.encoder_sha256:
+            raise RecipeError(f"encoder model {recipe.encoder / model_file} has sha256 {got}, "
+                              f"the recipe expects {recipe.encoder_sha256}: re-export it or update the recipe")
+
+
+def read_corpus(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], dict[str, dict]]:
+    """The encoder check, then every document of the recipe in bundle row order (refuses an empty corpus)."""
+    check_encoder(recipe)
+    docs, sources = read_sources(recipe, quiet)
+    if not docs:
+        raise RecipeError(f"{recipe.path}: the sources yielded no documents")
+    return docs, sources
+
+
+def embed_texts(recipe: Recipe, texts: list[str], *, threads: int | None = None, provider: str = "auto",
+                batch_size: int | None = None, max_batch_tokens: int | None = None,
+                cache_dir: Path | None = None, quiet: bool = False):
+    """Embed retrieval texts with the recipe's encoder and options; with ``cache_dir``, through the
+    embedding cache (``textcache``: one vector per distinct text, only texts it lacks are embedded)."""
+    from mathlas_build.embed import embed_documents
+
+    return embed_documents(texts, recipe.encoder, cache_dir=cache_dir, chunk=chunk_size(recipe),
+                           threads=threads or recipe.options.get("threads"), provider=provider,
+                           batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
+                           max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
+                           model_file=recipe.document_model, quiet=quiet)
+
+
+def chunk_size(recipe: Recipe) -> int:
+    """Texts per embedding chunk (``[options] chunk``): embedded and saved to the cache at a time, and the
+    unit shards are cut in."""
+    from mathlas_build import embed
+
+    chunk = int(recipe.options.get("chunk", embed.CHUNK))
+    if chunk < 1:
+        raise RecipeError(f"{recipe.path}: options.chunk must be a positive integer")
+    return chunk
+
+
+def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str, dict], texts: list[str],
+                        names: list[str], vectors, out: Path, *, force: bool = False, quiet: bool = False) -> Path:
+    """Write the bundle of a recipe: the one call a single-process build and a shard merge share."""
+    from mathlas import __version__
+    from mathlas_build.writer import lexical_manifest, write_bundle
+
+    return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
+                        version=recipe.version, sources=sources, description=recipe.description,
+                        recipe=recipe.raw, builder=f"mathlas-build {__version__}",
+                        lexical=lexical_manifest(recipe.options), fusion=recipe.raw.get("fusion"),
+                        binary_codes=recipe.options.get("binary_codes", "sign"),
+                        force=force, quiet=quiet)
+
+
+def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",
+          batch_size: int | None = None, max_batch_tokens: int | None = None, cache_dir: Path | None = None,
+          force: bool = False, quiet: bool = False) -> Path:
+    """Single-process build: read, embed, write."""
+    docs, sources = read_corpus(recipe, quiet)
+    texts = [retrieval_text(d) for d in docs]
+    names = [name_field(d) for d in docs]
+    vectors = embed_texts(recipe, texts, threads=threads, provider=provider, batch_size=batch_size,
+                          max_batch_tokens=max_batch_tokens, cache_dir=cache_dir, quiet=quiet)
+    return write_recipe_bundle(recipe, docs, sources, texts, names, vectors, out, force=force, quiet=quiet)
+
+
+def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
+    """Read the recipe's corpus, measure its tokens per document, and plan the build without embedding."""
+    from mathlas.encoder import Encoder
+    from mathlas_build.plan import guess_model, make_plan, format_plan
+
+    t0 = time.perf_counter()
+    docs, _ = read_corpus(recipe, args.quiet)
+    read_rate = len(docs) / max(time.perf_counter() - t0, 1e-9)
+    sample = [retrieval_text(d) for d in docs[:: max(1, len(docs) // 2000)]]
+    enc = Encoder(recipe.encoder)
+    tokens = sum(map(len, enc.tokenize(sample, enc.config.document_prompt))) / len(sample)
+    enc_bytes = sum(f.stat().st_size for f in recipe.encoder.iterdir()
+                    if f.is_file() and f.name in ("encoder.json", "tokenizer.json", enc.model_file,
+                                                  enc.model_file + "_data"))
+    model = args.model or guess_model(enc.config.name)
+    plan = make_plan(len(docs), model, gpus=args.gpus, gpu=args.gpu, dims=enc.config.out_dims,
+                     tokens_per_doc=tokens, prompt_included=True, encoder_bytes=enc_bytes,
+                     read_docs_per_s=read_rate)
+    return format_plan(plan, as_json=args.json)
