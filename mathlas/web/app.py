@@ -1,0 +1,480 @@
+"""The ASGI app of ``mathlas serve`` (starlette), built by ``create_app(ServeConfig)``.
+
+Endpoints (docs/http.md; ``GET /openapi.json`` describes each):
+
+    POST /search                 TheoremSearch-compatible search (theoremsearch.py)
+    GET  /api/search             = mathlas search --json       GET /api/doc/{id}   = mathlas show --json
+    GET  /api/lean/search        = mathlas lean search --json  GET /api/lean/deps/{id} = mathlas lean deps --json
+    GET  /api/bundles            what is served and installed  GET /health         liveness, no auth
+    /mcp                         the MCP tools over streamable HTTP (stateless, JSON responses)
+    GET  /, /doc/{id}, /static/  the search page (no auth: it asks for the token when one is set)
+
+Library work runs on worker threads (the library is synchronous and thread-safe) under a per-request
+timeout; the event loop only parses, routes and writes. Creating the app opens no bundle and
+imports nothing heavy: the first request that needs a bundle opens it.
+
+Errors are JSON ``{"error": "<one line>", "status": N}``: 400 unreadable body, 401 missing or wrong
+token, 404 unknown document or endpoint or no formal bundle, 413 body over the limit, 422 a bad
+parameter (the library's own ``UsageError`` message), 504 past the timeout, 500 anything else
+(the traceback goes to the server's stderr, never to the client).
+"""
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mathlas.web import api, theoremsearch
+from mathlas.web.openapi import openapi_document
+
+log = logging.getLogger("mathlas.serve")
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 64 * 1024          # request bodies over this get 413
+MAX_K = 100                   # k / n_results over HTTP
+DEFAULT_TIMEOUT = 30.0        # seconds a request may take before it gets 504
+WORKER_THREADS = 8            # library calls running at once (more only queue on 2 cores)
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PUBLIC_PATHS = ("/health", "/", "/favicon.ico")
+PUBLIC_PREFIXES = ("/static/", "/doc/")
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "font-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "
+                               "base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+@dataclass
+class ServeConfig:
+    """Everything ``mathlas serve`` was told. ``bundles``: specs (first = default; empty = the
+    default bundle); ``token``: the Bearer token (None: no auth, only allowed on loopback or with
+    ``no_auth``); ``cors``: allowed origins (empty: CORS off)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    bundles: list[str] = field(default_factory=list)
+    formal_bundle: str | None = None
+    token: str | None = None
+    no_auth: bool = False
+    cors: list[str] = field(default_factory=list)
+    workers: int = 1
+    timeout: float = DEFAULT_TIMEOUT
+    max_body: int = MAX_BODY
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "ServeConfig":
+        return cls(**json.loads(text))
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK or host.startswith("127.")
+
+
+# ------------------------------------------------------------------------------ responses and errors
+
+class Json(JSONResponse):
+    """Compact UTF-8 JSON; NaN refused (the library never produces one)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> Json:
+    message = " ".join(str(message).split()) or "error"
+    return Json({"error": message, "status": status}, status_code=status, headers=headers)
+
+
+class ApiError(HTTPException):
+    """An error with a status and a one-line message for the client."""
+
+
+def _mathlas_error(e: Exception) -> ApiError:
+    if isinstance(e, api.BundleNotFoundError):
+        return ApiError(404, str(e))
+    if isinstance(e, api.UsageError):
+        return ApiError(404 if str(e).startswith("no document with id") else 422, str(e))
+    return ApiError(500, f"{type(e).__name__}: {e}")
+
+
+async def _http_exception(request: Request, exc: HTTPException) -> Response:
+    headers = dict(exc.headers or {})
+    if exc.status_code == 404 and not isinstance(exc, ApiError):
+        return error(404, f"no endpoint {request.url.path}; see /openapi.json", headers)
+    if exc.status_code == 405:
+        return error(405, f"{request.method} is not allowed on {request.url.path}", headers)
+    return error(exc.status_code, str(exc.detail), headers)
+
+
+async def _library_error(request: Request, exc: Exception) -> Response:
+    e = _mathlas_error(exc)
+    return error(e.status_code, str(e.detail))
+
+
+# ------------------------------------------------------------------------------ running library calls
+
+class Runner:
+    """Runs a library call on a worker thread under the request timeout."""
+
+    def __init__(self, timeout: float, threads: int = WORKER_THREADS):
+        self.timeout = timeout
+        self.limiter = anyio.CapacityLimiter(threads)
+
+    async def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def call():
+            return fn(*args, **kwargs)
+
+        try:
+            with anyio.fail_after(self.timeout):
+                return await anyio.to_thread.run_sync(call, limiter=self.limiter, abandon_on_cancel=True)
+        except TimeoutError:
+            raise ApiError(504, f"the request took longer than {self.timeout:g} s (mathlas serve --timeout)") from None
+        except api.MathlasError as e:
+            raise _mathlas_error(e) from None
+
+
+# ------------------------------------------------------------------------------ query parameters
+
+class Params:
+    """A GET endpoint's query parameters, checked: unknown names, types and ranges give 422."""
+
+    def __init__(self, request: Request, allowed: tuple[str, ...]):
+        self.q = request.query_params
+        unknown = sorted(set(self.q.keys()) - set(allowed))
+        if unknown:
+            raise ApiError(422, f"unknown parameter {', '.join(map(repr, unknown))}; this endpoint takes: "
+                                f"{', '.join(allowed)}")
+
+    def str(self, *names: str) -> str | None:
+        for n in names:
+            if n in self.q:
+                return self.q[n]
+        return None
+
+    def list(self, name: str) -> list[str] | None:
+        values = [v for v in self.q.getlist(name) if v.strip()]
+        return values or None
+
+    def int(self, name: str, default: int | None = None, lo: int | None = None, hi: int | None = None) -> int | None:
+        raw = self.q.get(name)
+        if raw is None:
+            return default
+        try:
+            v = int(raw)
+        except ValueError:
+            v = None
+        if v is None or (lo is not None and v < lo) or (hi is not None and v > hi):
+            span = f" from {lo} to {hi}" if lo is not None and hi is not None else ""
+            raise ApiError(422, f"{name} must be an integer{span}, got {raw!r}")
+        return v
+
+    def float(self, name: str) -> float | None:
+        raw = self.q.get(name)
+        if raw is None:
+            return None
+        try:
+            v = float(raw)
+        except ValueError:
+            v = math.nan
+        if not math.isfinite(v):
+            raise ApiError(422, f"{name} must be a finite number, got {raw!r}")
+        return v
+
+
+SEARCH_PARAMS = ("q", "query", "k", "mode", "source", "exclude_source", "kind", "author", "category", "year_min",
+                 "year_max", "citations_min", "citations_max", "journal", "prior", "bundle")
+LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "bundle")
+DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
+
+
+def _search_args(p: Params) -> dict[str, Any]:
+    """The /api/search parameters as ``api.search`` arguments: the CLI's options, one for one."""
+    journal = p.str("journal")
+    if journal not in (None, "yes", "no"):
+        raise ApiError(422, f"journal must be yes or no, got {journal!r}")
+    pf = {"authors": p.list("author"), "categories": p.list("category"), "year_min": p.int("year_min"),
+          "year_max": p.int("year_max"), "citations_min": p.int("citations_min"),
+          "citations_max": p.int("citations_max"), "journal_published": None if journal is None else journal == "yes"}
+    priors = {}
+    for item in p.list("prior") or []:
+        name, sep, w = item.partition("=")
+        try:
+            priors[name.strip()] = float(w)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise ApiError(422, f"prior takes NAME=WEIGHT, e.g. citations=0.002, got {item!r}")
+    return {"query": p.str("q", "query") or "", "k": p.int("k", 10, 1, MAX_K), "mode": p.str("mode") or "hybrid",
+            "sources": p.list("source"), "exclude": p.list("exclude_source"), "kinds": p.list("kind"),
+            "paper_filter": {key: v for key, v in pf.items() if v is not None} or None, "priors": priors or None}
+
+
+def _check_query(q: str) -> None:
+    if len(q) > theoremsearch.MAX_QUERY_CHARS:
+        raise ApiError(422, f"the query is {len(q)} characters long; over HTTP at most {theoremsearch.MAX_QUERY_CHARS}")
+
+
+# ------------------------------------------------------------------------------ middleware
+
+class RequestLog:
+    """One line per request on stderr: client, method, path, status, milliseconds."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start = time.perf_counter()
+        status = [500]
+
+        async def send_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            client = (scope.get("client") or ("-", 0))[0]
+            path = scope.get("path", "")
+            qs = scope.get("query_string", b"").decode("latin-1")
+            target = path + ("?" + qs if qs else "")
+            if len(target) > 300:
+                target = target[:300] + "…"
+            log.info('%s "%s %s" %d %.1f ms', client, scope.get("method", "-"), target, status[0],
+                     (time.perf_counter() - start) * 1000)
+
+
+class Guard:
+    """Host check on loopback (DNS rebinding), Bearer token, request body limit; answers in JSON."""
+
+    def __init__(self, app: ASGIApp, config: ServeConfig):
+        self.app = app
+        self.token = config.token.encode() if config.token else None
+        self.loopback = config.loopback
+        self.max_body = config.max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.loopback and not _host_is_loopback(headers.get("host", "")):
+            return await error(421, f"host {headers.get('host', '')!r} is not this loopback server "
+                                    "(mathlas serve on 127.0.0.1 answers only to 127.0.0.1, localhost or [::1])")(scope, receive, send)
+        path = scope.get("path", "")
+        if self.token is not None and scope.get("method") != "OPTIONS" and not _public(path):
+            auth = headers.get("authorization", "")
+            scheme, _, given = auth.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
+                msg = "this server needs a token: send the header Authorization: Bearer <token>" if not auth \
+                    else "wrong token"
+                return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'})(scope, receive, send)
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}")(scope, receive, send)
+        size = 0
+
+        async def limited() -> Message:
+            nonlocal size
+            message = await receive()
+            if message["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if size > self.max_body:
+                    raise ApiError(413, f"request body over {self.max_body} bytes")
+            return message
+
+        started = False
+
+        async def send_tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited, send_tracking)
+        except Exception as e:  # a bug: logged once here, never shown to the client
+            log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
+            if not started:
+                await error(500, "internal error; the server log has the details")(scope, receive, send)
+
+
+def _public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
+
+
+def _host_is_loopback(host: str) -> bool:
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
+    return is_loopback(name.lower())
+
+
+# ------------------------------------------------------------------------------ the app
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
+    served = api.Served(config.bundles, config.formal_bundle)
+    run = Runner(config.timeout)
+    mcp_server = api.mcp_server(allow_write=bool(config.token))
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if config.loopback:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *config.cors])
+    else:  # reachable by name from elsewhere: the token guards it
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
+                                   transport_security=security, max_request_body_size=config.max_body,
+                                   host=config.host)
+    sessions = mcp_server.session_manager
+    started = time.time()
+
+    class McpEndpoint:  # an ASGI app, not a function: starlette then passes every method through
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await sessions.handle_request(scope, receive, send)
+
+    # -- the search page
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+    async def doc_page(request: Request) -> Response:
+        return FileResponse(STATIC / "doc.html", headers=PAGE_HEADERS)
+
+    # -- health, bundles, openapi
+    async def health(request: Request) -> Response:
+        return Json({"status": "ok", "version": api.VERSION, "bundles_open": api.loaded(),
+                     "uptime_s": round(time.time() - started, 1)})
+
+    async def bundles(request: Request) -> Response:
+        Params(request, ())
+        return Json(await run(api.bundles, served))
+
+    async def openapi(request: Request) -> Response:
+        return Json(openapi_document(config))
+
+    # -- mathlas's own API
+    async def api_search(request: Request) -> Response:
+        p = Params(request, SEARCH_PARAMS)
+        args = _search_args(p)
+        _check_query(args["query"])
+        requested = p.str("bundle")
+        return Json(await run(lambda: api.search(bundle=served.pick(requested), **args)))
+
+    async def api_doc(request: Request) -> Response:
+        p = Params(request, ("bundle",))
+        doc_id = request.path_params["id"]
+        requested = p.str("bundle")
+
+        def work() -> dict:
+            if doc_id.startswith("lean:"):  # Lean declarations live in the formal bundle
+                return api.document(doc_id, bundle=served.pick_formal(requested))
+            return api.document(doc_id, bundle=served.pick(requested))
+
+        return Json(await run(work))
+
+    async def lean_search(request: Request) -> Response:
+        p = Params(request, LEAN_SEARCH_PARAMS)
+        q = p.str("q", "query") or ""
+        _check_query(q)
+        args = {"k": p.int("k", 10, 1, MAX_K), "modules": p.list("module"), "kinds": p.list("kind"),
+                "mode": p.str("mode") or "hybrid", "prior_weight": p.float("prior_weight")}
+        requested = p.str("bundle")
+        return Json(await run(lambda: api.lean_search(q, bundle=served.pick_formal(requested), **args)))
+
+    async def lean_deps(request: Request) -> Response:
+        p = Params(request, DEPS_PARAMS)
+        args = {"direction": p.str("direction") or "uses", "depth": p.int("depth", 1), "limit": p.int("limit", 100)}
+        requested, doc_id = p.str("bundle"), request.path_params["id"]
+        return Json(await run(lambda: api.lean_deps(doc_id, bundle=served.pick_formal(requested), **args)))
+
+    # -- TheoremSearch
+    async def ts_search(request: Request) -> Response:
+        raw = await request.body()
+        try:
+            body = json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ApiError(400, f"the request body is not JSON ({e})") from None
+        req = theoremsearch.parse(body)
+
+        def work() -> dict:
+            spec = served.pick(req.bundle)
+            facts = api.bundle_facts(spec)
+            plan = theoremsearch.plan(req, facts)
+            hits = [] if plan.nothing else api.search_hits(spec, req.query, **plan.kwargs)
+            return theoremsearch.response(hits, facts, req, plan)
+
+        out = await run(work)
+        headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}
+        if out["mathlas"]["ignored"]:
+            headers["X-Mathlas-Ignored"] = ", ".join(out["mathlas"]["ignored"])
+        return Json(out, headers=headers)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        async with sessions.run():
+            yield
+
+    routes = [
+        Route("/", page, methods=["GET", "HEAD"]),
+        Route("/doc/{id:path}", doc_page, methods=["GET", "HEAD"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/health", health, methods=["GET", "HEAD"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/search", ts_search, methods=["POST"]),
+        Route("/api/search", api_search, methods=["GET"]),
+        Route("/api/doc/{id:path}", api_doc, methods=["GET"]),
+        Route("/api/lean/search", lean_search, methods=["GET"]),
+        Route("/api/lean/deps/{id:path}", lean_deps, methods=["GET"]),
+        Route("/api/bundles", bundles, methods=["GET"]),
+        Route("/mcp", McpEndpoint()),
+    ]
+    from starlette.middleware import Middleware
+
+    middleware = [Middleware(RequestLog)]
+    if config.cors:
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(Middleware(
+            CORSMiddleware, allow_origins=config.cors, allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version",
+                           "Last-Event-ID"],
+            expose_headers=["X-Mathlas-Bundle", "X-Mathlas-Ignored", "Mcp-Session-Id"], max_age=600))
+    middleware.append(Middleware(Guard, config=config))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
+                    exception_handlers={HTTPException: _http_exception, api.MathlasError: _library_error})
+    app.state.config = config
+    app.state.served = served
+    return app
+
+
+def app_from_env() -> Starlette:
+    """The app factory uvicorn's worker processes call (``--workers N``): the config travels in
+    ``$MATHLAS_SERVE_CONFIG`` (set by ``mathlas serve`` for its own children)."""
+    import os
+
+    return create_app(ServeConfig.from_json(os.environ["MATHLAS_SERVE_CONFIG"]))

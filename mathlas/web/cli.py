@@ -1,0 +1,154 @@
+"""``mathlas serve``: the HTTP server (TheoremSearch-compatible ``POST /search``, the JSON API,
+MCP at ``/mcp``, the search page at ``/``).
+
+    mathlas serve [--host 127.0.0.1] [--port 8765] [--bundle B ...] [--formal-bundle F]
+                  [--token T | --no-auth] [--cors ORIGIN ...] [--workers N] [--timeout S]
+
+Safe by default: it binds 127.0.0.1; any other address needs ``--token`` (Bearer auth on every
+endpoint but ``/health`` and the page) or an explicit ``--no-auth``, which prints a warning. Every
+option has an environment fallback (``MATHLAS_SERVE_HOST``, ``MATHLAS_SERVE_PORT``,
+``MATHLAS_BUNDLE``, ``MATHLAS_FORMAL_BUNDLE``, ``MATHLAS_TOKEN``...); a token is better given
+through the environment, where other users' ``ps`` cannot read it.
+
+Importing this module is light: uvicorn, starlette and the mcp SDK load when the server starts.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+
+DEFAULT_PORT = 8765
+
+
+def _env_list(name: str) -> list[str]:
+    return [x for x in (os.environ.get(name) or "").split(",") if x.strip()]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``serve`` subcommand to the ``mathlas`` command's subparsers."""
+    p = subparsers.add_parser(
+        "serve", help="serve search over HTTP: TheoremSearch-compatible API, JSON API, MCP, a web page",
+        description="Serve mathlas over HTTP: POST /search (TheoremSearch-compatible), GET /api/... (the JSON of "
+                    "--json), MCP over streamable HTTP at /mcp, and a search page at /. Binds 127.0.0.1 unless told "
+                    "otherwise; another address needs --token or --no-auth. One line per request on stderr.")
+    p.add_argument("--host", default=os.environ.get("MATHLAS_SERVE_HOST", "127.0.0.1"),
+                   help="address to bind (default 127.0.0.1; $MATHLAS_SERVE_HOST)")
+    p.add_argument("--port", type=int, default=int(os.environ.get("MATHLAS_SERVE_PORT", DEFAULT_PORT)),
+                   help=f"port (default {DEFAULT_PORT}; 0 picks a free one; $MATHLAS_SERVE_PORT)")
+    p.add_argument("--bundle", "-b", action="append", dest="bundles", metavar="B",
+                   default=None, help="a bundle to serve (repeatable; the first is the default; default: "
+                                      "$MATHLAS_BUNDLE or the default bundle)")
+    p.add_argument("--formal-bundle", default=os.environ.get("MATHLAS_FORMAL_BUNDLE"), metavar="F",
+                   help="the formal (Lean) bundle of /api/lean (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
+    p.add_argument("--token", default=os.environ.get("MATHLAS_TOKEN") or None, metavar="T",
+                   help="require 'Authorization: Bearer T' on every endpoint but /health and the page "
+                        "($MATHLAS_TOKEN; needed to bind another address than loopback)")
+    p.add_argument("--no-auth", action="store_true",
+                   help="bind a non-loopback address without a token (prints a warning)")
+    p.add_argument("--cors", action="append", metavar="ORIGIN", default=None,
+                   help="allow browser calls from this origin, e.g. https://example.org (repeatable; default: "
+                        "CORS off; $MATHLAS_CORS, comma-separated)")
+    p.add_argument("--workers", type=int, default=int(os.environ.get("MATHLAS_SERVE_WORKERS", 1)),
+                   help="server processes (default 1; each opens its own bundles)")
+    p.add_argument("--timeout", type=float, default=float(os.environ.get("MATHLAS_SERVE_TIMEOUT", 30)),
+                   help="seconds a request may take before it gets 504 (default 30)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-request log lines on stderr")
+    p.set_defaults(run=run)
+    return p
+
+
+def config_from_args(args: argparse.Namespace):
+    """The ``ServeConfig`` the arguments ask for, or a ``UsageError`` saying what is unsafe or wrong."""
+    from mathlas.errors import UsageError
+    from mathlas.web.app import ServeConfig, is_loopback
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
+    if args.workers < 1 or args.workers > 64:
+        raise UsageError(f"--workers must be from 1 to 64, got {args.workers}")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if args.token is not None and len(args.token) < 8:
+        raise UsageError("--token must be at least 8 characters (use a long random one, e.g. from `openssl rand -hex 32`)")
+    if args.token and args.no_auth:
+        raise UsageError("--token and --no-auth contradict each other; give one")
+    if not is_loopback(args.host) and not args.token and not args.no_auth:
+        raise UsageError(f"binding {args.host} makes the server reachable from other machines: give --token T "
+                         "(or $MATHLAS_TOKEN) so requests need 'Authorization: Bearer T', or --no-auth to serve "
+                         "everyone who can reach it")
+    bundles = args.bundles or _env_list("MATHLAS_BUNDLE")
+    return ServeConfig(host=args.host, port=args.port, bundles=bundles, formal_bundle=args.formal_bundle,
+                       token=args.token, no_auth=args.no_auth, cors=args.cors or _env_list("MATHLAS_CORS"),
+                       workers=args.workers, timeout=args.timeout)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT or SIGTERM; in-flight requests finish first."""
+    from mathlas.errors import UsageError
+
+    try:
+        config = config_from_args(args)
+    except UsageError as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(message)s")
+    logging.getLogger("mathlas.serve").setLevel(logging.WARNING if args.quiet else logging.INFO)
+    # The MCP tools and the library read these when a call names no bundle.
+    if config.bundles:
+        os.environ["MATHLAS_BUNDLE"] = config.bundles[0]
+    if config.formal_bundle:
+        os.environ["MATHLAS_FORMAL_BUNDLE"] = config.formal_bundle
+    if config.no_auth and not config.loopback:
+        print(f"mathlas serve: WARNING: serving {config.host} without a token (--no-auth): anyone who can reach "
+              "this port can search and call the MCP tools", file=sys.stderr)
+    try:
+        sock = _bind(config.host, config.port)
+    except OSError as e:
+        print(f"mathlas: cannot listen on {config.host}:{config.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    config.port = sock.getsockname()[1]
+    import uvicorn
+
+    common = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=30, lifespan="on",
+                  server_header=False, proxy_headers=False)
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    print(f"mathlas serve: http://{host}:{config.port}/ (search page), POST /search, /api, /mcp"
+          + (" — token required" if config.token else ""), file=sys.stderr, flush=True)
+    try:
+        if config.workers > 1:
+            from uvicorn.supervisors import Multiprocess
+
+            os.environ["MATHLAS_SERVE_CONFIG"] = config.to_json()
+            uc = uvicorn.Config("mathlas.web.app:app_from_env", factory=True, workers=config.workers, **common)
+            Multiprocess(uc, sockets=[sock]).run()
+        else:
+            from mathlas.web.app import create_app
+
+            uc = uvicorn.Config(create_app(config), **common)
+            uvicorn.Server(uc).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    print("mathlas serve: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mathlas.web serve ...``: the command without the main ``mathlas`` CLI."""
+    parser = argparse.ArgumentParser(prog="mathlas")
+    add_parser(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    return args.run(args)
