@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import socket
 import sys
 
@@ -126,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     host = f"[{config.host}]" if ":" in config.host else config.host
     print(f"mathlas serve: http://{host}:{config.port}/ (search page), POST /search, /api, /mcp"
           + (" — token required" if config.token else ""), file=sys.stderr, flush=True)
+    # uvicorn stops on SIGTERM/SIGINT after the requests in flight finish, then re-raises the signal
+    # to the handler in place before it started: this one, so a requested stop exits 0.
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     try:
         if config.workers > 1:
             from uvicorn.supervisors import Multiprocess
