@@ -1,0 +1,126 @@
+"""MCP over streamable HTTP at ``/mcp``: the official ``mcp`` client against a real ``mathlas serve``.
+
+The tools are the stdio server's (one registry, ``mathlas.server.build_server``); ``add_finding``
+writes, so it is served over HTTP only behind a token.
+"""
+from __future__ import annotations
+
+import pytest
+
+from test_web_serve import TIMEOUT, WebServer, assert_clean, httpx, papers_bundle_dir, web  # noqa: F401  (fixtures)
+
+pytest.importorskip("mcp")
+import anyio  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+TOKEN = "test-token-0123456789"
+
+
+def mcp_session(base: str, work, token: str | None = None):
+    """Run ``await work(session)`` in a fresh client session; its result."""
+    async def main():
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with httpx.AsyncClient(headers=headers, timeout=TIMEOUT) as client:
+            async with streamable_http_client(base + "/mcp", http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    return await work(session)
+
+    return anyio.run(main)
+
+
+def stdio_tool_names() -> set[str]:
+    from mathlas.tools import available_tool_names
+
+    return set(available_tool_names())
+
+
+def test_tools_are_the_stdio_tools_without_add_finding(web):
+    async def work(s):
+        return (await s.list_tools()).tools
+
+    tools = mcp_session(web.base, work)
+    names = {t.name for t in tools}
+    assert names == stdio_tool_names() - {"add_finding"}
+    search = next(t for t in tools if t.name == "search_existing_math")
+    assert search.output_schema and search.input_schema["required"] == ["query"]
+
+
+def test_search_and_get_by_id_match_the_json_api(web):
+    async def work(s):
+        r = await s.call_tool("search_existing_math", {"query": "a finitely generated module over a ring", "k": 4})
+        first = r.structured_content["hits"][0]["id"]
+        d = await s.call_tool("get_by_id", {"id": first})
+        return r, d
+
+    r, d = mcp_session(web.base, work)
+    assert not r.is_error and not d.is_error
+    api = web.get("/api/search", params={"q": "a finitely generated module over a ring", "k": 4}).json()
+    assert r.structured_content == api
+    assert d.structured_content == web.get(f"/api/doc/{api['hits'][0]['id']}").json()
+
+
+def test_formal_tools_and_errors(web):
+    async def work(s):
+        return (await s.call_tool("search_formal_math", {"query": "prime two le", "k": 2}),
+                await s.call_tool("get_dependencies", {"id": "lean:Nat.Prime.two_le"}),
+                await s.call_tool("search_existing_math", {"query": "ring", "k": 0}),
+                await s.call_tool("get_by_id", {"id": "stacks:NOPE"}))
+
+    formal, deps, bad_k, missing = mcp_session(web.base, work)
+    assert formal.structured_content["hits"][0]["id"] == "lean:Nat.Prime.two_le"
+    assert deps.structured_content["total"] > 0
+    assert bad_k.is_error and "k must be an integer from 1 to 1000" in bad_k.content[0].text
+    assert missing.is_error and "no document with id 'stacks:NOPE'" in missing.content[0].text
+
+
+def test_concurrent_sessions(web):
+    queries = [f"{w} {i}" for i, w in enumerate(["ring", "module", "field", "compact", "ideal", "group"])]
+
+    async def one(q, out):
+        async def work(s):
+            return await s.call_tool("search_existing_math", {"query": q, "k": 3})
+
+        headers = None
+        async with httpx.AsyncClient(headers=headers, timeout=TIMEOUT) as client:
+            async with streamable_http_client(web.base + "/mcp", http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    out[q] = await work(session)
+
+    async def main():
+        out = {}
+        async with anyio.create_task_group() as tg:
+            for q in queries:
+                tg.start_soon(one, q, out)
+        return out
+
+    results = anyio.run(main)
+    for q in queries:
+        want = web.get("/api/search", params={"q": q, "k": 3}).json()
+        assert results[q].structured_content == want
+
+
+def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--token", TOKEN,
+                       env={"MATHLAS_DATA_DIR": str(tmp_path), "MATHLAS_FORMAL_BUNDLE": str(tmp_path / "none")})
+    try:
+        async def work(s):
+            names = {t.name for t in (await s.list_tools()).tools}
+            added = await s.call_tool("add_finding", {"statement": "Every group of order p^2 is abelian.",
+                                                      "source_url": "https://example.org/p2"})
+            found = await s.call_tool("search_existing_math", {"query": "group of order p^2 is abelian", "k": 5})
+            return names, added, found
+
+        names, added, found = mcp_session(server.base, work, token=TOKEN)
+        assert names == stdio_tool_names()
+        assert not added.is_error and added.structured_content["id"].startswith("finding:")
+        assert any(h["id"].startswith("finding:") for h in found.structured_content["hits"])
+        # without the token /mcp answers 401 before any MCP message is read
+        r = httpx.post(server.base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                       headers={"Accept": "application/json, text/event-stream"})
+        assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    finally:
+        server.stop()
+    assert_clean(server)
