@@ -7,6 +7,7 @@
     mathlas-build RECIPE.toml --dry-run [--gpus G --gpu h100]    # plan: time and bundle size
     mathlas-build plan --docs N --model qwen3-0.6b --gpus G [--gpu h100|a100|cpu] [--dims D]
     mathlas-build pack BUNDLE_DIR [--out artifacts/]
+    mathlas-build pairs RECIPE.toml | train-encoder RECIPE.toml  # training pairs, encoder (docs/training.md)
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
     return given or Path("work/shards") / f"{recipe.name}-{recipe.version}"
 
 
-COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean")
+COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--dry-run", action="store_true", help="read the corpus and print the plan: time and bundle size")
     _add_plan_options(b, docs=False)
     b.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
+    b.add_argument("--install", action="store_true",
+                   help="also install the bundle into the mathlas data directory (`mathlas index install`)")
     b.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     m = sub.add_parser("merge", help="check that shards cover the corpus exactly once and write the bundle")
     m.add_argument("recipe", type=Path)
@@ -77,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
     m.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
     m.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
+    m.add_argument("--install", action="store_true", help="also install the bundle (`mathlas index install`)")
     m.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     m.add_argument("-q", "--quiet", action="store_true")
     r = sub.add_parser("ray", help="embed N shards as Ray Data tasks (one per GPU or CPU worker), then merge")
@@ -96,13 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     from mathlas_build.lean_build import add_lean_parser
 
     add_lean_parser(sub)
+    from mathlas_build.training.cli import add_training_parsers
+
+    add_training_parsers(sub)
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
     k.add_argument("bundle", type=Path)
     k.add_argument("--out", type=Path, default=Path("artifacts"))
     k.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
     try:
-        if args.command == "lean":
+        if getattr(args, "func", None):  # lean, pairs, train-encoder
             return args.func(args)
         if args.command == "pack":
             from mathlas_build.release import pack
@@ -156,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
 
             archive, _ = pack(path, args.pack)
             print(archive)
+        if getattr(args, "install", False):
+            from mathlas_build.pipeline import install_bundle
+
+            install_bundle(path, quiet=args.quiet)
+            return 0
         print(path)
         return 0
     except (RecipeError, FileExistsError, ValueError) as e:

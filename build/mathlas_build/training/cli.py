@@ -1,0 +1,57 @@
+"""``mathlas-build pairs RECIPE`` and ``mathlas-build train-encoder RECIPE`` (docs/training.md)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_training_parsers(sub) -> None:
+    p = sub.add_parser("pairs", help="build training pairs, hard negatives and the data card from a training recipe")
+    p.add_argument("recipe", type=Path)
+    p.add_argument("--out", type=Path, help="output directory (default: work/pairs/<name>-<version>)")
+    _common(p)
+    p.set_defaults(func=_pairs)
+    t = sub.add_parser("train-encoder", help="fine-tune the encoder on the recipe's pairs (resumes), then export it")
+    t.add_argument("recipe", type=Path)
+    t.add_argument("--run", help="run name (default: the recipe's [train] run): work/train/<run>/")
+    t.add_argument("--pairs", type=Path, help="pairs.jsonl (default: work/pairs/<name>-<version>/pairs.jsonl)")
+    t.add_argument("--threads", type=int, help="torch threads (default: the recipe's, else 1)")
+    t.add_argument("--max-steps", type=int, help="stop after N steps in this call; rerun to resume")
+    t.add_argument("--no-export", action="store_true", help="do not export when the run is complete")
+    _common(t)
+    t.set_defaults(func=_train)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
+    p.add_argument("--eval-dir", type=Path, help="the dev sets to exclude (default: $MATHLAS_EVAL or ../shared/eval)")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+
+def _pairs(args) -> int:
+    from mathlas_build.training.pairs import build_pairs
+    from mathlas_build.training.recipe import load_training_recipe
+
+    recipe = load_training_recipe(args.recipe, args.corpora, args.eval_dir)
+    card = build_pairs(recipe, args.out, quiet=args.quiet)
+    print(json.dumps({"pairs": card["pairs"], "kinds": {k: v["pairs"] for k, v in card["kinds"].items()},
+                      "excluded": card["excluded"], "out": str(args.out or recipe.pairs_dir)}, indent=1))
+    return 0
+
+
+def _train(args) -> int:
+    from mathlas_build.training.recipe import load_training_recipe
+    from mathlas_build.training.train import train_encoder
+
+    recipe = load_training_recipe(args.recipe, args.corpora, args.eval_dir)
+    try:
+        s = train_encoder(recipe, run=args.run, pairs_path=args.pairs, max_steps=args.max_steps,
+                          threads=args.threads, export=not args.no_export, quiet=args.quiet)
+    except KeyboardInterrupt:
+        print("mathlas-build: interrupted; rerun the same command to resume from the last checkpoint",
+              file=sys.stderr)
+        return 130
+    print(json.dumps(s, indent=1))
+    return 0

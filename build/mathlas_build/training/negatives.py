@@ -1,0 +1,149 @@
+"""Hard negatives for training pairs: a small in-memory BM25 over a candidate pool, and the rules that
+keep a positive's own duplicates out.
+
+BM25 (Okapi, k1 1.2, b 0.75, Lucene's idf) over lower-cased word tokens with camelCase and
+``snake_case`` split, stop words dropped. Postings are numpy arrays (term-major CSR); a query is one
+``bincount`` over the postings of its terms, so scoring costs what the query's terms occur, not the
+pool size (except for the top-k selection).
+
+A negative is never the positive (same id), never a text equal to the positive's after normalisation,
+never a near copy (token Jaccard >= ``max_overlap``, e.g. the scheme and algebraic-space versions of
+a Stacks lemma, a ``@[to_additive]`` twin, a PlanetMath copy of a HoTT section), and never a document
+the exclusion list names (the dev-set targets).
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+K1, B = 1.2, 0.75
+COMPARE_CHARS = 3000      # texts are compared on their start: past it no encoder reads them anyway
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+STOP = frozenset("""a an and are as at be by for from has have if in into is it its let of on or over such
+that the then there this to with we where which any every all each be can not no then thus these those""".split())
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens, camelCase split, stop words and 1-letter words dropped."""
+    out = []
+    for w in _WORD.findall(_CAMEL.sub(" ", text)):
+        w = w.lower()
+        if len(w) > 1 and w not in STOP:
+            out.append(w)
+    return out
+
+
+def normalise(text: str) -> str:
+    """The key two texts share when they are the same text up to case, punctuation and spacing."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+class BM25:
+    """BM25 over a fixed list of texts; ``search(query, k)`` -> (row indices, scores), best first."""
+
+    def __init__(self, texts: Sequence[str]):
+        self.vocab: dict[str, int] = {}
+        rows, terms = [], []
+        lengths = np.zeros(len(texts), np.float32)
+        for r, t in enumerate(texts):
+            toks = tokens(t)
+            lengths[r] = len(toks)
+            for w in toks:
+                terms.append(self.vocab.setdefault(w, len(self.vocab)))
+                rows.append(r)
+        self.n = len(texts)
+        if not terms:
+            self.indptr = np.zeros(1, np.int64)
+            self.rows = np.zeros(0, np.int32)
+            self.weights = np.zeros(0, np.float32)
+            return
+        key = np.asarray(terms, np.int64) * max(self.n, 1) + np.asarray(rows, np.int64)
+        uniq, tf = np.unique(key, return_counts=True)           # sorted by (term, row)
+        term_of, row_of = uniq // max(self.n, 1), (uniq % max(self.n, 1)).astype(np.int32)
+        df = np.bincount(term_of, minlength=len(self.vocab))
+        idf = np.log(1 + (self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        avg = max(float(lengths.mean()), 1e-9)
+        norm = K1 * (1 - B + B * lengths[row_of] / avg)
+        self.weights = (idf[term_of] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
+        self.rows = row_of
+        self.indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+
+    def search(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        ids = sorted({self.vocab[w] for w in tokens(query) if w in self.vocab})
+        if not ids:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        sl = [slice(self.indptr[t], self.indptr[t + 1]) for t in ids]
+        rows = np.concatenate([self.rows[s] for s in sl])
+        w = np.concatenate([self.weights[s] for s in sl])
+        scores = np.bincount(rows, weights=w, minlength=self.n)
+        k = min(k, int((scores > 0).sum()))
+        if k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]              # best first, ties by row: deterministic
+        return top, scores[top].astype(np.float32)
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / max(len(a | b), 1)
+
+
+class Miner:
+    """Mines hard negatives among one pool of documents (one source).
+
+    BM25 runs over the documents' full retrieval texts (what the bundle's lexical channel sees); a
+    candidate is then shown in the pair kind's ``view`` and compared with the positive in that view.
+    A candidate from the positive's own section (``Document.title``: Stacks chapter > section, Lean
+    module, Metamath section...) is preferred: "same source and section where possible".
+    ``excluded`` ids never become negatives.
+    """
+
+    def __init__(self, docs: Sequence, excluded: set[str] = frozenset(), max_overlap: float = 0.8):
+        from mathlas_build.retrieval_text import retrieval_text
+
+        self.docs = list(docs)
+        self.row = {d.id: r for r, d in enumerate(self.docs)}
+        self.excluded = excluded
+        self.max_overlap = max_overlap
+        self._shown: dict = {}      # (view, id) -> (text, normalised, tokens): a document is often a candidate
+        self.index = BM25([retrieval_text(d) for d in self.docs])
+
+    def mine(self, query: str, positive_id: str, positive_text: str, view, rng: random.Random, *,
+             top: int = 30, pick_from: int = 5) -> tuple[str, str] | None:
+        """One hard negative (id, text in ``view``) for a query, or None when the pool has none.
+
+        Takes the BM25 top ``top`` for the query, drops the positive and its duplicates, puts the
+        positive's section first, and picks at random among the first ``pick_from`` (the very top
+        BM25 hits are the likeliest unlabelled positives, so the pick is not always rank 1)."""
+        rows, _ = self.index.search(query, top + 1)
+        pos_norm = normalise(positive_text[:COMPARE_CHARS])
+        pos_toks = set(pos_norm.split())
+        r0 = self.row.get(positive_id)
+        group = self.docs[r0].title if r0 is not None else None
+        same, other = [], []
+        for r in rows.tolist():
+            d = self.docs[r]
+            if d.id == positive_id or d.id in self.excluded:
+                continue
+            shown = self._shown.get((view, d.id))
+            if shown is None:
+                text = view(d)
+                norm = normalise(text[:COMPARE_CHARS])
+                shown = self._shown[(view, d.id)] = (text, norm, set(norm.split()))
+            text, norm, toks = shown
+            if norm == pos_norm or jaccard(pos_toks, toks) >= self.max_overlap:
+                continue
+            (same if group and d.title == group else other).append((d.id, text))
+        cands = (same + other)[:pick_from]
+        return rng.choice(cands) if cands else None
+
+
+def is_duplicate(positive_text: str, candidate_text: str, max_overlap: float = 0.8) -> bool:
+    """Whether a candidate negative is the positive's own text or a near copy of it."""
+    a, b = normalise(positive_text[:COMPARE_CHARS]), normalise(candidate_text[:COMPARE_CHARS])
+    return a == b or jaccard(set(a.split()), set(b.split())) >= max_overlap
+

@@ -1,0 +1,306 @@
+"""Training pairs and the encoder trainer (build/mathlas_build/training, docs/training.md).
+
+The pair builder runs on small slices of the real corpora against the real dev sets; the trainer runs
+on a tiny random BERT (as tests/test_export_encoder.py) and synthetic pairs, so all of it takes
+seconds on a CPU and is deterministic.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import EVAL, REPO, corpus, need_corpora
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from mathlas_build.training import negatives  # noqa: E402
+from mathlas_build.training.pairs import build_pairs  # noqa: E402
+from mathlas_build.training.recipe import load_training_recipe  # noqa: E402
+from mathlas_build.training.train import mnrl_loss, train_encoder  # noqa: E402
+
+DEV_FILES = ("informal-dev.jsonl", "formal-dev.jsonl", "formal-qr-dev.jsonl")
+
+PAIRS_RECIPE = """
+name = "test-pairs"
+version = "0"
+seed = 7
+[[sources]]
+reader = "stacks"
+path = "stacks-project"
+options = {{ files = ["algebra.tex"] }}
+[[sources]]
+reader = "planetmath"
+path = "planetmath"
+options = {{ folders = ["13_Commutative_rings_and_algebras"] }}
+[[sources]]
+reader = "proofnet"
+path = "proofnet"
+[[sources]]
+reader = "lean"
+path = "mathlib4"
+options = {{ files = ["Mathlib/NumberTheory/Real/Irrational.lean", "Mathlib/FieldTheory/Finite/Basic.lean"] }}
+[extra]
+thousand_plus = "1000-plus"
+[pairs]
+"stacks-slogan" = 0
+"stacks-name" = 0
+"stacks-label" = 300
+"planetmath-title" = 0
+"planetmath-defines" = 0
+"planetmath-proof-of" = 0
+"lean-docstring" = 0
+"thousand-lean" = 0
+"proofnet-to-formal" = 0
+"proofnet-to-informal" = 0
+[exclude]
+files = {files}
+[eval]
+informal_distractors = 50
+formal_distractors = 50
+"""
+
+
+def _dev_targets() -> set[str]:
+    return {t for f in DEV_FILES for line in (EVAL / f).read_text().splitlines() if line.strip()
+            for t in json.loads(line)["targets"]}
+
+
+@pytest.fixture(scope="module")
+def pair_set(tmp_path_factory):
+    need_corpora()
+    if not all((EVAL / f).is_file() for f in DEV_FILES):
+        pytest.skip(f"dev sets not found in {EVAL} (set MATHLAS_EVAL)")
+    for name in ("stacks-project", "planetmath", "proofnet", "mathlib4", "1000-plus"):
+        corpus(name)
+    root = tmp_path_factory.mktemp("pairs")
+    recipe_path = root / "pairs.toml"
+    recipe_path.write_text(PAIRS_RECIPE.format(files=json.dumps(list(DEV_FILES))))
+    recipe = load_training_recipe(recipe_path, eval_dir=EVAL)
+    out = root / "out"
+    card = build_pairs(recipe, out, quiet=True)
+    return recipe, out, card
+
+
+def test_pairs_exclude_dev_targets(pair_set):
+    _, out, card = pair_set
+    rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
+    targets = _dev_targets()
+    assert rows and card["pairs"] == len(rows)
+    for r in rows:   # no dev target on any side of any pair
+        assert r["pos_id"] not in targets and r["query_id"] not in targets and r["neg_id"] not in targets, r
+    # algebra.tex holds informal-dev targets (stacks:00FN, 00GU, ...), the Lean files formal-dev ones
+    assert card["excluded"]["positive is a dev target"] > 0
+    assert card["excluded"]["total"] == sum(v for k, v in card["excluded"].items() if k != "total")
+    assert sum(sum(k["excluded"].values()) for k in card["kinds"].values()) == card["excluded"]["total"]
+    kinds = {r["kind"] for r in rows}
+    assert {"stacks-label", "planetmath-title", "planetmath-defines", "lean-docstring",
+            "proofnet-to-formal"} <= kinds
+    # the data card names the licences of the texts and their counts
+    assert card["kinds"]["lean-docstring"]["licenses"] == {"Apache-2.0": card["kinds"]["lean-docstring"]["pairs"]}
+    assert "GFDL-1.2" in card["licenses"] and "CC-BY-SA-3.0" in card["licenses"]
+    assert "excluded" in (out / "card.md").read_text()
+
+
+def test_pairs_positive_never_holds_its_query_field(pair_set):
+    _, out, _ = pair_set
+    rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
+    doc = [r for r in rows if r["kind"] == "lean-docstring"]
+    assert doc and all(r["query"][:40] not in r["pos"] for r in doc)
+    for r in rows:
+        assert r["neg_id"] != r["pos_id"]
+        if r["neg"]:
+            assert not negatives.is_duplicate(r["pos"], r["neg"])
+
+
+def test_pairs_are_reproducible(pair_set, tmp_path):
+    recipe, out, _ = pair_set
+    build_pairs(recipe, tmp_path, quiet=True)
+    assert (tmp_path / "pairs.jsonl").read_bytes() == (out / "pairs.jsonl").read_bytes()
+
+
+def test_eval_corpora_hold_the_targets_they_can(pair_set):
+    _, out, card = pair_set
+    sets = {s["name"]: s for s in json.loads((out / "eval-sets.json").read_text())}
+    ids = {json.loads(x)["id"] for x in (out / "eval-informal.jsonl").read_text().splitlines()}
+    assert sets["informal-dev"]["queries"] and all(set(q["targets"]) <= ids for q in sets["informal-dev"]["queries"])
+    assert card["eval"]["corpora"]["informal"]["distractors"] == 50
+
+
+def test_bm25_ranks_and_is_deterministic():
+    idx = negatives.BM25(["Nakayama lemma finite module", "flat module tor", "prime ideal", "finite module over ring"])
+    rows, scores = idx.search("finite module", 3)
+    assert set(rows[:2].tolist()) == {0, 3} and scores[0] >= scores[1] >= scores[-1]
+    assert negatives.tokens("isPrimeIdeal_of_max") == ["prime", "ideal", "max"]  # "is", "of": stop words
+
+
+def test_mnrl_masks_copies_of_the_positive():
+    q = torch.nn.functional.normalize(torch.randn(2, 4), dim=-1)
+    d = torch.cat([q, q[:1]])          # candidate 2 is a copy of pair 0's positive (a hard negative of pair 1)
+    loss_masked = mnrl_loss(torch, q, d, ["a", "b"], ["a", "b", "a"], 20.0)
+    loss_plain = mnrl_loss(torch, q, d, ["a", "b"], ["a", "b", "c"], 20.0)
+    assert float(loss_masked) < float(loss_plain)
+
+
+# ---------------------------------------------------------------- the trainer on a tiny random BERT
+
+WORDS = ("zorp quib flen marv drox kelt wump yarn blick sneed gorp trell vosk plim harn jexo quax "
+         "brum fitz gloon crad spiv norb tulk weft yorn zell arx bix cov dut emb fro gak hux").split()
+TEMPLATES_Q = ("what is the {w} theorem", "{w} lemma", "statement of {w}", "the {w} property holds",
+               "{w} criterion for rings", "prove {w}", "{w} implies finite", "when is {w} true")
+TEMPLATES_D = ("let r be a ring then {w} holds for every module", "the {w} condition is satisfied by each ideal")
+HELD = WORDS[:4]
+
+
+def _tiny_checkpoint(root: Path) -> Path:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel
+
+    text = [t.format(w=w) for w in WORDS for t in TEMPLATES_Q + TEMPLATES_D]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(text * 2, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    src = root / "tiny-bert"
+    src.mkdir()
+    tok.save(str(src / "tokenizer.json"))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
+    BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
+    return src
+
+
+def _train_recipe(root: Path, base: Path, **train) -> Path:
+    settings = {"run": "tiny", "base": str(base), "name": "tiny-trained", "license": "Apache-2.0",
+                "query_prompt": "query: ", "document_prompt": "", "export_max_tokens": 32, "query_tokens": 16,
+                "document_tokens": 24, "batch_size": 16, "epochs": 1, "lr": 1e-3, "warmup": 2, "scale": 20.0,
+                "threads": 1, "checkpoint_every": 4, "keep_checkpoints": 2, "log_every": 4, "eval_before": False,
+                **train}
+    body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items())
+    path = root / "train.toml"
+    path.write_text(f'name = "tiny"\nversion = "0"\nseed = 3\n[pairs]\n[train]\n{body}\n')
+    return path
+
+
+def _pairs_file(root: Path) -> Path:
+    """A few hundred synthetic pairs (query and document share one content word); HELD words are held aside."""
+    import random
+
+    rng = random.Random(0)
+    rows = []
+    train_words = [w for w in WORDS if w not in HELD]
+    for w in train_words:
+        for tq in TEMPLATES_Q:
+            neg = rng.choice([x for x in train_words if x != w])
+            rows.append({"kind": "synthetic", "query": tq.format(w=w), "pos_id": f"t:{w}",
+                         "pos": TEMPLATES_D[0].format(w=w), "neg_id": f"t:{neg}", "neg": TEMPLATES_D[1].format(w=neg),
+                         "query_id": "", "licenses": ["CC0-1.0"]})
+    rng.shuffle(rows)
+    out = root / "pairs"
+    out.mkdir()
+    (out / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (out / "card.json").write_text(json.dumps({"pairs": len(rows), "recipe_sha256": "test",
+                                               "licenses": {"CC0-1.0": len(rows)}, "sources": {}}))
+    return out / "pairs.jsonl"
+
+
+def _held_aside_ranks(model_dir_or_encoder, base: Path) -> list[int]:
+    """Rank of each held-aside word's document among all words' documents, for its first query."""
+    from mathlas_build.training.train import TextEncoder
+
+    enc = model_dir_or_encoder if isinstance(model_dir_or_encoder, TextEncoder) else \
+        TextEncoder(base, {"pooling": "mean", "query_prompt": "query: ", "document_prompt": ""})
+    docs = enc.encode([TEMPLATES_D[0].format(w=w) for w in WORDS], "document", 24)
+    qs = enc.encode([TEMPLATES_Q[0].format(w=w) for w in HELD], "query", 16)
+    sims = qs @ docs.T
+    return [int((sims[i] > sims[i, i]).sum()) + 1 for i in range(len(HELD))]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    base = _tiny_checkpoint(root)
+    pairs = _pairs_file(root)
+    recipe = load_training_recipe(_train_recipe(root, base))
+    before = _held_aside_ranks(None, base)
+    summary = train_encoder(recipe, pairs_path=pairs, runs_root=root / "runs", encoders_root=root / "encoders",
+                            quiet=True)
+    return root, base, pairs, recipe, before, summary
+
+
+def test_tiny_run_moves_held_aside_pairs_up(tiny_run):
+    from mathlas_build.training.train import TextEncoder
+
+    root, base, pairs, _, before, summary = tiny_run
+    assert summary["step"] == summary["total"] == len(pairs.read_text().splitlines()) // 16
+    after = _held_aside_ranks(TextEncoder(root / "runs" / "tiny" / "hf", {"pooling": "mean", "query_prompt": "query: ",
+                                                                          "document_prompt": ""}), base)
+    assert np.mean([1 / r for r in after]) > np.mean([1 / r for r in before]), (before, after)
+    assert sum(after) < sum(before), (before, after)
+
+
+def test_exported_onnx_matches_torch(tiny_run):
+    root, _, _, recipe, _, summary = tiny_run
+    check = summary["export"]["check"]
+    assert check["fp32_cos_min"] >= 0.999, check
+    assert check["int8_cos_min"] >= 0.95, check          # a 32-wide random model: int8 is coarse
+    meta = json.loads((root / "encoders" / "tiny" / "encoder.json").read_text())
+    assert meta["training"]["recipe_sha256"] == recipe.sha256
+    assert meta["training"]["data_licenses"] == ["CC0-1.0"]
+    assert meta["query_prompt"] == "query: " and meta["pooling"] == "mean"
+    from mathlas.encoder import Encoder
+
+    v = Encoder(root / "encoders" / "tiny").encode_queries(["zorp lemma"])
+    assert v.shape == (1, 32) and abs(float(np.linalg.norm(v)) - 1) < 1e-4
+
+
+def test_interrupted_run_resumes_to_the_same_weights(tiny_run, tmp_path):
+    root, base, pairs, _, _, _ = tiny_run
+    recipe = load_training_recipe(_train_recipe(tmp_path, base))
+    first = train_encoder(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", max_steps=5, export=False,
+                          quiet=True)
+    assert first["step"] == 5
+    ckpts = sorted((tmp_path / "runs" / "tiny" / "checkpoints").glob("step-*.pt"))
+    assert [p.name for p in ckpts] == ["step-000004.pt"]
+    # the interrupted call got to step 5, the checkpoint holds step 4: the rerun redoes step 5
+    second = train_encoder(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", export=False, quiet=True)
+    assert second["step"] == second["total"] and second["steps_here"] == second["total"] - 4
+    assert "resumed from step-000004.pt" in (tmp_path / "runs" / "tiny" / "log.txt").read_text()
+    from safetensors.torch import load_file
+
+    whole = load_file(str(root / "runs" / "tiny" / "hf" / "model.safetensors"))
+    state = torch.load(sorted((tmp_path / "runs" / "tiny" / "checkpoints").glob("step-*.pt"))[-1],
+                       weights_only=False)["model"]
+    for k, v in whole.items():
+        assert torch.allclose(v, state[k], atol=1e-6), k
+
+
+def test_a_rerun_with_other_settings_is_refused(tiny_run, tmp_path):
+    from mathlas_build.recipe import RecipeError
+
+    root, base, pairs, _, _, _ = tiny_run
+    train_encoder(load_training_recipe(_train_recipe(tmp_path, base)), pairs_path=pairs,
+                  runs_root=tmp_path / "runs", max_steps=1, export=False, quiet=True)
+    with pytest.raises(RecipeError, match="lr"):
+        train_encoder(load_training_recipe(_train_recipe(tmp_path, base, lr=5e-4)), pairs_path=pairs,
+                      runs_root=tmp_path / "runs", max_steps=1, export=False, quiet=True)
+
+
+def test_training_code_imports_only_the_format_modules_of_the_runtime():
+    allowed = {"mathlas.bundle", "mathlas.encoder", "mathlas.errors"}
+    for f in sorted((REPO / "build" / "mathlas_build" / "training").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            for n in names:
+                if n == "mathlas" or n.startswith("mathlas."):
+                    assert n in allowed, f"{f.name} imports {n}"
