@@ -111,7 +111,10 @@ function textToHtml(t) {
        .replace(/\\\\/g, "<br>").replace(/~/g, "&nbsp;")
        .replace(/\\(?:noindent|medskip|smallskip|bigskip|par|newline|hfill|quad|qquad)\b/g, " ")
        .replace(/\\begin\{[a-zA-Z*]+\}|\\end\{[a-zA-Z*]+\}/g, "")
-       .replace(/\n\s*\n/g, "<br><br>");
+       .replace(/\n\s*\n/g, "<br><br>")
+       .replace(/\\\{/g, "\u0005").replace(/\\\}/g, "\u0006").replace(/[{}]/g, "")   // grouping braces go
+       .replace(/\u0005/g, "{").replace(/\u0006/g, "}")
+       .replace(/\u0001/g, "<em>").replace(/\u0002/g, "</em>").replace(/\u0003/g, "<strong>").replace(/\u0004/g, "</strong>");
   return h;
 }
 
@@ -121,8 +124,32 @@ function mathToHtml(tex, display) {
                                     macros: Object.assign({}, MACROS), maxExpand: 1000, output: "htmlAndMathml"});
 }
 
+// {\it ...}, {\em ...}, {\bf ...}, \emph{...}, \textit{...}, \textbf{...} around text that holds math:
+// the braces are matched here, on the whole source, and become markers that survive the split
+// into text and math (the markers turn into <em>/<strong> in textToHtml).
+const STYLE_OPEN = /\{\\(it|em|sl|bf)\s+|\\(emph|textit|textsl|textbf)\{/g;
+const MARK = {em: ["\u0001", "\u0002"], strong: ["\u0003", "\u0004"]};
+
+function markStyles(src) {
+  let out = "", last = 0, m;
+  STYLE_OPEN.lastIndex = 0;
+  while ((m = STYLE_OPEN.exec(src))) {
+    let depth = 1, i = STYLE_OPEN.lastIndex;
+    for (; i < src.length && depth; i++) {
+      if (src[i] === "\\") { i++; continue; }
+      if (src[i] === "{") depth++; else if (src[i] === "}") depth--;
+    }
+    if (depth) break;
+    const tag = (m[1] || m[2]).includes("bf") ? "strong" : "em";
+    out += src.slice(last, m.index) + MARK[tag][0] + src.slice(STYLE_OPEN.lastIndex, i - 1) + MARK[tag][1];
+    last = STYLE_OPEN.lastIndex = i;
+  }
+  return out + src.slice(last);
+}
+
 // A statement as its source writes it (LaTeX) -> HTML with rendered math; no $ delimiter survives.
 function texToHtml(src) {
+  src = markStyles(src || "");
   let out = "", last = 0;
   for (const m of (src || "").matchAll(MATH)) {
     out += textToHtml(src.slice(last, m.index));
@@ -343,9 +370,9 @@ function keyboard(ev) {
 }
 
 async function startSearchPage() {
+  document.getElementById("search").addEventListener("submit", submit);  // before anything is awaited
   await loadBundles();
   urlToForm();
-  document.getElementById("search").addEventListener("submit", submit);
   for (const id of ["mode", "corpus", "bundle"]) {
     document.getElementById(id).addEventListener("change", () => {
       if (id === "bundle") fillSources();
