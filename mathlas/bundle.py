@@ -1,6 +1,8 @@
-"""The mathlas bundle, format version 1: the one contract between ``build/`` and the runtime.
+"""The mathlas bundle format (versions 1 and 2): the one contract between ``build/`` and the runtime.
 
-A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle.
+A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle. This
+module is the format only: it imports nothing of mathlas but ``errors``; opening a bundle for search
+is ``mathlas.engine``'s.
 
 =============================  =====================================================================
 path                           what
@@ -15,11 +17,14 @@ bm25/                          tantivy index; text fields ``LEXICAL_FIELDS`` plu
                                (raw, for filters) and ``key`` (u64, stored + fast). One segment when it
                                fits the writer's heap (tantivy's doc id is then the key), else several
                                (a hit's key is then read from the ``key`` fast field).
-vectors/binary.usearch         usearch HNSW, metric hamming, dtype b1, key = row: sign bits of
-                               (vector - center); centring makes the bits far more informative
-vectors/center.npy             float32 (dims,): the corpus mean vector subtracted before the signs
+vectors/binary.usearch         usearch HNSW, metric hamming, dtype b1, key = row: the binary codes
+                               of (vector - center), ``BINARY_CODES``: sign bits, or thermometer
+                               codes (format 2); centring makes the bits far more informative
+vectors/center.npy             float32 (dims,): the corpus mean vector subtracted before the codes
+vectors/thresholds.npy         thermometer codes only: float32 (dims,), the per-dimension threshold t
 vectors/float.i8.npy           int8 document vectors, shape (n, dims), row-wise scaled
 vectors/float.scale.npy        float32 per-row scale: vector ~= float.i8[row] * scale[row]
+graph/dependencies.npz         formal bundles: the reference graph as CSR adjacency (``GRAPH``)
 encoder/                       ``model.onnx`` (+ ``model.onnx_data``), ``tokenizer.json``,
                                ``encoder.json``: the query encoder that made the vectors
 =============================  =====================================================================
@@ -48,8 +53,6 @@ from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersio
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
-
-    from mathlas.search import Bundle
 
 # The newest bundle format this mathlas reads and writes, and the oldest it still reads. A bundle
 # carries the lowest version that can read it: 2 only for what version 1 runtimes cannot search
@@ -114,7 +117,7 @@ LEXICAL_TOKENIZER = "en_stem"
 # indexes the text itself and leaves identifiers to the tokenizer's split on non-alphanumerics.
 LEXICAL_IDENTIFIERS = ("split", "tokenizer")
 # manifest ``lexical.symbols`` (optional): "lean" also searches a query's notation as Mathlib naming
-# words (mathlas.lean_symbols)
+# words (``symbol_words`` below)
 LEXICAL_SYMBOLS = ("lean",)
 
 # Reciprocal Rank Fusion defaults; a bundle's manifest ``fusion`` block (a recipe choice, measured
@@ -146,6 +149,63 @@ def lexical_words(text: str, identifiers: str = "split") -> str:
     return text if not extra else text + " " + " ".join(extra)
 
 
+# ------------------------------------------------------------------------------ Lean notation words
+# Mathlib names a lemma after its statement: ``a * b ∈ I`` becomes ``mul_mem``, ``a ≤ b → ...`` becomes
+# ``..._of_le``, ``∑ i, f i`` becomes ``sum``. A word tokenizer drops symbols, so a query written in
+# notation (``b ∈ I → a * b ∈ I``) would keep only the one-letter names. ``symbol_words`` turns the
+# symbols of a text into those naming words, so the words of a query written in notation meet the words
+# of the declaration names (which the lexical index splits on ``.``, ``_`` and camelCase). The table
+# follows Mathlib's naming conventions. Both sides use it, so it is part of the format: the build for a
+# declaration's signature, and at query time bundles whose manifest says ``lexical.symbols = "lean"``.
+
+# Longest symbols first where one is a prefix of another (``→+*`` before ``→``).
+SYMBOL_WORDS: dict[str, str] = {
+    "→+*": "ring hom", "→*": "monoid hom", "→+": "add monoid hom", "→ₗ": "linear map",
+    "→L": "continuous linear map", "→ₐ": "alg hom", "≃+*": "ring equiv", "≃*": "mul equiv",
+    "≃+": "add equiv", "≃ₗ": "linear equiv", "≃ₜ": "homeomorph", "≃o": "order iso",
+    "↪": "embedding", "≃": "equiv", "≅": "iso", "⟶": "hom",
+    "↔": "iff", "→": "imp", "∀": "forall", "∃": "exists", "¬": "not", "∧": "and", "∨": "or",
+    "≠": "ne", "=": "eq", "≤": "le", "<": "lt", "≥": "ge", ">": "gt",
+    "∉": "not mem", "∈": "mem", "⊆": "subset", "⊂": "ssubset", "⊇": "superset",
+    "∩": "inter", "∪": "union", "ᶜ": "compl", "⋃": "iUnion", "⋂": "iInter", "∅": "empty",
+    "∑": "sum", "∏": "prod", "∫": "integral", "∂": "deriv",
+    "+": "add", "*": "mul", "/": "div", "^": "pow", "•": "smul", "⁻¹": "inv", "∣": "dvd", "%": "mod",
+    "√": "sqrt", "‖": "norm", "∘": "comp", "⊔": "sup", "⊓": "inf", "⨆": "iSup", "⨅": "iInf",
+    "⊤": "top", "⊥": "bot", "⊗": "tensor product", "⊕": "sum", "×ˢ": "prod", "×": "prod",
+    "ℕ": "nat", "ℤ": "int", "ℚ": "rat", "ℝ": "real", "ℂ": "complex", "π": "pi", "∞": "top",
+    "!": "factorial", "∆": "symm diff", "⧸": "quotient", "⋆": "star", "†": "adjoint",
+    "⟪": "inner", "ⁿ": "pow", "²": "sq", "√2": "sqrt two",
+    # syntax, not notation: matched so that their characters are not read as = > : |
+    "=>": "", "↦": "", ":=": "", "<|": "", "|>": "", "|>.": "",
+}
+_SYMBOLS = re.compile("|".join(re.escape(s) for s in sorted(SYMBOL_WORDS, key=len, reverse=True)))
+# ``-`` is ``sub`` between operands and ``neg`` in front of one; arrows like ``->`` are ASCII ``→``.
+_ASCII = {"->": "→", "<->": "↔", "<=": "≤", ">=": "≥", "!=": "≠"}
+_ASCII_RE = re.compile(r"<->|->|<=|>=|!=")
+_MINUS = re.compile(r"(?<![-<>!])-(?![->])")
+_OPERAND_BEFORE = re.compile(r"[\w)\]}'⁻¹]\s*$")
+
+
+def symbol_words(text: str) -> str:
+    """The naming words for the notation in ``text``, in order (``"a * b ∈ I"`` -> ``"mul mem"``)."""
+    if not text:
+        return ""
+    text = _ASCII_RE.sub(lambda m: _ASCII[m.group()], text)
+    words: list[tuple[int, str]] = [(m.start(), SYMBOL_WORDS[m.group()]) for m in _SYMBOLS.finditer(text)
+                                    if SYMBOL_WORDS[m.group()]]
+    for m in _MINUS.finditer(text):
+        binary = _OPERAND_BEFORE.search(text, max(0, m.start() - 8), m.start()) is not None
+        words.append((m.start(), "sub" if binary else "neg"))
+    words.sort()
+    return " ".join(w for _, w in words)
+
+
+def with_symbol_words(text: str) -> str:
+    """``text`` followed by its symbol words (unchanged when it has none)."""
+    extra = symbol_words(text)
+    return f"{text} {extra}" if extra else text
+
+
 def binary_codes(vectors: "np.ndarray", center: "np.ndarray", thresholds: "np.ndarray | None" = None) -> "np.ndarray":
     """Packed codes of ``vectors`` (one row each) for the binary index: sign bits without
     ``thresholds``, thermometer codes (3 bits per dimension, see ``BINARY_CODES``) with them."""
@@ -155,6 +215,23 @@ def binary_codes(vectors: "np.ndarray", center: "np.ndarray", thresholds: "np.nd
         return sign_bits(vectors, center)
     x = np.atleast_2d(vectors) - center
     return np.packbits(np.concatenate([x > -thresholds, x > 0, x > thresholds], axis=1), axis=1)
+
+
+def usearch_index_class():
+    """usearch's ``Index`` class, imported safely.
+
+    Importing onnxruntime *after* usearch (2.26, with its numkong kernels) crashes the
+    interpreter with a segmentation fault on Linux x86-64, so onnxruntime, when installed, is
+    loaded first. Every usearch import in mathlas and its build pipeline goes through here (the build writes,
+    the runtime reads the binary index with the same class).
+    """
+    try:
+        import onnxruntime  # noqa: F401  (load order matters; see above)
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
 
 
 def code_bits(dims: int, codes: str) -> int:
@@ -212,6 +289,13 @@ class Manifest:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known and k != "files"}
         return cls(files=files, **kwargs)
+
+
+def encoder_fingerprint(encoder: dict[str, Any]) -> str:
+    """Which encoder made a bundle's vectors: a hash of its manifest ``encoder`` block. Bundles that
+    share an encoder share the findings' vectors; another encoder's vectors are never mixed in."""
+    block = json.dumps(encoder, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(block.encode("utf-8")).hexdigest()[:16]
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -293,17 +377,3 @@ def verify(root: Path | str, *, checksums: bool = True) -> Manifest:
         if checksums and sha256_file(path) != entry.sha256:
             raise BundleCorruptError(f"bundle {root.name}: file {rel} does not match its sha256; reinstall the bundle")
     return manifest
-
-
-def open_bundle(bundle: str | os.PathLike | None = None) -> "Bundle":
-    """Open a bundle for searching.
-
-    ``None`` opens the default bundle (``$MATHLAS_BUNDLE`` or the embedded default, installed into the
-    data directory on first use); a path opens that directory; a name opens an installed bundle.
-    Opening checks the format version and file sizes and loads no model.
-    """
-    from mathlas.install import resolve_bundle
-    from mathlas.search import Bundle
-
-    root = resolve_bundle(bundle)
-    return Bundle(root, verify(root, checksums=False))

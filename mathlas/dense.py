@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from mathlas.bundle import (BINARY_CODES, BINARY_INDEX, FLOAT_SCALES, FLOAT_VECTORS, VECTOR_CENTER,
-                            VECTOR_THRESHOLDS, binary_codes, code_bits)
+                            VECTOR_THRESHOLDS, binary_codes, code_bits, usearch_index_class)
 from mathlas.errors import BundleCorruptError
 from mathlas.filters import Filters
 from mathlas.fusion import Ranking
@@ -43,22 +43,6 @@ def default_pool(k: int, count: int = 0) -> int:
     still grows with the pool there (synthetic 1M: 0.959 at 800, 0.969 at 1,600, 0.974 at 3,200)."""
     factor = min(max((count / POOL_SCALE_DOCS) ** 0.5, 1.0), POOL_MAX_FACTOR)
     return max(4 * k, -(-int(MIN_POOL * factor) // 100) * 100)
-
-
-def usearch_index_class():
-    """usearch's ``Index`` class, imported safely.
-
-    Importing onnxruntime *after* usearch (2.26, with its numkong kernels) crashes the
-    interpreter with a segmentation fault on Linux x86-64, so onnxruntime, when installed, is
-    loaded first. Every usearch import in mathlas and its build pipeline goes through here.
-    """
-    try:
-        import onnxruntime  # noqa: F401  (load order matters; see above)
-    except ImportError:
-        pass
-    from usearch.index import Index
-
-    return Index
 
 
 class DenseChannel:

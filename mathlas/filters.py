@@ -131,12 +131,6 @@ class Filters:
         """True when ``allowed`` says more than the source/kind term filters can express."""
         return self.allowed is not None and (self.paper is not None or self.custom)
 
-    @property
-    def active(self) -> bool:
-        return self.allowed is not None
-
-    def allowed_count(self) -> int | None:
-        return None if self.allowed is None else int(self.allowed.sum())
 
 
 # ------------------------------------------------------------------------------ paper masks

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mathlas.bundle import GRAPH
+from mathlas.checks import integer
 from mathlas.errors import BundleCorruptError, UsageError
 
 if TYPE_CHECKING:
-    from mathlas.search import Bundle
+    from mathlas.engine import Bundle
 
 DIRECTIONS = ("uses", "used_by")
 MAX_DEPTH = 5
@@ -53,8 +54,7 @@ class DependencyGraph:
         """(key, distance) of every declaration within ``depth`` steps, breadth first, each once."""
         if direction not in DIRECTIONS:
             raise UsageError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
-            raise UsageError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {depth!r}")
+        integer(depth, "depth", 1, MAX_DEPTH)
         seen = {key}
         out: list[tuple[int, int]] = []
         frontier = [key]

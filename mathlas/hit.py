@@ -1,32 +1,64 @@
-"""``Hit``: the one result shape the library, the CLI's ``--json`` and the MCP tools all emit."""
+"""The one result shape: ``Hit`` (a ranked document, compact) and ``Document`` (all of it).
+
+The library's ``Bundle.search`` returns ``Hit``s and ``Bundle.get`` a ``Document``; the tools put
+the same classes into their results, so ``mathlas search --json``, the MCP tools' structured
+content and the HTTP API carry the same keys. What a source knows beyond the common fields (a Lean
+declaration's module and signature, a paper's authors) rides in ``fields``, never in another class.
+"""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-# The keys of a hit in ``mathlas search --json`` output (and the MCP search tool).
-JSON_KEYS = ("id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks")
+# The metadata columns every document has; the others (bundle.OPTIONAL_META_COLUMNS) go to ``fields``.
+CORE_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
+SNIPPET_CHARS = 280
 
 
 @dataclass
 class Hit:
-    """One ranked document. ``ranks`` gives each channel's 1-based rank (None: not in that channel's list)."""
+    """One ranked document. ``text`` is a snippet of the retrieval text; ``ranks`` gives each
+    channel's 1-based rank (None: not in that channel's list); ``fields`` what the source knows
+    beyond the common fields, for the tools that show it (formal: module, signature, docstring,
+    stacks, generated)."""
 
     id: str
     source: str
     kind: str
     name: str
     title: str
-    text: str          # a short snippet of the retrieval text
-    body: str          # the statement as written in its source (LaTeX or Lean)
+    text: str
     link: str
     license: str
     score: float
     ranks: dict[str, int | None] = field(default_factory=dict)
-    slogan: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """The compact shape of ``--json`` search output."""
-        d = asdict(self)
-        return {k: d[k] for k in JSON_KEYS}
+
+@dataclass
+class Document:
+    """A whole document: the statement as its source writes it (``body``), the retrieval text, the
+    source's slogan when it has one, and where it comes from. ``fields`` holds what the source knows
+    beyond that (paper: authors, year...; formal: module, signature, docstring, dependencies...)."""
+
+    id: str
+    source: str
+    kind: str
+    name: str
+    title: str
+    body: str
+    slogan: str
+    text: str
+    link: str
+    license: str
+    bundle: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """Whitespace collapsed and cut at a word boundary (with `` …``) when longer than ``limit``."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit] + " …"

@@ -89,7 +89,7 @@ class LexicalChannel:
 
     def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
         if self.symbols == "lean":
-            from mathlas.lean_symbols import with_symbol_words
+            from mathlas.bundle import with_symbol_words
 
             query = with_symbol_words(query)
         terms = query_terms(query, self.identifiers)

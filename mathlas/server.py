@@ -12,9 +12,9 @@ What the adapter adds:
   logs with its traceback on stderr while the client gets a generic tool error. The server lives on.
 
 Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model. Open bundles
-are shared by all calls through ``mathlas.tools.search.OPEN_BUNDLES`` (a process-wide lazy holder
-rather than the server's lifespan context, so the Python API and the server share one mechanism
-and the tools keep signatures that are exactly their schemas). Sync tools run on worker threads, so
+are shared by all calls through ``mathlas.engine.open_bundle`` (the process-wide cache of open
+bundles rather than the server's lifespan context, so the Python API and the server share one
+mechanism and the tools keep signatures that are exactly their schemas). Sync tools run on worker threads, so
 concurrent calls overlap; ``Bundle`` is thread-safe.
 
 stdout carries only protocol messages: the SDK's stdio transport serves the wire from a private copy
@@ -40,11 +40,11 @@ from mcp.types import CallToolResult, TextContent
 
 from mathlas import __version__
 from mathlas.errors import MathlasError
+from mathlas.logs import LOG_LEVELS
 
 log = logging.getLogger("mathlas.server")
 
 SERVER_NAME = "mathlas"
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 INSTRUCTIONS = (
     "mathlas searches known mathematics offline and checks numeric claims, without any LLM. "
     "Before proving something, call search_existing_math to see whether it is already known; "

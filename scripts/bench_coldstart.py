@@ -37,14 +37,14 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
     extra = ["--bundle", args.bundle] if args.bundle else []
-    subprocess.run([sys.executable, "-m", "mathlas.cli", "search", QUERY, *extra], check=True,
+    subprocess.run([sys.executable, "-m", "mathlas", "search", QUERY, *extra], check=True,
                    stdout=subprocess.DEVNULL)  # installs the default bundle if needed, warms the page cache
     rows = {
         "python -c pass": wall([sys.executable, "-c", "pass"], args.runs),
         "python -c 'import mathlas'": wall([sys.executable, "-c", "import mathlas"], args.runs),
-        "mathlas search --mode lexical": wall([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--mode",
+        "mathlas search --mode lexical": wall([sys.executable, "-m", "mathlas", "search", QUERY, "--mode",
                                                "lexical", "--json", *extra], args.runs),
-        "mathlas search (hybrid)": wall([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--json", *extra],
+        "mathlas search (hybrid)": wall([sys.executable, "-m", "mathlas", "search", QUERY, "--json", *extra],
                                         args.runs),
     }
     print(f"{'':<32}{'median s':>10}{'min':>8}{'max':>8}")

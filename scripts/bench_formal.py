@@ -38,9 +38,9 @@ def main() -> None:
     def timed(fn, items, rounds):
         return _timed(fn, rounds, items)
 
-    from mathlas.evaluate import load_queries
+    from mathlas.retrieval_eval import load_queries
     from mathlas.filters import Filters
-    from mathlas.tools.formal_search import get_dependencies, open_formal, search_formal_math
+    from mathlas.tools.lean_search import get_dependencies, open_formal, search_formal_math
 
     queries = [q["query"] for q in load_queries(args.queries)]
     targets = [t for q in load_queries(args.queries) for t in q["targets"]]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import mathlas
-from mathlas.evaluate import load_queries
+from mathlas.retrieval_eval import load_queries
 
 REPO = Path(__file__).resolve().parents[1]
 POOLS = (10, 25, 50, 100, 200, 400, 800, 1600)

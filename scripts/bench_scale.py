@@ -499,7 +499,8 @@ def experiment_thermometer_codes(work: Path):
     import json as _json
 
     from mathlas import bundle as fmt
-    from mathlas.dense import DenseChannel, usearch_index_class
+    from mathlas.bundle import usearch_index_class
+    from mathlas.dense import DenseChannel
 
     out = work / "thermometer3"
     if not (out / "build.json").is_file():

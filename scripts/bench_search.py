@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import mathlas
-from mathlas.evaluate import load_queries
+from mathlas.retrieval_eval import load_queries
 from mathlas.filters import Filters
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Very short keyword queries (1-2 content words: "Nakayama", "Sylow", "Heine Borel"): lexical vs
-dense vs hybrid, with and without the short-query rule of ``mathlas.search`` (the query repeated
+dense vs hybrid, with and without the short-query rule of ``mathlas.engine`` (the query repeated
 for the dense channel), and hybrid under other channel weights, on the informal bundle.
 
 Each query names a theorem; its targets are the bundle's canonical statements of it (checked to
@@ -16,8 +16,8 @@ import json
 import sys
 
 import mathlas
-import mathlas.search
-from mathlas.evaluate import first_rank, metrics
+import mathlas.engine
+from mathlas.retrieval_eval import first_rank, metrics
 
 # (query, targets): any target counts. Stable ids of the informal bundle (docs/papers.md).
 QUERIES = [
@@ -68,12 +68,12 @@ QUERIES = [
 K = 20
 
 
-def run(b, label: str, repeat: int = mathlas.search.SHORT_QUERY_REPEAT, **kwargs) -> dict:
-    saved, mathlas.search.SHORT_QUERY_REPEAT = mathlas.search.SHORT_QUERY_REPEAT, repeat
+def run(b, label: str, repeat: int = mathlas.engine.SHORT_QUERY_REPEAT, **kwargs) -> dict:
+    saved, mathlas.engine.SHORT_QUERY_REPEAT = mathlas.engine.SHORT_QUERY_REPEAT, repeat
     try:
             ranks = [first_rank([h.id for h in b.search(q, k=K, **kwargs)], targets) for q, targets in QUERIES]
     finally:
-        mathlas.search.SHORT_QUERY_REPEAT = saved
+        mathlas.engine.SHORT_QUERY_REPEAT = saved
     return {"run": label, **{m: round(v, 3) for m, v in metrics(ranks).items()}, "ranks": ranks}
 
 

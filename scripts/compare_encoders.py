@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "build"))
 
 from mathlas.encoder import Encoder  # noqa: E402
-from mathlas.evaluate import INFORMAL_PREFIXES, bootstrap_mrr, first_rank, load_queries, metrics  # noqa: E402
+from mathlas.retrieval_eval import INFORMAL_PREFIXES, bootstrap_mrr, first_rank, load_queries, metrics  # noqa: E402
 from mathlas_build.pipeline import read_sources  # noqa: E402
 from mathlas_build.embed import embed_documents  # noqa: E402
 from mathlas_build.recipe import load_recipe  # noqa: E402

@@ -72,6 +72,22 @@ def pytest_report_header(config):
     return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
 
 
+@pytest.fixture
+def cli_logging():
+    """The library's messages on stderr, as the mathlas command shows them (the library itself only
+    logs: without this, nothing reaches stderr)."""
+    import logging
+
+    from mathlas.cli.main import _log_to_stderr
+
+    logger = logging.getLogger("mathlas")
+    handlers, level = list(logger.handlers), logger.level
+    _log_to_stderr(quiet=False)
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+
+
 def by_id(docs, what: str) -> dict:
     """Documents by id, asserting the ids are unique."""
     ids = [d.id for d in docs]
@@ -115,7 +131,7 @@ def http_root(tmp_path):
 @pytest.fixture(scope="session")
 def default_bundle_dir() -> Path:
     """The embedded default bundle, installed from artifacts/ into the session's data dir."""
-    from mathlas.install import resolve_bundle
+    from mathlas.releases.install import resolve_bundle
 
     return resolve_bundle(None, quiet=True)
 

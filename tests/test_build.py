@@ -151,3 +151,22 @@ def test_build_is_reproducible(tiny_recipe, tiny_bundle_dir, tmp_path):
     for rel in (fmt.META, fmt.FLOAT_VECTORS, fmt.FLOAT_SCALES, "encoder/model.onnx"):
         assert a.files[rel].sha256 == b.files[rel].sha256, rel
     assert a.sources == b.sources and a.count == b.count
+
+
+def test_install_goes_through_the_runtime_command(tiny_bundle_dir, tmp_path, monkeypatch, capfd):
+    # `mathlas-build ... --install` and `mathlas index build-lean`: pack, then `mathlas index install`
+    # in a child process (the build never imports the installer)
+    import shutil
+
+    from mathlas_build.pipeline import install_bundle
+
+    built = tmp_path / "work" / "tiny-0.1.0"
+    shutil.copytree(tiny_bundle_dir, built)
+    data = tmp_path / "data"
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(data))
+    install_bundle(built, quiet=True)
+    installed = data / "bundles" / "tiny-0.1.0"
+    assert fmt.verify(installed).name == "tiny"
+    assert capfd.readouterr().out.strip() == str(installed)
+    install_bundle(built, quiet=True)  # the same version again: replaced, not refused
+    assert fmt.verify(installed).name == "tiny"

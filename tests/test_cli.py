@@ -12,7 +12,7 @@ from conftest import EVAL
 
 
 def run(*args, env=None, check_rc=None):
-    proc = subprocess.run([sys.executable, "-m", "mathlas.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "mathlas", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=300)
     if check_rc is not None:
         assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
@@ -27,8 +27,9 @@ def test_search_json_shape(tiny_bundle_dir):
     assert data["bundle"] == "tiny-0.1.0"
     assert 1 <= len(data["hits"]) <= 4
     for h in data["hits"]:
-        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks"}
-        assert set(h["ranks"]) == {"lexical", "dense"}
+        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks",
+                          "fields"}
+        assert set(h["ranks"]) == {"lexical", "dense"} and h["fields"] == {}  # informal hits carry no extra fields
     assert p.stderr == ""  # no talk on a plain search
 
 
@@ -125,7 +126,7 @@ def test_usage_errors_exit_2():
 def test_dev_queries_file_parses():
     if not (EVAL / "informal-dev.jsonl").is_file():
         pytest.skip("shared/eval not present")
-    from mathlas.evaluate import label_prefixes, load_queries
+    from mathlas.retrieval_eval import label_prefixes, load_queries
 
     qs = load_queries(EVAL / "informal-dev.jsonl")
     assert len(qs) == 40 and label_prefixes(qs) == ("stacks", "planetmath", "hott", "openlogic", "proofnet")

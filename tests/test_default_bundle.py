@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import mathlas
-from mathlas.install import DEFAULT_BUNDLE, installed
+from mathlas.releases.install import DEFAULT_BUNDLE, installed
 
 
 def test_first_use_installs_the_shipped_default(default_bundle_dir):
@@ -41,7 +41,7 @@ def test_known_statements_rank_first_page(query, target):
 
 
 def test_cli_search_on_default(default_bundle_dir):
-    p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", "Nakayama lemma", "-k", "3", "--json"],
+    p = subprocess.run([sys.executable, "-m", "mathlas", "search", "Nakayama lemma", "-k", "3", "--json"],
                        capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)

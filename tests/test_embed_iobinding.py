@@ -112,7 +112,7 @@ def test_embed_documents_reports_throughput(encoder_dir, tmp_path, capsys):
     assert "7 texts (7 distinct): 0 already embedded (0 in the cache), 7 to embed" in err
     assert "docs/s on cpu" in err and "IO binding" in err
     assert vecs.shape == (len(TEXTS), Encoder(encoder_dir).config.out_dims)
-    fp = e.encoder_fingerprint(DocumentEncoder(encoder_dir, provider="cpu"))
+    fp = e.document_model_fingerprint(DocumentEncoder(encoder_dir, provider="cpu"))
     assert {p.parent for p in tmp_path.rglob("*.npz")} == {tmp_path / "texts" / fp}
 
 

@@ -59,7 +59,7 @@ def test_mathlib_recipe_uses_the_formal_settings():
 
 @pytest.mark.parametrize("query", ["prime two le", "two_le", "Nat.Prime.two_le"])
 def test_lexical_finds_a_declaration_by_name_words_or_fragment(formal, query):
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     r = search_formal_math(query, k=5, mode="lexical")
     assert "lean:Nat.Prime.two_le" in [h.id for h in r.hits], [h.id for h in r.hits]
@@ -75,26 +75,26 @@ def test_lexical_channel_refuses_an_unknown_identifier_mode(formal_dir):
 
 def test_notation_query_meets_naming_words(formal):
     # "a * b ∈ I" -> "mul mem": Ideal.mul_mem_left / mul_mem_right are named after that notation
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     r = search_formal_math("a * b ∈ I", k=10, mode="lexical")
     ids = [h.id for h in r.hits]
     assert any(i.startswith("lean:Ideal.mul_mem") for i in ids), ids
     # without the symbol words the query has only one-letter names: nothing to match
-    from mathlas.lean_symbols import symbol_words
+    from mathlas.bundle import symbol_words
 
     assert symbol_words("a * b ∈ I") == "mul mem"
 
 
 def test_hybrid_hit_fields_and_next_steps(formal):
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     r = search_formal_math("every prime number is at least two", k=10)
     assert r.mode == "hybrid" and r.hits
     h = next(h for h in r.hits if h.id == "lean:Nat.Prime.two_le")
     assert h.name == "Nat.Prime.two_le" and h.kind == "theorem"
-    assert h.module == "Mathlib.Data.Nat.Prime.Defs"
-    assert "2 ≤ p" in h.signature
+    assert h.source == "lean" and h.fields["module"] == "Mathlib.Data.Nat.Prime.Defs"  # formal fields ride in fields
+    assert "2 ≤ p" in h.fields["signature"]
     assert "Mathlib/Data/Nat/Prime/Defs.lean#L" in h.link
     assert set(h.ranks) == {"lexical", "dense"}
     assert r.next[0].tool == "get_by_id"
@@ -102,10 +102,10 @@ def test_hybrid_hit_fields_and_next_steps(formal):
 
 def test_module_and_kind_filters_apply_before_the_cut(formal):
     from mathlas.errors import UsageError
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     r = search_formal_math("mul", k=20, modules=["Mathlib.RingTheory"])
-    assert len(r.hits) == 20 and all(h.module.startswith("Mathlib.RingTheory.") for h in r.hits)
+    assert len(r.hits) == 20 and all(h.fields["module"].startswith("Mathlib.RingTheory.") for h in r.hits)
     r = search_formal_math("prime", k=15, kinds=["def"], mode="lexical")
     assert r.hits and all(h.kind == "def" for h in r.hits)
     with pytest.raises(UsageError, match="module"):
@@ -115,12 +115,12 @@ def test_module_and_kind_filters_apply_before_the_cut(formal):
 
 
 def test_stacks_bridge_both_ways(formal):
-    from mathlas.tools.formal_search import search_formal_math, stacks_to_lean
-    from mathlas.tools.search import get_by_id
+    from mathlas.tools.lean_search import search_formal_math, stacks_to_lean
+    from mathlas.tools.informal import get_by_id
 
     r = search_formal_math("tower law finite dimensional", k=20)
-    tagged = [h for h in r.hits if h.stacks]
-    assert tagged and "stacks:09G5" in tagged[0].stacks
+    tagged = [h for h in r.hits if h.fields["stacks"]]
+    assert tagged and "stacks:09G5" in tagged[0].fields["stacks"]
     lean_ids = stacks_to_lean("09G5")
     assert tagged[0].id in lean_ids
     doc = get_by_id("stacks:09G5")  # the informal default bundle's Stacks statement links back
@@ -128,7 +128,7 @@ def test_stacks_bridge_both_ways(formal):
 
 
 def test_get_by_id_routes_lean_ids_to_the_formal_bundle(formal):
-    from mathlas.tools.search import get_by_id
+    from mathlas.tools.informal import get_by_id
 
     doc = get_by_id("lean:Nat.Prime.two_le")
     assert doc.source == "lean" and doc.fields["module"] == "Mathlib.Data.Nat.Prime.Defs"
@@ -138,7 +138,7 @@ def test_get_by_id_routes_lean_ids_to_the_formal_bundle(formal):
 
 def test_dependencies_both_directions(formal):
     from mathlas.errors import UsageError
-    from mathlas.tools.formal_search import get_dependencies
+    from mathlas.tools.lean_search import get_dependencies
 
     uses = get_dependencies("lean:Nat.Prime.two_le")
     assert uses.total == len(uses.declarations) > 0
@@ -161,7 +161,7 @@ def test_dependencies_both_directions(formal):
 
 def test_pagerank_prior_changes_scores_only_when_on(formal):
     import mathlas
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     b = mathlas.open_bundle(formal)
     pr = np.asarray(b.table.column("pagerank").to_pylist(), dtype=float)
@@ -187,7 +187,7 @@ def test_graph_matches_the_dependencies_column(formal):
 
 def test_a_non_formal_bundle_is_refused(formal, default_bundle_dir):
     from mathlas.errors import UsageError
-    from mathlas.tools.formal_search import get_dependencies, search_formal_math
+    from mathlas.tools.lean_search import get_dependencies, search_formal_math
 
     with pytest.raises(UsageError, match="not a formal"):
         search_formal_math("prime", bundle=str(default_bundle_dir))
@@ -197,7 +197,7 @@ def test_a_non_formal_bundle_is_refused(formal, default_bundle_dir):
 
 def test_missing_formal_bundle_says_how_to_build_it(monkeypatch):
     from mathlas.errors import BundleNotFoundError
-    from mathlas.tools.formal_search import search_formal_math
+    from mathlas.tools.lean_search import search_formal_math
 
     monkeypatch.delenv("MATHLAS_FORMAL_BUNDLE", raising=False)
     with pytest.raises(BundleNotFoundError, match="build-lean"):
@@ -205,7 +205,7 @@ def test_missing_formal_bundle_says_how_to_build_it(monkeypatch):
 
 
 def test_cli_lean_search_and_deps(formal):
-    env_cmd = [sys.executable, "-m", "mathlas.cli"]
+    env_cmd = [sys.executable, "-m", "mathlas"]
     out = subprocess.run(env_cmd + ["lean", "search", "prime two le", "-k", "3", "--json"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -26,7 +26,7 @@ def _doc(name, deps=()):
     ("plain words only", ""),
 ])
 def test_symbol_words_follow_mathlib_naming(text, words):
-    from mathlas.lean_symbols import symbol_words, with_symbol_words
+    from mathlas.bundle import symbol_words, with_symbol_words
 
     assert symbol_words(text) == words
     assert with_symbol_words(text) == (f"{text} {words}" if words else text)

@@ -331,7 +331,7 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
     prog.write_text("def priority(el, n):\n    return -sum(el)\n")
     env = {**os.environ, "MATHLAS_DATA_DIR": str(data_dir)}
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "mathlas.cli", "funsearch", *args], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "mathlas", "funsearch", *args], capture_output=True,
                               text=True, env=env, timeout=60)
 
     out = cli("evaluate", str(prog), "--param", "n=3", "--json")

@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from mathlas import archive as archive_mod
-from mathlas import catalog as catalog_mod
-from mathlas import cli_index
-from mathlas import install as inst
-from mathlas import staging
+from mathlas.releases import archive as archive_mod
+from mathlas.releases import catalog as catalog_mod
+from mathlas.cli import index as cli_index
+from mathlas.releases import install as inst
+from mathlas.releases import staging
 from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write_manifest
 from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersionError, InstallError, UsageError
 from mathlas_build.release import pack
@@ -194,7 +194,18 @@ def test_http_missing_sidecar_and_missing_archive(release, http_root):
     assert inst.install(f"{base}/{archive.name}", expected_sha256=sha256(archive), quiet=True).is_dir()
 
 
-def test_reinstall_is_a_noop(release, capsys):
+def test_the_library_is_silent_unless_logging_is_configured(release, capsys):
+    # an application that embeds mathlas hears nothing it did not ask for: the library only logs
+    import logging
+
+    assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("mathlas").handlers)
+    archive, _ = release
+    inst.install(archive)
+    inst.install(archive)  # "already installed" is logged at INFO, not printed
+    assert capsys.readouterr().err == ""
+
+
+def test_reinstall_is_a_noop(release, capsys, cli_logging):
     archive, _ = release
     first = inst.install(archive, quiet=True)
     inode = first.stat().st_ino
@@ -335,7 +346,7 @@ def test_resolve_with_nothing_installed_says_how_to_install():
         inst.resolve_bundle(None)
 
 
-def test_default_bundle_installs_itself_from_the_shipped_catalog(tmp_path, monkeypatch, capsys):
+def test_default_bundle_installs_itself_from_the_shipped_catalog(tmp_path, monkeypatch, capsys, cli_logging):
     art = tmp_path / "artifacts"
     pack(make_bundle(tmp_path / "src"), art)
     monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
@@ -396,7 +407,8 @@ def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="mathlas")
     parser.add_argument("-q", "--quiet", action="store_true")
     cli_index.add_parser(parser.add_subparsers(dest="command", required=True))
-    return cli_index.run(parser.parse_args(list(argv)))
+    args = parser.parse_args(list(argv))
+    return args.run(args)
 
 
 def test_cli_install_list_info_verify_path(tmp_path, release, capsys, monkeypatch):
@@ -560,7 +572,7 @@ def test_read_catalog_resolves_urls_and_refuses_bad_entries(published, server):
 
 
 def test_catalog_module_does_not_import_install():
-    code = "import sys, mathlas.catalog; sys.exit('mathlas.install' in sys.modules)"
+    code = "import sys, mathlas.releases.catalog; sys.exit('mathlas.releases.install' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -662,7 +674,7 @@ def test_catalog_entry_of_a_newer_format_is_refused(published, server):
     assert server.archive_requests() == [] and leftovers() == []
 
 
-def test_newest_readable_release_is_chosen_over_a_newer_format(published, server, capsys):
+def test_newest_readable_release_is_chosen_over_a_newer_format(published, server, capsys, cli_logging):
     data = json.loads((published / "catalog.json").read_text())
     data["releases"][1]["format_version"] = FORMAT_VERSION + 1  # 1.1.0 needs a newer mathlas
     (published / "catalog.json").write_text(json.dumps(data))
@@ -770,7 +782,7 @@ def test_cli_installs_from_a_catalog_url(published, server, capsys):
 
 
 @pytest.mark.parametrize("tty", [True, False])
-def test_progress_bar_only_on_a_terminal(published, server, monkeypatch, tty):
+def test_progress_bar_only_on_a_terminal(published, server, monkeypatch, tty, cli_logging):
     class Stderr(io.StringIO):
         def isatty(self):
             return tty

@@ -184,7 +184,8 @@ def test_search_hits_and_next(srv, tool_list, tiny_bundle_dir):
     assert r["bundle"] == "tiny-0.1.0" and r["mode"] == "hybrid"
     assert 1 <= len(r["hits"]) <= 5
     for h in r["hits"]:
-        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks"}
+        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks",
+                          "fields"}
         assert h["id"].startswith(h["source"] + ":") and h["license"]
         assert set(h["ranks"]) == {"lexical", "dense"}
     names = {t.name for t in tool_list}
@@ -301,22 +302,13 @@ def test_no_stdout_noise_and_no_tracebacks(srv):
 # ------------------------------------------------------------------------------ the mcp subcommand, the default bundle
 
 def _mcp_command() -> list[str]:
-    """``mathlas mcp`` once cli.py knows the subcommand; until then the same parser via cli_mcp."""
-    from mathlas import cli
-
-    try:
-        cli.build_parser().parse_args(["mcp"])
-        return ["-m", "mathlas.cli", "mcp"]
-    except SystemExit:
-        shim = ("import argparse, sys; from mathlas import cli_mcp; p = argparse.ArgumentParser(); "
-                "s = p.add_subparsers(dest='command'); cli_mcp.add_parser(s); "
-                "sys.exit(cli_mcp.run(p.parse_args(sys.argv[1:])))")
-        return ["-c", shim, "mcp"]
+    """``mathlas mcp``, as ``python -m mathlas mcp``."""
+    return ["-m", "mathlas", "mcp"]
 
 
 def test_default_bundle_serves_a_search():
-    from mathlas.catalog import shipped
-    from mathlas.install import DEFAULT_BUNDLE, installed
+    from mathlas.releases.catalog import shipped
+    from mathlas.releases.install import DEFAULT_BUNDLE, installed
 
     if not any(r.name == DEFAULT_BUNDLE for r in shipped()) and not any(b.name == DEFAULT_BUNDLE for b in installed()):
         pytest.skip("no default bundle shipped in artifacts/ or installed")
@@ -341,7 +333,7 @@ def test_mcp_subcommand_bundle_option(tiny_bundle_dir):
 def test_a_stray_print_lands_on_stderr(tiny_bundle_dir):
     # A library that prints to stdout (or writes to fd 1 natively) inside a tool must not corrupt
     # the protocol stream: the stdio transport points fd 1 at stderr while it serves.
-    shim = ("import os, sys, mathlas.tools.search as s, mathlas.server as srv; get = s.OPEN_BUNDLES.get; "
+    shim = ("import os, sys, mathlas.engine as s, mathlas.server as srv; get = s.OPEN_BUNDLES.get; "
             "s.OPEN_BUNDLES.get = lambda spec=None: (print('NOISE-PRINT'), os.write(1, b'NOISE-FD\\n'), get(spec))[2]; "
             "sys.exit(srv.main())")
     server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir)), args=["-c", shim])
@@ -403,7 +395,7 @@ def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
     server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_FORMAL_BUNDLE=str(formal_bundle_dir)))
     try:
         r = ok(server.call("search_formal_math", query="prime two le", k=3))
-        assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["module"]
+        assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["fields"]["module"]
         d = ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le", direction="uses"))
         assert d["total"] > 0 and d["declarations"][0]["id"].startswith("lean:")
         doc = ok(server.call("get_by_id", id="lean:Nat.Prime.two_le"))

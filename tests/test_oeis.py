@@ -280,7 +280,8 @@ def test_no_names_file_still_works(tmp_path, monkeypatch):
 
 
 _CHILD = """
-import json, sys
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(message)s")  # the library logs its talk; show it
 from mathlas.tools.oeis import identify_sequence
 r = identify_sequence([19, 42, -5])
 print(json.dumps([m.a_number for m in r.matches]))
@@ -299,7 +300,7 @@ def test_concurrent_first_use_builds_once(oeis):
 
 
 def test_module_is_light_at_import():
-    code = "import sys, mathlas.tools.oeis, mathlas.cli_data, mathlas.cli_sequence; print('numpy' in sys.modules)"
+    code = "import sys, mathlas.tools.oeis, mathlas.cli.data, mathlas.cli.sequence; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -386,7 +387,8 @@ def test_failed_pull_keeps_the_installed_files(http_root, tmp_path, monkeypatch)
 # ------------------------------------------------------------------------------ CLI
 
 def _cli(argv: list[str]) -> int:
-    from mathlas import cli_data, cli_sequence
+    from mathlas.cli import data as cli_data
+    from mathlas.cli import sequence as cli_sequence
 
     p = argparse.ArgumentParser(prog="mathlas")
     sub = p.add_subparsers(dest="command", required=True)

@@ -130,19 +130,19 @@ def test_tool_and_cli(papers_bundle_dir):
     import subprocess
     import sys
 
-    from mathlas.tools.search import search_existing_math
+    from mathlas.tools.informal import search_existing_math
 
     r = search_existing_math(QUERY, k=5, bundle=str(papers_bundle_dir),
                              paper_filter={"authors": ["Tao"], "journal_published": True})
     assert r.hits and all(h.id.startswith("arxiv:1801.00042#") for h in r.hits)
     with pytest.raises(UsageError, match="paper_filter has no key"):
         search_existing_math(QUERY, bundle=str(papers_bundle_dir), paper_filter={"title": "x"})
-    p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--bundle", str(papers_bundle_dir),
+    p = subprocess.run([sys.executable, "-m", "mathlas", "search", QUERY, "--bundle", str(papers_bundle_dir),
                         "--json", "--category", "math.GN", "--year-min", "2019", "-k", "3"],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     hits = json.loads(p.stdout)["hits"]
     assert hits and all(h["id"].startswith("arxiv:1905.01234#") for h in hits)
-    p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--bundle", str(papers_bundle_dir),
+    p = subprocess.run([sys.executable, "-m", "mathlas", "search", QUERY, "--bundle", str(papers_bundle_dir),
                         "--year-min", "x"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2

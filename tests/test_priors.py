@@ -47,7 +47,7 @@ def test_citation_prior_adds_log_citations(papers):
     boosted = papers.search(QUERY, k=100, priors={"citations": w})
     assert {h.id for h in boosted} == set(base)
     for h in boosted:
-        c = papers.get(h.id).extra.get("citations")
+        c = papers.get(h.id).fields.get("citations")
         assert h.score == pytest.approx(base[h.id] + w * math.log(max(c or 1, 1)), abs=1e-9)
     scores = [h.score for h in boosted]
     assert scores == sorted(scores, reverse=True)
@@ -58,8 +58,8 @@ def test_prior_acts_before_the_cut(papers):
     # not a re-ordering of the unboosted top 1
     top1 = papers.search(QUERY, k=1)[0]
     deep = papers.search(QUERY, k=100)
-    most_cited = max(deep, key=lambda h: (papers.get(h.id).extra.get("citations") or 0))
-    assert papers.get(most_cited.id).extra["citations"] == 5000 and most_cited.id != top1.id
+    most_cited = max(deep, key=lambda h: (papers.get(h.id).fields.get("citations") or 0))
+    assert papers.get(most_cited.id).fields["citations"] == 5000 and most_cited.id != top1.id
     got = papers.search(QUERY, k=1, priors={"citations": 1.0})
     assert [h.id for h in got] == [most_cited.id]
 
@@ -67,11 +67,11 @@ def test_prior_acts_before_the_cut(papers):
 def test_identity_prior_and_single_channel_modes(papers):
     # recency = identity on the year: a tiny weight orders ties, a large one sorts by year
     hits = papers.search(QUERY, k=50, mode="lexical", priors={"recency": 10.0})
-    years = [papers.get(h.id).extra.get("year") or 0 for h in hits]
+    years = [papers.get(h.id).fields.get("year") or 0 for h in hits]
     assert years == sorted(years, reverse=True)
     dense = {h.id: h.score for h in papers.search(QUERY, k=50, mode="dense")}
     for h in papers.search(QUERY, k=50, mode="dense", priors={"recency": 0.001}):  # the channel's own score + prior
-        assert h.score == pytest.approx(dense[h.id] + 0.001 * (papers.get(h.id).extra.get("year") or 0), abs=1e-5)
+        assert h.score == pytest.approx(dense[h.id] + 0.001 * (papers.get(h.id).fields.get("year") or 0), abs=1e-5)
 
 
 def test_bad_priors(papers, tiny, papers_bundle_dir):
@@ -84,7 +84,7 @@ def test_bad_priors(papers, tiny, papers_bundle_dir):
             papers.search(QUERY, priors={"citations": bad})
     with pytest.raises(UsageError, match="mapping"):
         papers.search(QUERY, priors=[("citations", 1.0)])
-    from mathlas.search import Bundle
+    from mathlas.engine import Bundle
 
     fusion = {**papers.manifest.fusion, "priors": {"x": {"column": "nope", "transform": "log1", "weight": 1}}}
     broken = Bundle(papers_bundle_dir, dataclasses.replace(papers.manifest, fusion=fusion))
@@ -97,16 +97,16 @@ def test_tool_and_cli_priors(papers_bundle_dir):
     import subprocess
     import sys
 
-    from mathlas.tools.search import search_existing_math
+    from mathlas.tools.informal import search_existing_math
 
     r = search_existing_math(QUERY, k=1, bundle=str(papers_bundle_dir), priors={"citations": 1.0})
     assert r.hits[0].id.startswith("arxiv:1801.00042#")
-    p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--bundle", str(papers_bundle_dir),
+    p = subprocess.run([sys.executable, "-m", "mathlas", "search", QUERY, "--bundle", str(papers_bundle_dir),
                         "--json", "-k", "1", "--prior", "citations=1"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["hits"][0]["id"].startswith("arxiv:1801.00042#")
     for bad in ("citations", "citations=x", "nope=1"):
-        p = subprocess.run([sys.executable, "-m", "mathlas.cli", "search", QUERY, "--bundle", str(papers_bundle_dir),
+        p = subprocess.run([sys.executable, "-m", "mathlas", "search", QUERY, "--bundle", str(papers_bundle_dir),
                             "--prior", bad], capture_output=True, text=True, timeout=300)
         assert p.returncode == 2, (bad, p.stderr)
 
@@ -129,7 +129,7 @@ def test_writer_refuses_a_prior_on_a_missing_or_text_column(tmp_path):
 
 def test_short_queries_are_repeated_for_the_dense_channel(tiny, tiny_bundle_dir):
     from mathlas.filters import Filters
-    from mathlas.search import Bundle
+    from mathlas.engine import Bundle
 
     assert tiny.manifest.encoder["pooling"] == "mean"
     assert tiny.dense_text("Sylow") == "Sylow Sylow"

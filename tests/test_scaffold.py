@@ -28,7 +28,7 @@ def bundle(default_bundle_dir):
 
 
 def body(bundle: str, doc_id: str) -> str:
-    from mathlas.tools.search import get_by_id
+    from mathlas.tools.informal import get_by_id
 
     return get_by_id(doc_id, bundle=bundle).body
 
@@ -246,7 +246,7 @@ def test_unknown_id_is_an_error(bundle):
 
 def test_search_directive_on_default_bundle(bundle):
     from mathlas.tools.directive import MSC_ARXIV, search_directive
-    from mathlas.tools.search import OPEN_BUNDLES
+    from mathlas.engine import OPEN_BUNDLES
 
     d = search_directive("Let $M$ be a finitely generated module over a local ring $R$ with maximal ideal "
                          "$\\mathfrak m$ such that $\\mathfrak m M = M$. Show that $M = 0$.", bundle=bundle)
@@ -299,21 +299,24 @@ def test_tools_registered():
 def test_cli_json(bundle, capsys):
     import argparse
 
-    from mathlas import cli_scaffold
+    from mathlas.cli import scaffold as cli_scaffold
+
+    def _run(args):
+        return args.run(args)
 
     parser = argparse.ArgumentParser()
     cli_scaffold.add_parser(parser.add_subparsers(dest="command"))
-    assert cli_scaffold.run(parser.parse_args(["checklist", "stacks:0E8M", "--bundle", bundle, "--json"])) == 0
+    assert _run(parser.parse_args(["checklist", "stacks:0E8M", "--bundle", bundle, "--json"])) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["source"] == "stacks:0E8M" and len(out["preconditions"]) == 5
-    assert cli_scaffold.run(parser.parse_args(["scaffold", "--problem", "Let $G$ be a group. Prove that $G$ is abelian.",
+    assert _run(parser.parse_args(["scaffold", "--problem", "Let $G$ be a group. Prove that $G$ is abelian.",
                                                "--candidate", "Let $G$ be a cyclic group. Then $G$ is abelian.",
                                                "--json"])) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["answer_template"]["verdict"] is None and out["problem_signature"]["goal"]
-    assert cli_scaffold.run(parser.parse_args(["directive", "finite integral domain is a field", "-b", bundle,
+    assert _run(parser.parse_args(["directive", "finite integral domain is a field", "-b", bundle,
                                                "--json"])) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["named_results"][0]["id"].startswith(("planetmath:", "stacks:", "hott:", "napkin:", "openlogic:", "proofnet:"))
-    assert cli_scaffold.run(parser.parse_args(["checklist", "If $a$ then $b$."])) == 0
+    assert _run(parser.parse_args(["checklist", "If $a$ then $b$."])) == 0
     assert "[ ] P1. $a$" in capsys.readouterr().out

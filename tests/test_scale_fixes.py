@@ -159,7 +159,7 @@ def test_arrow_metadata_is_mapped_not_copied(tiny_bundle_dir, arrow_bundle):
 
     def allocated(path):
         before = pa.total_allocated_bytes()
-        b = mathlas.open_bundle(path)
+        b = mathlas.open_bundle(path, shared=False)  # a fresh open is what is measured
         return b, pa.total_allocated_bytes() - before
 
     parquet, from_parquet = allocated(tiny_bundle_dir)
@@ -183,7 +183,7 @@ def test_bad_arrow_copy_is_a_corrupt_bundle(arrow_bundle, tmp_path):
     with pytest.raises(BundleCorruptError, match="documents.arrow"):
         mathlas.open_bundle(bad)  # sizes differ from the manifest
     with pytest.raises(BundleCorruptError, match="cannot read meta/documents.arrow"):
-        from mathlas.search import Bundle
+        from mathlas.engine import Bundle
 
         Bundle(bad, fmt.read_manifest(bad))
 

@@ -1,6 +1,7 @@
 """Hybrid search on the tiny bundle: channels, fusion, filters, weights, bad input, concurrency."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersio
 
 
 def test_open_is_lazy_and_counts(tiny_bundle_dir):
-    b = mathlas.open_bundle(tiny_bundle_dir)
+    b = mathlas.open_bundle(tiny_bundle_dir, shared=False)  # fresh: nothing loaded yet
     assert len(b) == b.manifest.count >= 25
     assert b._lexical is None and b._encoder is None and not b.model_loaded
     b.search("ring", k=3, mode="lexical")
@@ -52,10 +53,11 @@ def test_hit_fields_and_ranks(tiny):
     assert len(ids) == len(set(ids))
     for h in hits:
         assert h.id.startswith(h.source + ":")
-        assert h.kind and h.license and h.text and h.body
+        assert h.kind and h.license and h.text and tiny.get(h.id).body
         assert set(h.ranks) == {"lexical", "dense"}
         assert h.ranks["lexical"] is not None or h.ranks["dense"] is not None
-        assert set(h.to_json()) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks"}
+        assert set(dataclasses.asdict(h)) == {"id", "source", "kind", "name", "title", "text", "link", "license",
+                                              "score", "ranks", "fields"}
     # hybrid score is the RRF sum of the channel ranks (k_rrf = 10)
     h = hits[0]
     expect = sum(1 / (10 + r) for r in h.ranks.values() if r is not None)
@@ -156,7 +158,7 @@ def test_dense_recall_against_exact(tiny):
 
 
 def test_concurrent_searches(tiny_bundle_dir):
-    b = mathlas.open_bundle(tiny_bundle_dir)  # fresh: lazy loading races too
+    b = mathlas.open_bundle(tiny_bundle_dir, shared=False)  # fresh: lazy loading races too
     queries = ["ring", "module", "type theory", "compact", "prime ideal", "logic"] * 5
     expected = {q: [h.id for h in mathlas.open_bundle(tiny_bundle_dir).search(q, k=5)] for q in set(queries)}
     errors, results = [], {}
@@ -240,6 +242,6 @@ def test_dense_channel_loads_usearch_without_crashing_a_later_onnxruntime_import
     import subprocess
     import sys
 
-    code = "from mathlas.dense import usearch_index_class; usearch_index_class(); import onnxruntime; print('alive')"
+    code = "from mathlas.bundle import usearch_index_class; usearch_index_class(); import onnxruntime; print('alive')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-2000:]

@@ -103,7 +103,7 @@ def assert_same_bundle(a: Path, b: Path) -> None:
     and answer queries alike."""
     import mathlas
     import pyarrow.parquet as pq
-    from mathlas.dense import usearch_index_class
+    from mathlas.bundle import usearch_index_class
 
     ma, mb = fmt.read_manifest(a), fmt.read_manifest(b)
     unstable = lambda f: f.startswith("bm25/") or f == fmt.BINARY_INDEX

@@ -248,7 +248,7 @@ def test_bundle_has_paper_columns_and_prior(papers):
     assert papers.priors["citations"] == {"column": "citations", "transform": "log1", "weight": 0.0}
     assert papers.manifest.sources["arxiv"]["license"] == "CC-BY-SA-4.0"
     doc = papers.get("arxiv:1801.00042#Lemma 4.1")
-    assert doc.extra["authors"] == ["Terence Tao", "Ben Green"] and doc.extra["citations"] == 5000
+    assert doc.fields["authors"] == ["Terence Tao", "Ben Green"] and doc.fields["citations"] == 5000
     assert doc.text.startswith("Lemma 4.1. Green-Tao theorem")  # the slogan leads the retrieval text
     hits = papers.search("Sylow subgroups conjugate", k=3)
     assert hits[0].id == "arxiv:math/0601001#Theorem 1"

@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 
 from mathlas.errors import UsageError
-from mathlas.tools.formal import CAVEAT, verify_formal
-from mathlas.tools.formal import layout as lay
-from mathlas.tools.formal import scan
-from mathlas.tools.formal.lean_runner import FILE_NAME, find_toolchain, run_lean
-from mathlas.tools.formal.verdict import (SORRY_WARNING, STANDARD_AXIOMS, axiom_reports, decide_proof,
+from mathlas.tools.lean_check import CAVEAT, verify_formal
+from mathlas.tools.lean_check import layout as lay
+from mathlas.tools.lean_check import scan
+from mathlas.tools.lean_check.lean_runner import FILE_NAME, find_toolchain, run_lean
+from mathlas.tools.lean_check.verdict import (SORRY_WARNING, STANDARD_AXIOMS, axiom_reports, decide_proof,
                                           decide_snippet, parse_messages)
 
 DATA = Path(__file__).parent / "data" / "lean4"
@@ -265,7 +265,7 @@ def test_runs_that_say_nothing_are_undetermined():
     d = decide_proof(out, 1, file_name="holes.lean", layout=header)
     assert d.status == "UNDETERMINED" and "import" in d.reason
     # Lean's own wording for a missing module (src/Lean/Util/Path.lean, findOLean): `unknown module prefix '{pkg}'`
-    from mathlas.tools.formal.verdict import IMPORT_FAILURE
+    from mathlas.tools.lean_check.verdict import IMPORT_FAILURE
     assert IMPORT_FAILURE.match("unknown module prefix '{pkg}'")
     assert not IMPORT_FAILURE.match("type mismatch\n  \"unknown package\"")  # a proof quoting the words is no import failure
 
@@ -411,7 +411,7 @@ def test_mathlas_lean_pointing_nowhere_is_undetermined(monkeypatch, tmp_path):
 
 
 def test_cli_json_and_exit_codes(no_lean, capsys):
-    from mathlas.cli import main
+    from mathlas.cli.main import main
 
     assert main(["verify-formal", "--statement", "1 = 1", "--proof", "rfl", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)

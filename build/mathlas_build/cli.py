@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--dry-run", action="store_true", help="read the corpus and print the plan: time and bundle size")
     _add_plan_options(b, docs=False)
     b.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
+    b.add_argument("--install", action="store_true",
+                   help="also install the bundle into the mathlas data directory (`mathlas index install`)")
     b.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     m = sub.add_parser("merge", help="check that shards cover the corpus exactly once and write the bundle")
     m.add_argument("recipe", type=Path)
@@ -78,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
     m.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
     m.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
+    m.add_argument("--install", action="store_true", help="also install the bundle (`mathlas index install`)")
     m.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     m.add_argument("-q", "--quiet", action="store_true")
     r = sub.add_parser("ray", help="embed N shards as Ray Data tasks (one per GPU or CPU worker), then merge")
@@ -160,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
 
             archive, _ = pack(path, args.pack)
             print(archive)
+        if getattr(args, "install", False):
+            from mathlas_build.pipeline import install_bundle
+
+            install_bundle(path, quiet=args.quiet)
+            return 0
         print(path)
         return 0
     except (RecipeError, FileExistsError, ValueError) as e:

@@ -42,7 +42,7 @@ CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
 
 
-def encoder_fingerprint(encoder: Encoder) -> str:
+def document_model_fingerprint(encoder: Encoder) -> str:
     """Hash of ``encoder.json`` and the model file that embeds documents: equal fingerprints, equal vectors."""
     cfg = (encoder.directory / "encoder.json").read_bytes()
     model = sha256_file(encoder.directory / encoder.model_file)
@@ -177,7 +177,7 @@ def embed_documents(texts: Sequence[str], encoder_dir: Path | None = None, *,
     source_row = first[inverse]  # for every row, the first row with the same text
     todo = np.sort(first)  # one row per distinct text, in text order
     if cache_dir:
-        store = VectorStore(store_directory(cache_dir, encoder_fingerprint(encoder)), encoder.config.out_dims,
+        store = VectorStore(store_directory(cache_dir, document_model_fingerprint(encoder)), encoder.config.out_dims,
                             quiet=quiet)
         held = store.contains(keys[todo])
         store.read_into(keys[todo[held]], out, todo[held])

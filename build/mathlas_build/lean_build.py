@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -102,9 +100,10 @@ def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version:
 def default_encoder() -> Path:
     """The query encoder of the installed default bundle (installed now if needed)."""
     from mathlas.bundle import ENCODER_DIR
-    from mathlas.install import resolve_bundle
 
-    return resolve_bundle(None) / ENCODER_DIR
+    from mathlas_build.pipeline import run_mathlas
+
+    return Path(run_mathlas("index", "path", capture=True).stdout.strip()) / ENCODER_DIR
 
 
 def main_lean(args) -> int:
@@ -117,10 +116,9 @@ def main_lean(args) -> int:
     path = build(recipe, out, threads=args.threads, cache_dir=None if args.no_cache else args.cache,
                  force=args.force, quiet=args.quiet)
     if args.install:
-        from mathlas.install import install
+        from mathlas_build.pipeline import install_bundle
 
-        installed = install(path, quiet=args.quiet)
-        print(installed)
+        install_bundle(path, quiet=args.quiet)
     else:
         print(path)
     return 0

@@ -6,6 +6,7 @@ and ``lean_build`` (``mathlas index build-lean``) call them too.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -133,3 +134,23 @@ def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
                      tokens_per_doc=tokens, prompt_included=True, encoder_bytes=enc_bytes,
                      read_docs_per_s=read_rate)
     return format_plan(plan, as_json=args.json)
+
+
+def run_mathlas(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
+    """Run the ``mathlas`` command: the build meets the runtime's installer through its command
+    line, never its modules (the build/runtime contract, docs/bundle-format.md)."""
+    proc = subprocess.run([sys.executable, "-m", "mathlas", *args], text=True,
+                          stdout=subprocess.PIPE if capture else None)
+    if proc.returncode != 0:
+        raise RecipeError(f"`mathlas {' '.join(args)}` failed (exit code {proc.returncode})")
+    return proc
+
+
+def install_bundle(bundle: Path, *, quiet: bool = False) -> None:
+    """Pack a built bundle as a release beside it and install it with ``mathlas index install``
+    (replacing an installed bundle of the same name and version: the build just made it anew).
+    The installed directory is printed on stdout by that command."""
+    from mathlas_build.release import pack
+
+    archive, _ = pack(bundle, bundle.parent)
+    run_mathlas("index", "install", str(archive), "--force", *(["-q"] if quiet else []))

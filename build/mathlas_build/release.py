@@ -9,7 +9,7 @@ compressor always runs with at least one worker thread.
 Only the files the manifest lists (and the manifest) are packed, so a release carries exactly what
 ``verify`` checks; stray files in the build directory (a tantivy lock file) stay behind.
 
-``out_dir/catalog.json`` lists every release packed there (docs/releases.md); ``mathlas.catalog``
+``out_dir/catalog.json`` lists every release packed there (docs/releases.md); ``mathlas.releases.catalog``
 reads it to find shipped releases and, published next to the archives, as a remote catalog::
 
     {"releases": [{"name", "version", "format_version", "url", "size", "sha256",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mathlas.lean_symbols import symbol_words
+from mathlas.bundle import symbol_words
 from mathlas_build.document import Document
 from mathlas_build.notation import notation_words
 

@@ -25,7 +25,7 @@ bad checksum is *torn* and is built again (the embedding cache makes that cheap)
 
     recipe   sha256 of the recipe (canonical JSON of the TOML) and the mathlas version
     corpus   sha256 of every document id in row order, and the per-source counts and licenses
-    encoder  ``embed.encoder_fingerprint``: encoder.json + the document model's sha256
+    encoder  ``embed.document_model_fingerprint``: encoder.json + the document model's sha256
 
 ``merge_shards`` reads the corpus again (for the metadata and BM25 text), checks that the shards agree
 on all three fingerprints and cover the corpus exactly once (no shard missing or given twice, no id
@@ -107,10 +107,10 @@ def corpus_fingerprint(ids: Sequence[str], sources: dict) -> str:
 
 def document_encoder_fingerprint(recipe, provider: str) -> tuple[str, str]:
     """(fingerprint, model file) of the model that will embed the documents on ``provider``."""
-    from mathlas_build.embed import DocumentEncoder, encoder_fingerprint
+    from mathlas_build.embed import DocumentEncoder, document_model_fingerprint
 
     enc = DocumentEncoder(recipe.encoder, provider=provider, model_file=recipe.document_model, quiet=True)
-    return encoder_fingerprint(enc), enc.model_file
+    return document_model_fingerprint(enc), enc.model_file
 
 
 def read_shard(path: Path) -> dict:

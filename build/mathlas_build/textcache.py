@@ -9,7 +9,7 @@ shifts every position, and only the altered texts are embedded again. Layout::
         keys     (n, 16) uint8    the first 16 bytes of the sha256 of each text (UTF-8)
         vectors  (n, d)  float32  their vectors, row for row
 
-The fingerprint (``embed.encoder_fingerprint``) covers ``encoder.json`` and the model file that embeds
+The fingerprint (``embed.document_model_fingerprint``) covers ``encoder.json`` and the model file that embeds
 the documents, so another model or another export never reads these vectors.
 
 Writes are safe for several processes sharing one store (shards on one machine, Ray workers on a

@@ -134,7 +134,7 @@ def write_vectors(vectors: np.ndarray, root: Path, *, connectivity: int = 16, ex
     chunk's float32 temporaries and the packed codes (dims / 8 bytes a row for signs, 3x that for
     thermometer codes), never a full-size float32 copy (15 GB at 1M x 1024 before it chunked).
     """
-    from mathlas.dense import usearch_index_class
+    from mathlas.bundle import usearch_index_class
 
     Index = usearch_index_class()
     (root / "vectors").mkdir(parents=True, exist_ok=True)

@@ -3,58 +3,57 @@
 The MCP server (``mathlas.server``) is only an adapter over them, and the Python API calls the very
 same functions::
 
-    from mathlas.tools.search import search_existing_math, get_by_id
+    from mathlas.tools.informal import search_existing_math, get_by_id
 
 Each tool module is listed in ``TOOL_MODULES`` with the names of its tools. Tool modules stay light
 at import time (numpy, pyarrow, onnxruntime, sympy load inside the calls), so a server lists its
-tools without loading any model. A module that is not there yet (tools arrive issue by issue) is
-simply skipped.
+tools without loading any model. ``NextStep`` is the shape in which a tool suggests the next call.
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
 # module -> the tool functions it exports, in the order clients see them
 TOOL_MODULES: dict[str, tuple[str, ...]] = {
-    "mathlas.tools.search": ("search_existing_math", "get_by_id"),
-    "mathlas.tools.formal_search": ("search_formal_math", "get_dependencies"),
+    "mathlas.tools.informal": ("search_existing_math", "get_by_id"),
+    "mathlas.tools.lean_search": ("search_formal_math", "get_dependencies"),
     "mathlas.tools.numeric": ("identify_constant", "verify_numeric", "conjecture_relation"),
     "mathlas.tools.scaffold": ("applicability_checklist", "mapping_scaffold"),
     "mathlas.tools.directive": ("search_directive",),
     "mathlas.tools.oeis": ("identify_sequence",),
     "mathlas.tools.funsearch": ("funsearch",),
     "mathlas.tools.findings": ("add_finding",),
-    "mathlas.tools.formal": ("verify_formal",),
+    "mathlas.tools.lean_check": ("verify_formal",),
 }
 
 
-def _present(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a parent package is missing
-        return False
+@dataclass
+class NextStep:
+    """A tool call worth making next, with its arguments ready to send."""
+
+    tool: str
+    arguments: dict[str, Any]
+    why: str
 
 
 def available_tool_names() -> list[str]:
-    """Names of the tools whose module is installed, without importing any of them."""
-    return [name for module, names in TOOL_MODULES.items() if _present(module) for name in names]
+    """Names of every tool, without importing any of them."""
+    return [name for names in TOOL_MODULES.values() for name in names]
 
 
 def load_tools() -> list[Callable]:
     """Every available tool function, in ``TOOL_MODULES`` order.
 
-    A module that is absent is skipped quietly; one that is present but fails to import (a
-    broken dependency) is skipped with a warning on stderr, so the other tools keep working.
+    A module that fails to import (a broken dependency) is skipped with a logged warning, so the
+    other tools keep working.
     """
     tools: list[Callable] = []
     for module, names in TOOL_MODULES.items():
-        if not _present(module):
-            continue
         try:
             mod = importlib.import_module(module)
         except Exception as e:  # noqa: BLE001 - one broken tool module must not take the others down

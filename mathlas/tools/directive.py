@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mathlas.checks import integer
 from mathlas.errors import UsageError
 from mathlas.tools.scaffold import MAX_CHARS, key_terms, words
 
@@ -229,12 +230,11 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
         bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
     """
     from mathlas.tools import available_tool_names
-    from mathlas.tools.search import search_existing_math
+    from mathlas.tools.informal import search_existing_math
 
     if not isinstance(problem, str) or not problem.strip():
         raise UsageError("problem is empty: pass the problem or question as text (LaTeX welcome)")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-        raise UsageError(f"k must be an integer from 1 to 100, got {k!r}")
+    integer(k, "k", 1, 100)
     text = problem.strip()
     notes = []
     if len(text) > MAX_CHARS:

@@ -1,15 +1,16 @@
 """``add_finding``: keep a result the agent found on the web, searchable at once by search_existing_math.
 
-The store is ``mathlas.findings`` (``data_dir()/findings/findings.jsonl``). Importing this module is
+The store is ``mathlas.findings.store`` (``data_dir()/findings/findings.jsonl``). Importing this module is
 light: the store, numpy and any encoder load inside the call.
 """
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass, field
-from typing import Any
 
-from mathlas.tools.search import NextStep
+from mathlas.tools import NextStep
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,8 +35,7 @@ class FindingResult:
 
 def _embed_now(store, finding) -> bool:
     """Embed ``finding`` with an already loaded encoder (never load one: adding must stay fast)."""
-    from mathlas.findings import encoder_fingerprint
-    from mathlas.tools.search import OPEN_BUNDLES
+    from mathlas.engine import OPEN_BUNDLES
 
     loaded = [b for b in OPEN_BUNDLES.loaded() if b.model_loaded]
     if not loaded:
@@ -43,14 +43,14 @@ def _embed_now(store, finding) -> bool:
     vec = store.vectors()
     # keep one encoder per sidecar: prefer the encoder whose vectors are already there
     if vec is not None:
-        loaded.sort(key=lambda b: encoder_fingerprint(b) != vec[2])
-        if encoder_fingerprint(loaded[0]) != vec[2]:
+        loaded.sort(key=lambda b: b.encoder_fingerprint != vec[2])
+        if loaded[0].encoder_fingerprint != vec[2]:
             return False
     try:
         store.embed(loaded[0], [finding])
     except Exception as e:  # noqa: BLE001 - the finding is stored; only its vector is missing
-        print(f"mathlas: findings: no vector for {finding.id} ({type(e).__name__}: {e}); "
-              "`mathlas findings reindex` adds it", file=sys.stderr)
+        log.warning("mathlas: findings: no vector for %s (%s: %s); `mathlas findings reindex` adds it",
+                    finding.id, type(e).__name__, e)
         return False
     return True
 
@@ -69,7 +69,7 @@ def add_finding(statement: str, source_url: str, name: str | None = None,
         name: the result's usual name, e.g. "Nakayama's lemma" (optional).
         slogan: one line saying what it is good for (optional).
     """
-    from mathlas.findings import open_store
+    from mathlas.findings.store import open_store
 
     store = open_store()
     finding, added = store.add(statement, source_url, name=name, slogan=slogan)

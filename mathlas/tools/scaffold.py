@@ -650,7 +650,7 @@ def is_stable_id(text: str) -> bool:
 def _resolve(statement: str, bundle: str | None) -> tuple[str, str]:
     """(source label, statement text): a stable id is fetched from the bundle (lazily)."""
     if is_stable_id(statement):
-        from mathlas.tools.search import get_by_id
+        from mathlas.tools.informal import get_by_id
 
         doc = get_by_id(statement.strip(), bundle=bundle)
         return doc.id, doc.body or doc.text

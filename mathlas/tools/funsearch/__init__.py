@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mathlas.checks import integer, number
 from mathlas.errors import UsageError
 
 Action = Literal["evaluate", "register", "status"]
@@ -125,13 +126,10 @@ def funsearch(action: Action, problem: str = "cap_set", program: str | None = No
     if action not in ("evaluate", "register", "status"):
         raise UsageError(f"action must be evaluate, register or status, got {action!r}")
     spec, full = resolve(problem, params)
-    if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
-        raise UsageError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
-    if (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or math.isnan(timeout_s)
-            or not 1 <= timeout_s <= 600):
-        raise UsageError(f"timeout_s must be a number of seconds from 1 to 600, got {timeout_s!r}")
-    if claimed_score is not None and (not isinstance(claimed_score, (int, float)) or isinstance(claimed_score, bool)):
-        raise UsageError(f"claimed_score must be a number, got {claimed_score!r}")
+    integer(top_k, "top_k", 1, 50)
+    number(timeout_s, "timeout_s (seconds)", minimum=1, maximum=600)
+    if claimed_score is not None:
+        number(claimed_score, "claimed_score")
     db = Database.open(problem, full)
     result = FunSearchResult(action=action, problem=problem, params=full, database=str(db.root))
 

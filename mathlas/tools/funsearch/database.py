@@ -5,7 +5,7 @@
     <data_dir>/funsearch/<problem>/<params>/
         programs.jsonl    every registered program, append-only (fsync'd): hash, score, cell, source
         elites.json       {cells: {cell: elite}, best: elite, programs: n}, rewritten atomically
-        .lock             flock'd by every writer (and by readers, so they see a finished state)
+        .lock             held by every writer (filelock) (and by readers, so they see a finished state)
 
 A program's *cell* is its behaviour: how long it is (non-blank, non-comment lines, bucketed 1-5,
 6-15, 16-40, 41-100, >100) times the problem's behaviour statistic in quarters (cap set: how many
@@ -19,7 +19,6 @@ never a half-written ``elites.json`` (written to a temporary file, fsync'd, rena
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -66,20 +65,18 @@ class Database:
     @classmethod
     def open(cls, problem: str, params: dict[str, Any], base: Path | None = None) -> "Database":
         if base is None:
-            from mathlas.install import data_dir
+            from mathlas.paths import data_dir
 
             base = data_dir()
         return cls(base / "funsearch" / problem / params_slug(params))
 
     @contextmanager
     def locked(self) -> Iterator[None]:
+        from filelock import FileLock
+
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        with FileLock(self.root / ".lock", thread_local=False):
+            yield
 
     def _read_state(self) -> dict[str, Any]:
         try:

@@ -24,6 +24,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mathlas.checks import integer
 from mathlas.errors import UsageError
 from mathlas.tools.funsearch.sandbox import Limits, Sandbox, SandboxFailure
 
@@ -98,7 +99,7 @@ def check_cap_set(points: list[Any], n: int) -> str | None:
 
 
 def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)  # inf allowed: a score
 
 
 def evaluate_cap_set(box: Sandbox, params: dict[str, Any]) -> Outcome:
@@ -247,8 +248,7 @@ def resolve(problem: str, params: dict[str, Any] | None) -> tuple[Problem, dict[
         if key not in spec.bounds:
             raise UsageError(f"unknown parameter {key!r} for {problem}; known: {', '.join(spec.bounds)}")
         lo, hi = spec.bounds[key]
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            raise UsageError(f"{problem} parameter {key} must be an integer from {lo} to {hi}, got {value!r}")
+        integer(value, f"{problem} parameter {key}", lo, hi)
         full[key] = value
     if problem == "bin_packing" and not full["min_size"] <= full["max_size"] <= full["capacity"]:
         raise UsageError("bin_packing needs min_size <= max_size <= capacity")

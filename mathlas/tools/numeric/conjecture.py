@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mathlas.checks import integer
 from mathlas.errors import UsageError
 
 from .identify import _check_digits
@@ -74,10 +75,8 @@ def conjecture_relation(value: str | float, digits: int | None = None, max_terms
     """
     x = parse_value(value)
     D = _check_digits(digits, x.digits)
-    if isinstance(max_terms, bool) or not isinstance(max_terms, int) or not 3 <= max_terms <= 8:
-        raise UsageError(f"max_terms must be a whole number from 3 to 8, got {max_terms!r}")
-    if isinstance(cf_depth, bool) or not isinstance(cf_depth, int) or not 50 <= cf_depth <= 2000:
-        raise UsageError(f"cf_depth must be a whole number from 50 to 2000, got {cf_depth!r}")
+    integer(max_terms, "max_terms", 3, 8)
+    integer(cf_depth, "cf_depth", 50, 2000)
     timeout = check_timeout(timeout)
     if x.is_zero:
         raise UsageError("value is zero: there is nothing to conjecture about")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mathlas.checks import is_number, number
 from mathlas.errors import MathlasError, UsageError
 
 _CONCURRENCY = threading.BoundedSemaphore(max(2, 2 * (os.cpu_count() or 1)))
@@ -215,6 +216,6 @@ def _run_in_thread(fn, args, kwargs, deadline, out: Outcome) -> Outcome:
 
 def check_timeout(timeout: float) -> float:
     """Validate a ``timeout`` argument (seconds)."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout <= 600):
+    if is_number(timeout) and timeout <= 0:  # (0, 600]: zero seconds is no time at all
         raise UsageError(f"timeout must be a number of seconds in (0, 600], got {timeout!r}")
-    return float(timeout)
+    return number(timeout, "timeout (seconds)", maximum=600)

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from mathlas.checks import integer
 from mathlas.errors import UsageError
 
 from .parser import Node, parse_claim, parse_expression, to_text
@@ -60,8 +61,7 @@ def verify_numeric(claim: str | None = None, expression: str | None = None, valu
     ``sum_{n=1}^{inf} f(n)``, products ``prod_{n>=1} f(n)``, integrals ``int_0^1 f(x) dx``, and LaTeX
     forms (``\\sum``, ``\\frac{}{}``, ``\\pi``); see docs/numeric.md.
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
-        raise UsageError(f"digits must be a whole number from 1 to {MAX_DIGITS}, got {digits!r}")
+    integer(digits, "digits", 1, MAX_DIGITS)
     timeout = check_timeout(timeout)
     decimal: DecimalValue | None = None
     if claim is not None:

@@ -12,7 +12,7 @@ invents a match. Importing this package is light: numpy loads with the first loo
     <oeis dir>/
         stripped.gz  names.gz      the data, as published
         index-v1/                  the index (stamp.json last), rebuilt when the data changes
-        .install.lock              flock'd by pulls and index builds
+        .install.lock              held by pulls and index builds (filelock)
         .tmp-*  .old-*             work in progress; cleaned by the next lock holder
 
 When the OEIS directory is not writable the index lives in
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mathlas.checks import integer
 from mathlas.errors import UsageError
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def oeis_dir() -> Path:
     env = os.environ.get("MATHLAS_OEIS_DIR")
     if env:
         return Path(env).expanduser()
-    from mathlas.install import data_dir
+    from mathlas.paths import data_dir
 
     return data_dir() / "oeis"
 
@@ -57,7 +58,7 @@ def index_home(data: Path) -> Path:
     the data directory is read-only."""
     if os.access(data, os.W_OK):
         return data
-    from mathlas.install import data_dir
+    from mathlas.paths import data_dir
 
     key = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:16]
     return data_dir() / "oeis-index" / key
@@ -100,7 +101,7 @@ _open: dict[str, tuple[tuple, "OeisIndex"]] = {}
 def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
     """The index of the OEIS files in ``data`` (default ``oeis_dir()``), built first if missing or
     stale. Shared by every call of this process; reopened when the files change."""
-    from mathlas.staging import TMP_PREFIX, data_lock, replace_dir, talk
+    from mathlas.releases.staging import TMP_PREFIX, data_lock, replace_dir, talk
 
     from . import index as ix
 
@@ -154,9 +155,7 @@ def _parse_terms(terms: Any) -> list[int]:
 
 
 def _parse_max_results(max_results: Any) -> int:
-    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= MAX_RESULTS:
-        raise UsageError(f"max_results must be an integer from 1 to {MAX_RESULTS}, got {max_results!r}")
-    return max_results
+    return integer(max_results, "max_results", 1, MAX_RESULTS)
 
 
 # ------------------------------------------------------------------------------ transforms

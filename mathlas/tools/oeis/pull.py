@@ -52,8 +52,8 @@ def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = F
     """Download ``stripped.gz`` and ``names.gz`` from ``base_url`` into ``dest`` (default: where
     identify_sequence reads, ``oeis_dir()``), verify both, rename them into place, and build the
     index unless ``build_index`` is false. Returns ``dest``."""
-    from mathlas.archive import download as _download
-    from mathlas.staging import TMP_PREFIX, data_lock, talk
+    from mathlas.releases.archive import download as _download
+    from mathlas.releases.staging import TMP_PREFIX, data_lock, talk
 
     from . import oeis_dir, open_index
     from .index import NAMES, STRIPPED, OeisDataError

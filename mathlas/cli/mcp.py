@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+from mathlas.logs import LOG_LEVELS
+
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -24,6 +25,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--log-level", choices=LOG_LEVELS, type=str.upper,
                    default=os.environ.get("MATHLAS_LOG_LEVEL", "WARNING").upper(),
                    help="stderr log level (default: $MATHLAS_LOG_LEVEL or WARNING)")
+    p.set_defaults(run=run)
     return p
 
 

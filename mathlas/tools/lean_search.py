@@ -11,21 +11,24 @@ hit links to ``stacks:TAG``; ``stacks_to_lean`` gives the way back for the infor
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mathlas.checks import integer, number, strings
 from mathlas.errors import BundleNotFoundError, UsageError
-from mathlas.tools.search import OPEN_BUNDLES, NextStep
+from mathlas.hit import Hit, snippet
+from mathlas.request import Mode, SearchRequest
+from mathlas.tools import NextStep
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from mathlas.search import Bundle
+    from mathlas.engine import Bundle
 
-Mode = Literal["hybrid", "lexical", "dense"]
 Direction = Literal["uses", "used_by"]
 
 FORMAL_BUNDLE = "mathlib"      # the name of the formal bundle built from the Mathlib + Batteries corpora
@@ -43,9 +46,11 @@ def formal_bundle_spec(bundle: str | None) -> str:
 
 
 def open_formal(bundle: str | None) -> "Bundle":
+    from mathlas.engine import open_bundle
+
     spec = formal_bundle_spec(bundle)
     try:
-        b = OPEN_BUNDLES.get(spec)
+        b = open_bundle(spec)
     except BundleNotFoundError as e:
         raise BundleNotFoundError(f"{e}; the formal bundle is not shipped in the wheel: {BUILD_HINT}") from None
     if "module" not in b.table.column_names:
@@ -57,31 +62,12 @@ def open_formal(bundle: str | None) -> "Bundle":
 # ------------------------------------------------------------------------------ results
 
 @dataclass
-class FormalHit:
-    """One Lean declaration. ``name`` is the fully qualified name; ``stacks`` the Stacks Project
-    ids its ``@[stacks TAG]`` attribute points to; ``generated`` says when the name is one Lean
-    generates (``to_additive``, ``field``, ``simps``...) rather than one written in the source."""
-
-    id: str
-    name: str
-    kind: str
-    module: str
-    signature: str
-    docstring: str
-    link: str
-    score: float
-    ranks: dict[str, int | None]
-    stacks: list[str] = field(default_factory=list)
-    generated: str = ""
-
-
-@dataclass
 class FormalSearchResult:
     query: str
     bundle: str
     mode: str
     prior_weight: float
-    hits: list[FormalHit]
+    hits: list[Hit]
     next: list[NextStep] = field(default_factory=list)
 
 
@@ -114,21 +100,9 @@ def _stacks_ids(value: Any) -> list[str]:
     return [f"stacks:{t}" for t in str(value or "").split()]
 
 
-def _short(text: str | None, limit: int = 600) -> str:
-    """Whitespace-collapsed, cut at a word boundary: the core search's snippet rule."""
-    from mathlas.search import _snippet
-
-    return _snippet(text or "", limit)
-
-
-def _strings(value: Any, what: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise UsageError(f"{what} must be a list of non-empty strings, got {value!r}")
-    return [v.strip() for v in value]
+# The metadata a formal hit carries in ``Hit.fields``, and how long its texts may be
+FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated")
+FIELD_CHARS = 600
 
 
 _MODULE_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]]" = weakref.WeakKeyDictionary()
@@ -162,12 +136,16 @@ def module_mask(b: "Bundle", prefixes: list[str]) -> "np.ndarray":
     return mask
 
 
-def _formal_hit(h) -> FormalHit:
-    x = h.extra
-    return FormalHit(id=h.id, name=h.id.split(":", 1)[1], kind=h.kind, module=x.get("module") or h.title,
-                     signature=_short(x.get("signature") or ""), docstring=_short(x.get("docstring") or ""),
-                     link=h.link, score=h.score, ranks=dict(h.ranks), stacks=_stacks_ids(x.get("stacks")),
-                     generated=x.get("generated") or "")
+def _formal_hit(h: Hit) -> Hit:
+    """A hit as the formal tools show it: the qualified name, texts cut to ``FIELD_CHARS``, the
+    Stacks tags as ids, the title in place of a missing module."""
+    x = h.fields
+    h.name = h.id.split(":", 1)[1]  # the qualified name (the bundle's name column holds its words)
+    h.fields = {"module": x.get("module") or h.title,
+                "signature": snippet(x.get("signature"), FIELD_CHARS),
+                "docstring": snippet(x.get("docstring"), FIELD_CHARS),
+                "stacks": _stacks_ids(x.get("stacks")), "generated": x.get("generated") or ""}
+    return h
 
 
 # ------------------------------------------------------------------------------ tools
@@ -190,14 +168,10 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
         prior_weight: weight of the dependency (PageRank) prior added to the fused score; default: the bundle's measured setting; 0 turns it off.
         bundle: a formal bundle name, name-version or directory; default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
     """
-    from mathlas.search import Bundle
-
-    Bundle._check_query(query, k, mode)
-    module_list = _strings(modules, "modules")
-    kinds_l = _strings(kinds, "kinds")
-    if prior_weight is not None and (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float))
-                                     or not prior_weight == prior_weight or abs(prior_weight) > 1e3):
-        raise UsageError(f"prior_weight must be a finite number, got {prior_weight!r}")
+    req = SearchRequest.make(query, k, mode=mode, kinds=kinds)
+    module_list = strings(modules, "modules")
+    if prior_weight is not None:
+        number(prior_weight, "prior_weight", minimum=-1e3, maximum=1e3)
     b = open_formal(bundle)
     priors = None
     weight = 0.0
@@ -206,9 +180,9 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
         priors = {PRIOR: weight}
     elif prior_weight:
         raise UsageError(f"bundle {b.name}-{b.version} declares no {PRIOR} prior")
-    mask = module_mask(b, module_list) if module_list else None
-    hits = b.search(query, k=k, mode=mode, kinds=kinds_l or None, mask=mask, priors=priors)
-    out = [_formal_hit(h) for h in hits]
+    mask = module_mask(b, list(module_list)) if module_list else None
+    req = dataclasses.replace(req, mask=mask, priors=priors)
+    out = [_formal_hit(h) for h in b.rank(req, fields=FORMAL_FIELDS)]
     steps = [NextStep("get_by_id", {"id": h.id, "bundle": formal_bundle_spec(bundle)},
                       "signature, docstring, module, link and dependencies") for h in out[:2]]
     if out:
@@ -221,7 +195,7 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
                                   "check a proof that uses the hit with the Lean kernel"))
     if not out and module_list:
         steps.append(NextStep("search_formal_math", {"query": query}, "nothing in those modules: search everything"))
-    return FormalSearchResult(query=query, bundle=f"{b.name}-{b.version}", mode=mode, prior_weight=weight,
+    return FormalSearchResult(query=query, bundle=b.label, mode=mode, prior_weight=weight,
                               hits=out, next=steps)
 
 
@@ -245,8 +219,7 @@ def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, lim
         raise UsageError("an id is required, e.g. lean:Nat.Prime.two_le")
     if direction not in DIRECTIONS:
         raise UsageError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    integer(limit, "limit", 1, MAX_LIMIT)
     doc_id = id.strip()
     if ":" not in doc_id:
         doc_id = "lean:" + doc_id
@@ -255,9 +228,9 @@ def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, lim
     walk = g.walk(b.key_of(doc_id), direction, depth)
     cols = {c: b.table.column(c) for c in ("id", "kind", "module", "signature")}
     deps = [Dependency(id=cols["id"][j].as_py(), kind=cols["kind"][j].as_py(),
-                       module=cols["module"][j].as_py() or "", signature=_short(cols["signature"][j].as_py() or "", 300),
+                       module=cols["module"][j].as_py() or "", signature=snippet(cols["signature"][j].as_py(), 300),
                        distance=dist) for j, dist in walk[:limit]]
-    return DependencyResult(id=doc_id, direction=direction, depth=depth, bundle=f"{b.name}-{b.version}",
+    return DependencyResult(id=doc_id, direction=direction, depth=depth, bundle=b.label,
                             total=len(walk), declarations=deps, truncated=len(walk) > limit)
 
 
@@ -269,7 +242,7 @@ _STACKS_MAP: dict[str, dict[str, list[str]]] = {}
 def stacks_to_lean(tag: str, bundle: str | None = None) -> list[str]:
     """Ids of the declarations tagged ``@[stacks TAG]`` in the formal bundle, when one is installed
     (an empty list otherwise: the informal side never builds or installs the formal bundle)."""
-    from mathlas.install import resolve_bundle
+    from mathlas.releases.install import resolve_bundle
 
     spec = formal_bundle_spec(bundle)
     try:
@@ -278,7 +251,9 @@ def stacks_to_lean(tag: str, bundle: str | None = None) -> list[str]:
         return []
     table = _STACKS_MAP.get(root)
     if table is None:
-        b = OPEN_BUNDLES.get(spec)
+        from mathlas.engine import open_bundle
+
+        b = open_bundle(spec)
         table = {}
         if "stacks" in b.table.column_names:
             for doc_id, tags in zip(b.table.column("id").to_pylist(), b.table.column("stacks").to_pylist()):

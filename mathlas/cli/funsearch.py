@@ -53,6 +53,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         else:
             a.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds, 1..600 (default 60)")
         a.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run)
     return p
 
 

@@ -18,6 +18,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from mathlas.checks import number
 from mathlas.errors import UsageError
 
 from . import layout as lay
@@ -95,9 +96,7 @@ def _imports(imports: object) -> list[str]:
 
 
 def _timeout(timeout_s: object) -> float:
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 1 <= timeout_s <= MAX_TIMEOUT_S:
-        raise UsageError(f"timeout_s must be a number of seconds from 1 to {MAX_TIMEOUT_S:g}, got {timeout_s!r}")
-    return float(timeout_s)
+    return number(timeout_s, "timeout_s (seconds)", minimum=1, maximum=MAX_TIMEOUT_S)
 
 
 def _dedupe(names: list[str]) -> list[str]:

@@ -16,23 +16,23 @@ counts                 ``documents`` and per-source counts from the manifest
 
 The catalogs in the *artifacts* directories (``artifacts_dirs``) list the releases that ship with
 mathlas. A remote catalog (``--catalog URL`` or ``$MATHLAS_CATALOG``) may add more; it is read only
-when installing by name and by ``index list``. Installing an entry is ``mathlas.install``'s job.
+when installing by name and by ``index list``. Installing an entry is ``mathlas.releases.install``'s job.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mathlas.archive import fetch_small, is_url, parse_source
+from mathlas.releases.archive import fetch_small, is_url, parse_source
 from mathlas.bundle import FORMAT_VERSION, MIN_FORMAT_VERSION, readable_format
-from mathlas.download import SHA256_HEX
+from mathlas.releases.download import SHA256_HEX
 from mathlas.errors import BundleNotFoundError, BundleVersionError, InstallError
+from mathlas.releases.staging import talk
 
 CATALOG = "catalog.json"
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a bundle name or version, safe in a directory name
@@ -49,9 +49,8 @@ def artifacts_dirs() -> list[Path]:
     if env is not None:
         candidates = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
     else:
-        import mathlas
-        here = Path(mathlas.__file__)
-        candidates = [here.parent / "artifacts", here.resolve().parents[1] / "artifacts"]
+        package = Path(__file__).parent.parent  # mathlas/ (this file is mathlas/releases/catalog.py)
+        candidates = [package / "artifacts", package.resolve().parent / "artifacts"]
     out: list[Path] = []
     for p in candidates:
         if p.is_dir() and p.resolve() not in {q.resolve() for q in out}:
@@ -192,9 +191,9 @@ def find_release(name: str, version: str | None = None, *, catalog: str | None =
         _check_format(same[-1])
     best = readable[-1]
     newer = [r.version for r in same if version_key(r.version) > version_key(best.version)]
-    if newer and not quiet:  # talk on stderr, as mathlas.install does
-        print(f"note: {name} {', '.join(newer)} need another format version than this mathlas reads "
-              f"({MIN_FORMAT_VERSION}-{FORMAT_VERSION}); using {name}@{best.version}", file=sys.stderr, flush=True)
+    if newer:
+        talk(f"note: {name} {', '.join(newer)} need another format version than this mathlas reads "
+             f"({MIN_FORMAT_VERSION}-{FORMAT_VERSION}); using {name}@{best.version}", quiet)
     return best
 
 

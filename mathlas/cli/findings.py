@@ -1,4 +1,4 @@
-"""``mathlas findings add|list|remove|reindex``: the findings store (``mathlas.findings``) on the command line.
+"""``mathlas findings add|list|remove|reindex``: the findings store (``mathlas.findings.store``) on the command line.
 
 ``--json`` prints machine output on stdout; talk goes to stderr. Importing this module is light.
 """
@@ -33,11 +33,12 @@ def add_parser(subparsers) -> None:
                     help="bundle whose encoder embeds them (default: $MATHLAS_BUNDLE or the default bundle)")
     ri.add_argument("--json", action="store_true", help="machine-readable output")
     ri.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run a ``findings`` action; returns the exit code (errors propagate as ``MathlasError``)."""
-    from mathlas.findings import open_store
+    from mathlas.findings.store import open_store
 
     action = args.findings_command
     if action == "add":
@@ -77,11 +78,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"removed {f.id}", file=sys.stderr)
         return 0
     if action == "reindex":
-        from mathlas.findings import encoder_fingerprint
-        from mathlas.tools.search import OPEN_BUNDLES
+        from mathlas.engine import open_bundle
 
-        bundle = OPEN_BUNDLES.get(args.bundle)
-        todo = store.missing_vectors(encoder_fingerprint(bundle))
+        bundle = open_bundle(args.bundle)
+        todo = store.missing_vectors(bundle.encoder_fingerprint)
         if todo and not args.quiet:
             print(f"[embedding] {len(todo)} finding(s) with {bundle.name}-{bundle.version}'s encoder ...",
                   file=sys.stderr)

@@ -70,7 +70,7 @@ def run_build_lean(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mathlas.tools.formal_search import get_dependencies, search_formal_math
+    from mathlas.tools.lean_search import get_dependencies, search_formal_math
 
     if args.lean_command == "search":
         r = search_formal_math(args.query, k=args.k, modules=args.modules, kinds=args.kinds, mode=args.mode,

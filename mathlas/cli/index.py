@@ -2,7 +2,7 @@
 
 stdout carries the data (tables, ``--json``, paths); progress and notes go to stderr. Failures are
 raised as mathlas errors for the main CLI to report. Each subcommand is one ``add_parser`` block
-that names its handler (``set_defaults(index_run=...)``): adding one touches nothing else.
+that names its handler (``set_defaults(run=...)``): adding one touches nothing else.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mathlas import catalog
-from mathlas import install as inst
+from mathlas.releases import catalog
+from mathlas.releases import install as inst
 from mathlas.bundle import FORMAT_VERSION, MANIFEST, MIN_FORMAT_VERSION, Manifest, read_manifest, readable_format, verify
 from mathlas.errors import MathlasError
 
@@ -32,16 +32,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s = sub.add_parser("list", help="installed bundles (* = in use), shipped and catalog releases")
     s.add_argument("--catalog", metavar="URL", help=_CATALOG_HELP + "; also list its releases")
     s.add_argument("--json", action="store_true", help="print JSON")
-    s.set_defaults(index_run=_cmd_list)
+    s.set_defaults(run=_cmd_list)
 
     s = sub.add_parser("info", help="what a bundle holds: sources, licenses, encoder, size")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
     s.add_argument("--json", action="store_true", help="print the manifest as JSON")
-    s.set_defaults(index_run=_cmd_info)
+    s.set_defaults(run=_cmd_info)
 
     s = sub.add_parser("verify", help="recompute every file's sha256 against the manifest")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
-    s.set_defaults(index_run=_cmd_verify)
+    s.set_defaults(run=_cmd_verify)
 
     s = sub.add_parser("install", help="install a release: NAME[@VERSION] from a catalog, a URL or a path",
                        description="Install a release. NAME[@VERSION] is looked up in the shipped catalog and "
@@ -53,36 +53,30 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--catalog", metavar="URL", help=_CATALOG_HELP)
     s.add_argument("--sha256", metavar="HEX", help="expected sha256 of a URL or path (else its .sha256 file)")
     s.add_argument("--force", action="store_true", help="replace an installed bundle of the same name@version")
-    s.set_defaults(index_run=_cmd_install)
+    s.set_defaults(run=_cmd_install)
 
     s = sub.add_parser("use", help="make NAME@VERSION what a bare NAME means (NAME alone: the highest again)")
     s.add_argument("spec", metavar="NAME[@VERSION]", help="an installed bundle version, e.g. informal@1.0.0")
-    s.set_defaults(index_run=_cmd_use)
+    s.set_defaults(run=_cmd_use)
 
     s = sub.add_parser("path", help="print the bundle's directory")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
-    s.set_defaults(index_run=_cmd_path)
+    s.set_defaults(run=_cmd_path)
 
     s = sub.add_parser("remove", help="delete an installed bundle")
     s.add_argument("bundle", help="installed bundle: name@version (or a name installed in one version)")
-    s.set_defaults(index_run=_cmd_remove)
+    s.set_defaults(run=_cmd_remove)
 
-    from mathlas.cli_lean import add_build_lean, run_build_lean
+    from mathlas.cli.lean import add_build_lean, run_build_lean
 
     add_build_lean(sub)  # `index build-lean PATH`: a formal bundle of exactly that Lean project
-    sub.choices["build-lean"].set_defaults(index_run=run_build_lean)
+    sub.choices["build-lean"].set_defaults(run=run_build_lean)
 
     for name, s in sub.choices.items():
         if name not in ("list", "remove", "build-lean"):  # these talk (installs, progress): let -q silence them
             s.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                            help="no progress or notes on stderr")
-    p.set_defaults(run=run)
     return p
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run an ``index`` subcommand; returns the exit code (errors are raised)."""
-    return args.index_run(args)
 
 
 def _quiet(args: argparse.Namespace) -> bool:

@@ -5,7 +5,7 @@ Files, under ``data_dir()/findings/``::
     findings.jsonl          one finding per line (JSON object, UTF-8, ``\\n``-terminated), append-only
     findings.vectors.npz    optional dense vectors: arrays ``ids`` (str), ``vectors`` (float32, one row
                             per id) and ``encoder`` (the encoder's fingerprint); replaced by one rename
-    .lock                   flock'd by every writer (append, remove, vectors), so writers take turns
+    .lock                   held by every writer (append, remove, vectors; ``filelock``), so writers take turns
 
 A finding line::
 
@@ -17,34 +17,29 @@ collapsed), so the same statement is stored once whatever its URL or spacing.
 
 Crash and concurrency design:
 
-* A writer holds ``.lock`` (``fcntl.flock``, exclusive), then writes one whole line with a single
+* A writer holds ``.lock`` (exclusive), then writes one whole line with a single
   ``os.write`` on an ``O_APPEND`` descriptor and ``fsync``s it. Readers take no lock.
 * A crash mid-write can leave a *torn* last line (no newline, or bad JSON). Readers skip it with a
-  warning on stderr and keep every earlier line; the next writer sees the missing newline under the
+  logged warning and keep every earlier line; the next writer sees the missing newline under the
   lock and starts its line on a fresh one, so the torn fragment stays an isolated bad line that
   readers skip (``remove`` drops such lines when it rewrites the file).
 * ``remove`` rewrites the file under the lock: temp file, fsync, rename, fsync of the directory.
 * The vectors live in one ``.npz`` (not an ``.npy`` plus an ids file) because two files cannot be
   replaced together atomically: a reader must never pair new rows with old ids.
 
-Search: a small BM25 over the findings (name, slogan and statement, tokenised like the bundle's
-lexical channel), rebuilt in memory when the file's (inode, size, mtime) changes; plus, when
-vectors made by the searching bundle's encoder exist, cosine similarity, fused with RRF.
+Reads are cached on the file's (inode, size, mtime); searching is ``mathlas.findings.search``'s.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
+import logging
 import os
-import re
-import sys
 import tempfile
 import threading
 import unicodedata
-from collections import Counter
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -52,26 +47,22 @@ from urllib.parse import urlparse
 
 from mathlas.errors import MathlasError, UsageError
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     import numpy as np
 
-    from mathlas.search import Bundle
+    from mathlas.engine import Bundle
 
 FINDINGS_DIR = "findings"
 STORE = "findings.jsonl"
 VECTORS = "findings.vectors.npz"
 LOCK_FILE = ".lock"
 PROVENANCE = "web_added"
-SOURCE = "findings"          # the source name findings carry in search results and filters
-KIND = "finding"
 ID_PREFIX = "finding:"
 MAX_STATEMENT_CHARS = 20_000
 MAX_FIELD_CHARS = 500        # name and slogan
 MAX_URL_CHARS = 2_000
-# BM25 parameters (the usual defaults; the store is small and unfielded)
-K1, B = 1.2, 0.75
-K_RRF = 10.0                 # fusion of the findings' own lexical and dense lists
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
@@ -143,7 +134,7 @@ def validate(statement, source_url, name=None, slogan=None) -> tuple[str, str, s
 
 
 def _warn(message: str) -> None:
-    print(f"mathlas: findings: {message}", file=sys.stderr)
+    log.warning("mathlas: findings: %s", message)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -167,7 +158,7 @@ class _Snapshot:
     clean_end: int        # byte offset after the last newline
     findings: list[Finding]
     by_id: dict[str, Finding]
-    index: "_BM25 | None" = None
+    derived: dict = field(default_factory=dict)  # what search builds from this snapshot (its BM25 index)
 
 
 class FindingsStore:
@@ -175,7 +166,7 @@ class FindingsStore:
 
     def __init__(self, root: str | os.PathLike | None = None):
         if root is None:
-            from mathlas.install import data_dir
+            from mathlas.paths import data_dir
 
             root = data_dir() / FINDINGS_DIR
         self.root = Path(root)
@@ -189,20 +180,20 @@ class FindingsStore:
     # -- locking -------------------------------------------------------------------------
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the writers' lock (``.lock``, fcntl.flock exclusive)."""
-        import fcntl
+        """Hold the writers' lock (``.lock``, an exclusive ``filelock``; POSIX and Windows)."""
+        from filelock import FileLock
 
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+            lock = FileLock(self.root / LOCK_FILE, thread_local=False)
+            lock.acquire()
         except OSError as e:
             raise MathlasError(f"cannot write the findings store in {self.root}: {e}; "
                                "set MATHLAS_DATA_DIR to a writable directory") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
-            os.close(fd)  # releases the flock
+            lock.release()
 
     # -- reading -------------------------------------------------------------------------
     def _parse(self, data: bytes, base: int, ino_key: tuple, findings: list[Finding],
@@ -394,7 +385,7 @@ class FindingsStore:
         replaced. Returns how many were embedded."""
         import numpy as np
 
-        enc = encoder_fingerprint(bundle)
+        enc = bundle.encoder_fingerprint
         todo = self.missing_vectors(enc) if findings is None else findings
         if not todo:
             return 0
@@ -412,92 +403,6 @@ class FindingsStore:
                                 np.concatenate([mat[keep], new[rows]]), enc)
         return len(rows)
 
-    # -- search --------------------------------------------------------------------------
-    def _bm25(self) -> "_BM25":
-        snap = self._snapshot()
-        if snap.index is None:
-            snap.index = _BM25([f.search_text for f in snap.findings])
-        return snap.index
-
-    def lexical_ranking(self, query: str, depth: int) -> list[tuple[Finding, float]]:
-        """Findings ranked by BM25 for ``query``, best first, at most ``depth``."""
-        snap = self._snapshot()
-        if not snap.findings:
-            return []
-        return [(snap.findings[i], s) for i, s in self._bm25().search(query_words(query), depth)]
-
-    def dense_ranking(self, query_vector: "np.ndarray", encoder: str, depth: int) -> list[tuple[Finding, float]]:
-        """Findings ranked by cosine similarity to ``query_vector`` (only vectors from ``encoder``)."""
-        import numpy as np
-
-        vec = self._read_vectors()
-        if vec is None or vec[2] != encoder or not len(vec[0]) or vec[1].shape[1] != len(query_vector):
-            return []
-        ids, mat, _ = vec
-        by_id = self._snapshot().by_id
-        scores = mat @ np.asarray(query_vector, dtype=np.float32)
-        order = np.argsort(-scores, kind="stable")
-        out = []
-        for i in order:
-            f = by_id.get(ids[i])
-            if f is not None:
-                out.append((f, float(scores[i])))
-                if len(out) >= depth:
-                    break
-        return out
-
-
-def encoder_fingerprint(bundle: "Bundle") -> str:
-    """Which encoder made a vector: a hash of the bundle's encoder block (bundles sharing an
-    encoder share findings' vectors; another encoder's vectors are never mixed in)."""
-    block = json.dumps(bundle.manifest.encoder, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(block.encode("utf-8")).hexdigest()[:16]
-
-
-# ------------------------------------------------------------------------------ BM25
-
-def doc_words(text: str) -> list[str]:
-    """A document's words as the lexical channel sees them (identifiers also split, lower-cased)."""
-    from mathlas.bundle import lexical_words
-
-    return [w.lower() for w in _WORD.findall(lexical_words(text))]
-
-
-def query_words(query: str) -> list[str]:
-    from mathlas.lexical import query_terms
-
-    return query_terms(query)
-
-
-class _BM25:
-    """Okapi BM25 over a few documents, in plain Python (the store is small: no index files)."""
-
-    def __init__(self, texts: list[str]):
-        self.tfs = [Counter(doc_words(t)) for t in texts]
-        self.lens = [sum(tf.values()) for tf in self.tfs]
-        self.avg = (sum(self.lens) / len(self.lens)) if self.lens else 0.0
-        df: Counter = Counter()
-        for tf in self.tfs:
-            df.update(tf.keys())
-        n = len(self.tfs)
-        self.idf = {w: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
-        self.postings: dict[str, list[int]] = {}
-        for i, tf in enumerate(self.tfs):
-            for w in tf:
-                self.postings.setdefault(w, []).append(i)
-
-    def search(self, words: list[str], depth: int) -> list[tuple[int, float]]:
-        scores: dict[int, float] = {}
-        for w in set(words):
-            idf = self.idf.get(w)
-            if idf is None:
-                continue
-            for i in self.postings[w]:
-                tf = self.tfs[i][w]
-                norm = K1 * (1 - B + B * self.lens[i] / (self.avg or 1.0))
-                scores[i] = scores.get(i, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
-        return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
-
 
 # ------------------------------------------------------------------------------ shared stores
 
@@ -509,7 +414,7 @@ def open_store(root: str | os.PathLike | None = None) -> FindingsStore:
     """The process-wide store for ``root`` (default: ``data_dir()/findings``, read at each call so
     ``MATHLAS_DATA_DIR`` changes are honoured), sharing its read cache between calls."""
     if root is None:
-        from mathlas.install import data_dir
+        from mathlas.paths import data_dir
 
         root = data_dir() / FINDINGS_DIR
     key = str(Path(root).expanduser().absolute())

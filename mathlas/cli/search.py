@@ -1,25 +1,22 @@
-"""The ``mathlas`` command. stdout carries data (``--json`` is machine output), stderr carries talk.
-
-Exit codes: 0 ok, 1 data problem (missing/corrupt bundle, failed install), 2 usage error.
+"""``mathlas search``, ``mathlas show`` and ``mathlas eval``: the informal search tools and the
+retrieval evaluation on the command line. Importing this module is light (the search loads in the call).
 """
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
-import os
 import shutil
 import sys
 import textwrap
 
-from mathlas import cli_mcp  # light: imports the mcp SDK only when the server starts
-from mathlas import cli_data, cli_findings, cli_formal, cli_funsearch, cli_lean, cli_scaffold, cli_sequence  # light: heavy imports in run()
-from mathlas.errors import MathlasError, UsageError
+from mathlas.cli.common import bundle_option, json_option, print_json, quiet_option
+from mathlas.errors import UsageError
+from mathlas.request import MODES
 
 
-def _bundle_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bundle", "-b", default=os.environ.get("MATHLAS_BUNDLE"),
-                   help="bundle path or installed name (default: $MATHLAS_BUNDLE or the default bundle)")
+def add_parser(sub) -> None:
+    """Add ``search``, ``show`` and ``eval``."""
+    _add_search(sub)
+    _add_show(sub)
+    _add_eval(sub)
 
 
 def _add_search(sub) -> None:
@@ -29,7 +26,7 @@ def _add_search(sub) -> None:
     p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable)")
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
-    p.add_argument("--mode", choices=("hybrid", "lexical", "dense"), default="hybrid")
+    p.add_argument("--mode", choices=MODES, default="hybrid")
     g = p.add_argument_group("paper filters (bundles of papers, e.g. TheoremSearch; docs/papers.md)")
     g.add_argument("--author", action="append", dest="authors", metavar="NAME",
                    help="an author's name, whole words, e.g. 'T. Tao' (repeatable: any of them)")
@@ -43,8 +40,10 @@ def _add_search(sub) -> None:
                    help="only papers with (yes) or without (no) a journal reference")
     p.add_argument("--prior", action="append", dest="priors", metavar="NAME=W",
                    help="weight of a document prior the bundle declares, e.g. citations=0.002 (repeatable)")
-    _bundle_arg(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    bundle_option(p)
+    json_option(p)
+    quiet_option(p)
+    p.set_defaults(run=cmd_search)
 
 
 def _paper_filter(args) -> dict | None:
@@ -73,21 +72,25 @@ def _priors(items: list[str] | None) -> dict[str, float] | None:
 def _add_show(sub) -> None:
     p = sub.add_parser("show", help="show one document by its stable id")
     p.add_argument("id", help="e.g. stacks:00DV, planetmath:HilbertBasisTheorem")
-    _bundle_arg(p)
-    p.add_argument("--json", action="store_true")
+    bundle_option(p)
+    json_option(p)
+    quiet_option(p)
+    p.set_defaults(run=cmd_show)
 
 
 def _add_eval(sub) -> None:
     p = sub.add_parser("eval", help="score a bundle on a query file (JSONL with targets)")
     p.add_argument("queries", help="JSONL file: {query, targets, style, area} per line")
     p.add_argument("-k", type=int, default=20)
-    p.add_argument("--mode", action="append", dest="modes", choices=("lexical", "dense", "hybrid"),
+    p.add_argument("--mode", action="append", dest="modes", choices=MODES,
                    help="evaluate only these modes (repeatable; default all three)")
     p.add_argument("--prior", action="append", default=[], metavar="NAME=WEIGHT",
                    help="document prior weight, e.g. pagerank=0.05 (repeatable; default: the bundle's); "
                         "with a non-zero prior every mode is also run with priors off (<mode>-noprior)")
-    _bundle_arg(p)
-    p.add_argument("--json", action="store_true")
+    bundle_option(p)
+    json_option(p)
+    quiet_option(p)
+    p.set_defaults(run=cmd_eval)
 
 
 def _term_width() -> int:
@@ -115,27 +118,25 @@ def print_hits(hits, out=sys.stdout) -> None:
 
 def cmd_search(args) -> int:
     # the same function the MCP tool is, so the CLI also sees saved findings (mathlas findings add)
-    from mathlas.tools.search import search_existing_math
+    from mathlas.tools.informal import search_existing_math
 
     source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
                                   source_filter=source_filter if args.sources or args.exclude else None,
                                   paper_filter=_paper_filter(args), priors=_priors(args.priors))
     if args.json:
-        json.dump(dataclasses.asdict(result), sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(result)
     else:
         print_hits(result.hits)
     return 0
 
 
 def cmd_show(args) -> int:
-    from mathlas.tools.search import get_by_id  # the MCP tool: also resolves finding: ids
+    from mathlas.tools.informal import get_by_id  # the MCP tool: also resolves finding: ids
 
     hit = get_by_id(args.id, bundle=args.bundle)
     if args.json:
-        json.dump(dataclasses.asdict(hit), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(hit, indent=2)
         return 0
     print(f"{hit.id}  {hit.name}")
     print(f"{hit.source} · {hit.kind}" + (f" · {hit.title}" if hit.title else ""))
@@ -149,18 +150,17 @@ def cmd_show(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    import mathlas
-    from mathlas.evaluate import METRICS, evaluate, load_queries
+    from mathlas.engine import open_bundle
+    from mathlas.retrieval_eval import METRICS, evaluate, load_queries
 
     queries = load_queries(args.queries)
-    bundle = mathlas.open_bundle(args.bundle)
+    bundle = open_bundle(args.bundle)
     modes = args.modes or ["lexical", "dense", "hybrid"]
     priors = _priors(args.prior)
     result = evaluate(bundle, queries, k=args.k, modes=modes, priors=priors)
     modes = [m for m in result if isinstance(result[m], dict) and "mrr@20" in result[m]]
     if args.json:
-        json.dump(result, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(result)
         return 0
     print(f"{result['n']} queries, bundle {result['bundle']}, restricted to {', '.join(result['restricted_to'])}")
     head = f"{'':<22}" + "".join(f"{m:>9}" for m in METRICS) + "   MRR@20 95% CI   no result"
@@ -183,60 +183,3 @@ def cmd_eval(args) -> int:
             n = result[modes[0]][f"by_{group}"][key]["n"]
             print(f"{key + f' ({n})':<22}" + "".join(f"{c:>18}" for c in cells))
     return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from mathlas import __version__
-
-    p = argparse.ArgumentParser(prog="mathlas", description="Offline math search and no-LLM math tools.")
-    p.add_argument("--version", action="version", version=f"mathlas {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_search(sub)
-    _add_show(sub)
-    _add_eval(sub)
-    cli_mcp.add_parser(sub)
-    cli_scaffold.add_parser(sub)
-    cli_funsearch.add_parser(sub)
-    cli_findings.add_parser(sub)
-    cli_sequence.add_parser(sub)
-    cli_formal.add_parser(sub)
-    cli_data.add_parser(sub)
-    cli_lean.add_parser(sub)
-    try:
-        from mathlas import cli_index
-    except ImportError:  # pragma: no cover
-        cli_index = None
-    if cli_index is not None:
-        cli_index.add_parser(sub)
-    return p
-
-
-COMMANDS = {"search": cmd_search, "show": cmd_show, "eval": cmd_eval, "mcp": cli_mcp.run,
-            "checklist": cli_scaffold.run, "scaffold": cli_scaffold.run, "directive": cli_scaffold.run,
-            "funsearch": cli_funsearch.run, "sequence": cli_sequence.run, "data": cli_data.run,
-            "findings": cli_findings.run, "verify-formal": cli_formal.run, "lean": cli_lean.run}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.command in COMMANDS:
-            return COMMANDS[args.command](args)
-        from mathlas import cli_index
-
-        return cli_index.run(args)
-    except UsageError as e:
-        print(f"mathlas: {e}", file=sys.stderr)
-        return 2
-    except MathlasError as e:
-        print(f"mathlas: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `mathlas search ... | head`
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,6 +14,7 @@ COMMANDS = ("checklist", "scaffold", "directive")
 
 
 def _bundle(p: argparse.ArgumentParser) -> None:
+    p.set_defaults(run=run)
     p.add_argument("--bundle", "-b", default=os.environ.get("MATHLAS_BUNDLE"),
                    help="bundle to fetch ids from / search (default: $MATHLAS_BUNDLE or the default bundle)")
     p.add_argument("--json", action="store_true", help="machine-readable output (the MCP tool's result)")

@@ -17,11 +17,11 @@ complete bundle ever appears under ``bundles/``.
         .downloads/*.part        interrupted downloads, resumed by the next install of the same release
         .tmp-*  .old-*           work in progress; removed by the next install if a crash left them
 
-Which releases exist, and where their archives are, is ``mathlas.catalog``'s: asking for a bundle
+Which releases exist, and where their archives are, is ``mathlas.releases.catalog``'s: asking for a bundle
 that ships with mathlas by name (the default bundle above all) installs it on first use, and a
 remote catalog is read only by ``install_spec`` and ``index list``. Fetching an archive and checking
-its sha256 is ``mathlas.download``'s; the lock, the staging names and the atomic swap are
-``mathlas.staging``'s (shared with the OEIS tools).
+its sha256 is ``mathlas.releases.download``'s; the lock, the staging names and the atomic swap are
+``mathlas.releases.staging``'s (shared with the OEIS tools).
 """
 from __future__ import annotations
 
@@ -33,16 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from mathlas.archive import is_url, parse_source
-from mathlas.archive import unpack as _unpack
+from mathlas.releases.archive import is_url, parse_source
+from mathlas.releases.archive import unpack as _unpack
 from mathlas.bundle import MANIFEST, Manifest, read_manifest, verify
-from mathlas.catalog import SAFE_NAME, Release, find_release, readable_shipped, shipped, version_key
-from mathlas.download import SHA256_HEX, check_sha256, fetch_archive, sidecar_sha256
+from mathlas.releases.catalog import SAFE_NAME, Release, find_release, readable_shipped, shipped, version_key
+from mathlas.releases.download import SHA256_HEX, check_sha256, fetch_archive, sidecar_sha256
+from mathlas.paths import data_dir
 from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersionError,
                             InstallError, MathlasError, UsageError)
-from mathlas.staging import DOWNLOADS, OLD_PREFIX, TMP_PREFIX, data_lock, replace_dir, talk
+from mathlas.releases.staging import DOWNLOADS, OLD_PREFIX, TMP_PREFIX, data_lock, replace_dir, talk
 
 DEFAULT_BUNDLE = "informal"
 BUNDLES = "bundles"
@@ -52,12 +51,6 @@ ARCHIVE_SUFFIX = ".tar.zst"
 
 
 # --------------------------------------------------------------------------------------- places
-
-def data_dir() -> Path:
-    """``$MATHLAS_DATA_DIR``, else the platform's per-user data directory for mathlas."""
-    env = os.environ.get("MATHLAS_DATA_DIR")
-    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("mathlas"))
-
 
 def bundles_dir() -> Path:
     """Where installed bundles live: ``data_dir()/bundles``."""
@@ -280,7 +273,7 @@ def _not_found_message(spec: str) -> str:
 
 def install_spec(spec: str, *, catalog: str | None = None, expected_sha256: str | None = None,
                  force: bool = False, quiet: bool = False) -> Path:
-    """Install ``NAME[@VERSION]`` (through the catalogs, see ``mathlas.catalog.find_release``), a URL or a path.
+    """Install ``NAME[@VERSION]`` (through the catalogs, see ``mathlas.releases.catalog.find_release``), a URL or a path.
 
     A spec is a URL when it has a scheme, a path when it names an existing file, contains a
     slash or ends in ``.tar.zst``, and a catalog name otherwise."""

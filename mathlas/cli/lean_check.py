@@ -41,7 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run verify_formal and print the verdict, Lean's errors, and the caveat."""
-    from mathlas.tools.formal import verify_formal
+    from mathlas.tools.lean_check import verify_formal
 
     snippet = args.snippet
     if args.file is not None:

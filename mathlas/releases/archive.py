@@ -4,7 +4,7 @@ Fetching: a source is a local path, a ``file://`` URL or an ``http(s)://`` URL. 
 ``.part`` file that survives interruptions; the next attempt (in the same run, or a later one)
 asks the server for the missing bytes with an HTTP ``Range`` request and appends them. A server
 that ignores ``Range`` answers with the whole file, which simply starts the ``.part`` over.
-Whether the bytes are right is the caller's sha256 check (``mathlas.download``), which discards
+Whether the bytes are right is the caller's sha256 check (``mathlas.releases.download``), which discards
 a ``.part`` that does not match.
 
 Unpacking: a ``.tar.zst`` holding one top-level directory. Only regular files and directories
@@ -29,6 +29,7 @@ from typing import IO, Any, Iterator
 import zstandard
 
 from mathlas.errors import InstallError
+from mathlas.releases.staging import talk
 
 URL_SCHEMES = ("http", "https", "file")
 ATTEMPTS = 4  # tries per download while each one makes progress; every retry resumes
@@ -145,7 +146,7 @@ def download_resumable(url: str, part: Path, *, size: int | None = None, quiet: 
         elif _size(part) <= before:
             break  # no progress: retrying at once would not help
         if attempt < ATTEMPTS:
-            _say(f"download of {name} interrupted at {_size(part):,} bytes ({reason}); resuming", quiet)
+            talk(f"download of {name} interrupted at {_size(part):,} bytes ({reason}); resuming", quiet)
     got = _size(part)
     if got == 0:
         part.unlink(missing_ok=True)
@@ -212,11 +213,6 @@ def _size(path: Path) -> int:
 
 def _url_name(url: str) -> str:
     return urllib.parse.unquote(PurePosixPath(urllib.parse.urlsplit(url).path).name) or url
-
-
-def _say(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------------------- unpacking

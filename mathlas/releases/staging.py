@@ -1,16 +1,16 @@
 """Staged writes into mathlas' data directory, shared by bundle installs and the OEIS tools.
 
 Whatever is written there is built under a temporary name (``TMP_PREFIX``) and renamed into place
-(``replace_dir``), while ``data_lock`` holds ``<dir>/.install.lock`` (fcntl.flock) so writers of
+(``replace_dir``), while ``data_lock`` holds ``<dir>/.install.lock`` (a ``filelock``) so writers of
 all processes take turns. The first holder of the lock removes what crashed writers left behind
 (``.tmp-*``, ``.old-*``: only a lock holder creates them, so none is in use) and interrupted
 downloads (``.downloads/*``) older than two weeks.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -19,10 +19,9 @@ from typing import Iterator
 
 from mathlas.errors import InstallError
 
-try:  # POSIX; on Windows writers are simply not serialised across processes
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+log = logging.getLogger(__name__)
+
+from filelock import FileLock, Timeout
 
 LOCK_FILE = ".install.lock"
 DOWNLOADS = ".downloads"
@@ -48,18 +47,18 @@ def replace_dir(staged: Path, target: Path, old_prefix: str = OLD_PREFIX) -> Non
 
 
 def talk(message: str, quiet: bool) -> None:
-    """A progress or status line on stderr, unless ``quiet``."""
+    """A progress or status line (logged at INFO: the mathlas command shows it on stderr), unless ``quiet``."""
     if not quiet:
-        print(message, file=sys.stderr, flush=True)
+        log.info(message)
 
 
-_lock_guard = threading.RLock()
-_held: dict[Path, list] = {}  # bundles dir -> [fd, depth]; the lock is re-entrant within a process
+_locks_guard = threading.Lock()
+_locks: dict[Path, FileLock] = {}  # one per directory: re-entrant within a thread, exclusive across threads
 
 
 @contextmanager
 def data_lock(root: Path, *, quiet: bool) -> Iterator[None]:
-    """Hold ``root/.install.lock`` (fcntl.flock) so installs of all processes take turns.
+    """Hold ``root/.install.lock`` (a ``filelock``) so installs of all processes take turns.
 
     On first acquisition, leftovers of crashed installs (``.tmp-*``, ``.old-*``) are removed:
     only a lock holder ever creates them, so none can be in use.
@@ -69,34 +68,23 @@ def data_lock(root: Path, *, quiet: bool) -> Iterator[None]:
     except OSError as e:
         raise InstallError(f"cannot create {root}: {e}; set MATHLAS_DATA_DIR to a writable directory") from None
     key = root.resolve()
-    with _lock_guard:
-        entry = _held.get(key)
-        if entry is None:
-            try:
-                fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as e:
-                raise InstallError(f"cannot write to {key}: {e}; set MATHLAS_DATA_DIR to a writable "
-                                   "directory") from None
-            try:
-                if fcntl is not None:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        talk("waiting for another mathlas install to finish ...", quiet)
-                        fcntl.flock(fd, fcntl.LOCK_EX)
-                _clean_leftovers(key)
-            except BaseException:
-                os.close(fd)
-                raise
-            entry = _held[key] = [fd, 0]
-        entry[1] += 1
+    with _locks_guard:
+        lock = _locks.setdefault(key, FileLock(key / LOCK_FILE))
+    first = not lock.is_locked  # this thread does not hold it yet
+    try:
         try:
-            yield
-        finally:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _held[key]
-                os.close(entry[0])  # closing the descriptor releases the flock
+            lock.acquire(timeout=0)
+        except Timeout:
+            talk("waiting for another mathlas install to finish ...", quiet)
+            lock.acquire()
+    except OSError as e:
+        raise InstallError(f"cannot write to {key}: {e}; set MATHLAS_DATA_DIR to a writable directory") from None
+    try:
+        if first:
+            _clean_leftovers(key)
+        yield
+    finally:
+        lock.release()
 
 
 def _clean_leftovers(root: Path) -> None:

@@ -12,7 +12,7 @@ import re
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-from mathlas.archive import download_resumable, fetch_small
+from mathlas.releases.archive import download_resumable, fetch_small
 from mathlas.bundle import sha256_file
 from mathlas.errors import InstallError
 

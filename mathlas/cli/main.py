@@ -1,0 +1,68 @@
+"""The ``mathlas`` command (also ``python -m mathlas``). stdout carries data (``--json`` is machine
+output), stderr carries talk: library log messages at INFO, or WARNING with ``-q``.
+
+Each command group lives in its own module of ``mathlas.cli`` with ``add_parser(subparsers)``;
+exit codes and the shared options are ``mathlas.cli.common``'s.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+# light: every command module imports its tool (and numpy, the mcp SDK...) inside run()
+from mathlas.cli import data, findings, funsearch, index, lean, lean_check, mcp, scaffold, search, sequence
+from mathlas.errors import MathlasError, UsageError
+
+# in the order `mathlas --help` lists them
+COMMAND_MODULES = (search, mcp, scaffold, funsearch, findings, sequence, lean_check, data, lean, index)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mathlas import __version__
+
+    p = argparse.ArgumentParser(prog="mathlas", description="Offline math search and no-LLM math tools.")
+    p.add_argument("--version", action="version", version=f"mathlas {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.add_parser(sub)
+    return p
+
+
+class _Stderr(logging.Handler):
+    """Plain lines on whatever ``sys.stderr`` is at the time (tests and wrappers swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - logging must never break a command
+            self.handleError(record)
+
+
+def _log_to_stderr(quiet: bool) -> None:
+    """Show the library's messages (installs, warnings) on stderr; ``-q`` keeps only warnings."""
+    logger = logging.getLogger("mathlas")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _log_to_stderr(bool(getattr(args, "quiet", False)))
+    try:
+        return args.run(args)
+    except UsageError as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 2
+    except MathlasError as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `mathlas search ... | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""``SearchRequest``: a search, parsed and checked once, whatever surface asked for it.
+
+The library (``Bundle.search``), the tools (``search_existing_math``, ``search_formal_math``), the
+CLI and the servers all build one ``SearchRequest`` and hand it to ``Bundle.rank``. What can be
+checked without a bundle is checked here (the query, ``k``, the mode, the shapes and numbers of the
+filters, weights and priors); ``Bundle.rank`` checks only what needs the bundle (source names,
+declared priors, the mask's length).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Mapping
+
+from mathlas.checks import integer, number, strings
+from mathlas.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from mathlas.filters import PaperFilter
+
+MODES = ("hybrid", "lexical", "dense")
+Mode = Literal["hybrid", "lexical", "dense"]
+MAX_K = 1000
+
+# The argument names error messages use; a surface with other names passes its own (``labels``).
+LABELS = {"sources": "sources", "exclude_sources": "exclude_sources", "source_weights": "source_weights",
+          "kinds": "kinds", "priors": "priors"}
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search. ``sources`` / ``exclude_sources`` / ``kinds`` filter inside each channel before
+    its top-k cut; ``source_weights`` scale a source's fused score (0 drops it); ``paper`` filters
+    on paper metadata; ``priors`` sets the weights of the document priors the bundle declares;
+    ``k_rrf`` / ``channel_weights`` override the bundle's fusion defaults; ``pool`` is the number of
+    binary candidates the dense channel rescores; ``mask`` (a boolean array over document keys)
+    keeps only the documents it marks. Build one with ``SearchRequest.make``."""
+
+    query: str
+    k: int = 10
+    mode: str = "hybrid"
+    sources: tuple[str, ...] = ()
+    exclude_sources: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    source_weights: Mapping[str, float] | None = None
+    paper: "PaperFilter | None" = None
+    priors: Mapping[str, float] | None = None
+    k_rrf: float | None = None
+    channel_weights: Mapping[str, float] | None = None
+    pool: int | None = None
+    mask: "np.ndarray | None" = field(default=None, compare=False)
+    labels: Mapping[str, str] = field(default_factory=lambda: dict(LABELS), compare=False)
+
+    @classmethod
+    def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", sources: Any = None,
+             exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
+             paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
+             pool: Any = None, mask: Any = None, labels: Mapping[str, str] | None = None) -> "SearchRequest":
+        """Check every argument (``UsageError`` naming the first bad one) and build the request."""
+        from mathlas.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
+
+        names = {**LABELS, **(labels or {})}
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("the query is empty; type some words or a formula")
+        integer(k, "k", 1, MAX_K)
+        if mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        weights = None
+        if source_weights is not None:
+            if not isinstance(source_weights, Mapping):
+                raise UsageError(f'{names["source_weights"]} must be an object like {{"stacks": 2.0, "napkin": 0.5}}')
+            weights = {s: number(w, f"{names['source_weights']}[{s!r}]", minimum=0, hint=" (0 drops the source)")
+                       for s, w in source_weights.items()}
+        prior_weights = None
+        if priors is not None:
+            if not isinstance(priors, Mapping):
+                raise UsageError(f'{names["priors"]} must be a mapping like {{"citations": 0.002}}, got {priors!r}')
+            prior_weights = {n: number(w, f"prior weight for {n!r}") for n, w in priors.items()}
+        if channel_weights is not None:
+            if not isinstance(channel_weights, Mapping):
+                raise UsageError('channel_weights must be a mapping like {"lexical": 2.0, "dense": 1.0}')
+            channel_weights = {c: number(w, f"channel weight for {c!r}", minimum=0) for c, w in channel_weights.items()}
+        return cls(query=query.strip(), k=k, mode=mode,
+                   sources=strings(sources, names["sources"]),
+                   exclude_sources=strings(exclude_sources, names["exclude_sources"]),
+                   kinds=strings(kinds, names["kinds"]), source_weights=weights,
+                   paper=PaperFilter.parse(paper_filter), priors=prior_weights,
+                   k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),
+                   channel_weights=channel_weights,
+                   pool=None if pool is None else integer(pool, "pool", 1, 1_000_000),
+                   mask=mask, labels=names)
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the caller narrowed or reweighted the sources (an empty answer may be the filters' doing)."""
+        return bool(self.sources or self.exclude_sources or self.kinds or self.source_weights or self.paper)

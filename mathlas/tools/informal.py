@@ -1,0 +1,131 @@
+"""Search tools over the informal bundle: ``search_existing_math`` and ``get_by_id``.
+
+Both are plain functions the Python API can call; the MCP server registers them unchanged. They open
+bundles through ``mathlas.engine.open_bundle`` (one shared ``Bundle`` per directory), check their
+arguments once into a ``SearchRequest``, and search the findings saved with add_finding as one
+more channel of the same fusion (``Bundle.rank``). Importing this module loads nothing heavy.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mathlas.errors import UsageError
+from mathlas.hit import Document, Hit
+from mathlas.request import Mode, SearchRequest
+from mathlas.tools import NextStep, available_tool_names
+
+# How many top hits get a get_by_id suggestion in ``next``.
+NEXT_FOR_TOP = 3
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
+# What the tool calls the request's source lists in messages
+_LABELS = {"sources": "source_filter.include", "exclude_sources": "source_filter.exclude"}
+
+
+@dataclass
+class SearchResult:
+    """Ranked hits for a query, and which tool calls to make on the promising ones."""
+
+    query: str
+    bundle: str          # name-version of the bundle searched
+    mode: str
+    hits: list[Hit]
+    next: list[NextStep] = field(default_factory=list)
+
+
+def _split_filter(source_filter: Any) -> tuple[Any, Any]:
+    if source_filter is None:
+        return None, None
+    if not isinstance(source_filter, dict):
+        raise UsageError('source_filter must be an object like {"include": ["stacks"], "exclude": ["napkin"]}')
+    extra = set(source_filter) - {"include", "exclude"}
+    if extra:
+        raise UsageError(f"source_filter takes only the keys include and exclude, not {', '.join(sorted(extra))}")
+    return source_filter.get("include"), source_filter.get("exclude")
+
+
+def _next_steps(query: str, hits: list[Hit], filtered: bool) -> list[NextStep]:
+    steps = [NextStep("get_by_id", {"id": h.id}, "the full statement (body), slogan, license and link")
+             for h in hits[:NEXT_FOR_TOP]]
+    if _NUMBER.fullmatch(query) and "identify_constant" in available_tool_names():
+        steps.insert(0, NextStep("identify_constant", {"value": query.strip()},
+                                 "the query is a number: look for a closed form"))
+    if not hits and filtered:
+        steps.append(NextStep("search_existing_math", {"query": query}, "nothing passed the filters: search all sources"))
+    return steps
+
+
+def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[str]] | None = None,
+                         source_weights: dict[str, float] | None = None, mode: Mode = "hybrid",
+                         kinds: list[str] | None = None, bundle: str | None = None,
+                         paper_filter: dict[str, Any] | None = None,
+                         priors: dict[str, float] | None = None) -> SearchResult:
+    """Search known mathematics (theorems, lemmas, definitions from the Stacks Project, PlanetMath,
+    the HoTT book, Open Logic, Napkin, ProofNet, ...) for statements that match a question, a claim
+    or a formula. Use it to check whether what you need is already known before proving it. Each hit
+    carries a stable id, its source and license, a link and a snippet; `next` lists the calls worth
+    making on the best hits (get_by_id for the full statement). Results saved with add_finding
+    (source "findings") are searched too and fused into the ranking.
+
+    Args:
+        query: words, a claim or a formula (LaTeX welcome), e.g. "a finitely generated module M over a local ring with mM = M is zero".
+        k: number of hits, 1 to 1000.
+        source_filter: restrict sources, e.g. {"include": ["stacks", "planetmath"]} or {"exclude": ["napkin"]} ("findings": results saved with add_finding); filtering happens before ranking.
+        source_weights: multiply a source's fused score, e.g. {"stacks": 2.0}; 0 drops the source.
+        mode: "hybrid" (default: keywords and meaning, fused), "lexical" (BM25 keywords only) or "dense" (meaning only).
+        kinds: only these kinds, e.g. ["theorem", "definition"].
+        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
+        paper_filter: for bundles of papers (arXiv / TheoremSearch), e.g. {"authors": ["Serre"], "categories": ["math.AG"], "year_min": 1990, "year_max": 2010, "citations_min": 50, "journal_published": true}; authors match whole words ("T. Tao" finds "Terence Tao"), a category without a dot ("math") matches its subcategories; applied before ranking.
+        priors: weights of the bundle's document priors, e.g. {"citations": 0.002} adds 0.002*log(max(citations,1)) to each hit's score (0 turns a prior off).
+    """
+    from mathlas.engine import open_bundle
+    from mathlas.findings.store import open_store
+
+    include, exclude = _split_filter(source_filter)
+    # bad input fails here, before a bundle is opened (or installed)
+    req = SearchRequest.make(query, k, mode=mode, sources=include, exclude_sources=exclude, kinds=kinds,
+                             source_weights=source_weights, paper_filter=paper_filter, priors=priors, labels=_LABELS)
+    b = open_bundle(bundle)
+    hits = b.rank(req, findings=open_store())
+    return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits,
+                        next=_next_steps(req.query, hits, req.filtered))
+
+
+def _finding_document(fid: str) -> Document:
+    from mathlas.findings import KIND, LICENSE, SOURCE
+    from mathlas.findings.store import open_store
+
+    f = open_store().get(fid)
+    return Document(id=f.id, source=SOURCE, kind=KIND, name=f.name, title="", body=f.statement, slogan=f.slogan,
+                    text=f.search_text, link=f.source_url, license=LICENSE, bundle=SOURCE,
+                    fields={"added": f.added, "provenance": f.provenance, "source_url": f.source_url})
+
+
+def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `id` is the public argument name
+    """The whole document behind a stable id from search_existing_math (e.g. "stacks:00DV",
+    "planetmath:HilbertBasisTheorem"): the statement as its source writes it (LaTeX or Lean), the
+    retrieval text, the slogan when the source has one, license, link and any further fields.
+
+    Args:
+        id: a stable document id, "<source>:<key>".
+        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle (for lean: ids, the formal bundle: $MATHLAS_FORMAL_BUNDLE or "mathlib").
+    """
+    from mathlas.engine import open_bundle
+
+    if isinstance(id, str) and id.strip().startswith("finding:"):
+        return _finding_document(id.strip())
+    if bundle is None and isinstance(id, str) and id.strip().startswith("lean:"):
+        from mathlas.tools.lean_search import open_formal
+
+        b = open_formal(None)  # Lean declarations live in the formal bundle
+    else:
+        b = open_bundle(bundle)
+    doc = b.get(id)
+    if doc.source == "stacks":  # the formal<->informal bridge: Mathlib declarations tagged @[stacks TAG]
+        from mathlas.tools.lean_search import stacks_to_lean
+
+        formal = stacks_to_lean(doc.id.split(":", 1)[1])
+        if formal:
+            doc.fields["formal"] = formal
+    return doc

@@ -1,0 +1,126 @@
+"""The shape of the code, read from its imports: no import circle among mathlas' modules (lazy
+imports inside functions count), the format module is a leaf, and the build pipeline imports only
+what the written build/runtime contract allows (docs/bundle-format.md, "Build and runtime")."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# What build/ may import from mathlas: the format, the encoder a bundle carries (the build embeds
+# with the same code the runtime encodes queries with), the errors, and the version string.
+BUILD_MAY_IMPORT = {"mathlas", "mathlas.bundle", "mathlas.encoder", "mathlas.errors"}
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Every ``mathlas...`` module ``path`` imports, at any depth, except under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for b in node.body for n in ast.walk(b))
+    me = package.split(".")
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "mathlas")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the importing package
+                base = me[: len(me) - node.level + 1] if path.name == "__init__.py" else me[: len(me) - node.level]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != "mathlas":
+                continue
+            out.add(mod)
+            for a in node.names:  # `from mathlas.cli import search` imports the module mathlas.cli.search
+                if f"{mod}.{a.name}" in MODULES:
+                    out.add(f"{mod}.{a.name}")
+    return out
+
+
+MODULES = {_module_name(p, REPO): p for p in (REPO / "mathlas").rglob("*.py")}
+
+
+def _graph() -> dict[str, set[str]]:
+    files = MODULES
+    graph = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = {m for m in _imports(path, package) if m in files and m != name}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state and (found := visit(m)):
+                return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state and (found := visit(n)):
+            return found
+    return None
+
+
+def test_no_import_circle_in_mathlas():
+    graph = _graph()
+    # a package's __init__ is imported with any of its modules; an edge from a module back to its
+    # own package's __init__ is a circle only when that __init__ imports modules (mathlas.cli's
+    # does not; mathlas/__init__ imports only leaves)
+    assert len(graph) > 60
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_format_module_is_a_leaf():
+    assert _imports(REPO / "mathlas" / "bundle.py", "mathlas") == {"mathlas.errors"}
+
+
+def test_build_imports_only_the_contract():
+    offenders = []
+    for path in sorted((REPO / "build" / "mathlas_build").rglob("*.py")):
+        package = "mathlas_build"
+        for mod in _imports(path, package):
+            # `from mathlas import __version__` names mathlas.__version__, which is the package
+            name = "mathlas" if mod == "mathlas.__version__" else mod
+            if name not in BUILD_MAY_IMPORT:
+                offenders.append(f"{path.relative_to(REPO)}: {mod}")
+    assert not offenders, "build/ imports outside the contract:\n" + "\n".join(offenders)
+
+
+def test_the_graph_reader_sees_lazy_imports():
+    # the checks above are only as good as the reader: a lazy import inside a function is an edge
+    graph = _graph()
+    assert "mathlas.releases.install" in graph["mathlas.engine"]  # imported inside OpenBundles.get
+    assert "mathlas.findings.search" in graph["mathlas.engine"]   # imported inside Bundle.rank
+
+
+def test_python_dash_m_mathlas():
+    proc = subprocess.run([sys.executable, "-m", "mathlas", "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "usage: mathlas" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "mathlas", "search", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "-q, --quiet" in proc.stdout
