@@ -132,7 +132,6 @@ class Filters:
         return self.allowed is not None and (self.paper is not None or self.custom)
 
 
-
 # ------------------------------------------------------------------------------ paper masks
 
 def fold(text: str) -> str:
