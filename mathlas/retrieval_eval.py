@@ -1,8 +1,9 @@
 """Evaluation on query sets with stable-id targets (the protocol of shared/eval/README.md).
 
-For each query the engine's ranked list is restricted to the sources the set was labelled on
-(informal: stacks, planetmath, hott, openlogic, proofnet; formal: lean) -- inside the channels,
-before the top-k cut -- and deduplicated by id. ``r`` is the rank of the first target.
+For each query the engine's ranked list is restricted to the sources the set was labelled on -- by
+default the sources its targets come from (the id prefix: informal-dev's stacks, planetmath, hott,
+openlogic, proofnet; formal sets' lean; a user's own set's arxiv or any other source), inside the
+channels, before the top-k cut -- and deduplicated by id. ``r`` is the rank of the first target.
 Metrics: P@1, Hit@10, Hit@20, MRR@20, plus a bootstrap 95% interval on MRR@20.
 """
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Iterable
 
 from mathlas.errors import UsageError
 
-INFORMAL_PREFIXES = ("stacks", "planetmath", "hott", "openlogic", "proofnet")
-FORMAL_PREFIXES = ("lean",)
 METRICS = ("p@1", "hit@10", "hit@20", "mrr@20")
+# The modes an evaluation runs, in the order its tables list them
+REPORT_ORDER = ("lexical", "dense", "hybrid")
 
 
 def load_queries(path: str | Path) -> list[dict]:
@@ -41,8 +42,8 @@ def load_queries(path: str | Path) -> list[dict]:
 
 
 def label_prefixes(queries: Iterable[dict]) -> tuple[str, ...]:
-    prefixes = {t.split(":", 1)[0] for q in queries for t in q["targets"]}
-    return FORMAL_PREFIXES if prefixes <= set(FORMAL_PREFIXES) else INFORMAL_PREFIXES
+    """The sources a set's targets come from (the prefix of each target id), sorted."""
+    return tuple(sorted({t.split(":", 1)[0] for q in queries for t in q["targets"]}))
 
 
 def first_rank(ids: list[str], targets: Iterable[str]) -> int | None:
@@ -82,19 +83,31 @@ def bootstrap_mrr(ranks: list[int | None], rounds: int = 1000, seed: int = 0) ->
 NO_PRIOR = "-noprior"
 
 
-def evaluate(bundle, queries: list[dict], *, k: int = 20, modes: Iterable[str] = ("lexical", "dense", "hybrid"),
-             priors: dict[str, float] | None = None, **search_kwargs) -> dict:
+def evaluate(bundle, queries: list[dict], *, k: int = 20, modes: Iterable[str] = REPORT_ORDER,
+             priors: dict[str, float] | None = None, restrict: Iterable[str] | bool = True,
+             **search_kwargs) -> dict:
     """Run every query in every mode; returns the ``mathlas eval --json`` object.
 
+    ``restrict``: True (default) ranks only the sources the set's targets come from, a list of
+    source names ranks only those, False ranks the whole bundle (``restricted_to`` says which).
     ``priors`` overrides the bundle's document-prior weights (manifest ``fusion.priors``). When the
     effective weights are not all 0, each mode is also run with every prior off, reported as
     ``<mode>-noprior``, so the prior is always measured on and off in one run."""
-    prefixes = label_prefixes(queries)
-    sources = [s for s in bundle.source_names if s in prefixes]
-    if not sources:
-        raise UsageError(f"bundle {bundle.name} has none of the labelled sources {', '.join(prefixes)}")
+    if restrict is False:
+        sources = None
+    else:
+        wanted = label_prefixes(queries) if restrict is True else tuple(restrict)
+        sources = [s for s in bundle.source_names if s in wanted]
+        if restrict is not True and len(sources) < len(set(wanted)):
+            unknown = sorted(set(wanted) - set(sources))
+            raise UsageError(f"--restrict: bundle {bundle.name} has no source {', '.join(unknown)}; "
+                             f"it has {', '.join(bundle.source_names)}")
+        if not sources:
+            raise UsageError(f"bundle {bundle.name} has none of the sources the targets come from "
+                             f"({', '.join(wanted)}); it has {', '.join(bundle.source_names)} "
+                             "(--restrict SRC or --no-restrict to choose)")
     result: dict = {"n": len(queries), "bundle": f"{bundle.name}-{bundle.version}", "k": k,
-                    "restricted_to": sources}
+                    "restricted_to": sources if sources is not None else "all"}
     per_query: dict[str, list] = {}
     declared = getattr(bundle, "priors", {}) or {}
     effective = {n: spec["weight"] for n, spec in declared.items()}

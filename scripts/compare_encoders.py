@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "build"))
 
 from mathlas.encoder import Encoder  # noqa: E402
-from mathlas.retrieval_eval import INFORMAL_PREFIXES, bootstrap_mrr, first_rank, load_queries, metrics  # noqa: E402
+from mathlas.retrieval_eval import bootstrap_mrr, first_rank, label_prefixes, load_queries, metrics  # noqa: E402
 from mathlas_build.pipeline import read_sources  # noqa: E402
 from mathlas_build.embed import embed_documents  # noqa: E402
 from mathlas_build.recipe import load_recipe  # noqa: E402
@@ -41,7 +41,7 @@ def main():
     queries = load_queries(args.queries)
     recipe = load_recipe(args.recipe)
     docs, _ = read_sources(recipe)
-    docs = [d for d in docs if d.source in INFORMAL_PREFIXES]
+    docs = [d for d in docs if d.source in label_prefixes(queries)]  # the sources the set was labelled on
     if args.distractors:
         targets = {t for q in queries for t in q["targets"]}
         keep = [d for d in docs if d.id in targets]

@@ -129,5 +129,53 @@ def test_dev_queries_file_parses():
     from mathlas.retrieval_eval import label_prefixes, load_queries
 
     qs = load_queries(EVAL / "informal-dev.jsonl")
-    assert len(qs) == 40 and label_prefixes(qs) == ("stacks", "planetmath", "hott", "openlogic", "proofnet")
+    assert len(qs) == 40 and label_prefixes(qs) == ("hott", "openlogic", "planetmath", "proofnet", "stacks")
     assert label_prefixes(load_queries(EVAL / "formal-dev.jsonl")) == ("lean",)
+
+
+def test_eval_scores_a_set_of_any_source(tmp_path, encoder_dir):
+    # a user's own set: targets in a source of the generic reader, beside another source. The ranked
+    # list is restricted to the targets' source (before: to five informal prefixes, so it scored 0)
+    from mathlas_build.pipeline import build
+    from mathlas_build.recipe import load_recipe
+
+    rows = [{"id": f"t{i}", "name": name, "body": body} for i, (name, body) in enumerate([
+        ("Sylow", "Every finite group has a Sylow p-subgroup for each prime p dividing its order."),
+        ("Lagrange", "The order of a subgroup of a finite group divides the order of the group."),
+        ("Cauchy", "A finite group whose order is divisible by a prime p has an element of order p."),
+        ("Bezout", "For integers a and b there are integers x and y with ax + by = gcd(a, b)."),
+        ("Fermat", "For a prime p and an integer a not divisible by p, a^(p-1) is 1 modulo p.")])]
+    queries = ["Sylow subgroups exist", "order of a subgroup divides the group order",
+               "element of prime order in a finite group", "Bezout identity gcd", "Fermat's little theorem"]
+    noise = [{"id": f"n{i}", "body": q} for i, q in enumerate(queries)]  # each query's own words, verbatim
+    for name, data in (("mine.jsonl", rows), ("noise.jsonl", noise)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in data))
+    recipe = tmp_path / "own.toml"
+    recipe.write_text(f"""name = "own"
+version = "0.1.0"
+[encoder]
+path = "{encoder_dir.as_posix()}"
+[[sources]]
+reader = "generic"
+path = "mine.jsonl"
+options = {{ source = "mine", license = "CC0-1.0" }}
+[[sources]]
+reader = "generic"
+path = "noise.jsonl"
+options = {{ source = "noise", license = "CC0-1.0" }}
+""")
+    bundle = build(load_recipe(recipe, tmp_path), tmp_path / "own-0.1.0", cache_dir=None, quiet=True)
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("".join(json.dumps({"id": f"q{i}", "query": q, "targets": [f"mine:t{i}"]}) + "\n"
+                             for i, q in enumerate(queries)))
+    r = json.loads(run("eval", str(qfile), "--bundle", str(bundle), "--json", "--mode", "lexical", check_rc=0).stdout)
+    assert r["restricted_to"] == ["mine"] and r["lexical"]["hit@10"] == 1.0 and r["lexical"]["mrr@20"] > 0.5
+    # the whole bundle: the noise documents, which are the queries themselves, now rank first
+    whole = json.loads(run("eval", str(qfile), "--bundle", str(bundle), "--json", "--mode", "lexical",
+                           "--no-restrict", check_rc=0).stdout)
+    assert whole["restricted_to"] == "all" and whole["lexical"]["mrr@20"] < r["lexical"]["mrr@20"]
+    chosen = json.loads(run("eval", str(qfile), "--bundle", str(bundle), "--json", "--mode", "lexical",
+                            "--restrict", "noise", check_rc=0).stdout)
+    assert chosen["restricted_to"] == ["noise"] and chosen["lexical"]["hit@10"] == 0.0
+    p = run("eval", str(qfile), "--bundle", str(bundle), "--restrict", "nope", check_rc=2)
+    assert "has no source nope" in p.stderr

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from mathlas.errors import UsageError
+from mathlas.request import MODES
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,7 +28,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("-k", type=int, default=10)
     s.add_argument("--module", action="append", dest="modules", help="only this module or below (repeatable)")
     s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")
-    s.add_argument("--mode", choices=("hybrid", "lexical", "dense"), default="hybrid")
+    s.add_argument("--mode", choices=MODES, default="hybrid")
     s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
     s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
     s.add_argument("--json", action="store_true")

@@ -87,6 +87,10 @@ def _add_eval(sub) -> None:
     p.add_argument("--prior", action="append", default=[], metavar="NAME=WEIGHT",
                    help="document prior weight, e.g. pagerank=0.05 (repeatable; default: the bundle's); "
                         "with a non-zero prior every mode is also run with priors off (<mode>-noprior)")
+    r = p.add_mutually_exclusive_group()
+    r.add_argument("--restrict", action="append", metavar="SRC",
+                   help="rank only this source (repeatable; default: the sources the targets come from)")
+    r.add_argument("--no-restrict", action="store_true", help="rank the whole bundle")
     bundle_option(p)
     json_option(p)
     quiet_option(p)
@@ -151,18 +155,21 @@ def cmd_show(args) -> int:
 
 def cmd_eval(args) -> int:
     from mathlas.engine import open_bundle
-    from mathlas.retrieval_eval import METRICS, evaluate, load_queries
+    from mathlas.retrieval_eval import METRICS, REPORT_ORDER, evaluate, load_queries
 
     queries = load_queries(args.queries)
     bundle = open_bundle(args.bundle)
-    modes = args.modes or ["lexical", "dense", "hybrid"]
+    modes = args.modes or list(REPORT_ORDER)
     priors = _priors(args.prior)
-    result = evaluate(bundle, queries, k=args.k, modes=modes, priors=priors)
+    restrict = False if args.no_restrict else (args.restrict or True)
+    result = evaluate(bundle, queries, k=args.k, modes=modes, priors=priors, restrict=restrict)
     modes = [m for m in result if isinstance(result[m], dict) and "mrr@20" in result[m]]
     if args.json:
         print_json(result)
         return 0
-    print(f"{result['n']} queries, bundle {result['bundle']}, restricted to {', '.join(result['restricted_to'])}")
+    where = result["restricted_to"]
+    print(f"{result['n']} queries, bundle {result['bundle']}, "
+          + ("not restricted" if where == "all" else f"restricted to {', '.join(where)}"))
     head = f"{'':<22}" + "".join(f"{m:>9}" for m in METRICS) + "   MRR@20 95% CI   no result"
     print("\n" + head)
     for mode in modes:
