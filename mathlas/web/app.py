@@ -48,7 +48,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 64 * 1024          # request bodies over this get 413
 MAX_K = 100                   # k / n_results over HTTP
 DEFAULT_TIMEOUT = 30.0        # seconds a request may take before it gets 504
-WORKER_THREADS = 8            # library calls running at once (more only queue on 2 cores)
+WORKER_THREADS = 4            # library calls running at once per process (--threads); the rest wait in order
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PUBLIC_PATHS = ("/health", "/", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/", "/doc/")
@@ -78,6 +78,7 @@ class ServeConfig:
     workers: int = 1
     timeout: float = DEFAULT_TIMEOUT
     max_body: int = MAX_BODY
+    threads: int = WORKER_THREADS
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -337,7 +338,7 @@ def _host_is_loopback(host: str) -> bool:
 def create_app(config: ServeConfig) -> Starlette:
     """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
     served = api.Served(config.bundles, config.formal_bundle)
-    run = Runner(config.timeout)
+    run = Runner(config.timeout, config.threads)
     mcp_server = api.mcp_server(allow_write=bool(config.token))
     from mcp.server.transport_security import TransportSecuritySettings
 

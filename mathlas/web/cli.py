@@ -56,6 +56,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="server processes (default 1; each opens its own bundles)")
     p.add_argument("--timeout", type=float, default=float(os.environ.get("MATHLAS_SERVE_TIMEOUT", 30)),
                    help="seconds a request may take before it gets 504 (default 30)")
+    p.add_argument("--threads", type=int, default=int(os.environ.get("MATHLAS_SERVE_THREADS", 4)),
+                   help="searches run at once per process; more requests wait their turn (default 4)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-request log lines on stderr")
     p.set_defaults(run=run)
     return p
@@ -70,6 +72,8 @@ def config_from_args(args: argparse.Namespace):
         raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
     if args.workers < 1 or args.workers > 64:
         raise UsageError(f"--workers must be from 1 to 64, got {args.workers}")
+    if not 1 <= args.threads <= 256:
+        raise UsageError(f"--threads must be from 1 to 256, got {args.threads}")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.token is not None and len(args.token) < 8:
@@ -83,12 +87,14 @@ def config_from_args(args: argparse.Namespace):
     bundles = args.bundles or _env_list("MATHLAS_BUNDLE")
     return ServeConfig(host=args.host, port=args.port, bundles=bundles, formal_bundle=args.formal_bundle,
                        token=args.token, no_auth=args.no_auth, cors=args.cors or _env_list("MATHLAS_CORS"),
-                       workers=args.workers, timeout=args.timeout)
+                       workers=args.workers, timeout=args.timeout, threads=args.threads)
 
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say so, and without it
+    # a response's header and body writes wait out the client's delayed ACK (~40 ms a request).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
