@@ -65,7 +65,7 @@ const MACROS = {
   "\\Q": "\\mathbb{Q}", "\\Z": "\\mathbb{Z}", "\\R": "\\mathbb{R}", "\\C": "\\mathbb{C}", "\\N": "\\mathbb{N}",
   "\\F": "\\mathbb{F}", "\\A": "\\mathbb{A}", "\\RR": "\\mathbb{R}", "\\Qp": "\\mathbb{Q}_p", "\\O": "\\mathcal{O}",
   "\\norm": "\\left\\lVert #1\\right\\rVert", "\\abs": "\\left\\lvert #1\\right\\rvert", "\\mc": "\\mathcal{#1}",
-  "\\fr": "\\mathfrak{#1}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
+  "\\fr": "\\mathfrak{#1}", "\\sma": "\\mathfrak{a}", "\\smb": "\\mathfrak{b}", "\\smm": "\\mathfrak{m}", "\\smp": "\\mathfrak{p}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
 };
 
 const MATH_ENVS = "equation|equation\\*|align|align\\*|alignat|alignat\\*|gather|gather\\*|multline|multline\\*|" +
@@ -95,7 +95,7 @@ function plainText(t) {
 
 function textToHtml(t) {
   let h = esc(plainText(t));
-  h = h.replace(/\\label\{[^}]*\}/g, "")
+  h = h.replace(/\s*\\label\{[^}]*\}\s*/g, " ")
        .replace(/\\(?:eq)?ref\{([^}]*)\}/g, "($1)")
        .replace(/\\cite(?:\[[^\]]*\])?\{([^}]*)\}/g, "[$1]")
        .replace(/\\begin\{enumerate\}(\[[^\]]*\])?/g, "<ol>").replace(/\\end\{enumerate\}/g, "</ol>")
@@ -112,6 +112,7 @@ function textToHtml(t) {
        .replace(/\\(?:noindent|medskip|smallskip|bigskip|par|newline|hfill|quad|qquad)\b/g, " ")
        .replace(/\\begin\{[a-zA-Z*]+\}|\\end\{[a-zA-Z*]+\}/g, "")
        .replace(/\n\s*\n/g, "<br><br>")
+       .replace(/(<(?:li|ol|ul)>(?:<strong>[^<]*<\/strong>)?)\s*(?:<br>\s*)+/g, "$1")  // no blank line opening an item
        .replace(/\\\{/g, "\u0005").replace(/\\\}/g, "\u0006").replace(/[{}]/g, "")   // grouping braces go
        .replace(/\u0005/g, "{").replace(/\u0006/g, "}")
        .replace(/\u0001/g, "<em>").replace(/\u0002/g, "</em>").replace(/\u0003/g, "<strong>").replace(/\u0004/g, "</strong>");
