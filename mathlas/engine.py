@@ -221,13 +221,39 @@ class Bundle:
             allowed &= np.isin(self._kind_codes, [i for i, n in enumerate(self._kind_names) if n in kinds])
         return Filters(include, tuple(sorted(exclude)), kinds, allowed, paper, custom=mask is not None)
 
-    def _key_weights(self, source_weights: Mapping[str, float]) -> np.ndarray | None:
-        if not source_weights:
+    @property
+    def kind_weights(self) -> dict[str, float]:
+        """The manifest's measured kind weights (``fusion.kind_weights``: kind -> factor on the fused
+        score; kinds it leaves out count 1)."""
+        declared = (self.manifest.fusion or {}).get("kind_weights") or {}
+        if not isinstance(declared, dict) or not all(is_number(w) and w >= 0 for w in declared.values()):
+            raise BundleCorruptError(f"bundle {self.root.name}: manifest fusion.kind_weights must map kinds "
+                                     f"to numbers >= 0, got {declared!r}")
+        return {str(k): float(w) for k, w in declared.items()}
+
+    def _key_weights(self, source_weights: Mapping[str, float], kind_weights: Mapping[str, float] | None,
+                     label: str = "kind_weights") -> np.ndarray | None:
+        """Each key's factor on its fused score: its source's weight times its kind's."""
+        unknown = [x for x in kind_weights or {} if x not in self._kind_names]
+        if unknown:
+            raise UsageError(f"unknown kind {', '.join(map(repr, unknown))} in {label}; "
+                             f"this bundle has: {', '.join(self._kind_names)}")
+        kinds = {x: w for x, w in {**self.kind_weights, **(kind_weights or {})}.items()
+                 if x in self._kind_names and w != 1}
+        if not source_weights and not kinds:
             return None
-        per_source = np.ones(len(self.source_names), dtype=np.float64)
-        for s, w in source_weights.items():
-            per_source[self.source_names.index(s)] = w
-        return per_source[self._source_codes]
+        out = np.ones(len(self), dtype=np.float64)
+        if source_weights:
+            per_source = np.ones(len(self.source_names), dtype=np.float64)
+            for s, w in source_weights.items():
+                per_source[self.source_names.index(s)] = w
+            out *= per_source[self._source_codes]
+        if kinds:
+            per_kind = np.ones(len(self._kind_names) + 1, dtype=np.float64)  # the last: rows with no kind (code -1)
+            for x, w in kinds.items():
+                per_kind[self._kind_names.index(x)] = w
+            out *= per_kind[self._kind_codes]
+        return out
 
     def _prior_weights(self, priors: Mapping[str, float] | None) -> dict[str, float]:
         """The active priors (weight != 0): the manifest's default weights, overridden by ``priors``."""
@@ -338,7 +364,7 @@ class Bundle:
         # only findings asked for (by source or kind): the bundle's channels have nothing to add
         bundle_part = not ((req.sources and not include) or (req.kinds and not kinds))
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
-        key_weights = self._key_weights(weights)
+        key_weights = self._key_weights(weights, req.kind_weights, req.labels["kind_weights"])
         deep = req.mode == "hybrid" or key_weights is not None or bool(prior_weights) or use_findings
         depth = min(max(req.k, FUSION_DEPTH), MAX_K) if deep else req.k
         channels = MODE_CHANNELS[req.mode]

@@ -25,13 +25,14 @@ MAX_K = 1000
 
 # The argument names error messages use; a surface with other names passes its own (``labels``).
 LABELS = {"sources": "sources", "exclude_sources": "exclude_sources", "source_weights": "source_weights",
-          "kinds": "kinds", "priors": "priors"}
+          "kinds": "kinds", "priors": "priors", "kind_weights": "kind_weights"}
 
 
 @dataclass(frozen=True)
 class SearchRequest:
     """One search. ``sources`` / ``exclude_sources`` / ``kinds`` filter inside each channel before
-    its top-k cut; ``source_weights`` scale a source's fused score (0 drops it); ``paper`` filters
+    its top-k cut; ``source_weights`` scale a source's fused score (0 drops it), ``kind_weights`` a
+    kind's (over the bundle's measured ``fusion.kind_weights``; 1 = neutral); ``paper`` filters
     on paper metadata; ``priors`` sets the weights of the document priors the bundle declares;
     ``k_rrf`` / ``channel_weights`` override the bundle's fusion defaults; ``pool`` is the number of
     binary candidates the dense channel rescores; ``mask`` (a boolean array over document keys)
@@ -44,6 +45,7 @@ class SearchRequest:
     exclude_sources: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     source_weights: Mapping[str, float] | None = None
+    kind_weights: Mapping[str, float] | None = None
     paper: "PaperFilter | None" = None
     priors: Mapping[str, float] | None = None
     k_rrf: float | None = None
@@ -55,7 +57,7 @@ class SearchRequest:
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", sources: Any = None,
              exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
-             paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
+             kind_weights: Any = None, paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
              pool: Any = None, mask: Any = None, labels: Mapping[str, str] | None = None) -> "SearchRequest":
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
         from mathlas.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
@@ -72,6 +74,12 @@ class SearchRequest:
                 raise UsageError(f'{names["source_weights"]} must be an object like {{"stacks": 2.0, "napkin": 0.5}}')
             weights = {s: number(w, f"{names['source_weights']}[{s!r}]", minimum=0, hint=" (0 drops the source)")
                        for s, w in source_weights.items()}
+        kweights = None
+        if kind_weights is not None:
+            if not isinstance(kind_weights, Mapping):
+                raise UsageError(f'{names["kind_weights"]} must be an object like {{"proof": 0.5, "example": 0.8}}')
+            kweights = {str(x): number(w, f"{names['kind_weights']}[{x!r}]", minimum=0, hint=" (0 drops the kind)")
+                        for x, w in kind_weights.items()}
         prior_weights = None
         if priors is not None:
             if not isinstance(priors, Mapping):
@@ -84,7 +92,7 @@ class SearchRequest:
         return cls(query=query.strip(), k=k, mode=mode,
                    sources=strings(sources, names["sources"]),
                    exclude_sources=strings(exclude_sources, names["exclude_sources"]),
-                   kinds=strings(kinds, names["kinds"]), source_weights=weights,
+                   kinds=strings(kinds, names["kinds"]), source_weights=weights, kind_weights=kweights,
                    paper=PaperFilter.parse(paper_filter), priors=prior_weights,
                    k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),
                    channel_weights=channel_weights,

@@ -102,6 +102,32 @@ def test_source_weights(tiny):
         tiny.search("ring", source_weights={"nope": 1})
 
 
+def test_kind_weights_scale_fused_scores(tiny, tiny_bundle_dir, tmp_path):
+    base = tiny.search("ring module ideal", k=30)
+    kind = next(h.kind for h in base if h.kind != base[0].kind)
+    half = {h.id: h.score for h in tiny.search("ring module ideal", k=30, kind_weights={kind: 0.5})}
+    for h in base:
+        if h.id in half:  # the same fused list, each score times its kind's weight
+            assert half[h.id] == pytest.approx(h.score * (0.5 if h.kind == kind else 1.0))
+    dropped = tiny.search("ring module ideal", k=30, kind_weights={kind: 0})
+    assert dropped and all(h.kind != kind for h in dropped)
+    with pytest.raises(UsageError, match="unknown kind 'nope' in kind_weights"):
+        tiny.search("ring", kind_weights={"nope": 0.5})
+    with pytest.raises(UsageError, match="finite number >= 0"):
+        tiny.search("ring", kind_weights={kind: -1})
+    # a bundle declares its measured default (manifest fusion.kind_weights); a query overrides it
+    copy = tmp_path / "b"
+    shutil.copytree(tiny_bundle_dir, copy)
+    data = json.loads((copy / fmt.MANIFEST).read_text())
+    data["fusion"] = {**data.get("fusion", {}), "kind_weights": {kind: 0.5, "no such kind": 2.0}}
+    (copy / fmt.MANIFEST).write_text(json.dumps(data))
+    b = mathlas.open_bundle(copy, shared=False)
+    assert b.kind_weights[kind] == 0.5
+    assert {h.id: h.score for h in b.search("ring module ideal", k=30)} == pytest.approx(half)
+    neutral = {h.id: h.score for h in b.search("ring module ideal", k=30, kind_weights={kind: 1})}
+    assert neutral == pytest.approx({h.id: h.score for h in base})
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
 def test_empty_query_is_a_usage_error(tiny, query):
     with pytest.raises(UsageError, match="empty"):
