@@ -270,7 +270,7 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
         sched.step()
         step += 1
         done_here += 1
-        losses.append(float(loss))
+        losses.append(loss.item())
         if step % int(cfg["log_every"]) == 0 or step == total:
             rate = (time.perf_counter() - t_start) / done_here
             eta = (total - step) * rate
