@@ -12,7 +12,7 @@ import pytest
 
 from test_web_serve import TIMEOUT, WebServer, assert_clean, papers_bundle_dir, web  # noqa: F401  (fixtures)
 
-CLI = "import sys; from mathlas.cli import main; sys.exit(main())"
+CLI = "import sys; from mathlas.cli.main import main; sys.exit(main())"
 
 
 def cli_json(*argv: str, env: dict[str, str] | None = None) -> dict:
@@ -159,7 +159,8 @@ def test_openapi_describes_every_endpoint(web):
     assert {r.replace("{id:path}", "{id}") for r in routes} <= paths
     schemas = doc["components"]["schemas"]
     assert set(schemas["SearchResult"]["properties"]) == {"query", "bundle", "mode", "hits", "next"}
-    assert set(schemas["SearchHit"]["properties"]) >= {"id", "source", "kind", "score", "ranks"}
+    hit = schemas["SearchResult"]["properties"]["hits"]["items"]["$ref"].rsplit("/", 1)[1]
+    assert set(schemas[hit]["properties"]) >= {"id", "source", "kind", "score", "ranks"}
     assert {"theorem_id", "paper", "similarity", "score", "has_metadata"} <= set(schemas["TheoremSearchTheorem"]["properties"])
     for path, item in doc["paths"].items():
         for op in item.values():

@@ -20,18 +20,11 @@ from typing import TYPE_CHECKING, Any
 from mathlas import __version__
 from mathlas.bundle import META, META_ARROW, read_manifest
 from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
-
-try:  # the runtime's module layout as of the reshaping (engine, releases/, tools/informal, tools/lean_search)
-    from mathlas.releases.install import DEFAULT_BUNDLE, installed, resolve_bundle
-    from mathlas.tools.informal import OPEN_BUNDLES, Document, SearchResult, get_by_id, search_existing_math
-    from mathlas.tools.lean_search import (BUILD_HINT, DependencyResult, FormalSearchResult, formal_bundle_spec,
-                                           get_dependencies, open_formal, search_formal_math)
-except ImportError:  # the layout before it: drop this branch once the reshaping has landed
-    from mathlas.install import DEFAULT_BUNDLE, installed, resolve_bundle  # type: ignore[no-redef]
-    from mathlas.tools.formal_search import (BUILD_HINT, DependencyResult, FormalSearchResult,  # type: ignore[no-redef]
-                                             formal_bundle_spec, get_dependencies, open_formal, search_formal_math)
-    from mathlas.tools.search import (OPEN_BUNDLES, Document, SearchResult, get_by_id,  # type: ignore[no-redef]
-                                      search_existing_math)
+from mathlas.hit import Document, Hit
+from mathlas.releases.install import DEFAULT_BUNDLE, installed, resolve_bundle
+from mathlas.tools.informal import SearchResult, get_by_id, search_existing_math
+from mathlas.tools.lean_search import (BUILD_HINT, DependencyResult, FormalSearchResult, formal_bundle_spec,
+                                       get_dependencies, open_formal, search_formal_math)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -45,6 +38,14 @@ RESULT_TYPES = {"SearchResult": SearchResult, "Document": Document, "FormalSearc
                 "DependencyResult": DependencyResult}
 # The tool that writes: over HTTP MCP it is served only behind a token (app.py).
 WRITE_TOOLS = ("add_finding",)
+
+
+def _open_bundles():
+    """The library's process-wide cache of open bundles (``mathlas.engine`` loads numpy and pyarrow,
+    so it is imported by the first request that needs a bundle, not by the app)."""
+    from mathlas.engine import OPEN_BUNDLES
+
+    return OPEN_BUNDLES
 
 
 def _asdict(result: Any) -> dict:
@@ -200,7 +201,11 @@ def _meta_columns(root) -> set[str]:
 
 def loaded() -> list[str]:
     """``name-version`` of the bundles this process has opened so far."""
-    return [f"{b.name}-{b.version}" for b in OPEN_BUNDLES.loaded()]
+    import sys
+
+    if "mathlas.engine" not in sys.modules:  # nothing can be open yet; /health must not import numpy
+        return []
+    return [f"{b.name}-{b.version}" for b in _open_bundles().loaded()]
 
 
 # ------------------------------------------------------------------------------ TheoremSearch support
@@ -218,7 +223,7 @@ class BundleFacts:
 
 def bundle_facts(spec: str | None) -> BundleFacts:
     """Open (once) the bundle ``spec`` and describe it."""
-    b = OPEN_BUNDLES.get(spec)
+    b = _open_bundles().get(spec)
     return BundleFacts(label=f"{b.name}-{b.version}", sources=list(b.source_names), columns=set(b.table.column_names),
                        priors=b.priors, attribution={s: str(v.get("attribution") or "")
                                                      for s, v in b.manifest.sources.items()})
@@ -226,9 +231,11 @@ def bundle_facts(spec: str | None) -> BundleFacts:
 
 @dataclass
 class ScoredHit:
-    """A library ``Hit`` and its dense cosine (None when the dense channel did not run)."""
+    """A library ``Hit``, its whole ``Document`` (body, slogan, paper fields) and its dense cosine
+    (None when the dense channel did not run)."""
 
-    hit: Any
+    hit: Hit
+    doc: Document
     similarity: float | None
 
 
@@ -263,7 +270,7 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
     """``Bundle.search`` with the library's own validation, plus the two TheoremSearch filters that
     have no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown
     counts) as a mask applied inside both channels, and each hit's exact dense cosine."""
-    b = OPEN_BUNDLES.get(spec)
+    b = _open_bundles().get(spec)
     mask = None
     if title_contains:
         mask = _title_mask(b, title_contains)
@@ -272,14 +279,14 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
         mask = m if mask is None else mask & m
     hits = b.search(query, k=k, mode=mode, sources=sources or None, kinds=kinds or None,
                     paper_filter=paper_filter, priors=priors, mask=mask)
+    docs = [b.get(h.id) for h in hits]
     if mode == "lexical" or not hits:
-        return [ScoredHit(h, None) for h in hits]
+        return [ScoredHit(h, d, None) for h, d in zip(hits, docs)]
     import numpy as np
 
-    q = b.encoder.encode_queries([b.dense_text(query.strip())])[0]
-    keys = np.array([b.key_of(h.id) for h in hits], dtype=np.int64)
-    cos = b.dense.rescore(np.asarray(q, dtype=np.float32), keys)
-    return [ScoredHit(h, float(c)) for h, c in zip(hits, cos)]
+    q = np.asarray(b.query_vector(query.strip()), dtype=np.float32)
+    cos = b.dense.rescore(q, np.array([b.key_of(h.id) for h in hits], dtype=np.int64))
+    return [ScoredHit(h, d, float(c)) for h, d, c in zip(hits, docs, cos)]
 
 
 # ------------------------------------------------------------------------------ MCP

@@ -248,34 +248,35 @@ def plan(req: Request, facts: BundleFacts) -> Plan:
 _URL = re.compile(r"https?://[^\s,;)]+")
 
 
-def _paper(hit: Any, facts: BundleFacts) -> tuple[dict, bool]:
-    x = hit.extra
+def _paper(doc: Any, facts: BundleFacts) -> tuple[dict, bool]:
+    x = doc.fields
     if x.get("paper_id"):
         cats = list(x.get("categories") or [])
         pid = str(x["paper_id"])
-        return {"paper_id": pid, "source": SOURCES["arxiv"][0] if hit.source == "arxiv" else hit.source,
+        arxiv = doc.source == "arxiv"
+        return {"paper_id": pid, "source": SOURCES["arxiv"][0] if arxiv else doc.source,
                 "title": x.get("paper_title") or "", "authors": list(x.get("authors") or []),
-                "link": f"https://arxiv.org/abs/{pid}" if hit.source == "arxiv" else hit.link,
+                "link": f"https://arxiv.org/abs/{pid}" if arxiv else doc.link,
                 "summary": None, "journal_ref": x.get("journal_ref"), "primary_category": cats[0] if cats else None,
                 "categories": cats, "citations": x.get("citations"), "year": x.get("year"),
                 "journal_published": bool(x.get("journal_ref"))}, True
-    display, title, link, authors = SOURCES.get(hit.source, (hit.source, "", "", []))
+    display, title, link, authors = SOURCES.get(doc.source, (doc.source, "", "", []))
     if not title:  # a source this table does not know: what its bundle's attribution says
-        attribution = facts.attribution.get(hit.source, "")
-        title = attribution.split(",")[0] or hit.source
+        attribution = facts.attribution.get(doc.source, "")
+        title = attribution.split(",")[0] or doc.source
         found = _URL.search(attribution)
         link = found.group(0) if found else ""
-    return {"paper_id": hit.source, "source": display, "title": title, "authors": list(authors), "link": link,
+    return {"paper_id": doc.source, "source": display, "title": title, "authors": list(authors), "link": link,
             "summary": None, "journal_ref": None, "primary_category": None, "categories": [], "citations": None,
             "year": None, "journal_published": None}, False
 
 
 def theorem(scored: ScoredHit, facts: BundleFacts) -> dict:
     """One ``theorems[]`` entry for a hit."""
-    h = scored.hit
-    paper, has_metadata = _paper(h, facts)
-    return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": h.body,
-            "slogan": h.slogan or h.text, "theorem_type": h.kind, "label": h.extra.get("label"),
+    h, d = scored.hit, scored.doc
+    paper, has_metadata = _paper(d, facts)
+    return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": d.body,
+            "slogan": d.slogan or h.text, "theorem_type": h.kind, "label": d.fields.get("label"),
             "link": h.link or None, "paper": paper, "similarity": scored.similarity, "score": h.score,
             "has_metadata": has_metadata, "ranks": dict(h.ranks)}
 
