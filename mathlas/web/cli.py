@@ -90,6 +90,26 @@ def config_from_args(args: argparse.Namespace):
                        workers=args.workers, timeout=args.timeout, threads=args.threads)
 
 
+class _Stderr(logging.Handler):
+    """One plain line per record on the current ``sys.stderr``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - logging must never break the server
+            self.handleError(record)
+
+
+def _log_requests(quiet: bool) -> None:
+    """Request lines and errors of ``mathlas.serve`` on stderr, once (not again through the
+    ``mathlas`` logger the main CLI configures)."""
+    logger = logging.getLogger("mathlas.serve")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+    logger.propagate = False
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say so, and without it
@@ -110,8 +130,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"mathlas: {e}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(message)s")
-    logging.getLogger("mathlas.serve").setLevel(logging.WARNING if args.quiet else logging.INFO)
+    _log_requests(quiet=args.quiet)
     # The MCP tools and the library read these when a call names no bundle.
     if config.bundles:
         os.environ["MATHLAS_BUNDLE"] = config.bundles[0]
