@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from test_web_serve import WebServer, assert_clean, httpx, papers_bundle_dir, web  # noqa: F401  (fixtures)
+from test_web_serve import WebServer, assert_clean, papers_bundle_dir, web  # noqa: F401  (fixtures)
 
 TOKEN = "s3cret-token-for-tests"
 ALLOWED = "http://allowed.test"

@@ -21,7 +21,6 @@ parameter (the library's own ``UsageError`` message), 504 past the timeout, 500 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import math
@@ -34,12 +33,13 @@ import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from mathlas.web import api, theoremsearch
+from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback
 from mathlas.web.openapi import openapi_document
 
 log = logging.getLogger("mathlas.serve")
@@ -49,9 +49,6 @@ MAX_BODY = 64 * 1024          # request bodies over this get 413
 MAX_K = 100                   # k / n_results over HTTP
 DEFAULT_TIMEOUT = 30.0        # seconds a request may take before it gets 504
 WORKER_THREADS = 4            # library calls running at once per process (--threads); the rest wait in order
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-PUBLIC_PATHS = ("/health", "/", "/favicon.ico")
-PUBLIC_PREFIXES = ("/static/", "/doc/")
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
                                "font-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "
@@ -92,27 +89,7 @@ class ServeConfig:
         return is_loopback(self.host)
 
 
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
-
-
 # ------------------------------------------------------------------------------ responses and errors
-
-class Json(JSONResponse):
-    """Compact UTF-8 JSON; NaN refused (the library never produces one)."""
-
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-
-
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> Json:
-    message = " ".join(str(message).split()) or "error"
-    return Json({"error": message, "status": status}, status_code=status, headers=headers)
-
-
-class ApiError(HTTPException):
-    """An error with a status and a one-line message for the client."""
-
 
 def _mathlas_error(e: Exception) -> ApiError:
     if isinstance(e, api.BundleNotFoundError):
@@ -237,100 +214,6 @@ def _search_args(p: Params) -> dict[str, Any]:
 def _check_query(q: str) -> None:
     if len(q) > theoremsearch.MAX_QUERY_CHARS:
         raise ApiError(422, f"the query is {len(q)} characters long; over HTTP at most {theoremsearch.MAX_QUERY_CHARS}")
-
-
-# ------------------------------------------------------------------------------ middleware
-
-class RequestLog:
-    """One line per request on stderr: client, method, path, status, milliseconds."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start = time.perf_counter()
-        status = [500]
-
-        async def send_status(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
-            client = (scope.get("client") or ("-", 0))[0]
-            path = scope.get("path", "")
-            qs = scope.get("query_string", b"").decode("latin-1")
-            target = path + ("?" + qs if qs else "")
-            if len(target) > 300:
-                target = target[:300] + "…"
-            log.info('%s "%s %s" %d %.1f ms', client, scope.get("method", "-"), target, status[0],
-                     (time.perf_counter() - start) * 1000)
-
-
-class Guard:
-    """Host check on loopback (DNS rebinding), Bearer token, request body limit; answers in JSON."""
-
-    def __init__(self, app: ASGIApp, config: ServeConfig):
-        self.app = app
-        self.token = config.token.encode() if config.token else None
-        self.loopback = config.loopback
-        self.max_body = config.max_body
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.loopback and not _host_is_loopback(headers.get("host", "")):
-            return await error(421, f"host {headers.get('host', '')!r} is not this loopback server "
-                                    "(mathlas serve on 127.0.0.1 answers only to 127.0.0.1, localhost or [::1])")(scope, receive, send)
-        path = scope.get("path", "")
-        if self.token is not None and scope.get("method") != "OPTIONS" and not _public(path):
-            auth = headers.get("authorization", "")
-            scheme, _, given = auth.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
-                msg = "this server needs a token: send the header Authorization: Bearer <token>" if not auth \
-                    else "wrong token"
-                return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'})(scope, receive, send)
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body:
-            return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}")(scope, receive, send)
-        size = 0
-
-        async def limited() -> Message:
-            nonlocal size
-            message = await receive()
-            if message["type"] == "http.request":
-                size += len(message.get("body", b""))
-                if size > self.max_body:
-                    raise ApiError(413, f"request body over {self.max_body} bytes")
-            return message
-
-        started = False
-
-        async def send_tracking(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited, send_tracking)
-        except Exception as e:  # a bug: logged once here, never shown to the client
-            log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
-            if not started:
-                await error(500, "internal error; the server log has the details")(scope, receive, send)
-
-
-def _public(path: str) -> bool:
-    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
-
-
-def _host_is_loopback(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
-    return is_loopback(name.lower())
 
 
 # ------------------------------------------------------------------------------ the app
