@@ -13,9 +13,10 @@ import sys
 # light: every command module imports its tool (and numpy, the mcp SDK...) inside run()
 from mathlas.cli import data, findings, funsearch, index, lean, lean_check, mcp, scaffold, search, sequence
 from mathlas.errors import MathlasError, UsageError
+from mathlas.web import cli as serve
 
 # in the order `mathlas --help` lists them
-COMMAND_MODULES = (search, mcp, scaffold, funsearch, findings, sequence, lean_check, data, lean, index)
+COMMAND_MODULES = (search, mcp, serve, scaffold, funsearch, findings, sequence, lean_check, data, lean, index)
 
 
 def build_parser() -> argparse.ArgumentParser:
