@@ -68,6 +68,13 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"CI run without the corpora: {CORPORA} is missing (set MATHLAS_CORPORA)")
 
 
+def pytest_unconfigure(config):
+    # the session's data directory holds an installed default bundle (~60 MB): leave nothing behind
+    import shutil
+
+    shutil.rmtree(_SESSION_DATA, ignore_errors=True)
+
+
 def pytest_report_header(config):
     return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
 
