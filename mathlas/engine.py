@@ -366,7 +366,8 @@ class Bundle:
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
         key_weights = self._key_weights(weights, req.kind_weights, req.labels["kind_weights"])
         deep = req.mode == "hybrid" or key_weights is not None or bool(prior_weights) or use_findings
-        depth = min(max(req.k, FUSION_DEPTH), MAX_K) if deep else req.k
+        top = req.k + req.offset  # ranked through, then the first offset hits are skipped
+        depth = min(max(top, FUSION_DEPTH), MAX_K) if deep else top
         channels = MODE_CHANNELS[req.mode]
         found = None
         if use_findings:
@@ -391,7 +392,7 @@ class Bundle:
                 channel_weights[F_SOURCE] = sum(float(channel_weights.get(c, 1.0)) for c in channels)
                 base = np.ones(n) if key_weights is None else key_weights
                 key_weights = np.concatenate([base, np.full(found.size, f_weight)])
-        fused = rrf(rankings, depth if prior_weights else req.k,
+        fused = rrf(rankings, depth if prior_weights else top,
                     k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
                     channel_weights=channel_weights, key_weights=key_weights)
         if len(rankings) == 1 and F_SOURCE not in rankings:  # a single channel keeps its own scores
@@ -403,9 +404,9 @@ class Bundle:
             bonus = np.zeros(len(keys))
             ours = keys < n  # findings have no document priors
             bonus[ours] = self.prior_bonus(keys[ours], prior_weights)
-            fused = add_priors(fused, bonus, req.k)
+            fused = add_priors(fused, bonus, top)
         return [self.hit(f.key, f.score, f.ranks, fields) if f.key < n else found.hit(f.key - n, f.score, f.ranks)
-                for f in fused]
+                for f in fused[req.offset:]]
 
     # -- documents -----------------------------------------------------------------------
     @property

@@ -36,7 +36,9 @@ class SearchRequest:
     on paper metadata; ``priors`` sets the weights of the document priors the bundle declares;
     ``k_rrf`` / ``channel_weights`` override the bundle's fusion defaults; ``pool`` is the number of
     binary candidates the dense channel rescores; ``mask`` (a boolean array over document keys)
-    keeps only the documents it marks. Build one with ``SearchRequest.make``."""
+    keeps only the documents it marks; ``offset`` skips that many of the best hits (paging:
+    ``offset=10, k=10`` is the second page; ``offset + k`` is at most ``MAX_K``). Build one with
+    ``SearchRequest.make``."""
 
     query: str
     k: int = 10
@@ -52,13 +54,15 @@ class SearchRequest:
     channel_weights: Mapping[str, float] | None = None
     pool: int | None = None
     mask: "np.ndarray | None" = field(default=None, compare=False)
+    offset: int = 0
     labels: Mapping[str, str] = field(default_factory=lambda: dict(LABELS), compare=False)
 
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", sources: Any = None,
              exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
              kind_weights: Any = None, paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
-             pool: Any = None, mask: Any = None, labels: Mapping[str, str] | None = None) -> "SearchRequest":
+             pool: Any = None, mask: Any = None, offset: Any = 0,
+             labels: Mapping[str, str] | None = None) -> "SearchRequest":
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
         from mathlas.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
 
@@ -66,6 +70,7 @@ class SearchRequest:
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty; type some words or a formula")
         integer(k, "k", 1, MAX_K)
+        integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         weights = None
@@ -97,7 +102,7 @@ class SearchRequest:
                    k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),
                    channel_weights=channel_weights,
                    pool=None if pool is None else integer(pool, "pool", 1, 1_000_000),
-                   mask=mask, labels=names)
+                   mask=mask, offset=offset, labels=names)
 
     @property
     def filtered(self) -> bool:
