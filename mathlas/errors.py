@@ -32,3 +32,7 @@ class InstallError(MathlasError):
 
 class EncoderError(MathlasError):
     """The bundle's query encoder could not be loaded or run."""
+
+
+class Cancelled(MathlasError):
+    """The caller cancelled a long call (an MCP client's cancellation); its worker was stopped."""

@@ -29,7 +29,8 @@ Layers, each set up by the trusted driver below *before the program's source is 
    outside the allowed directories. Audit hooks are *not* a security boundary on their own (native
    code bypasses them); here they are the last layer and the only one on a system without
    Landlock or user namespaces.
-6. **Wall clock**: the parent kills the child's whole process group on timeout.
+6. **Wall clock**: the parent kills the child's whole process group on timeout, and when the
+   caller cancels the call (``mathlas.progress``; the parent reports progress while it waits).
 
 Every run reports which layers were active (``Sandbox.isolation``), so a weaker host is visible
 in the results rather than hidden.
@@ -49,6 +50,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from mathlas.errors import Cancelled
+from mathlas.progress import TICK, tick
 
 NOBODY = 65534
 MAX_LINE = 64 << 20          # the longest reply line the parent accepts
@@ -462,9 +466,16 @@ class Sandbox:
         try:
             while b"\n" not in self._buf:
                 left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(timeout=left):
+                if left <= 0:
                     self._kill()
                     raise SandboxFailure("timeout", f"the program ran past the wall-clock limit of {self.limits.wall_s:g} s")
+                if not sel.select(timeout=min(left, TICK)):
+                    try:
+                        tick(self.wall_s, self.limits.wall_s, "running the program")
+                    except Cancelled:
+                        self._kill()
+                        raise
+                    continue
                 chunk = os.read(self._proto_r, 1 << 16)
                 if not chunk:
                     raise self._death()

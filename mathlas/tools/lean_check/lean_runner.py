@@ -13,8 +13,8 @@ The sandbox, every layer reported in the result (``Run.isolation``): a throwaway
 with ``mkdtemp`` (the file lives there and Lean runs there unless a Lake project needs its own
 directory), resource limits set in the child before it execs Lean (``RLIMIT_DATA`` for memory, so
 the read-only memory-mapped ``.olean`` files of Mathlib do not count; ``RLIMIT_CPU`` as a backstop;
-``RLIMIT_FSIZE``; no core dumps), a wall-clock limit after which the whole process group is
-killed, and a network namespace with no interface up (``unshare -n``) where the kernel allows it.
+``RLIMIT_FSIZE``; no core dumps), a wall-clock limit after which (or when the caller cancels, see
+``mathlas.progress``) the whole process group is killed, and a network namespace with no interface up (``unshare -n``) where the kernel allows it.
 Where it does not, the result says "no network isolation" rather than pretending. Lean code run
 while elaborating (tactics are programs) still has the user's file permissions: this is a sandbox
 against accidents and runaway proofs, not a jail for hostile code; ``scan.py`` refuses the
@@ -33,6 +33,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mathlas.progress import TICK, tick
 
 FILE_NAME = "MathlasCheck.lean"
 DEFAULT_MEMORY_MB = 8192
@@ -160,6 +162,19 @@ def _read_capped(f) -> str:
     return f"{head}\n[mathlas: {size - MAX_OUTPUT_HEAD - MAX_OUTPUT_TAIL} bytes of output omitted]\n{tail}"
 
 
+def _wait(proc: subprocess.Popen, started: float, timeout_s: float) -> int | None:
+    """Lean's exit code, or None when ``timeout_s`` ran out; reports progress while it waits and
+    raises ``Cancelled`` when the caller cancels (``mathlas.progress``)."""
+    while True:
+        waited = time.monotonic() - started
+        if waited >= timeout_s:
+            return None
+        try:
+            return proc.wait(timeout=min(TICK, timeout_s - waited))
+        except subprocess.TimeoutExpired:
+            tick(time.monotonic() - started, timeout_s, "Lean is checking")
+
+
 def run_lean(tc: Toolchain, source: str, timeout_s: float, memory_mb: int | None = None) -> Run:
     """Write ``source`` to a fresh directory and check it with ``tc`` under the sandbox limits."""
     from mathlas.tools.funsearch.sandbox import _netns_prefix  # the same probe the FunSearch sandbox uses
@@ -185,20 +200,21 @@ def run_lean(tc: Toolchain, source: str, timeout_s: float, memory_mb: int | None
             proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True, close_fds=True)
             timed_out = False
+            rc: int | None = None
             try:
-                rc: int | None = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                try:
+                rc = _wait(proc, started, timeout_s)
+            finally:
+                if rc is None:  # timed out, or the caller cancelled (Cancelled propagates)
+                    timed_out = True
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        proc.kill()
+                    proc.wait()
+                try:  # whatever Lean started and left behind goes too
                     os.killpg(proc.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
-                    proc.kill()
-                proc.wait()
-                rc = None
-            try:  # whatever Lean started and left behind goes too
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+                    pass
             wall = time.monotonic() - started
             output = _read_capped(out)
         return Run(output, rc, timed_out, wall, file_arg, isolation)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from mathlas.checks import is_number, number
 from mathlas.errors import MathlasError, UsageError
+from mathlas.progress import TICK, tick
 
 _CONCURRENCY = threading.BoundedSemaphore(max(2, 2 * (os.cpu_count() or 1)))
 _lock = threading.Lock()
@@ -119,17 +120,20 @@ def _launch(fn: Callable, args: tuple, kwargs: dict) -> tuple[int, int]:
     raise AssertionError("unreachable")
 
 
-def _read_messages(r: int, deadline: float, out: Outcome) -> tuple[str, Any] | None:
+def _read_messages(r: int, start: float, deadline: float, out: Outcome) -> tuple[str, Any] | None:
+    """The child's final message, collecting its partial ones; None on timeout. Every ``TICK``
+    seconds of silence it reports progress and raises ``Cancelled`` if the caller cancelled."""
     buf = b""
     while True:
-        remaining = deadline - time.monotonic()
+        now = time.monotonic()
+        remaining = deadline - now
         if remaining <= 0:
             out.timed_out = True
             return None
-        ready, _, _ = select.select([r], [], [], remaining)
+        tick(now - start, deadline - start, f"computing ({len(out.partial)} partial results)")
+        ready, _, _ = select.select([r], [], [], min(remaining, TICK))
         if not ready:
-            out.timed_out = True
-            return None
+            continue
         chunk = os.read(r, 1 << 20)
         if not chunk:
             out.crashed = "the worker process died without answering (killed, or out of memory)"
@@ -153,7 +157,8 @@ def run_bounded(fn: Callable, *args: Any, timeout: float, **kwargs: Any) -> Outc
     ``fn`` must be a module-level function (it is pickled by name) and ``send(item)`` ships a partial
     result. A ``UsageError`` raised inside is raised again here; any other exception becomes
     ``MathlasError``. On timeout the child is killed and ``Outcome.timed_out`` is set, with whatever
-    partial results arrived.
+    partial results arrived. While it waits it reports progress (``mathlas.progress``); when the
+    caller cancels, the child is killed and ``Cancelled`` raised.
     """
     start = time.monotonic()
     deadline = start + timeout
@@ -166,9 +171,10 @@ def run_bounded(fn: Callable, *args: Any, timeout: float, **kwargs: Any) -> Outc
         return out
     try:
         pid, r = _launch(fn, args, kwargs)
+        final = None
         try:
-            final = _read_messages(r, deadline, out)
-        finally:
+            final = _read_messages(r, start, deadline, out)
+        finally:  # a timeout or a cancelled call: the child goes
             if final is None:
                 try:
                     os.kill(pid, signal.SIGKILL)
