@@ -4,6 +4,10 @@ The library's ``Bundle.search`` returns ``Hit``s and ``Bundle.get`` a ``Document
 the same classes into their results, so ``mathlas search --json``, the MCP tools' structured
 content and the HTTP API carry the same keys. What a source knows beyond the common fields (a Lean
 declaration's module and signature, a paper's authors) rides in ``fields``, never in another class.
+
+``HitSummary`` is a view of a ``Hit``, not another result: the few fields an agent needs to choose
+which hits to open (``summarize`` makes it, here and nowhere else). The MCP search tools answer with
+it by default, since an agent pays for every character it reads; ``detail="full"`` gives the hits.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 # The metadata columns every document has; the others (bundle.OPTIONAL_META_COLUMNS) go to ``fields``.
 CORE_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
 SNIPPET_CHARS = 280
+SUMMARY_SNIPPET_CHARS = 120    # at most 160 (issue 13); 120 keeps a k=10 answer under 3,000 characters
 
 
 @dataclass
@@ -62,3 +67,26 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
         return text
     cut = text.rfind(" ", 0, limit)
     return text[:cut if cut > limit // 2 else limit] + " …"
+
+
+@dataclass
+class HitSummary:
+    """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
+    the kind, the name, one line of the statement and the score (4 decimals). ``get_by_id`` gives
+    the rest: statement, link, license."""
+
+    id: str
+    kind: str
+    name: str
+    snippet: str
+    score: float
+
+
+def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
+    """``hit`` as a ``HitSummary``. The snippet is the signature when the hit has one (Lean), else
+    its text without the name it usually starts with, cut at a word boundary to ``limit``."""
+    text = " ".join(str(hit.fields.get("signature") or hit.text or "").split())
+    name = hit.name.strip()
+    if name and text.lower().startswith(name.lower()):
+        text = text[len(name):].lstrip(" .:;,")
+    return HitSummary(id=hit.id, kind=hit.kind, name=hit.name, snippet=snippet(text, limit), score=round(hit.score, 4))

@@ -347,11 +347,12 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
 
 def test_mcp_adapter_serves_funsearch():
     pytest.importorskip("mcp")
-    from mathlas.server import _adapt, make_tool
+    from mathlas.server import _caller, make_tool
 
     tool = make_tool(funsearch)
     assert tool.description and set(tool.parameters["properties"]) >= {"action", "problem", "program", "params"}
     assert all(p.get("description") for p in tool.parameters["properties"].values())
-    out = _adapt(funsearch)(action="evaluate", problem="cap_set", program="def priority(el, n):\n    return 0\n",
-                            params={"n": 2})
+    assert tool.annotations.read_only_hint is False  # register writes to the archive
+    out = _caller(funsearch)(action="evaluate", problem="cap_set", program="def priority(el, n):\n    return 0\n",
+                             params={"n": 2})
     assert out.structured_content["evaluation"]["score"] == 4.0

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 # module -> the tool functions it exports, in the order clients see them
 TOOL_MODULES: dict[str, tuple[str, ...]] = {
-    "mathlas.tools.informal": ("search_existing_math", "get_by_id"),
+    "mathlas.tools.informal": ("search_existing_math", "get_by_id", "get_statement"),
     "mathlas.tools.lean_search": ("search_formal_math", "get_dependencies"),
     "mathlas.tools.numeric": ("identify_constant", "verify_numeric", "conjecture_relation"),
     "mathlas.tools.scaffold": ("applicability_checklist", "mapping_scaffold"),

@@ -219,15 +219,12 @@ def _looks_named(name: str) -> bool:
 
 
 def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> SearchDirective:
-    """A structured plan for searching the literature on a problem, made offline (no web call):
-    arXiv query strings built from the problem's key terms, the sub-fields and arXiv categories the
-    bundle's best hits point to (MSC classes mapped to arXiv categories), named results from the
-    bundle worth checking (real ids for get_by_id), and which mathlas tools to run next.
+    """An offline plan for a literature search on a problem: arXiv query strings, the sub-fields and
+    arXiv categories the bundle's best hits point to, named results worth checking (ids), and the
+    tools to run next.
 
     Args:
-        problem: the problem or question, prose or LaTeX, e.g. "Is every finite integral domain a field?"
-        k: how many bundle hits to draw named results and sub-fields from, 1 to 100.
-        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
+        k: how many bundle hits to draw from.
     """
     from mathlas.tools import available_tool_names
     from mathlas.tools.informal import search_existing_math

@@ -57,17 +57,14 @@ def _embed_now(store, finding) -> bool:
 
 def add_finding(statement: str, source_url: str, name: str | None = None,
                 slogan: str | None = None) -> FindingResult:
-    """Save a mathematical result you found on the web (a paper, a wiki page, a forum answer) so that
-    search_existing_math returns it from now on, with its source link, next to the bundle's
-    statements (source "findings", kind "finding", provenance web_added). The same statement is
-    stored once (its id is a hash of the statement). Use it for results you checked and may need
-    again; do not use it for your own conjectures.
+    """Save a result you found on the web (paper, wiki, forum) so that search_existing_math returns it
+    from now on (source "findings") with its link. The same statement is stored once. For checked
+    results, not your own conjectures.
 
     Args:
-        statement: the result's statement as its source writes it (prose or LaTeX), at most 20,000 characters.
-        source_url: the http(s) address where you found it, e.g. "https://arxiv.org/abs/2101.00001".
-        name: the result's usual name, e.g. "Nakayama's lemma" (optional).
-        slogan: one line saying what it is good for (optional).
+        statement: as its source writes it (prose or LaTeX).
+        name: its usual name, e.g. "Nakayama's lemma".
+        slogan: one line on what it is good for.
     """
     from mathlas.findings.store import open_store
 

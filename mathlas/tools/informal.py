@@ -1,6 +1,6 @@
-"""Search tools over the informal bundle: ``search_existing_math`` and ``get_by_id``.
+"""Search tools over the informal bundle: ``search_existing_math``, ``get_by_id`` and ``get_statement``.
 
-Both are plain functions the Python API can call; the MCP server registers them unchanged. They open
+They are plain functions the Python API can call; the MCP server registers them unchanged. They open
 bundles through ``mathlas.engine.open_bundle`` (one shared ``Bundle`` per directory), check their
 arguments once into a ``SearchRequest``, and search the findings saved with add_finding as one
 more channel of the same fusion (``Bundle.rank``). Importing this module loads nothing heavy.
@@ -46,7 +46,7 @@ def _split_filter(source_filter: Any) -> tuple[Any, Any]:
 
 
 def _next_steps(query: str, hits: list[Hit], filtered: bool) -> list[NextStep]:
-    steps = [NextStep("get_by_id", {"id": h.id}, "the full statement (body), slogan, license and link")
+    steps = [NextStep("get_by_id", {"id": h.id}, "the whole statement, link and license")
              for h in hits[:NEXT_FOR_TOP]]
     if _NUMBER.fullmatch(query) and "identify_constant" in available_tool_names():
         steps.insert(0, NextStep("identify_constant", {"value": query.strip()},
@@ -60,24 +60,22 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
                          source_weights: dict[str, float] | None = None, mode: Mode = "hybrid",
                          kinds: list[str] | None = None, bundle: str | None = None,
                          paper_filter: dict[str, Any] | None = None,
-                         priors: dict[str, float] | None = None) -> SearchResult:
-    """Search known mathematics (theorems, lemmas, definitions from the Stacks Project, PlanetMath,
-    the HoTT book, Open Logic, Napkin, ProofNet, ...) for statements that match a question, a claim
-    or a formula. Use it to check whether what you need is already known before proving it. Each hit
-    carries a stable id, its source and license, a link and a snippet; `next` lists the calls worth
-    making on the best hits (get_by_id for the full statement). Results saved with add_finding
-    (source "findings") are searched too and fused into the ranking.
+                         priors: dict[str, float] | None = None, offset: int = 0) -> SearchResult:
+    """Search known mathematics (Stacks Project, PlanetMath, HoTT book, Open Logic, Napkin, ProofNet,
+    your add_finding results) for statements matching a question, claim or formula: use it before
+    proving something. Hits have stable ids for get_statement and get_by_id.
 
     Args:
-        query: words, a claim or a formula (LaTeX welcome), e.g. "a finitely generated module M over a local ring with mM = M is zero".
-        k: number of hits, 1 to 1000.
-        source_filter: restrict sources, e.g. {"include": ["stacks", "planetmath"]} or {"exclude": ["napkin"]} ("findings": results saved with add_finding); filtering happens before ranking.
-        source_weights: multiply a source's fused score, e.g. {"stacks": 2.0}; 0 drops the source.
-        mode: "hybrid" (default: keywords and meaning, fused), "lexical" (BM25 keywords only) or "dense" (meaning only).
-        kinds: only these kinds, e.g. ["theorem", "definition"].
-        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle.
-        paper_filter: for bundles of papers (arXiv / TheoremSearch), e.g. {"authors": ["Serre"], "categories": ["math.AG"], "year_min": 1990, "year_max": 2010, "citations_min": 50, "journal_published": true}; authors match whole words ("T. Tao" finds "Terence Tao"), a category without a dot ("math") matches its subcategories; applied before ranking.
-        priors: weights of the bundle's document priors, e.g. {"citations": 0.002} adds 0.002*log(max(citations,1)) to each hit's score (0 turns a prior off).
+        query: words, a claim or a formula (LaTeX welcome).
+        k: hits per answer.
+        source_filter: e.g. {"include": ["stacks"]}; "findings" are add_finding results.
+        source_weights: factor on a source's score, e.g. {"stacks": 2}; 0 drops it.
+        mode: hybrid fuses keywords (lexical, BM25) and meaning (dense).
+        kinds: e.g. ["theorem", "definition"].
+        bundle: default: $MATHLAS_BUNDLE or the default bundle.
+        paper_filter: paper bundles: authors match whole words; a category without a dot matches its subcategories.
+        priors: weights of the bundle's document priors, e.g. {"citations": 0.002}.
+        offset: skip this many hits (next page: offset + k).
     """
     from mathlas.engine import open_bundle
     from mathlas.findings.store import open_store
@@ -85,7 +83,8 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
     include, exclude = _split_filter(source_filter)
     # bad input fails here, before a bundle is opened (or installed)
     req = SearchRequest.make(query, k, mode=mode, sources=include, exclude_sources=exclude, kinds=kinds,
-                             source_weights=source_weights, paper_filter=paper_filter, priors=priors, labels=_LABELS)
+                             source_weights=source_weights, paper_filter=paper_filter, priors=priors,
+                             offset=offset, labels=_LABELS)
     b = open_bundle(bundle)
     hits = b.rank(req, findings=open_store())
     return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits,
@@ -103,13 +102,12 @@ def _finding_document(fid: str) -> Document:
 
 
 def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `id` is the public argument name
-    """The whole document behind a stable id from search_existing_math (e.g. "stacks:00DV",
-    "planetmath:HilbertBasisTheorem"): the statement as its source writes it (LaTeX or Lean), the
-    retrieval text, the slogan when the source has one, license, link and any further fields.
+    """The whole document behind a stable id: the statement as its source writes it (LaTeX or Lean),
+    retrieval text, slogan, link, license and source fields. get_statement is smaller.
 
     Args:
-        id: a stable document id, "<source>:<key>".
-        bundle: bundle name, name-version or directory; default: $MATHLAS_BUNDLE or the default bundle (for lean: ids, the formal bundle: $MATHLAS_FORMAL_BUNDLE or "mathlib").
+        id: "<source>:<key>", from a search.
+        bundle: default: $MATHLAS_BUNDLE or the default bundle (lean: ids: the formal bundle).
     """
     from mathlas.engine import open_bundle
 
@@ -129,3 +127,27 @@ def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `
         if formal:
             doc.fields["formal"] = formal
     return doc
+
+
+@dataclass
+class Statement:
+    """A document's statement as its source writes it, and where it comes from."""
+
+    id: str
+    kind: str
+    name: str
+    statement: str
+    link: str
+    license: str
+
+
+def get_statement(id: str, bundle: str | None = None) -> Statement:  # noqa: A002 - `id` is the public argument name
+    """The statement behind a stable id as its source writes it (LaTeX or Lean), with name, link and
+    license: get_by_id without the retrieval text and extra fields.
+
+    Args:
+        id: "<source>:<key>", from a search.
+        bundle: default: $MATHLAS_BUNDLE or the default bundle (lean: ids: the formal bundle).
+    """
+    doc = get_by_id(id, bundle)
+    return Statement(id=doc.id, kind=doc.kind, name=doc.name, statement=doc.body, link=doc.link, license=doc.license)

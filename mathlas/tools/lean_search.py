@@ -152,23 +152,22 @@ def _formal_hit(h: Hit) -> Hit:
 
 def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
                        mode: Mode = "hybrid", prior_weight: float | None = None,
-                       bundle: str | None = None) -> FormalSearchResult:
-    """Search Lean 4 declarations (Mathlib, Batteries, or the Lean project a formal bundle was built
-    from) for the lemma, definition or structure you need: by name words ("prime two le"), a name
-    fragment ("two_le"), a description ("every nonconstant complex polynomial has a root") or
-    notation ("a * b ∈ I"). Each hit has the fully qualified name (id lean:<Name>), kind, module,
-    signature, docstring, a link to the source line, and Stacks Project ids where Mathlib tags them.
+                       bundle: str | None = None, offset: int = 0) -> FormalSearchResult:
+    """Search Lean 4 declarations (Mathlib, Batteries or your own formal bundle) by name words ("prime
+    two le"), a name fragment, a description or notation. Hits: lean:<Name> ids, kind, signature,
+    module, docstring, source link, Stacks ids.
 
     Args:
         query: words, a name fragment or Lean notation.
-        k: number of hits, 1 to 1000.
-        modules: only declarations in these modules or below them, e.g. ["Mathlib.NumberTheory"].
-        kinds: only these kinds, e.g. ["theorem", "lemma"] or ["def", "structure", "class"].
-        mode: "hybrid" (default), "lexical" (BM25 over names, docstrings, signatures) or "dense".
-        prior_weight: weight of the dependency (PageRank) prior added to the fused score; default: the bundle's measured setting; 0 turns it off.
-        bundle: a formal bundle name, name-version or directory; default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
+        k: hits per answer.
+        modules: only these modules and below, e.g. ["Mathlib.NumberTheory"].
+        kinds: e.g. ["theorem", "lemma"] or ["def", "structure"].
+        mode: hybrid fuses keywords (lexical, BM25) and meaning (dense).
+        prior_weight: weight of the PageRank prior; default: the bundle's; 0: off.
+        bundle: default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
+        offset: skip this many hits (next page: offset + k).
     """
-    req = SearchRequest.make(query, k, mode=mode, kinds=kinds)
+    req = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset)
     module_list = strings(modules, "modules")
     if prior_weight is not None:
         number(prior_weight, "prior_weight", minimum=-1e3, maximum=1e3)
@@ -201,25 +200,23 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
 
 def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, limit: int = DEFAULT_LIMIT,
                      bundle: str | None = None) -> DependencyResult:
-    """The Lean declarations a declaration refers to in its statement and proof (direction "uses"),
-    or the declarations that refer to it ("used_by"), up to `depth` steps away, nearest first.
-    References are read from the source text without elaborating it: names reached only through
-    notation, tactics or dot notation on values may be missing.
+    """The Lean declarations a declaration uses (direction uses) or that use it (used_by), up to `depth`
+    steps, nearest first. Read from the source without elaborating: references made only through
+    notation or tactics may be missing.
 
     Args:
-        id: a declaration id, e.g. "lean:Nat.Prime.two_le".
-        direction: "uses" (what it is built on) or "used_by" (what builds on it).
-        depth: 1 (direct references) to 5.
-        limit: at most this many declarations in the answer (1 to 5000); `total` counts them all.
-        bundle: a formal bundle; default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
+        id: e.g. "lean:Nat.Prime.two_le".
+        limit: at most this many; `total` counts all.
+        bundle: default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
     """
-    from mathlas.graph import DIRECTIONS, graph_of
+    from mathlas.graph import DIRECTIONS, MAX_DEPTH, graph_of
 
     if not isinstance(id, str) or not id.strip():
         raise UsageError("an id is required, e.g. lean:Nat.Prime.two_le")
     if direction not in DIRECTIONS:
         raise UsageError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     integer(limit, "limit", 1, MAX_LIMIT)
+    integer(depth, "depth", 1, MAX_DEPTH)  # bad input fails before a bundle is opened
     doc_id = id.strip()
     if ":" not in doc_id:
         doc_id = "lean:" + doc_id

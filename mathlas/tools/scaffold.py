@@ -673,17 +673,13 @@ def split_problem(problem: str) -> tuple[list[str], str]:
 
 
 def applicability_checklist(statement: str, problem: str | None = None, bundle: str | None = None) -> Checklist:
-    """Split a theorem's statement (LaTeX or prose) into atomic preconditions and its conclusion, as a
-    checklist for you to mark against a problem: each precondition comes with `satisfied` and
-    `evidence` set to null for you to fill in. Cue words (let, suppose, assume, if, where, for all,
-    given, such that / then, hence, therefore, implies) are matched on word boundaries and never inside
-    math or brackets; numbered lists of hypotheses and conditionals nested in the conclusion are
-    handled. No judging is done here: mathlas only structures the text.
+    """Split a theorem's statement into atomic preconditions and its conclusion: a checklist for you
+    to mark against your problem (`satisfied` and `evidence` left null). mathlas only structures
+    the text; it judges nothing.
 
     Args:
-        statement: the theorem's statement, LaTeX or prose, e.g. "Let $R$ be a ring and $M$ a finite $R$-module. If $IM = M$ then ..."; or a stable id such as "stacks:00DV", whose statement is fetched from the bundle.
-        problem: optional problem text; echoed with its own hypotheses and goal, split the same way, for side-by-side reading.
-        bundle: bundle to fetch a stable id from (name, name-version or directory); default: $MATHLAS_BUNDLE or the default bundle.
+        statement: LaTeX or prose, or a stable id such as "stacks:00DV".
+        problem: optional; split the same way, for side-by-side reading.
     """
     text, truncated = _text_arg(statement, "statement")
     source, body = _resolve(text, bundle)
@@ -798,16 +794,12 @@ MAPPING_INSTRUCTIONS = (
 
 
 def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) -> MappingScaffold:
-    """The needs<->guarantees structure between a problem and a candidate result: the problem's
-    signature (objects it names, hypotheses it gives, goal it asks), the candidate's checklist
-    (preconditions and conclusion), explicit questions pairing each candidate precondition with what
-    the problem provides and the candidate's conclusion with the problem's goal, and a JSON answer
-    template for you to fill in. Matching hints use whole words only ("prove" never matches "improve").
+    """What a candidate result needs against what a problem gives: the problem's objects, hypotheses
+    and goal, the candidate's checklist, one question per precondition and one for the conclusion,
+    and a JSON answer template to fill in.
 
     Args:
-        problem: the problem, prose or LaTeX, e.g. "Let $G$ be a group of order $p^2$. Prove that $G$ is abelian."
-        candidate: the candidate result's statement (LaTeX or prose) or its stable id, e.g. "stacks:00DV".
-        bundle: bundle to fetch a stable id from (name, name-version or directory); default: $MATHLAS_BUNDLE or the default bundle.
+        candidate: its statement, or a stable id such as "stacks:00DV".
     """
     ptext, _ = _text_arg(problem, "problem")
     checklist = applicability_checklist(candidate, problem=ptext, bundle=bundle)

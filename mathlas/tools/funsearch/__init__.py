@@ -98,26 +98,18 @@ def _check_program(program: Any) -> str:
 def funsearch(action: Action, problem: str = "cap_set", program: str | None = None,
               params: dict[str, Any] | None = None, claimed_score: float | None = None,
               top_k: int = 5, timeout_s: float = 60.0) -> FunSearchResult:
-    """Evaluate, register and rank FunSearch programs (you write them; mathlas scores them, no LLM).
-
-    A program is Python source defining ``priority``. cap_set: ``priority(el, n) -> float`` for a
-    point el (tuple of 0/1/2) of F_3^n; points are added greedily by decreasing priority, score =
-    size of the resulting cap set (every triple re-checked). bin_packing: ``priority(item, bins)``
-    returns one score per bin (``bins``: numpy array of remaining capacities of the bins that fit,
-    last entry a new bin); items arrive online, score = minus the mean % of bins above the L2 lower
-    bound (0 is optimal). The program runs sandboxed (no network, no files outside a scratch
-    directory, CPU/memory/time limits; stdlib and numpy only) and the harness computes the score.
+    """FunSearch's harness: you write `priority`, mathlas runs it sandboxed (no network; CPU, memory and
+    time limits; stdlib and numpy) and scores it. evaluate scores; register also files it in a
+    MAP-Elites archive; status gives the best programs and the prompt for the next version.
 
     Args:
-        action: evaluate (score a program), register (score it and file it in the MAP-Elites
-            archive), status (best programs and the few-shot prompt for the next version).
-        problem: cap_set or bin_packing.
-        program: the program's Python source (evaluate, register).
-        params: problem parameters, integers: cap_set {n: 1..8, default 8}; bin_packing {n_items
-            (250), n_instances (5), capacity (150), min_size (20), max_size (100), seed (0)}.
-        claimed_score: a score you expect (register); never trusted, only compared with the real one.
-        top_k: how many elites status returns (1..50).
-        timeout_s: wall-clock limit for the run, 1..600 seconds (CPU limit: the same, at most 60).
+        action: evaluate, register (evaluate and file) or status.
+        problem: cap_set: priority(el, n) -> float, el in F_3^n; score: size of the greedy cap set. bin_packing: priority(item, bins) -> a score per bin; score: minus the mean % of bins over the L2 bound.
+        program: Python source (evaluate, register).
+        params: integers: cap_set {n: 1..8}; bin_packing {n_items, n_instances, capacity, min_size, max_size, seed}.
+        claimed_score: register: compared with the measured score, never trusted.
+        top_k: status: how many elites.
+        timeout_s: wall-clock seconds (CPU: the same, at most 60).
     """
     from mathlas.tools.funsearch.database import Database, cell_of, program_hash
     from mathlas.tools.funsearch.problems import resolve, run

@@ -124,23 +124,16 @@ def _scan_messages(region: str, problems: list[str]) -> list[LeanMessage]:
 
 def verify_formal(statement: str | None = None, proof: str | None = None, snippet: str | None = None,
                   imports: list[str] | str | None = None, timeout_s: float = 60.0) -> FormalResult:
-    """Check Lean 4 with the real Lean kernel, when a toolchain is installed. Proof mode (statement
-    and proof): elaborates `theorem _mathlas_check : <statement> := <proof>` and returns
-    proof_status VERIFIED_PROOF (no errors, no sorry, and `#print axioms` shows only propext,
-    Classical.choice, Quot.sound), REFUTED (with Lean's error messages verbatim, placed on your
-    lines: the repair payload; also for sorry, non-standard axioms, or a statement/proof rejected
-    before Lean ran because it could smuggle commands), or UNDETERMINED (no toolchain, time-out, an
-    import this environment cannot resolve). Snippet mode (snippet): whether a whole Lean file
-    typechecks: TYPECHECKS, INCOMPLETE (only with sorry), FAILS, UNDETERMINED. Leading `import`
-    lines are hoisted. Without Lean the result says how to install it. A typecheck proves
-    well-typedness, not that the theorem applies to your problem (see `caveat`).
+    """Check Lean 4 with the real Lean kernel (needs a toolchain). Proof mode (statement, proof):
+    VERIFIED_PROOF, REFUTED (Lean's errors, on your lines) or UNDETERMINED. Snippet mode (a whole
+    file): TYPECHECKS, INCOMPLETE (sorry), FAILS or UNDETERMINED. Well-typed is not applicable: see `caveat`.
 
     Args:
-        statement: the theorem's type only, e.g. "∀ a b : ℕ, a + b = b + a" (binders as ∀; no `theorem` header, no `:=`).
-        proof: the proof term or tactic block, e.g. "by\\n  intro a b\\n  omega" or "fun a b => Nat.add_comm a b".
-        snippet: instead of statement and proof: a whole Lean file (declarations, `#check`...) to typecheck.
-        imports: modules to import, e.g. ["Mathlib"]; needs a toolchain/project that has them.
-        timeout_s: wall-clock limit for Lean in seconds, 1 to 600 (default 60).
+        statement: the theorem's type only, e.g. "∀ a b : ℕ, a + b = b + a" (no header, no `:=`).
+        proof: a term or tactic block, e.g. "by omega".
+        snippet: instead: a whole Lean file.
+        imports: e.g. ["Mathlib"].
+        timeout_s: seconds.
     """
     started = time.monotonic()
     statement, proof, snippet = _text("statement", statement), _text("proof", proof), _text("snippet", snippet)

@@ -66,12 +66,16 @@ class ConjectureResult:
 
 def conjecture_relation(value: str | float, digits: int | None = None, max_terms: int = 6, cf_depth: int = 200,
                         timeout: float = DEFAULT_TIMEOUT) -> ConjectureResult:
-    """Search for relations a number satisfies: PSLQ over a rich basis, GCFs, continued-fraction patterns.
+    """Search harder for relations a number satisfies: PSLQ over a rich basis, generalized continued
+    fractions, continued-fraction patterns. Each is verified to many digits and labelled
+    conjectured_relation: evidence, not proof.
 
-    ``value``: decimal string or number; ``digits``: significant digits to trust (default all given);
-    ``max_terms``: longest integer-relation vector tried (3 to 8); ``cf_depth``: depth of the generalized
-    continued fraction search (50 to 2000; hits are confirmed at 4x and 8x this depth). Every relation
-    is numerically verified and labelled ``conjectured_relation``: evidence, not proof.
+    Args:
+        value: a decimal (string) or a number.
+        digits: digits to trust; default: all given.
+        max_terms: longest integer relation tried.
+        cf_depth: depth of the continued fraction search.
+        timeout: seconds.
     """
     x = parse_value(value)
     D = _check_digits(digits, x.digits)

@@ -72,13 +72,15 @@ def _check_digits(digits, given: int, name: str = "digits") -> int:
 
 def identify_constant(value: str | float | int, digits: int | None = None, basis: list[str] | None = None,
                       timeout: float = DEFAULT_TIMEOUT) -> IdentifyResult:
-    """Find a closed form for a decimal number from pi, e, gamma, Catalan, zeta(3), logs and roots.
+    """Find closed forms for a decimal number from pi, e, gamma, Catalan, zeta(3), logs and roots
+    (PSLQ). Every candidate is re-evaluated by sympy to all given digits; `identified` is false,
+    with a reason, when none qualifies.
 
-    ``value``: a decimal string of any length ("1.6449340668482264365") or a number; ``digits``: how many
-    of its significant digits to trust (default: all given, at most 1000); ``basis``: constants to use
-    instead of the default ones, as expressions ("pi", "zeta(5)", "log(7)"). Returns candidates that
-    sympy re-evaluated independently to all given digits; ``identified`` is false, with a reason, when
-    nothing qualifies or the time bound (``timeout`` seconds) ran out.
+    Args:
+        value: a decimal of any length (string), or a number.
+        digits: digits to trust; default: all given.
+        basis: constants instead of the default ones, e.g. ["pi", "zeta(5)"].
+        timeout: seconds.
     """
     x = parse_value(value)
     D = _check_digits(digits, x.digits)

@@ -53,13 +53,15 @@ class VerifyResult:
 
 def verify_numeric(claim: str | None = None, expression: str | None = None, value: str | float | None = None,
                    digits: int = 50, timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
-    """Check ``claim`` ("sum_{n>=1} 1/n^2 = pi^2/6"), or ``expression`` against ``value``, numerically.
+    """Check a numeric claim ("sum_{n>=1} 1/n^2 = pi^2/6"), or expression against value, at high
+    precision: VERIFIED, REFUTED or UNDETERMINED. Constants, functions, sums, products, integrals
+    and LaTeX are understood (docs/numeric.md).
 
-    ``value`` may be a decimal (the expression must round or truncate to it) or another expression.
-    ``digits``: significant digits to confirm (1 to 1000). Syntax: numbers, + - * / ^ ** !, pi, e,
-    gamma, Catalan, phi, functions such as sin, log, sqrt, gamma, zeta, erf, binomial, sums
-    ``sum_{n=1}^{inf} f(n)``, products ``prod_{n>=1} f(n)``, integrals ``int_0^1 f(x) dx``, and LaTeX
-    forms (``\\sum``, ``\\frac{}{}``, ``\\pi``); see docs/numeric.md.
+    Args:
+        claim: "left = right"; or expression and value.
+        value: a decimal (the expression must round to it) or another expression.
+        digits: digits to confirm.
+        timeout: seconds.
     """
     integer(digits, "digits", 1, MAX_DIGITS)
     timeout = check_timeout(timeout)

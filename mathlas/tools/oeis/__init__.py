@@ -213,19 +213,13 @@ def _match(idx: "OeisIndex", seq: int, offset: int, transform: str | None) -> Se
 
 
 def identify_sequence(terms: list[int | str], max_results: int = 10, transforms: bool = True) -> SequenceResult:
-    """Find integer sequences in the OEIS (offline, from the user's copy of the OEIS bulk files)
-    that contain the given terms contiguously, starting anywhere in the sequence. Terms are compared
-    exactly as arbitrary-precision integers; matches are ranked by A-number and each gives the
-    A-number, name, the 0-based offset where the terms start, the stored terms and the oeis.org URL.
-    When nothing matches exactly, transformed queries are tried (negate, alternate signs, divide by
-    the gcd, shift by a constant, first differences, partial sums) and each match names the
-    transform applied to your terms. Without the OEIS files the result says data_available: false
-    and how to get them; it never guesses.
+    """OEIS sequences containing the given terms contiguously, from your local copy of the OEIS files
+    (exact integers); without an exact match, transforms are tried (signs, gcd, shift, differences,
+    sums). No files: data_available is false, with how to get them.
 
     Args:
-        terms: at least 2 consecutive terms, e.g. [1, 1, 2, 3, 5, 8]; integers or decimal strings (for huge values).
-        max_results: number of sequences to return, 1 to 1000.
-        transforms: try the transforms when no exact match is found (default true).
+        terms: consecutive terms; strings for huge values.
+        transforms: try transforms when nothing matches exactly.
     """
     q = _parse_terms(terms)
     limit = _parse_max_results(max_results)
