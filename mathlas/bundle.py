@@ -283,6 +283,16 @@ class Manifest:
         data = {"format_version": data.pop("format_version"), **data}
         return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
+    def summary(self) -> dict[str, Any]:
+        """What a reader of the bundle needs to know, without the file list and the recipe: name,
+        version, format, documents, each source's count, licence and attribution, the encoder."""
+        enc = self.encoder or {}
+        encoder = {k: enc[k] for k in ("name", "license", "dims", "pooling", "max_tokens", "quantization")
+                   if enc.get(k) is not None}
+        return {"name": self.name, "version": self.version, "format_version": self.format_version,
+                "created": self.created, "description": self.description, "documents": self.count,
+                "sources": self.sources, "encoder": encoder}
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Manifest":
         files = {p: FileEntry(**e) for p, e in data.get("files", {}).items()}

@@ -1,12 +1,21 @@
 """The MCP stdio server: ``python -m mathlas.server`` or ``mathlas mcp``.
 
 A thin adapter, and the only module that imports ``mcp``. The tools are the plain typed functions of
-``mathlas.tools`` (``TOOL_MODULES``); this module registers each one unchanged, so its signature is
-the input schema and its dataclass return type is the output schema (clients get structured content).
-What the adapter adds:
+``mathlas.tools`` (``TOOL_MODULES``); this module registers each one, so its signature is the input
+schema and its dataclass return type the output schema (clients get structured content). What the
+adapter adds, with the per-tool facts of ``mathlas.mcp_tools``:
 
-* each tool's docstring becomes its description, and the ``Args:`` lines become the descriptions of
-  the input schema's properties;
+* each tool's docstring becomes its description and the ``Args:`` lines describe its arguments;
+  schemas are compacted and refined (bounds, enums, the keys of filter objects), tools get a title
+  and annotations (``readOnlyHint`` on every tool that only reads);
+* the search tools answer with summaries (``mathlas.hit.summarize``) unless ``detail="full"``, take
+  ``k`` up to ``MCP_MAX_K`` and page with ``offset``; their text block is a listing, one line a hit
+  (``mathlas.mcp_text``); other tools' text block is their JSON, compact;
+* long tools (``verify_formal``, ``funsearch``, the numeric tools) send ``notifications/progress``
+  while they run, when the client asked for them with a progress token, and a cancelled call
+  (``notifications/cancelled``) stops the worker process at once (``mathlas.progress``);
+* resources: ``mathlas://doc/{id}`` (a document, as get_by_id) and ``mathlas://bundle/{name}`` (a
+  bundle's manifest in brief; ``default`` is the bundle the tools use when none is named);
 * a ``MathlasError`` raised by a tool (bad input, unknown id, missing bundle) becomes a tool error
   result (``isError: true``) carrying the error's own message; anything else is a crash the SDK
   logs with its traceback on stderr while the client gets a generic tool error. The server lives on.
@@ -14,8 +23,8 @@ What the adapter adds:
 Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model. Open bundles
 are shared by all calls through ``mathlas.engine.open_bundle`` (the process-wide cache of open
 bundles rather than the server's lifespan context, so the Python API and the server share one
-mechanism and the tools keep signatures that are exactly their schemas). Sync tools run on worker threads, so
-concurrent calls overlap; ``Bundle`` is thread-safe.
+mechanism and the tools keep signatures that are exactly their schemas). Sync tools run on worker
+threads, so concurrent calls overlap; ``Bundle`` is thread-safe.
 
 stdout carries only protocol messages: the SDK's stdio transport serves the wire from a private copy
 of file descriptor 1 and points fd 1 itself at stderr, so a stray ``print`` (or a native library
@@ -31,16 +40,28 @@ import logging
 import os
 import re
 import sys
-from typing import Annotated, Any, Callable
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+)
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from mathlas import __version__
-from mathlas.errors import MathlasError
+from mathlas import __version__, mcp_tools
+from mathlas.checks import integer
+from mathlas.errors import MathlasError, UsageError
 from mathlas.logs import LOG_LEVELS
+from mathlas.mcp_text import compact_json, render
 
 log = logging.getLogger("mathlas.server")
 
@@ -48,9 +69,10 @@ SERVER_NAME = "mathlas"
 INSTRUCTIONS = (
     "mathlas searches known mathematics offline and checks numeric claims, without any LLM. "
     "Before proving something, call search_existing_math to see whether it is already known; "
-    "call get_by_id on a promising hit for the full statement, its source and license. "
+    "call get_statement or get_by_id on a promising hit for its statement, source and license. "
     "Results are data for you to judge: a hit is a candidate, not a verdict."
 )
+CANCEL_WAIT_S = 30.0  # how long a cancelled call may take to stop its worker (it polls every progress.TICK)
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
@@ -84,45 +106,157 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
                 args[current] += " " + line.strip()
             continue
         head.append(line)
-    return "\n".join(head).strip(), args
+    paragraphs = "\n".join(head).strip().split("\n\n")  # lines joined: a newline costs a client 2 characters
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs), args
 
 
-def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` as the SDK should call it: a ``MathlasError`` becomes a ``ToolError`` (its message
-    kept, no traceback), and the dataclass result becomes structured content plus the same JSON,
-    compact, as the text block. (The SDK would indent that text, some 20% more tokens for a client
-    model that reads the text rather than the structured content.)"""
-    sig = inspect.signature(fn, eval_str=True)
-    returns = sig.return_annotation
+def _answer(name: str, result: Any, arguments: dict[str, Any]) -> CallToolResult:
+    """A tool's result as the client gets it: structured content, and its text rendering."""
+    data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result
+    structured = json.loads(compact_json(data))  # plain JSON types only (no tuples, no NaN)
+    return CallToolResult(content=[TextContent(type="text", text=render(name, structured, arguments))],
+                          structured_content=structured)
 
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> CallToolResult:
+
+def _caller(fn: Callable[..., Any]) -> Callable[..., CallToolResult]:
+    """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``MCP_MAX_K`` hits;
+    a ``MathlasError`` becomes a ``ToolError`` with its message and no traceback."""
+    name = fn.__name__
+    search = name in mcp_tools.ANSWERS
+
+    def call(**kwargs: Any) -> CallToolResult:
         try:
-            result = fn(*args, **kwargs)
+            detail = kwargs.pop("detail", "summary")
+            if search:  # fewer hits per answer than the library allows; offset pages on
+                integer(kwargs.get("k", 10), "k", 1, mcp_tools.MCP_MAX_K)
+            result = fn(**kwargs)
+            if search:
+                result = mcp_tools.search_answer(name, result, detail)
         except MathlasError as e:
             raise ToolError(str(e)) from None
-        data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
+        return _answer(name, result, kwargs)
 
-    # Same parameters (the input schema); the output schema still comes from the dataclass.
-    call.__signature__ = sig.replace(return_annotation=Annotated[CallToolResult, returns])  # type: ignore[attr-defined]
     return call
 
 
+async def _run_long(call: Callable[[], CallToolResult], ctx: Context) -> CallToolResult:
+    """Run a long tool on a worker thread: its progress goes to the client as progress
+    notifications (when the client sent a progress token; else ``report_progress`` does nothing),
+    and if the client cancels, the worker is told (``progress.Call.cancel``) and waited for, so it
+    kills its child process before the cancellation goes on."""
+    from mathlas.progress import Call, running
+
+    def on_progress(done: float, total: float | None, message: str | None) -> None:  # on the worker thread
+        anyio.from_thread.run(ctx.report_progress, done, total, message)
+
+    job = Call(on_progress=on_progress)
+    finished = threading.Event()
+
+    def work() -> CallToolResult:
+        try:
+            with running(job):
+                return call()
+        finally:
+            finished.set()
+
+    try:
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        job.cancel()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finished.wait, CANCEL_WAIT_S)
+        raise
+
+
+def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function the SDK registers for ``fn``: the same parameters (plus ``detail`` for the
+    search tools, plus the SDK's ``Context`` for long tools), returning a ``CallToolResult`` whose
+    structured content has ``fn``'s result type (or its MCP answer type) as output schema."""
+    sig = inspect.signature(fn, eval_str=True)
+    name = fn.__name__
+    facts = mcp_tools.facts(name)
+    returns = mcp_tools.ANSWERS.get(name, sig.return_annotation)
+    params = list(sig.parameters.values())
+    if name in mcp_tools.ANSWERS:
+        params.append(inspect.Parameter("detail", inspect.Parameter.KEYWORD_ONLY, default="summary",
+                                        annotation=mcp_tools.Detail))
+    call = _caller(fn)
+    if facts.long:
+        async def adapted(ctx: Context, **kwargs: Any) -> CallToolResult:
+            return await _run_long(functools.partial(call, **kwargs), ctx)
+
+        params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+        adapted.__annotations__ = {"ctx": Context}  # how the SDK finds the context parameter
+    else:
+        def adapted(**kwargs: Any) -> CallToolResult:
+            return call(**kwargs)
+
+        adapted.__annotations__ = {}
+    adapted.__name__ = adapted.__qualname__ = name
+    adapted.__doc__ = fn.__doc__
+    adapted.__signature__ = sig.replace(parameters=params,  # type: ignore[attr-defined]
+                                        return_annotation=Annotated[CallToolResult, returns])
+    return adapted
+
+
 def make_tool(fn: Callable[..., Any]) -> Tool:
-    """An MCP tool for a plain typed tool function."""
+    """An MCP tool for a plain typed tool function, with compact schemas, a title and annotations."""
+    name = fn.__name__
+    facts = mcp_tools.facts(name)
     description, arg_docs = split_docstring(fn.__doc__)
-    tool = Tool.from_function(_adapt(fn), name=fn.__name__, description=description,
-                              structured_output=True)
-    for name, prop in tool.parameters.get("properties", {}).items():
-        if name in arg_docs and "description" not in prop:
-            prop["description"] = arg_docs[name]
+    if name in mcp_tools.ANSWERS:
+        arg_docs["detail"] = mcp_tools.DETAIL_DOC
+    # the title is the tool's own (spec 2025-06-18); destructive and idempotent mean something only for writes
+    annotations = ToolAnnotations(read_only_hint=facts.read_only, open_world_hint=False,
+                                  destructive_hint=None if facts.read_only else facts.destructive,
+                                  idempotent_hint=None if facts.read_only else facts.idempotent)
+    tool = Tool.from_function(_adapt(fn), name=name, title=facts.title, description=description,
+                              annotations=annotations, structured_output=True)
+    tool.parameters = mcp_tools.argument_schema(name, tool.parameters, arg_docs)
+    # read live by the SDK; the client validates structured content against this compact schema
+    tool.fn_metadata.output_schema = mcp_tools.compact(tool.fn_metadata.output_schema, output=True)
     return tool
 
 
+# ------------------------------------------------------------------------------ resources
+
+def read_document(id: str) -> str:  # `id`: the URI template's variable
+    """A document as JSON, as get_by_id returns it."""
+    from mathlas.tools.informal import get_by_id
+
+    try:
+        return compact_json(dataclasses.asdict(get_by_id(id)))
+    except UsageError as e:
+        raise ResourceNotFoundError(str(e)) from None
+    except MathlasError as e:
+        raise ResourceError(str(e)) from None
+
+
+def read_bundle(name: str) -> str:
+    """A bundle's manifest in brief, as JSON (``default``: the bundle the tools use by default)."""
+    from mathlas.bundle import read_manifest
+    from mathlas.releases.install import resolve_bundle
+
+    try:
+        root = resolve_bundle(None if name == "default" else name, quiet=True)
+        return compact_json({**read_manifest(root).summary(), "path": str(root)})
+    except MathlasError as e:
+        raise ResourceNotFoundError(str(e)) from None
+
+
+def add_resources(server: MCPServer) -> None:
+    """The document and bundle resource templates."""
+    server.resource("mathlas://doc/{id}", name="document", title="Document by id", mime_type="application/json",
+                    description="A document by stable id (e.g. mathlas://doc/stacks:00DV), as get_by_id returns it; "
+                                "percent-encode / and # in the id.",
+                    security=ResourceSecurity(exempt_params={"id"}))(read_document)  # ids are never paths
+    server.resource("mathlas://bundle/{name}", name="bundle", title="Bundle summary", mime_type="application/json",
+                    description="An installed bundle (name or name-version; default: the one the tools use): "
+                                "documents and licence per source, encoder, format version.")(read_bundle)
+
+
 def build_server(log_level: str = "WARNING") -> MCPServer:
-    """The mathlas MCP server with every available tool; opens nothing, loads nothing."""
+    """The mathlas MCP server with every available tool and the resources; opens nothing, loads nothing."""
     from mathlas.tools import load_tools
 
     tools = []
@@ -133,6 +267,7 @@ def build_server(log_level: str = "WARNING") -> MCPServer:
             log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
                        log_level=log_level)
+    add_resources(server)
     return server
 
 

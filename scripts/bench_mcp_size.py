@@ -51,21 +51,20 @@ def answer_size(result) -> dict[str, Any]:
 
 
 async def _measure(params: StdioServerParameters, query: str, k: int, errlog) -> dict[str, Any]:
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            listed = await session.list_tools()
-            tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-            schemas = sum(len(compact(t.get("outputSchema"))) for t in tools if t.get("outputSchema"))
-            search = next(t for t in listed.tools if t.name == "search_existing_math")
-            default = await session.call_tool("search_existing_math", {"query": query, "k": k})
-            out = {"n_tools": len(tools), "tools_list": len(compact({"tools": tools})),
-                   "output_schemas": schemas, "search": answer_size(default),
-                   "bundle": default.structured_content.get("bundle")}
-            if "detail" in search.input_schema.get("properties", {}):
-                full = await session.call_tool("search_existing_math", {"query": query, "k": k, "detail": "full"})
-                out["search_full"] = answer_size(full)
-            return out
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+        schemas = sum(len(compact(t.get("outputSchema"))) for t in tools if t.get("outputSchema"))
+        search = next(t for t in listed.tools if t.name == "search_existing_math")
+        default = await session.call_tool("search_existing_math", {"query": query, "k": k})
+        out = {"n_tools": len(tools), "tools_list": len(compact({"tools": tools})),
+               "output_schemas": schemas, "search": answer_size(default),
+               "bundle": default.structured_content.get("bundle")}
+        if "detail" in search.input_schema.get("properties", {}):
+            full = await session.call_tool("search_existing_math", {"query": query, "k": k, "detail": "full"})
+            out["search_full"] = answer_size(full)
+        return out
 
 
 def measure(bundle: str | None = None, query: str = QUERY, k: int = K, env: dict[str, str] | None = None,

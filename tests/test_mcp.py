@@ -3,18 +3,25 @@
 One server process (on the tiny bundle) serves most tests; the client runs on an event loop in a
 background thread so tests stay plain functions. Any line on the server's stdout that is not a
 JSON-RPC message reaches the client as an exception, which ``McpServer`` records; the server's
-stderr goes to a file that must hold no traceback.
+stderr goes to a file that must hold no traceback. The client validates every structured answer
+against the tool's output schema. The characters an agent pays (tools/list, a search answer) are
+checked in test_mcp_budget.py.
 """
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
+import hashlib
 import importlib
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,7 +30,10 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-SEARCH_TOOLS = {"search_existing_math", "get_by_id"}
+SEARCH_TOOLS = {"search_existing_math", "get_by_id", "get_statement"}
+SUMMARY_KEYS = {"id", "kind", "name", "snippet", "score"}
+HIT_KEYS = {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks", "fields"}
+WRITE_TOOLS = {"add_finding", "funsearch"}
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}
 
 
@@ -82,6 +92,20 @@ class McpServer:
     def call(self, tool: str, **arguments):
         return self.run(self.session.call_tool(tool, arguments))
 
+    def pid(self) -> int:
+        """The server's process id: the process with the marker ``server_env`` put in its
+        environment whose parent has none (its workers inherit the marker)."""
+        marker = f"MATHLAS_TEST_MARK={self.params.env['MATHLAS_TEST_MARK']}".encode()
+        marked = set()
+        for d in Path("/proc").iterdir():
+            try:
+                if d.name.isdigit() and marker in (d / "environ").read_bytes().split(b"\0"):
+                    marked.add(int(d.name))
+            except OSError:
+                continue
+        (pid,) = [p for p in marked if _processes().get(p, (None, ""))[0] not in marked]
+        return pid
+
     def stderr(self) -> str:
         self.errlog.flush()
         self.errlog.seek(0)
@@ -98,8 +122,36 @@ class McpServer:
         self.thread.join(timeout=10)
 
 
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process: pid -> (parent pid, command line)."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                out[int(d.name)] = (ppid, (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """The processes below ``pid`` (children, grandchildren...): pid -> command line."""
+    procs = _processes()
+    out: dict[int, str] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, cmd) in procs.items():
+            if ppid == parent and child not in out:
+                out[child] = cmd
+                frontier.append(child)
+    return out
+
+
 def server_env(**extra: str) -> dict[str, str]:
-    env = {"MATHLAS_DATA_DIR": os.environ["MATHLAS_DATA_DIR"], "PYTHONUNBUFFERED": "1"}
+    env = {"MATHLAS_DATA_DIR": os.environ["MATHLAS_DATA_DIR"], "PYTHONUNBUFFERED": "1",
+           "MATHLAS_TEST_MARK": uuid.uuid4().hex}
     for key in ("MATHLAS_ARTIFACTS", "HOME"):
         if key in os.environ:
             env[key] = os.environ[key]
@@ -179,33 +231,72 @@ def test_every_tool_has_description_and_schemas(tool_list):
 
 # ------------------------------------------------------------------------------ search_existing_math
 
-def test_search_hits_and_next(srv, tool_list, tiny_bundle_dir):
-    r = ok(srv.call("search_existing_math", query="a finitely generated module over a ring", k=5))
-    assert r["bundle"] == "tiny-0.1.0" and r["mode"] == "hybrid"
-    assert 1 <= len(r["hits"]) <= 5
-    for h in r["hits"]:
-        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks",
-                          "fields"}
-        assert h["id"].startswith(h["source"] + ":") and h["license"]
-        assert set(h["ranks"]) == {"lexical", "dense"}
+def test_search_answers_with_summaries(srv, tool_list, tiny_bundle_dir):
+    r = srv.call("search_existing_math", query="a finitely generated module over a ring", k=5)
+    data = ok(r)
+    assert data["bundle"] == "tiny-0.1.0" and data["mode"] == "hybrid"
+    assert 1 <= len(data["hits"]) <= 5
+    for h in data["hits"]:
+        assert set(h) == SUMMARY_KEYS
+        assert len(h["snippet"]) <= 160 and "\n" not in h["snippet"]
+        assert h["score"] == round(h["score"], 4) and h["score"] > 0
+        assert not h["snippet"].lower().startswith(h["name"].lower())  # the name is not said twice
     names = {t.name for t in tool_list}
-    assert r["next"] and all(step["tool"] in names for step in r["next"])
-    assert r["next"][0] == {"tool": "get_by_id", "arguments": {"id": r["hits"][0]["id"]},
-                            "why": r["next"][0]["why"]}
+    assert data["next"] and all(step["tool"] in names for step in data["next"])
+    assert [s for s in data["next"] if s["tool"] == "get_by_id"] == [
+        {"tool": "get_by_id", "arguments": {"id": data["hits"][0]["id"]}, "why": data["next"][0]["why"]}]
+    # the text block is a listing, one line a hit, not the JSON again
+    lines = r.content[0].text.splitlines()
+    assert lines[0].startswith(f"Hits 1-{len(data['hits'])} (tiny-0.1.0, hybrid)")
+    assert [line.split()[1] for line in lines[1:]] == [h["id"] for h in data["hits"]]
+    assert all(line.startswith(f"{i}. ") for i, line in enumerate(lines[1:], 1))
+    with pytest.raises(ValueError):
+        json.loads(r.content[0].text)
     # the same through an explicit bundle argument
     again = ok(srv.call("search_existing_math", query="a finitely generated module over a ring", k=5,
                         bundle=str(tiny_bundle_dir)))
-    assert [h["id"] for h in again["hits"]] == [h["id"] for h in r["hits"]]
+    assert again["hits"] == data["hits"]
+
+
+def test_search_detail_full_is_the_library_shape(srv, tiny_bundle_dir):
+    from mathlas.hit import summarize
+    from mathlas.tools.informal import search_existing_math
+
+    query, bundle = "a finitely generated module over a ring", str(tiny_bundle_dir)
+    r = srv.call("search_existing_math", query=query, k=5, detail="full")
+    full = ok(r)
+    library = dataclasses.asdict(search_existing_math(query, k=5, bundle=bundle))
+    assert full["hits"] == json.loads(json.dumps(library["hits"]))  # the library's hits, unchanged
+    assert full["next"] == json.loads(json.dumps(library["next"]))
+    for h in full["hits"]:
+        assert set(h) == HIT_KEYS and h["id"].startswith(h["source"] + ":") and h["license"]
+        assert set(h["ranks"]) == {"lexical", "dense"}
+    summary = ok(srv.call("search_existing_math", query=query, k=5))
+    assert summary["hits"] == [dataclasses.asdict(summarize(h)) for h in search_existing_math(query, k=5, bundle=bundle).hits]
+    text = r.content[0].text.splitlines()
+    assert all(h["link"] in line for h, line in zip(full["hits"], text[1:]) if h["link"])
+
+
+def test_search_pages_with_offset(srv):
+    ten = ok(srv.call("search_existing_math", query="ring module theorem", k=10))["hits"]
+    page2 = srv.call("search_existing_math", query="ring module theorem", k=5, offset=5)
+    assert ok(page2)["hits"] == ten[5:]
+    assert page2.content[0].text.splitlines()[0].startswith("Hits 6-10 ")
+    assert page2.content[0].text.splitlines()[1].startswith("6. ")
+    assert ok(srv.call("search_existing_math", query="ring module theorem", k=3, offset=900))["hits"] == []
 
 
 def test_search_filters_weights_and_modes(srv):
+    def sources(hits):
+        return {h["id"].split(":", 1)[0] for h in hits}
+
     only = ok(srv.call("search_existing_math", query="exercise", k=20, source_filter={"include": ["proofnet"]}))
-    assert only["hits"] and {h["source"] for h in only["hits"]} == {"proofnet"}
+    assert only["hits"] and sources(only["hits"]) == {"proofnet"}
     without = ok(srv.call("search_existing_math", query="theorem", k=20, source_filter={"exclude": ["stacks"]}))
-    assert all(h["source"] != "stacks" for h in without["hits"])
+    assert "stacks" not in sources(without["hits"])
     dropped = ok(srv.call("search_existing_math", query="exercise", k=20, source_weights={"proofnet": 0}))
-    assert all(h["source"] != "proofnet" for h in dropped["hits"])
-    lex = ok(srv.call("search_existing_math", query="ring", k=3, mode="lexical"))
+    assert "proofnet" not in sources(dropped["hits"])
+    lex = ok(srv.call("search_existing_math", query="ring", k=3, mode="lexical", detail="full"))
     assert all(h["ranks"]["dense"] is None for h in lex["hits"])
     defs = ok(srv.call("search_existing_math", query="definition", k=10, kinds=["definition"]))
     assert all(h["kind"] == "definition" for h in defs["hits"])
@@ -213,9 +304,13 @@ def test_search_filters_weights_and_modes(srv):
 
 @pytest.mark.parametrize("arguments, message", [
     ({"query": "   "}, "query is empty"),
-    ({"query": "ring", "k": 0}, "k must be an integer from 1 to 1000"),
-    ({"query": "ring", "k": 1001}, "k must be an integer from 1 to 1000"),
+    ({"query": "ring", "k": 0}, "k must be an integer from 1 to 100, got 0"),
+    ({"query": "ring", "k": 101}, "k must be an integer from 1 to 100, got 101"),
     ({"query": "ring", "k": "ten"}, "k"),
+    ({"query": "ring", "offset": -1}, "offset must be an integer from 0 to 990"),
+    ({"query": "ring", "k": 20, "offset": 990}, "offset must be an integer from 0 to 980"),
+    ({"query": "ring", "detail": "some"}, "detail"),
+    ({"query": "ring", "paper_filter": {"venue": "Annals"}}, "paper_filter has no key 'venue'"),
     ({"query": "ring", "source_filter": {"include": ["arxiv-nope"]}}, "unknown source 'arxiv-nope' in source_filter.include"),
     ({"query": "ring", "source_filter": {"exclude": ["nope"]}}, "unknown source 'nope' in source_filter.exclude"),
     ({"query": "ring", "source_filter": {"includes": ["stacks"]}}, "only the keys include and exclude"),
@@ -237,6 +332,15 @@ def test_get_by_id(srv, some_ids):
     assert d["id"] == some_ids[0] and d["bundle"] == "tiny-0.1.0"
     assert d["body"].strip() and d["license"] and d["text"]
     assert set(d) >= {"source", "kind", "name", "title", "slogan", "link", "fields"}
+
+
+def test_get_statement_is_get_by_id_in_brief(srv, some_ids):
+    doc = ok(srv.call("get_by_id", id=some_ids[0]))
+    st = srv.call("get_statement", id=some_ids[0])
+    assert ok(st) == {"id": doc["id"], "kind": doc["kind"], "name": doc["name"], "statement": doc["body"],
+                      "link": doc["link"], "license": doc["license"]}
+    assert len(st.content[0].text) < len(srv.call("get_by_id", id=some_ids[0]).content[0].text)
+    assert "no document with id 'stacks:NOPE'" in error_text(srv.call("get_statement", id="stacks:NOPE"))
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -394,8 +498,13 @@ def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
 def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
     server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_FORMAL_BUNDLE=str(formal_bundle_dir)))
     try:
-        r = ok(server.call("search_formal_math", query="prime two le", k=3))
+        r = ok(server.call("search_formal_math", query="prime two le", k=3, detail="full"))
         assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["fields"]["module"]
+        summary = server.call("search_formal_math", query="prime two le", k=3)
+        top = ok(summary)["hits"][0]
+        assert set(top) == SUMMARY_KEYS and top["name"] == "Nat.Prime.two_le"
+        assert top["snippet"] and top["snippet"].removesuffix(" …") in r["hits"][0]["fields"]["signature"]
+        assert summary.content[0].text.splitlines()[1].startswith("1. lean:Nat.Prime.two_le ")
         d = ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le", direction="uses"))
         assert d["total"] > 0 and d["declarations"][0]["id"].startswith("lean:")
         doc = ok(server.call("get_by_id", id="lean:Nat.Prime.two_le"))
@@ -412,3 +521,170 @@ def test_formal_tools_without_a_formal_bundle_say_how_to_build_one(tmp_path):
         assert "build-lean" in error_text(server.call("search_formal_math", query="prime two le"))
     finally:
         server.close()
+
+
+# ------------------------------------------------------------------------------ titles, annotations, schemas
+
+def test_every_tool_has_a_title_and_annotations(tool_list):
+    for t in tool_list:
+        a = t.annotations
+        assert t.title and a is not None, t.name
+        assert a.open_world_hint is False, t.name  # nothing reaches beyond the machine
+        assert a.read_only_hint is (t.name not in WRITE_TOOLS), t.name
+    by_name = {t.name: t.annotations for t in tool_list}
+    # add_finding stores a statement once: a write that changes nothing the second time
+    assert by_name["add_finding"].idempotent_hint is True and by_name["add_finding"].destructive_hint is False
+    # funsearch register appends to the archive (the sandbox also runs the agent's programs)
+    assert by_name["funsearch"].idempotent_hint is False and by_name["funsearch"].destructive_hint is False
+
+
+def test_input_schemas_are_precise(tool_list):
+    from mathlas.filters import PaperFilter
+    from mathlas.request import MODES
+    from mathlas.tools.funsearch.problems import PROBLEMS
+
+    schemas = {t.name: t.input_schema["properties"] for t in tool_list}
+    search = schemas["search_existing_math"]
+    assert (search["k"]["minimum"], search["k"]["maximum"]) == (1, 100)
+    assert search["offset"]["minimum"] == 0 and search["detail"]["enum"] == ["summary", "full"]
+    assert search["mode"]["enum"] == list(MODES)
+    assert search["source_filter"]["additionalProperties"] is False
+    assert set(search["source_filter"]["properties"]) == {"include", "exclude"}
+    assert search["paper_filter"]["additionalProperties"] is False
+    assert set(search["paper_filter"]["properties"]) == {f.name for f in dataclasses.fields(PaperFilter)}
+    assert search["source_weights"]["additionalProperties"]["minimum"] == 0
+    assert schemas["search_formal_math"]["k"]["maximum"] == 100
+    assert schemas["get_dependencies"]["direction"]["enum"] == ["uses", "used_by"]
+    assert schemas["funsearch"]["problem"]["enum"] == list(PROBLEMS)
+    assert schemas["funsearch"]["action"]["enum"] == ["evaluate", "register", "status"]
+    for t in tool_list:  # no auto titles, no null branches: compact
+        assert '"title"' not in json.dumps(t.input_schema) and '"null"' not in json.dumps(t.input_schema), t.name
+
+
+# The smallest valid call of each tool, for the bound checks below
+BASE_CALLS = {
+    "search_existing_math": {"query": "ring"}, "search_formal_math": {"query": "prime"},
+    "get_dependencies": {"id": "lean:Nat.Prime.two_le"}, "identify_constant": {"value": "1.5"},
+    "verify_numeric": {"claim": "1 = 1"}, "conjecture_relation": {"value": "1.4142135623730950488"},
+    "search_directive": {"problem": "rings"}, "identify_sequence": {"terms": [1, 2, 3]},
+    "funsearch": {"action": "status"}, "verify_formal": {"statement": "1 = 1", "proof": "rfl"},
+}
+
+
+def test_integer_bounds_in_the_schemas_are_the_servers(srv, tool_list):
+    """Past either end of an advertised integer range, the server refuses the call, naming the argument
+    (before any work: no bundle, worker or sandbox is needed for these calls to fail)."""
+    checked = 0
+    for t in tool_list:
+        for name, prop in t.input_schema["properties"].items():
+            if prop.get("type") != "integer" or t.name not in BASE_CALLS:
+                continue
+            outside = [prop["minimum"] - 1] if "minimum" in prop else []
+            outside += [prop["maximum"] + 1] if "maximum" in prop else []
+            for value in outside:
+                text = error_text(srv.call(t.name, **{**BASE_CALLS[t.name], name: value}))
+                assert name in text, (t.name, name, value, text)
+                checked += 1
+    assert checked >= 12
+
+
+# ------------------------------------------------------------------------------ resources
+
+def test_resources_documents_and_bundles(srv, some_ids, tiny_bundle_dir):
+    from mcp.shared.exceptions import MCPError
+
+    templates = {t.uri_template: t for t in srv.run(srv.session.list_resource_templates()).resource_templates}
+    assert set(templates) == {"mathlas://doc/{id}", "mathlas://bundle/{name}"}
+    assert all(t.mime_type == "application/json" and t.description for t in templates.values())
+
+    doc = srv.run(srv.session.read_resource(f"mathlas://doc/{some_ids[0]}")).contents[0]
+    assert json.loads(doc.text) == ok(srv.call("get_by_id", id=some_ids[0]))
+    from urllib.parse import quote
+    encoded = srv.run(srv.session.read_resource("mathlas://doc/" + quote(some_ids[1], safe=""))).contents[0]
+    assert json.loads(encoded.text)["id"] == some_ids[1]
+
+    bundle = json.loads(srv.run(srv.session.read_resource("mathlas://bundle/default")).contents[0].text)
+    manifest = json.loads((tiny_bundle_dir / "manifest.json").read_text())
+    assert (bundle["name"], bundle["version"], bundle["documents"]) == ("tiny", "0.1.0", manifest["count"])
+    assert {k: v["count"] for k, v in bundle["sources"].items()} == {k: v["count"] for k, v in manifest["sources"].items()}
+    assert all(v["license"] for v in bundle["sources"].values())
+    assert bundle["encoder"]["dims"] == manifest["encoder"]["dims"] and "files" not in bundle
+
+    with pytest.raises(MCPError, match="no document with id 'stacks:NOPE'"):
+        srv.run(srv.session.read_resource("mathlas://doc/stacks:NOPE"))
+    with pytest.raises(MCPError, match="no-such-bundle"):
+        srv.run(srv.session.read_resource("mathlas://bundle/no-such-bundle"))
+
+
+# ------------------------------------------------------------------------------ progress and cancellation
+
+FAKE_LEAN = "#!/bin/sh\n# STAND-IN FOR `lean` that never finishes: the cancellation test stops it\nexec sleep 300\n"
+LONG_CALLS = {
+    # a program that never answers: the sandbox waits for it
+    "funsearch": {"action": "evaluate", "program": "def priority(el, n):\n    while True:\n        pass\n",
+                  "params": {"n": 3}, "timeout_s": 120},
+    # the stand-in Lean sleeps
+    "verify_formal": {"statement": "1 = 1", "proof": "rfl", "timeout_s": 120},
+    # a number with no relation to find: the search runs to its time bound
+    "conjecture_relation": {"value": "0." + "".join(str(int(hashlib.sha256(bytes([i])).hexdigest(), 16))
+                                                    for i in range(3)),
+                            "max_terms": 8, "cf_depth": 2000, "timeout": 120},
+}
+
+
+@pytest.fixture(scope="module")
+def long_srv(tiny_bundle_dir, tmp_path_factory):
+    lean = tmp_path_factory.mktemp("lean") / "lean"
+    lean.write_text(FAKE_LEAN)
+    lean.chmod(0o755)
+    data = tmp_path_factory.mktemp("long-data")
+    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_LEAN=str(lean),
+                                  MATHLAS_DATA_DIR=str(data)))
+    yield server
+    server.close()
+
+
+def _workers(pid: int) -> dict[int, str]:
+    """What runs below the server, less the numeric worker server (a pool, started once, kept)."""
+    procs = descendants(pid)
+    pool = {p for p, cmd in procs.items() if "numeric._zygote" in cmd and _processes()[p][0] == pid}
+    return {p: cmd for p, cmd in procs.items() if p not in pool}
+
+
+@pytest.mark.parametrize("tool", list(LONG_CALLS))
+def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv, tool):
+    pid = long_srv.pid()
+    assert _workers(pid) == {}
+    reports: list[tuple] = []
+
+    async def call_then_cancel():
+        seen = asyncio.Event()
+
+        async def on_progress(progress, total, message):
+            reports.append((progress, total, message))
+            if len(reports) >= 2:
+                seen.set()
+
+        task = asyncio.create_task(long_srv.session.call_tool(tool, LONG_CALLS[tool], progress_callback=on_progress))
+        await asyncio.wait_for(seen.wait(), 60)
+        running = _workers(pid)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return running
+
+    running = long_srv.run(call_then_cancel())
+    assert running, "the call runs in a worker process"
+    assert all(total and 0 <= done <= total and message for done, total, message in reports)
+    deadline = time.monotonic() + 10
+    while _workers(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _workers(pid) == {}, f"left behind: {_workers(pid)}"
+    assert ok(long_srv.call("get_statement", id=ok(long_srv.call("search_existing_math", query="ring", k=1))
+                            ["hits"][0]["id"]))  # the server goes on serving
+    assert not long_srv.stream_errors and "Traceback" not in long_srv.stderr()
+
+
+def test_long_call_without_a_progress_token_just_answers(long_srv):
+    r = ok(long_srv.call("verify_numeric", claim="pi^2/6 = sum_{n=1}^{inf} 1/n^2", digits=30))
+    assert r["verdict"] == "VERIFIED"
