@@ -284,6 +284,23 @@ def test_interrupted_run_resumes_to_the_same_weights(tiny_run, tmp_path):
         assert torch.allclose(v, state[k], atol=1e-6), k
 
 
+def test_a_checkpoint_is_evaluated_beside_the_run(tiny_run, tmp_path):
+    from mathlas_build.training.train import evaluate_checkpoint
+
+    root, base, pairs, recipe, _, summary = tiny_run
+    pairs_dir = pairs.parent
+    docs = [{"id": f"t:{w}", "text": TEMPLATES_D[0].format(w=w)} for w in WORDS]
+    (pairs_dir / "eval-tiny.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (pairs_dir / "eval-sets.json").write_text(json.dumps([{"name": "held", "corpus": "eval-tiny.jsonl", "queries": [
+        {"query": TEMPLATES_Q[0].format(w=w), "targets": [f"t:{w}"]} for w in HELD]}]))
+    try:
+        row = evaluate_checkpoint(recipe, pairs_path=pairs, runs_root=root / "runs", quiet=True)
+    finally:
+        (pairs_dir / "eval-sets.json").unlink()
+    assert row["step"] == summary["total"] and row["held"]["queries"] == len(HELD) and row["held"]["mrr@20"] > 0.5
+    assert json.loads((root / "runs" / "tiny" / "eval-checkpoints.json").read_text())[-1] == row
+
+
 def test_a_rerun_with_other_settings_is_refused(tiny_run, tmp_path):
     from mathlas_build.recipe import RecipeError
 

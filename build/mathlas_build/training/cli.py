@@ -20,6 +20,8 @@ def add_training_parsers(sub) -> None:
     t.add_argument("--threads", type=int, help="torch threads (default: the recipe's, else 1)")
     t.add_argument("--max-steps", type=int, help="stop after N steps in this call; rerun to resume")
     t.add_argument("--no-export", action="store_true", help="do not export when the run is complete")
+    t.add_argument("--eval-checkpoint", nargs="?", const="", metavar="CKPT",
+                   help="only run the proxy evaluation of a checkpoint (default: the newest) and exit")
     _common(t)
     t.set_defaults(func=_train)
 
@@ -43,9 +45,14 @@ def _pairs(args) -> int:
 
 def _train(args) -> int:
     from mathlas_build.training.recipe import load_training_recipe
-    from mathlas_build.training.train import train_encoder
+    from mathlas_build.training.train import evaluate_checkpoint, train_encoder
 
     recipe = load_training_recipe(args.recipe, args.corpora, args.eval_dir)
+    if args.eval_checkpoint is not None:
+        row = evaluate_checkpoint(recipe, run=args.run, checkpoint=Path(args.eval_checkpoint) if args.eval_checkpoint
+                                  else None, pairs_path=args.pairs, threads=args.threads, quiet=args.quiet)
+        print(json.dumps(row, indent=1))
+        return 0
     try:
         s = train_encoder(recipe, run=args.run, pairs_path=args.pairs, max_steps=args.max_steps,
                           threads=args.threads, export=not args.no_export, quiet=args.quiet)

@@ -363,6 +363,38 @@ def onnx_check(enc: TextEncoder, encoder_dir: Path, cfg: dict, texts: list[str] 
     return out
 
 
+def evaluate_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, checkpoint: Path | None = None,
+                        pairs_path: Path | None = None, runs_root: Path = Path("work/train"),
+                        threads: int | None = None, quiet: bool = False) -> dict:
+    """The proxy evaluation of one checkpoint (default: the run's newest) while the run goes on elsewhere;
+    appended to ``eval-checkpoints.json`` (the training process owns ``eval.json``)."""
+    import torch
+
+    from mathlas_build.training.evalset import proxy_eval
+
+    cfg = _settings(recipe)
+    run_dir = Path(runs_root) / (run or cfg["run"])
+    ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
+    if ckpt is None or not ckpt.is_file():
+        raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}")
+    torch.set_num_threads(int(threads or cfg["threads"]))
+    enc = TextEncoder(resolve_base(cfg["base"]), cfg)
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    enc.model.load_state_dict(state["model"])
+    pairs_dir = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl").parent
+    t0 = time.perf_counter()
+    res = proxy_eval(lambda texts, side: enc.encode(
+        texts, side, int(cfg["eval_document_tokens"]) if side == "document" else int(cfg["query_tokens"])),
+        pairs_dir, limit=int(cfg["eval_limit"]))
+    row = {"checkpoint": ckpt.name, "step": int(state["step"]), **res, "seconds": round(time.perf_counter() - t0, 1)}
+    path = run_dir / "eval-checkpoints.json"
+    rows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    path.write_text(json.dumps(rows + [row], indent=1) + "\n", encoding="utf-8")
+    log(None, f"proxy eval {ckpt.name}: " + "; ".join(
+        f"{k} MRR@20 {v['mrr@20']:.3f} Hit@10 {v['hit@10']:.3f} P@1 {v['p@1']:.3f}" for k, v in res.items()), quiet)
+    return row
+
+
 def measure_steps(recipe: TrainingRecipe, steps: int = 5, threads: int | None = None) -> float:
     """Seconds per optimizer step of the recipe's settings, measured on its own pairs (no checkpoint)."""
     import tempfile
