@@ -21,7 +21,7 @@ import contextlib
 import contextvars
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from mathlas.errors import Cancelled
 

@@ -11,12 +11,26 @@ import logging
 import sys
 
 # light: every command module imports its tool (and numpy, the mcp SDK...) inside run()
-from mathlas.cli import data, findings, funsearch, index, lean, lean_check, mcp, scaffold, search, sequence
+from mathlas.cli import (
+    completion,
+    data,
+    findings,
+    funsearch,
+    index,
+    lean,
+    lean_check,
+    mcp,
+    numeric,
+    scaffold,
+    search,
+    sequence,
+)
 from mathlas.errors import MathlasError, UsageError
 from mathlas.web import cli as serve
 
 # in the order `mathlas --help` lists them
-COMMAND_MODULES = (search, mcp, serve, scaffold, funsearch, findings, sequence, lean_check, data, lean, index)
+COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, sequence, lean_check, data, lean, index,
+                   completion)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.add_parser(sub)
+    p.set_defaults(root_parser=p)  # for `completion`, which generates its scripts from this parser
     return p
 
 

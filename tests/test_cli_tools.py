@@ -1,0 +1,106 @@
+"""The terminal has every tool (issue 13): each MCP tool has a ``mathlas`` command; the numeric
+commands (constant, verify-numeric, conjecture) answer with ``--json`` and the usual exit codes;
+``--version``; shell completion generated from the parser. Real subprocesses, as a user runs them.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mathlas import __version__
+
+ZETA2 = "1.6449340668482264364724151666460251892189499012068"
+SQRT2 = "1.4142135623730950488016887242096980785696718753769"
+
+# every tool an agent has over MCP, and the command that runs it in a terminal
+COMMANDS = {
+    "search_existing_math": ["search"], "get_by_id": ["show"], "get_statement": ["show"],
+    "search_formal_math": ["lean", "search"], "get_dependencies": ["lean", "deps"],
+    "identify_constant": ["constant"], "verify_numeric": ["verify-numeric"], "conjecture_relation": ["conjecture"],
+    "applicability_checklist": ["checklist"], "mapping_scaffold": ["scaffold"], "search_directive": ["directive"],
+    "identify_sequence": ["sequence"], "funsearch": ["funsearch"], "add_finding": ["findings", "add"],
+    "verify_formal": ["verify-formal"],
+}
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mathlas", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def test_every_tool_has_a_command():
+    from mathlas.cli.main import build_parser
+    from mathlas.tools import available_tool_names
+
+    assert set(COMMANDS) == set(available_tool_names())
+    parser = build_parser()
+    for tool, command in COMMANDS.items():
+        with pytest.raises(SystemExit) as e:  # --help exits 0 for a command that exists
+            parser.parse_args([*command, "--help"])
+        assert e.value.code == 0, tool
+
+
+def test_version():
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"mathlas {__version__}"
+
+
+def test_constant():
+    out = run("constant", ZETA2, "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["identified"] and r["best"]["expression"] == "pi**2/6"
+    human = run("constant", ZETA2)
+    assert human.returncode == 0 and human.stdout.startswith("pi**2/6 ") and "digits agree" in human.stdout
+    few = run("constant", "0.8346268", "--basis", "zeta(3)", "--timeout", "5", "--json")  # too few digits to be sure
+    assert few.returncode == 1 and json.loads(few.stdout)["identified"] is False
+    bad = run("constant", "not-a-number")
+    assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.startswith("mathlas: ")
+    assert run("constant", ZETA2, "--digits", "2000").returncode == 2
+
+
+def test_verify_numeric():
+    out = run("verify-numeric", "sum_{n>=1} 1/n^2 = pi^2/6", "--digits", "30", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["verdict"] == "VERIFIED"
+    refuted = run("verify-numeric", "--expression", "pi", "--value", "3.15")
+    assert refuted.returncode == 1 and refuted.stdout.startswith("REFUTED: ")
+    assert run("verify-numeric", "--expression", "pi").returncode == 2  # a value is needed
+    assert run("verify-numeric", "__import__('os').system('echo pwned') = 1").returncode == 2
+
+
+def test_conjecture():
+    out = run("conjecture", SQRT2, "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["found"] and all(rel["provenance"] == "conjectured_relation" for rel in r["relations"])
+    human = run("conjecture", SQRT2, "--max-terms", "4", "--cf-depth", "50")
+    assert human.returncode == 0 and "conjectured, not proved" in human.stdout
+    assert "continued fraction: [1; 2, 2, 2" in human.stdout
+    assert run("conjecture", SQRT2, "--max-terms", "9").returncode == 2
+
+
+def test_completion_scripts_come_from_the_parser():
+    from mathlas.cli.main import COMMAND_MODULES, build_parser
+
+    commands = set(build_parser()._subparsers._group_actions[0].choices)  # noqa: SLF001 - the parser's own list
+    assert {"constant", "verify-numeric", "conjecture", "completion"} <= commands
+    assert len(COMMAND_MODULES) >= 13
+    zsh = run("completion", "zsh")
+    assert zsh.returncode == 0 and zsh.stdout.startswith("#compdef mathlas")
+    assert all(c in zsh.stdout for c in commands)
+    script = run("completion", "bash")
+    assert script.returncode == 0 and all(c in script.stdout for c in commands)
+    if shutil.which("bash") is None:
+        pytest.skip("no bash to try the script in")
+    complete = ('source /dev/stdin; COMP_WORDS=(mathlas "$1"); COMP_CWORD=1; COMP_LINE="mathlas $1"; '
+                'COMP_POINT=${#COMP_LINE}; _shtab_mathlas mathlas "$1" mathlas; echo "${COMPREPLY[@]}"')
+    out = subprocess.run(["bash", "-c", complete, "bash", "con"], input=script.stdout, capture_output=True,
+                         text=True, timeout=30, check=False)
+    assert out.returncode == 0, out.stderr
+    assert set(out.stdout.split()) == {"constant", "conjecture"}
+    assert run("completion", "fish").returncode == 2
