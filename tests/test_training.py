@@ -301,6 +301,18 @@ def test_a_checkpoint_is_evaluated_beside_the_run(tiny_run, tmp_path):
     assert json.loads((root / "runs" / "tiny" / "eval-checkpoints.json").read_text())[-1] == row
 
 
+def test_prompts_and_pooling_come_from_an_encoder_config(tiny_run, tmp_path):
+    from mathlas_build.training.train import _settings
+
+    root, base, _, _, _, _ = tiny_run
+    path = tmp_path / "r.toml"
+    path.write_text(f'name = "x"\nversion = "0"\n[pairs]\n[train]\nencoder = "{root / "encoders" / "tiny"}"\n'
+                    f'document_prompt = "doc: "\n')
+    cfg = _settings(load_training_recipe(path))
+    assert cfg["query_prompt"] == "query: " and cfg["pooling"] == "mean"   # from the exported encoder.json
+    assert cfg["document_prompt"] == "doc: "                               # the recipe wins
+
+
 def test_a_rerun_with_other_settings_is_refused(tiny_run, tmp_path):
     from mathlas_build.recipe import RecipeError
 

@@ -40,7 +40,10 @@ DEFAULTS: dict[str, Any] = {
     "batch_size": 32, "epochs": 1, "lr": 2e-5, "warmup": 100, "weight_decay": 0.01, "scale": 20.0,
     "hard_negatives": True, "threads": 1, "checkpoint_every": 100, "keep_checkpoints": 2, "log_every": 10,
     "eval_before": True, "eval_document_tokens": 128, "eval_limit": 0, "max_pairs": 0, "export_method": "auto",
+    "encoder": "",
 }
+# taken from ``[train] encoder`` (an encoder directory's encoder.json) unless the recipe sets them
+_FROM_ENCODER = ("pooling", "query_prompt", "document_prompt")
 # settings that may change between a run and its resumption without changing what is trained
 _RESUMABLE = {"threads", "log_every", "checkpoint_every", "keep_checkpoints", "eval_before", "eval_limit",
               "export_method", "export_max_tokens", "name", "license"}
@@ -137,10 +140,18 @@ class TextEncoder:
 
 
 def _settings(recipe: TrainingRecipe) -> dict:
+    """The recipe's [train] table over the defaults; ``encoder = DIR`` supplies the pooling and the query
+    and document prompts of that encoder's ``encoder.json`` where the recipe does not set them."""
     cfg = {**DEFAULTS, **recipe.train}
     unknown = sorted(set(recipe.train) - set(DEFAULTS))
     if unknown:
         raise RecipeError(f"{recipe.path}: unknown [train] setting(s) {', '.join(unknown)}")
+    if cfg["encoder"]:
+        path = Path(cfg["encoder"]) / "encoder.json"
+        if not path.is_file():
+            raise RecipeError(f"{recipe.path}: [train] encoder: no {path}")
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        cfg.update({k: meta[k] for k in _FROM_ENCODER if k in meta and k not in recipe.train})
     return cfg
 
 
@@ -184,7 +195,7 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     run_json = run_dir / "run.json"
     if run_json.is_file():
         old = json.loads(run_json.read_text(encoding="utf-8"))
-        a = {k: v for k, v in old["train"].items() if k not in _RESUMABLE}
+        a = {k: v for k, v in {**DEFAULTS, **old["train"]}.items() if k not in _RESUMABLE}
         b = {k: v for k, v in cfg.items() if k not in _RESUMABLE}
         if a != b or old.get("seed") != recipe.seed or old.get("pairs_card_sha256") != settings["pairs_card_sha256"]:
             diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
