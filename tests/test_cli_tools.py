@@ -104,3 +104,13 @@ def test_completion_scripts_come_from_the_parser():
     assert out.returncode == 0, out.stderr
     assert set(out.stdout.split()) == {"constant", "conjecture"}
     assert run("completion", "fish").returncode == 2
+
+
+def test_search_pages_and_points_a_number_to_constant(tiny_bundle_dir):
+    first = json.loads(run("search", "ring module", "-k", "4", "--bundle", str(tiny_bundle_dir), "--json").stdout)
+    second = run("search", "ring module", "-k", "2", "--offset", "2", "--bundle", str(tiny_bundle_dir), "--json")
+    assert second.returncode == 0 and json.loads(second.stdout)["hits"] == first["hits"][2:]
+    human = run("search", "ring module", "-k", "2", "--offset", "2", "--bundle", str(tiny_bundle_dir), "-q")
+    assert human.stdout.startswith(" 3. ")
+    number = run("search", ZETA2[:12], "-k", "1", "--bundle", str(tiny_bundle_dir), "-q")
+    assert number.returncode == 0 and f"mathlas constant {ZETA2[:12]}" in number.stderr

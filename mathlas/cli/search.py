@@ -23,6 +23,7 @@ def _add_search(sub) -> None:
     p = sub.add_parser("search", help="search a bundle", description="Rank theorems and definitions for a query.")
     p.add_argument("query", help="words, a claim, or a formula (LaTeX welcome)")
     p.add_argument("-k", type=int, default=10, help="number of hits, 1..1000 (default 10)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable)")
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
@@ -101,12 +102,12 @@ def _term_width() -> int:
     return max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
 
 
-def print_hits(hits, out=sys.stdout) -> None:
+def print_hits(hits, out=sys.stdout, start: int = 1) -> None:
     width = _term_width()
     if not hits:
         print("no results", file=out)
         return
-    for i, h in enumerate(hits, start=1):
+    for i, h in enumerate(hits, start=start):
         ranks = ", ".join(f"{c} #{r}" for c, r in h.ranks.items() if r is not None)
         name = h.name or h.title or h.kind
         print(f"{i:>2}. {h.id}  {name}", file=out)
@@ -127,11 +128,14 @@ def cmd_search(args) -> int:
     source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
                                   source_filter=source_filter if args.sources or args.exclude else None,
-                                  paper_filter=_paper_filter(args), priors=_priors(args.priors))
+                                  paper_filter=_paper_filter(args), priors=_priors(args.priors), offset=args.offset)
     if args.json:
         print_json(result)
     else:
-        print_hits(result.hits)
+        print_hits(result.hits, start=args.offset + 1)
+        for step in result.next:
+            if step.tool == "identify_constant":  # the query is a number
+                print(f"{step.why}: mathlas constant {step.arguments['value']}", file=sys.stderr)
     return 0
 
 
