@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -321,6 +322,13 @@ def test_a_rerun_with_other_settings_is_refused(tiny_run, tmp_path):
                   runs_root=tmp_path / "runs", max_steps=1, export=False, quiet=True)
     with pytest.raises(RecipeError, match="lr"):
         train_encoder(load_training_recipe(_train_recipe(tmp_path, base, lr=5e-4)), pairs_path=pairs,
+                      runs_root=tmp_path / "runs", max_steps=1, export=False, quiet=True)
+    other = tmp_path / "other" / "pairs.jsonl"      # same card, other pairs: refused too
+    other.parent.mkdir()
+    other.write_text("".join(pairs.read_text().splitlines(keepends=True)[::-1]))
+    shutil.copy(pairs.parent / "card.json", other.parent / "card.json")
+    with pytest.raises(RecipeError, match="not the pair set"):
+        train_encoder(load_training_recipe(_train_recipe(tmp_path, base)), pairs_path=other,
                       runs_root=tmp_path / "runs", max_steps=1, export=False, quiet=True)
 
 

@@ -190,11 +190,19 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
     card_path = pairs_path.parent / "card.json"
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
+    if not pairs_path.is_file():
+        raise RecipeError(f"no pairs at {pairs_path}: run `mathlas-build pairs RECIPE` first")
+    pairs_sha = hashlib.sha256(pairs_path.read_bytes()).hexdigest()
     settings = {"recipe": str(recipe.path), "recipe_sha256": recipe.sha256, "pairs": str(pairs_path),
-                "pairs_card_sha256": card.get("recipe_sha256", ""), "seed": recipe.seed, "train": cfg}
+                "pairs_card_sha256": card.get("recipe_sha256", ""), "pairs_sha256": pairs_sha, "seed": recipe.seed,
+                "train": cfg}
     run_json = run_dir / "run.json"
     if run_json.is_file():
         old = json.loads(run_json.read_text(encoding="utf-8"))
+        if old.get("pairs_sha256", pairs_sha) != pairs_sha:
+            raise RecipeError(f"{pairs_path} is not the pair set {run_dir} was started on (sha256 {pairs_sha[:12]}, "
+                              f"run.json says {old['pairs_sha256'][:12]}): rebuild it with the code and recipe the "
+                              f"run started with, or start another run")
         a = {k: v for k, v in {**DEFAULTS, **old["train"]}.items() if k not in _RESUMABLE}
         b = {k: v for k, v in cfg.items() if k not in _RESUMABLE}
         if a != b or old.get("seed") != recipe.seed or old.get("pairs_card_sha256") != settings["pairs_card_sha256"]:
