@@ -19,6 +19,8 @@ READERS = {
     "openlogic": "mathlas_build.sources.openlogic",
     "napkin": "mathlas_build.sources.napkin",
     "proofnet": "mathlas_build.sources.proofnet",
+    "proofwiki": "mathlas_build.sources.proofwiki",
+    "metamath": "mathlas_build.sources.metamath",
     "generic": "mathlas_build.sources.generic",
     "lean": "mathlas_build.sources.lean",
     "theoremsearch": "mathlas_build.sources.theoremsearch",

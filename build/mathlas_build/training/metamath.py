@@ -7,9 +7,7 @@ formula is the ``$p`` / ``$a`` expression (hypotheses first) with every token re
 source gets. The comment before a statement becomes ``Document.slogan`` (the pair's query);
 ``extra["comment"]`` keeps it whole.
 
-Parsing is token based (set.mm separates every keyword by white space): ``${ $}`` scopes for
-``$e`` hypotheses, ``$( $)`` comments (section headings are the comments with ``#*#*``, ``=-=-``
-or ``-.-.`` rulers), ``$= ... $.`` proofs skipped.
+Parsing is ``mathlas_build.sources.metamath.statements``, the set.mm parser of the bundle reader.
 """
 from __future__ import annotations
 
@@ -19,16 +17,11 @@ from typing import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text
-
-SOURCE = "metamath"
-LICENSE = "CC0-1.0"
-ATTRIBUTION = "Metamath set.mm (Version of 28-Dec-2020, Debian metamath-databases), the Metamath authors, CC0 1.0"
-LINK = "https://us.metamath.org/mpeuni/{label}.html"
+from mathlas_build.sources.metamath import ATTRIBUTION, LICENSE, LINK, SOURCE, statements  # noqa: F401
 
 _LATEXDEF = re.compile(r"latexdef\s+(\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*')\s+as\s+"
                        r"((?:(?:\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*')\s*\+?\s*)+);")
 _QUOTED = re.compile(r"\"((?:[^\"]|\"\")*)\"|'((?:[^']|'')*)'")
-_RULERS = ("####", "#*#*", "=-=-", "-.-.")
 _CREDIT = re.compile(r"\((?:Contributed|Revised|Proof shortened|Proof modification|New usage|Modified|Revision)"
                      r"[^()]*\)", re.S)
 _MATH = re.compile(r"`([^`]*)`")
@@ -72,70 +65,21 @@ def read(path: Path, *, limit: int = 0, **options) -> Iterator[Document]:
         path = path / "set.mm"
     text = path.read_text(encoding="utf-8", errors="replace")
     defs = latexdefs(text)
-    toks = text.split()
-    scopes: list[list[list[str]]] = [[]]
-    heads: list[str] = ["", "", "", ""]
-    last_comment = ""
-    i, n, emitted = 0, len(toks), 0
-    while i < n:
-        t = toks[i]
-        if t == "$(":
-            j = toks.index("$)", i + 1)
-            body = " ".join(toks[i + 1:j])
-            i = j + 1
-            if body.startswith("$t") or body.startswith("$j"):
-                continue
-            words = body.split()
-            if words and words[0][:4] in _RULERS:
-                level = _RULERS.index(words[0][:4])
-                cut = next((k for k, w in enumerate(words[1:], 1) if w[:4] in _RULERS), len(words))
-                heads[level] = " ".join(words[1:cut])
-                for k in range(level + 1, len(heads)):
-                    heads[k] = ""
-                last_comment = ""
-            else:
-                last_comment = body
-            continue
-        if t == "${":
-            scopes.append([])
-            i += 1
-            continue
-        if t == "$}":
-            if len(scopes) > 1:
-                scopes.pop()
-            i += 1
-            continue
-        if i + 1 < n and toks[i + 1] in ("$e", "$p", "$a", "$f"):
-            kw = toks[i + 1]
-            j = i + 2
-            while j < n and toks[j] not in ("$.", "$="):
-                j += 1
-            expr = toks[i + 2:j]
-            if toks[j] == "$=":
-                j = toks.index("$.", j)
-            label = t
-            i = j + 1
-            if kw == "$e":
-                scopes[-1].append(expr)
-                continue
-            if kw == "$f" or not expr or expr[0] != "|-":
-                last_comment = ""
-                continue
-            hyps = [h for scope in scopes for h in scope]
-            statement = render(expr, defs)
-            if hyps:
-                statement = "Given " + "; ".join(render(h, defs) for h in hyps) + ", then " + statement
-            title = " > ".join(h for h in heads if h)
-            raw = last_comment
-            comment = clean_comment(raw, defs)
-            last_comment = ""
-            yield Document(
-                id=f"{SOURCE}:{label}", source=SOURCE, kind="theorem" if kw == "$p" else "axiom", name=label,
-                title=title, body=" ".join(expr), statement=statement, link=LINK.format(label=label),
-                license=LICENSE, slogan=comment, extra={"label": label, "comment": comment, "comment_raw": raw[:400]},
-            )
-            emitted += 1
-            if limit and emitted >= limit:
-                return
-            continue
-        i += 1
+    emitted = 0
+    for st in statements(text):
+        expr, label, kw = st.expr, st.label, st.keyword
+        hyps = [h for _, h in st.hyps]
+        statement = render(expr, defs)
+        if hyps:
+            statement = "Given " + "; ".join(render(h, defs) for h in hyps) + ", then " + statement
+        title = " > ".join(h for h in st.sections if h)
+        raw = " ".join(st.comment.split())
+        comment = clean_comment(raw, defs)
+        yield Document(
+            id=f"{SOURCE}:{label}", source=SOURCE, kind="theorem" if kw == "$p" else "axiom", name=label,
+            title=title, body=" ".join(expr), statement=statement, link=LINK.format(label=label),
+            license=LICENSE, slogan=comment, extra={"label": label, "comment": comment, "comment_raw": raw[:400]},
+        )
+        emitted += 1
+        if limit and emitted >= limit:
+            return

@@ -1,0 +1,247 @@
+"""Source readers: Metamath set.mm and the PS-ProofWiki dump (on the real corpora), and the set.mm parser."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from mathlas_build.document import Document
+from mathlas_build.retrieval_text import retrieval_text
+from mathlas_build.sources import metamath, proofwiki, reader
+from conftest import by_id, corpus
+
+
+@pytest.fixture(scope="module")
+def mm_docs() -> dict[str, Document]:
+    return by_id(list(metamath.read(corpus("metamath"))), "Metamath")
+
+
+@pytest.fixture(scope="module")
+def pw_docs() -> dict[str, Document]:
+    return by_id(list(proofwiki.read(corpus("ps-proofwiki"))), "ProofWiki")
+
+
+def _digest(docs) -> str:
+    h = hashlib.sha256()
+    for d in docs:
+        h.update(repr((d.id, d.kind, d.name, d.title, d.body, d.statement, d.slogan, d.link, d.line,
+                       sorted(d.extra.items()))).encode())
+    return h.hexdigest()
+
+
+def test_registry():
+    for key, mod in (("metamath", metamath), ("proofwiki", proofwiki)):
+        assert reader(key) is mod
+        assert mod.SOURCE == key and mod.ATTRIBUTION and callable(mod.read)
+    assert metamath.LICENSE == "CC0-1.0" and proofwiki.LICENSE == "CC-BY-SA-3.0"
+
+
+# ------------------------------------------------------------------------------------------------ parser
+
+TINY_MM = """$( Header comment $)
+$c ( ) -> wff |- $.
+$v ph ps $.
+wph $f wff ph $.
+wps $f wff ps $.
+$( Implication is a wff. $)
+wi $a wff ( ph -> ps ) $.
+$(
+#*#*#*#*#*#*#*#*#*#*
+  Propositional calculus
+#*#*#*#*#*#*#*#*#*#*
+  Intro text of the chapter.
+$)
+${
+  min $e |- ph $.
+  maj $e |- ( ph -> ps ) $.
+  $( Rule of Modus Ponens. (Contributed by NM, 5-Aug-1993.) $)
+  ax-mp $a |- ps $.
+$}
+$( Define a thing. ` ( ph -> ps ) ` see ~ ax-mp . (New usage is discouraged.) $)
+df-x $a |- ( ph -> ps ) $.
+$d ph ps $.
+$( Old version of ~ th1 .  (Proof modification is discouraged.) $)
+th1OLD $p |- ( ph -> ph ) $= ? $.
+$( A theorem. $)
+th1 $p |- ( ph -> ph ) $=
+  ( wi ) ABC $.
+"""
+
+
+def test_parser_on_a_tiny_database(tmp_path):
+    sts = list(metamath.statements(TINY_MM))
+    assert [s.label for s in sts] == ["ax-mp", "df-x", "th1OLD", "th1"]        # no wff syntax axiom, no $e, $f
+    mp = sts[0]
+    assert mp.keyword == "$a" and mp.expr == ["|-", "ps"]
+    assert mp.hyps == [("min", ["|-", "ph"]), ("maj", ["|-", "(", "ph", "->", "ps", ")"])]
+    assert mp.sections == ("", "Propositional calculus", "", "")
+    assert " ".join(mp.comment.split()) == "Rule of Modus Ponens. (Contributed by NM, 5-Aug-1993.)"
+    assert TINY_MM.splitlines()[mp.line - 1].strip().startswith("ax-mp $a")
+    assert sts[1].hyps == [] and sts[3].line == len(TINY_MM.splitlines()) - 1     # scope closed; line of th1
+
+    (tmp_path / "set.mm").write_text(TINY_MM, encoding="utf-8")
+    docs = {d.name: d for d in metamath.read(tmp_path)}
+    assert sorted(docs) == ["ax-mp", "df-x", "th1"]                              # th1OLD: obsolete, skipped
+    assert [docs[k].kind for k in ("ax-mp", "df-x", "th1")] == ["axiom", "definition", "theorem"]
+    assert docs["ax-mp"].body == ("Rule of Modus Ponens.\n\nmin $e |- ph $.\nmaj $e |- ( ph -> ps ) $.\n"
+                                  "ax-mp $a |- ps $.")
+    assert docs["ax-mp"].statement == "Given ph; ph implies ps, then ps"
+    assert docs["df-x"].slogan == "Define a thing. ph implies ps see ax-mp."
+    assert docs["df-x"].extra["discouraged"] is True and docs["th1"].extra["discouraged"] is False
+    with_old = {d.name for d in metamath.read(tmp_path / "set.mm", obsolete=True)}
+    assert "th1OLD" in with_old
+
+
+def test_symbol_words():
+    assert metamath.symbol_words("|- ( A e. B -> A C_ U. B )".split()) == \
+        "A element of B implies A subset of union of B"
+    assert metamath.symbol_words("|- ( A =/= (/) <-> -. A = (/) )".split()) == \
+        "A not equal empty set if and only if not A equals empty set"
+    assert all(isinstance(k, str) and " " not in k for k in metamath.SYMBOL_WORDS)
+    assert len(metamath.SYMBOL_WORDS) <= 100                                      # a short table
+
+
+def test_comment_cleaning():
+    c = ("Define ` ( F `` A ) ` , see ~ cos0 and ~ http://www.cs.ru.nl/~~freek/100/ . A _single_ ` e. ` "
+         "&amp; <HTML><b>x</b></HTML> (Contributed by NM, 1-Aug-1994.) (Revised by Mario Carneiro, "
+         "3-May-2015.) (Proof shortened by Wolf Lammen, 2-Jan-2020.) (New usage is discouraged.) "
+         "(Proof modification is discouraged.)")
+    assert metamath.strip_markers(c) == ("Define ` ( F `` A ) ` , see ~ cos0 and ~ http://www.cs.ru.nl/~~freek/100/ . "
+                                         "A _single_ ` e. ` &amp; <HTML><b>x</b></HTML>")
+    assert metamath.comment_words(c) == ("Define F A, see cos0 and http://www.cs.ru.nl/~freek/100/. "
+                                         "A single element of & x")
+
+
+# ------------------------------------------------------------------------------------------------ set.mm
+
+def test_metamath_counts_kinds_links(mm_docs):
+    # set.mm (28-Dec-2020): 37,779 $p + 1,358 |- $a; 699 OLD / ALT / "Obsolete" statements skipped
+    assert 37000 <= len(mm_docs) <= 40000
+    kinds = {d.kind for d in mm_docs.values()}
+    assert kinds == {"theorem", "axiom", "definition"}
+    assert 1000 <= sum(d.kind == "definition" for d in mm_docs.values()) <= 1500
+    assert 80 <= sum(d.kind == "axiom" for d in mm_docs.values()) <= 200
+    for d in mm_docs.values():
+        label = d.id.removeprefix("metamath:")
+        assert re.fullmatch(r"metamath:[A-Za-z0-9._-]+", d.id) and d.name == label == d.extra["label"]
+        assert d.link == f"https://us.metamath.org/mpeuni/{label}.html"
+        assert d.source == "metamath" and d.license == "CC0-1.0" and d.file == "set.mm" and d.line > 0
+        assert d.statement.strip() and f"{label} $" in d.body
+        assert d.kind != "definition" or label.startswith("df-")
+        assert not re.search(r"(OLD|ALT)\d*$", label), label
+    assert "metamath:conventions" not in mm_docs and "metamath:helloworld" not in mm_docs   # guide page, joke
+    assert "metamath:ex-fv" in mm_docs and "metamath:ex-natded5.2" in mm_docs              # examples stay
+
+
+def test_metamath_known_statements(mm_docs):
+    mp = mm_docs["metamath:ax-mp"]
+    assert mp.kind == "axiom" and mp.slogan.startswith("Rule of Modus Ponens.")
+    assert mp.body.endswith("min $e |- ph $.\nmaj $e |- ( ph -> ps ) $.\nax-mp $a |- ps $.")
+    assert mp.title.startswith("CLASSICAL FIRST-ORDER LOGIC WITH EQUALITY > Propositional calculus")
+    cleq = mm_docs["metamath:df-cleq"]
+    assert cleq.kind == "definition" and "equality connective between classes" in cleq.slogan
+    assert mm_docs["metamath:ax-ext"].kind == "axiom" and "Extensionality" in mm_docs["metamath:ax-ext"].slogan
+    syl = mm_docs["metamath:sylow1"]
+    assert syl.kind == "theorem" and syl.slogan.startswith("Sylow's first theorem.")
+    assert "sylow1 $p |- ( ph -> E. g e. ( SubGrp ` G ) ( # ` g ) = ( P ^ N ) ) $." in syl.body
+    assert "there exists g element of SubGrp G" in syl.statement and "P element of primes" in syl.statement
+    fta = mm_docs["metamath:fta"]
+    assert "Fundamental Theorem of Algebra" in fta.slogan and "complex numbers" in fta.statement
+    text = retrieval_text(syl)
+    assert text.startswith("sylow1. Sylow's first theorem.") and "In BASIC ALGEBRAIC STRUCTURES" in text
+
+
+def test_metamath_comments_stripped(mm_docs):
+    for d in mm_docs.values():
+        for field in (d.slogan, d.body):
+            assert "(New usage is discouraged" not in field and "(Proof modification is" not in field, d.id
+            assert "(Contributed by" not in field and "(Revised by" not in field, d.id
+    # ~ label references and ` math ` spans turned into words (a handful of comments write a literal
+    # tilde or backtick as ~~ / `` in prose: those stay)
+    assert sum("~ " in d.slogan or "`" in d.slogan for d in mm_docs.values()) <= 10
+    # discouraged statements other than OLD/ALT are kept, and say so
+    disc = [d for d in mm_docs.values() if d.extra["discouraged"]]
+    assert 3000 <= len(disc) <= 6000
+
+
+def test_metamath_without_mathboxes_and_with_obsolete():
+    root = corpus("metamath")
+    core = [d.id for d in metamath.read(root, mathboxes=False)]
+    assert 25000 <= len(core) <= 28000 and "metamath:sylow1" in core
+    assert not any(d.startswith("metamath:bj-") for d in core)
+    everything = {d.id for d in metamath.read(root, obsolete=True)}
+    assert 39000 <= len(everything) <= 39300 and "metamath:ax12OLD" not in core
+
+
+def test_metamath_deterministic(mm_docs):
+    again = list(metamath.read(corpus("metamath")))
+    assert [d.id for d in again] == list(mm_docs)
+    assert _digest(again) == _digest(mm_docs.values())
+
+
+def test_training_uses_the_same_parser():
+    from mathlas_build.training import metamath as training_metamath
+
+    assert training_metamath.statements is metamath.statements
+    root = corpus("metamath")
+    train = [d.id for d in training_metamath.read(root, limit=3000)]
+    ours = [d.id for d in metamath.read(root, obsolete=True)][:3000]
+    assert train == ours
+
+
+# ------------------------------------------------------------------------------------------------ ProofWiki
+
+_TEMPLATE = re.compile(r"\{\{\s*(?:eqn|iff|begin-|end-|explain|refactor|WIP|proofread|MissingLinks|TFAE|AuthorRef|"
+                       r"Euclid|Defof|OEIS|qed)", re.I)
+
+
+def test_proofwiki_counts_kinds(pw_docs):
+    # 11,060 records: 11,010 distinct texts
+    assert len(pw_docs) == 11010
+    kinds = {d.kind for d in pw_docs.values()}
+    assert kinds == {"theorem", "lemma", "corollary"}
+    cats = {d.title for d in pw_docs.values()}
+    assert {"Topology", "Abstract Algebra", "Set Theory", "Numbers"} <= cats and len(cats) == 10
+    for d in pw_docs.values():
+        assert re.fullmatch(r"proofwiki:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", d.id), d.id
+        assert d.source == "proofwiki" and d.license == "CC-BY-SA-3.0" and d.link == ""
+        assert d.body.strip() and d.statement.strip()
+        assert not _TEMPLATE.search(d.statement) and "'''" not in d.statement, (d.id, d.statement[:200])
+        assert d.extra["split"] in ("train", "dev", "test") and d.file == f"output/{d.extra['split']}.json"
+
+
+def test_proofwiki_duplicates_once(pw_docs):
+    dups = [d for d in pw_docs.values() if "duplicate_ids" in d.extra]
+    assert len(dups) == 47
+    texts = [d.body for d in pw_docs.values()]
+    assert len(texts) == len(set(texts))
+    for d in dups:
+        others = d.extra["duplicate_ids"].split()
+        assert all(o not in pw_docs and o > d.id for o in others)
+
+
+def test_proofwiki_known_statements(pw_docs):
+    d = pw_docs["proofwiki:3815bc3c-256a-4a72-8f11-f08f43b7217a"]
+    assert d.kind == "theorem" and d.title == "Topology" and d.extra["split"] == "train"
+    assert d.statement == "Let T = (S, tau_p) be a Fortissimo space. Then T is not a first-countable space."
+    e = pw_docs["proofwiki:c07a95f1-492c-48aa-a263-902eccaf861b"]
+    assert e.name == "Euclid, Elements, Book V, Proposition 12"
+    assert e.statement.startswith("If any number of magnitudes be proportional")
+    assert retrieval_text(e).startswith("Euclid, Elements, Book V, Proposition 12. If any number")
+
+
+def test_wiki_templates():
+    w = proofwiki.wiki_to_latex
+    assert w("$X$ is countable {{iff}}: $a$") == "$X$ is countable if and only if: $a$"
+    assert "explain" not in w("Let $A$ be a ring.\n{{explain|Can this be weakened?}}\nThen")
+    eq = w("{{begin-eqn}}\n{{eqn | l = \\cos \\frac \\theta 2\n | r = +\\sqrt {\\frac {1 + x} 2}\n"
+           " | c = for $x$ in quadrant I\n}}\n{{end-eqn}}")
+    assert eq.strip() == "$\\cos \\frac \\theta 2 = +\\sqrt {\\frac {1 + x} 2}$ (for $x$ in quadrant I)"
+    assert w("{{AuthorRef|Georg Cantor|Cantor}} and '''bold''' [[Definition:Set|sets]]") == "Cantor and bold sets"
+
+
+def test_proofwiki_deterministic(pw_docs):
+    again = list(proofwiki.read(corpus("ps-proofwiki")))
+    assert [d.id for d in again] == list(pw_docs)
+    assert _digest(again) == _digest(pw_docs.values())
