@@ -145,10 +145,10 @@ def compact(schema: Any, *, output: bool = False) -> Any:
 
 def shallow(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` cut to one level: every field of the answer keeps its type, but a nested object
-    is only ``{"type": "object"}``, a list only ``{"type": "array"}``, and there is no ``required`` list: an
-    answer always carries every field (the results are dataclasses). Nested shapes (a hit, a Lean
-    message) and the required lists were half of tools/list, and a client needs none of them to
-    validate an answer; the tool descriptions and docs/mcp.md say what the nested objects hold."""
+    is only ``{"type": "object"}``, a list only ``{"type": "array"}``, and there is no ``required``
+    list (an answer always carries every field: the results are dataclasses). Nested shapes (a hit,
+    a Lean message) and the required lists made half of tools/list; what the nested objects hold,
+    the tool descriptions and docs/mcp.md say."""
     def cut(node: Any) -> Any:
         if isinstance(node, list):
             return [cut(n) for n in node]
@@ -202,9 +202,8 @@ def _compact(schema: Any, *, output: bool) -> Any:
         if not output and out.get("default", 0) is None:  # an optional argument: null is "not given"
             out.pop("default")
             branches = [b for b in branches if b != {"type": "null"}]
-        plain = all(isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in branches)
-        if plain:
-            types = list(dict.fromkeys(b["type"] for b in branches))
+        if all(json_type(b) for b in branches):
+            types = list(dict.fromkeys(json_type(b) for b in branches))
             if "number" in types and "integer" in types:
                 types.remove("integer")
             del out["anyOf"]
