@@ -1,7 +1,7 @@
 """MCP over streamable HTTP at ``/mcp``: the official ``mcp`` client against a real ``mathlas serve``.
 
-The tools are the stdio server's (one registry, ``mathlas.server.build_server``); ``add_finding``
-writes, so it is served over HTTP only behind a token.
+The tools are the stdio server's (one registry, ``mathlas.server.build_server``); the tools annotated
+as writes (``add_finding``, ``funsearch``) are served over HTTP only behind a token.
 """
 from __future__ import annotations
 
@@ -36,20 +36,21 @@ def stdio_tool_names() -> set[str]:
     return set(available_tool_names())
 
 
-def test_tools_are_the_stdio_tools_without_add_finding(web):
+def test_tools_are_the_stdio_tools_without_the_writing_ones(web):
     async def work(s):
         return (await s.list_tools()).tools
 
     tools = mcp_session(web.base, work)
     names = {t.name for t in tools}
-    assert names == stdio_tool_names() - {"add_finding"}
+    assert names == stdio_tool_names() - {"add_finding", "funsearch"}  # the tools annotated as writes
     search = next(t for t in tools if t.name == "search_existing_math")
     assert search.output_schema and search.input_schema["required"] == ["query"]
 
 
 def test_search_and_get_by_id_match_the_json_api(web):
     async def work(s):
-        r = await s.call_tool("search_existing_math", {"query": "a finitely generated module over a ring", "k": 4})
+        r = await s.call_tool("search_existing_math", {"query": "a finitely generated module over a ring", "k": 4,
+                                                        "detail": "full"})
         first = r.structured_content["hits"][0]["id"]
         d = await s.call_tool("get_by_id", {"id": first})
         return r, d
@@ -71,7 +72,7 @@ def test_formal_tools_and_errors(web):
     formal, deps, bad_k, missing = mcp_session(web.base, work)
     assert formal.structured_content["hits"][0]["id"] == "lean:Nat.Prime.two_le"
     assert deps.structured_content["total"] > 0
-    assert bad_k.is_error and "k must be an integer from 1 to 1000" in bad_k.content[0].text
+    assert bad_k.is_error and "k must be an integer from 1 to 100" in bad_k.content[0].text
     assert missing.is_error and "no document with id 'stacks:NOPE'" in missing.content[0].text
 
 
@@ -80,7 +81,7 @@ def test_concurrent_sessions(web):
 
     async def one(q, out):
         async def work(s):
-            return await s.call_tool("search_existing_math", {"query": q, "k": 3})
+            return await s.call_tool("search_existing_math", {"query": q, "k": 3, "detail": "full"})
 
         headers = None
         async with httpx.AsyncClient(headers=headers, timeout=TIMEOUT) as client:

@@ -36,8 +36,15 @@ VERSION = __version__
 # The library's result types, for the OpenAPI document's schemas.
 RESULT_TYPES = {"SearchResult": SearchResult, "Document": Document, "FormalSearchResult": FormalSearchResult,
                 "DependencyResult": DependencyResult}
-# The tool that writes: over HTTP MCP it is served only behind a token (app.py).
-WRITE_TOOLS = ("add_finding",)
+def _write_tools() -> tuple[str, ...]:
+    from mathlas.mcp_tools import FACTS
+
+    return tuple(name for name, f in FACTS.items() if not f.read_only)
+
+
+# The tools that write (their MCP annotation says so: add_finding, funsearch): over HTTP MCP they
+# are served only behind a token (app.py).
+WRITE_TOOLS = _write_tools()
 
 
 def _open_bundles():
