@@ -88,5 +88,14 @@ def proxy_eval(encode: Callable[[list[str], str], np.ndarray], pairs_dir: Path, 
         out[s["name"]] = {"queries": n, "corpus": len(ids),
                           "p@1": round(sum(r == 1 for r in ranks) / n, 4),
                           "hit@10": round(sum(r is not None and r <= 10 for r in ranks) / n, 4),
-                          "mrr@20": round(sum(1 / r for r in ranks if r) / n, 4)}
+                          "mrr@20": round(sum(1 / r for r in ranks if r) / n, 4),
+                          "mrr@20_ci95": bootstrap_mrr(ranks)}
     return out
+
+
+def bootstrap_mrr(ranks: list[int | None], rounds: int = 1000, seed: int = 0) -> list[float]:
+    """95% bootstrap interval of MRR@20 over the queries (as mathlas eval reports it)."""
+    rr = np.array([1 / r if r else 0.0 for r in ranks])
+    rng = np.random.default_rng(seed)
+    means = np.sort(rr[rng.integers(0, len(rr), (rounds, len(rr)))].mean(axis=1))
+    return [round(float(means[int(0.025 * rounds)]), 4), round(float(means[int(0.975 * rounds) - 1]), 4)]
