@@ -200,3 +200,29 @@ def formal_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
     recipe = lean_recipe(project, encoder_dir, name="formaltest", version="0.1.0")
     out = tmp_path_factory.mktemp("bundles") / "formaltest-0.1.0"
     return build(recipe, out, cache_dir=None, quiet=True)
+
+
+def tiny_bert(root: Path, texts: list[str], vocab_size: int) -> Path:
+    """A tiny random BERT (2 layers, 32 dims) with a WordPiece tokenizer trained on ``texts``, saved
+    as a Hugging Face checkpoint under ``root/tiny-bert``: what the export and training tests use
+    where a real model would be too slow."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    src = root / "tiny-bert"
+    src.mkdir()
+    tok.save(str(src / "tokenizer.json"))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
+    BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
+    return src

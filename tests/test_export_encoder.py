@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import tiny_bert
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("onnx")
@@ -31,26 +33,7 @@ SENTENCES = [
 
 
 def _tiny_checkpoint(root: Path) -> Path:
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertModel
-
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(SENTENCES * 4, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
-    )
-    src = root / "tiny-bert"
-    src.mkdir()
-    tok.save(str(src / "tokenizer.json"))
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
-    BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
-    return src
+    return tiny_bert(root, SENTENCES * 4, vocab_size=200)
 
 
 @pytest.fixture(scope="module")

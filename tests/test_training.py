@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import EVAL, REPO, corpus, need_corpora
+from conftest import EVAL, REPO, corpus, need_corpora, tiny_bert
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -158,26 +158,7 @@ HELD = WORDS[:4]
 
 
 def _tiny_checkpoint(root: Path) -> Path:
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertModel
-
-    text = [t.format(w=w) for w in WORDS for t in TEMPLATES_Q + TEMPLATES_D]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(text * 2, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-    src = root / "tiny-bert"
-    src.mkdir()
-    tok.save(str(src / "tokenizer.json"))
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
-    BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
-    return src
+    return tiny_bert(root, [t.format(w=w) for w in WORDS for t in TEMPLATES_Q + TEMPLATES_D] * 2, vocab_size=300)
 
 
 def _train_recipe(root: Path, base: Path, **train) -> Path:
