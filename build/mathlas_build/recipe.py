@@ -111,14 +111,19 @@ def _add_priors(raw: dict[str, Any], sources: list[SourceSpec], path: Path) -> N
                                                   "weight": float(p.get("weight", 0.0))} for n, p in priors.items()}}
 
 
-def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None) -> Recipe:
-    path = Path(path)
+def read_toml(path: Path) -> dict[str, Any]:
+    """A recipe file's TOML, or ``RecipeError`` saying it is missing or not TOML."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecipeError(f"recipe not found: {path}") from None
     except tomllib.TOMLDecodeError as e:
         raise RecipeError(f"{path}: not valid TOML ({e})") from None
+
+
+def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None) -> Recipe:
+    path = Path(path)
+    raw = read_toml(path)
     for key in ("name", "version", "encoder", "sources"):
         if key not in raw:
             raise RecipeError(f"{path}: missing required key {key!r}")

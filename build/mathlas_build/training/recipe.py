@@ -41,12 +41,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mathlas_build.recipe import RecipeError, SourceSpec, default_corpora
+from mathlas_build.recipe import RecipeError, SourceSpec, default_corpora, read_toml
 
 
 def default_eval_dir() -> Path:
@@ -86,12 +85,7 @@ def recipe_sha256(raw: dict[str, Any]) -> str:
 def load_training_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None,
                          eval_dir: str | os.PathLike | None = None) -> TrainingRecipe:
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecipeError(f"recipe not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise RecipeError(f"{path}: not valid TOML ({e})") from None
+    raw = read_toml(path)
     for key in ("name", "version", "pairs"):
         if key not in raw:
             raise RecipeError(f"{path}: missing required key {key!r}")
