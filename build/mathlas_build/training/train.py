@@ -49,8 +49,9 @@ _RESUMABLE = {"threads", "log_every", "checkpoint_every", "keep_checkpoints", "e
               "export_method", "export_max_tokens", "name", "license"}
 
 
-def log(run_dir: Path | None, msg: str, quiet: bool = False) -> None:
-    line = f"[train] {msg}"
+def log(run_dir: Path | None, msg: str, quiet: bool = False, tag: str = "train") -> None:
+    """``[tag] msg`` on stderr (unless quiet) and, timestamped, in the run's ``log.txt``."""
+    line = f"[{tag}] {msg}"
     if not quiet:
         print(line, file=sys.stderr, flush=True)
     if run_dir is not None:
@@ -159,6 +160,68 @@ def _checkpoints(run_dir: Path) -> list[Path]:
     return sorted((run_dir / "checkpoints").glob("step-*.pt"))
 
 
+def pair_set(pairs_path: Path) -> tuple[dict, str]:
+    """The data card beside ``pairs.jsonl`` ({} when absent) and the file's sha256."""
+    card_path = pairs_path.parent / "card.json"
+    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
+    if not pairs_path.is_file():
+        raise RecipeError(f"no pairs at {pairs_path}: run `mathlas-build pairs RECIPE` first")
+    return card, hashlib.sha256(pairs_path.read_bytes()).hexdigest()
+
+
+def check_run(run_dir: Path, settings: dict, defaults: dict, resumable: set[str]) -> None:
+    """Write ``run.json`` for a new run; for an existing one, refuse other pairs or other settings
+    (those in ``resumable`` may change; a setting the run predates reads as its default)."""
+    run_json = run_dir / "run.json"
+    if not run_json.is_file():
+        run_json.write_text(json.dumps(settings, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return
+    old = json.loads(run_json.read_text(encoding="utf-8"))
+    pairs_sha = settings["pairs_sha256"]
+    if old.get("pairs_sha256", pairs_sha) != pairs_sha:
+        raise RecipeError(f"{settings['pairs']} is not the pair set {run_dir} was started on (sha256 {pairs_sha[:12]}, "
+                          f"run.json says {old['pairs_sha256'][:12]}): rebuild it with the code and recipe the "
+                          f"run started with, or start another run")
+    a = {k: v for k, v in {**defaults, **old["train"]}.items() if k not in resumable}
+    b = {k: v for k, v in settings["train"].items() if k not in resumable}
+    if a != b or old.get("seed") != settings["seed"] or old.get("pairs_card_sha256") != settings["pairs_card_sha256"]:
+        diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        raise RecipeError(f"{run_dir} was started with other settings ({', '.join(diff) or 'seed or pairs'}); "
+                          f"use another run name or delete the run directory")
+
+
+def optimizer(torch, params, cfg: dict, total: int):
+    """AdamW (``lr``, ``weight_decay``) and its schedule: ``warmup`` linear steps up, then linear decay to 0."""
+    opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    warm = int(cfg["warmup"])
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / max(warm, 1) if s < warm else max(0.0, (total - s) / max(total - warm, 1)))
+    return opt, sched
+
+
+def resume(torch, run_dir: Path, model, opt, sched) -> tuple[int, Path | None]:
+    """Load the run's newest checkpoint into model, optimizer, scheduler and torch's RNG: (its step, its
+    path), or (0, None) for a new run."""
+    ckpts = _checkpoints(run_dir)
+    if not ckpts:
+        return 0, None
+    state = torch.load(ckpts[-1], map_location="cpu", weights_only=False)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["torch_rng"])
+    return int(state["step"]), ckpts[-1]
+
+
+def batch_at(pairs: list[dict], seed: int, step: int, batch_size: int) -> tuple[int, list[dict]]:
+    """(epoch, the pairs of optimizer step ``step``): the order is a pure function of seed and epoch, so a
+    resumed run trains on exactly the batches an uninterrupted one would have."""
+    per_epoch = len(pairs) // batch_size
+    epoch, k = divmod(step, per_epoch)
+    order = np.random.default_rng(seed + epoch).permutation(len(pairs))
+    return epoch, [pairs[i] for i in order[k * batch_size:(k + 1) * batch_size]]
+
+
 def mnrl_loss(torch, q, d, pos_keys: list[str], cand_keys: list[str], scale: float):
     """MultipleNegativesRankingLoss: row i's label is column i; columns that are a copy of row i's
     positive (same key) other than column i are masked out."""
@@ -188,29 +251,11 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(int(threads or cfg["threads"]))
     pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
-    card_path = pairs_path.parent / "card.json"
-    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
-    if not pairs_path.is_file():
-        raise RecipeError(f"no pairs at {pairs_path}: run `mathlas-build pairs RECIPE` first")
-    pairs_sha = hashlib.sha256(pairs_path.read_bytes()).hexdigest()
+    card, pairs_sha = pair_set(pairs_path)
     settings = {"recipe": str(recipe.path), "recipe_sha256": recipe.sha256, "pairs": str(pairs_path),
                 "pairs_card_sha256": card.get("recipe_sha256", ""), "pairs_sha256": pairs_sha, "seed": recipe.seed,
                 "train": cfg}
-    run_json = run_dir / "run.json"
-    if run_json.is_file():
-        old = json.loads(run_json.read_text(encoding="utf-8"))
-        if old.get("pairs_sha256", pairs_sha) != pairs_sha:
-            raise RecipeError(f"{pairs_path} is not the pair set {run_dir} was started on (sha256 {pairs_sha[:12]}, "
-                              f"run.json says {old['pairs_sha256'][:12]}): rebuild it with the code and recipe the "
-                              f"run started with, or start another run")
-        a = {k: v for k, v in {**DEFAULTS, **old["train"]}.items() if k not in _RESUMABLE}
-        b = {k: v for k, v in cfg.items() if k not in _RESUMABLE}
-        if a != b or old.get("seed") != recipe.seed or old.get("pairs_card_sha256") != settings["pairs_card_sha256"]:
-            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            raise RecipeError(f"{run_dir} was started with other settings ({', '.join(diff) or 'seed or pairs'}); "
-                              f"use another run name or delete the run directory")
-    else:
-        run_json.write_text(json.dumps(settings, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    check_run(run_dir, settings, DEFAULTS, _RESUMABLE)
 
     base = resolve_base(cfg["base"])
     torch.manual_seed(recipe.seed)
@@ -222,20 +267,10 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
         raise RecipeError(f"{len(pairs)} pairs make no batch of {bs}")
     total = per_epoch * int(cfg["epochs"])
     params = [p for p in enc.model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
-    warm = int(cfg["warmup"])
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / max(warm, 1) if s < warm else max(0.0, (total - s) / max(total - warm, 1)))
-    step = 0
-    ckpts = _checkpoints(run_dir)
-    if ckpts:
-        state = torch.load(ckpts[-1], map_location="cpu", weights_only=False)
-        enc.model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["torch_rng"])
-        step = int(state["step"])
-        log(run_dir, f"resumed from {ckpts[-1].name}: step {step:,}/{total:,}", quiet)
+    opt, sched = optimizer(torch, params, cfg, total)
+    step, ckpt = resume(torch, run_dir, enc.model, opt, sched)
+    if ckpt:
+        log(run_dir, f"resumed from {ckpt.name}: step {step:,}/{total:,}", quiet)
     else:
         log(run_dir, f"new run {run}: {len(pairs):,} pairs, {per_epoch:,} steps/epoch x {cfg['epochs']} epochs, "
                      f"batch {bs}, tokens {cfg['query_tokens']}/{cfg['document_tokens']}, "
@@ -255,7 +290,7 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
             pairs_dir, limit=int(cfg["eval_limit"]))
         evals[tag] = {"step": step, **res, "seconds": round(time.perf_counter() - t0, 1)}
         eval_path.write_text(json.dumps(evals, indent=1) + "\n", encoding="utf-8")
-        _metric(run_dir, {"eval": tag, "step": step, **res})
+        metric(run_dir, {"eval": tag, "step": step, **res})
         log(run_dir, f"proxy eval {tag} (step {step}): " + "; ".join(
             f"{k} MRR@20 {v['mrr@20']:.3f} Hit@10 {v['hit@10']:.3f} P@1 {v['p@1']:.3f}" for k, v in res.items())
             + f" ({time.perf_counter() - t0:.0f} s)", quiet)
@@ -268,9 +303,7 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     t_start = time.perf_counter()
     losses: list[float] = []
     while step < total and (max_steps is None or done_here < max_steps):
-        epoch, k = divmod(step, per_epoch)
-        order = np.random.default_rng(recipe.seed + epoch).permutation(len(pairs))
-        batch = [pairs[i] for i in order[k * bs:(k + 1) * bs]]
+        epoch, batch = batch_at(pairs, recipe.seed, step, bs)
         queries = [cfg["query_prompt"] + p["query"] for p in batch]
         docs = [p["pos"] for p in batch]
         keys = [_key(p["pos_id"], p["pos"]) for p in batch]
@@ -295,10 +328,10 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
             eta = (total - step) * rate
             log(run_dir, f"step {step:,}/{total:,} epoch {epoch + 1} loss {np.mean(losses):.4f} "
                          f"lr {sched.get_last_lr()[0]:.2e} {rate:.2f} s/step, eta {eta / 60:.0f} min", quiet)
-            _metric(run_dir, {"step": step, "loss": round(float(np.mean(losses)), 5), "s_per_step": round(rate, 3)})
+            metric(run_dir, {"step": step, "loss": round(float(np.mean(losses)), 5), "s_per_step": round(rate, 3)})
             losses = []
         if step % int(cfg["checkpoint_every"]) == 0 or step == total:
-            _save(torch, run_dir, step, enc, opt, sched, int(cfg["keep_checkpoints"]))
+            save_checkpoint(torch, run_dir, step, enc.model, opt, sched, int(cfg["keep_checkpoints"]))
         if step % per_epoch == 0:
             evaluate(f"epoch-{step // per_epoch}")
     summary = {"run": run, "run_dir": str(run_dir), "step": step, "total": total, "eval": evals,
@@ -309,15 +342,18 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     return summary
 
 
-def _metric(run_dir: Path, row: dict) -> None:
+def metric(run_dir: Path, row: dict) -> None:
+    """One row appended to the run's ``metrics.jsonl``."""
     with open(run_dir / "metrics.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps(row) + "\n")
 
 
-def _save(torch, run_dir: Path, step: int, enc: TextEncoder, opt, sched, keep: int) -> None:
+def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: int) -> None:
+    """``checkpoints/step-NNNNNN.pt`` (model, optimizer, scheduler, torch RNG), written to a temporary
+    name and renamed; only the newest ``keep`` are kept."""
     path = run_dir / "checkpoints" / f"step-{step:06d}.pt"
     tmp = path.with_suffix(".tmp")
-    torch.save({"step": step, "model": enc.model.state_dict(), "optimizer": opt.state_dict(),
+    torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
                 "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state()}, tmp)
     tmp.replace(path)
     for old in _checkpoints(run_dir)[:-max(keep, 1)]:
