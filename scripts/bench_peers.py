@@ -57,7 +57,10 @@ Measured, per bundle and method:
   ``bootstrap_mrr``), the same functions for all three;
 - latency: warm, in process, one pass over the bundle's dev queries to warm up, then ``--rounds``
   passes; p50 / p95 of a k=20 request over the whole bundle (no source restriction: what a user's
-  request costs), query encoding included;
+  request costs), from the query text (encoding included) to the same k ``Hit`` objects mathlas
+  returns (the peers' keys made into hits with ``Bundle.hit``: about 2 ms of a mathlas search).
+  faiss searches on one thread: its OpenMP threads made these single-query searches slower on the
+  2-core machine (and contend with onnxruntime's); its builds use every core;
 - build: seconds to build the method's own structures from the bundle's texts and float vectors
   (dequantising and normalising them is input preparation, not timed). For mathlas, its BM25 index,
   int8 quantisation and binary HNSW rebuilt into a temporary directory with ``mathlas_build.writer``
@@ -382,7 +385,8 @@ def run_child(args) -> dict:
         # One query at a time on one thread: faiss's OpenMP threads made single-query searches slower
         # (binary HNSW 4.4 vs 0.7 ms, IVF 2.9 vs 1.2 ms) and contend with onnxruntime's on 2 cores.
         need_peer_libraries()[1].omp_set_num_threads(1)
-        search = lambda q: peer.search(q, K)  # noqa: E731
+        # ends with the same k Hits (id, name, title, snippet, link) that mathlas's search returns
+        search = lambda q: [b.hit(key, 0.0, {}) for key in peer.search(q, K)]  # noqa: E731
         if method == "theoremsearch":
             out["citation_weight"] = weight if peer.citations is not None else 0.0
         if method == "leanexplore":

@@ -2,8 +2,9 @@
 needed), and both peers on the tiny bundle when bm25s and faiss are installed (the bench extra)."""
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,10 +14,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_peers.py"
 
 @pytest.fixture(scope="module")
 def bp():
-    spec = importlib.util.spec_from_file_location("bench_peers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return SimpleNamespace(**runpy.run_path(str(SCRIPT), run_name="bench_peers"))
 
 
 def test_name_tokens(bp):
