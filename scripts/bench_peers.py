@@ -83,8 +83,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -282,7 +282,9 @@ class TheoremSearch:
         self.citations = None
         cites = column(bundle, "citations")
         if cites is not None and citation_weight:
-            from mathlas.fusion import prior_values  # ln(max(c, 1)): ln c for c > 0, else 0
+            from mathlas.fusion import prior_values
+
+            # prior_values "log1" is ln(max(c, 1)): ln c for c > 0, else 0, as TheoremSearch adds it
 
             self.citations = citation_weight * prior_values(
                 np.array([np.nan if c is None else c for c in cites], dtype=np.float64), "log1")
@@ -348,7 +350,9 @@ def rebuild_mathlas(bundle, vectors: np.ndarray) -> float:
 
 
 def run_child(args) -> dict:
-    from bench_search import pct, timed  # the same timing loop as bench_search (scripts/ is on sys.path)
+    # the same timing loop as bench_search (scripts/ is on sys.path)
+    from bench_search import pct, timed
+
     from mathlas.engine import open_bundle
     from mathlas.retrieval_eval import bootstrap_mrr, evaluate, first_rank, label_prefixes, load_queries, metrics
 
@@ -358,8 +362,9 @@ def run_child(args) -> dict:
     sets = {f.name: load_queries(f)[:args.limit] if args.limit else load_queries(f) for f in files}
     b.encoder.encode_queries(["warm up the encoder"])
     if method == "mathlas":
-        from mathlas.bundle import usearch_index_class
         import tantivy  # noqa: F401  (its library counts as loaded before the baseline, like the peers')
+
+        from mathlas.bundle import usearch_index_class
 
         usearch_index_class()
     else:
@@ -368,7 +373,7 @@ def run_child(args) -> dict:
     rss0 = rss_mb()
     out: dict = {"method": method, "bundle": f"{b.name}-{b.version}", "documents": len(b), "quality": {}}
     if method == "mathlas":
-        search = lambda q: b.search(q, k=K)  # noqa: E731
+        search = lambda q: b.search(q, k=K)
         _ = (b.lexical, b.dense)  # open the channels (lazy); their memory counts as the method's
         out["build_s"] = None
     else:
@@ -386,7 +391,7 @@ def run_child(args) -> dict:
         # (binary HNSW 4.4 vs 0.7 ms, IVF 2.9 vs 1.2 ms) and contend with onnxruntime's on 2 cores.
         need_peer_libraries()[1].omp_set_num_threads(1)
         # ends with the same k Hits (id, name, title, snippet, link) that mathlas's search returns
-        search = lambda q: [b.hit(key, 0.0, {}) for key in peer.search(q, K)]  # noqa: E731
+        search = lambda q: [b.hit(key, 0.0, {}) for key in peer.search(q, K)]
         if method == "theoremsearch":
             out["citation_weight"] = weight if peer.citations is not None else 0.0
         if method == "leanexplore":
@@ -434,7 +439,7 @@ def child(method: str, spec: str, files: list[Path], args) -> dict:
     if args.no_rebuild:
         cmd.append("--no-rebuild")
     say(f"[{spec}] {LABELS[method]} ...")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"bench_peers: the {method} run on {spec} failed (exit {proc.returncode})")
     return json.loads(proc.stdout)
