@@ -26,7 +26,7 @@ from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, MANIFEST, META, META_ARR
 from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters, PaperColumns, PaperFilter
-from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf
+from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf, statements_first
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 from mathlas.request import MAX_K, SearchRequest
 
@@ -75,6 +75,7 @@ class Bundle:
         self._lexical = None
         self._dense = None
         self._encoder = None
+        self._about: np.ndarray | None = None
         self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
         self.meta_file = META_ARROW if (self.root / META_ARROW).is_file() else META
@@ -174,6 +175,25 @@ class Bundle:
         vec = self.manifest.vectors
         return self._lazy("_dense", lambda: DenseChannel(self.root, len(self), int(vec["dims"]),
                                                          codes=vec.get("binary_codes", "sign")))
+
+    @property
+    def about_keys(self) -> np.ndarray | None:
+        """Per document key, the key of the statement it proves or illustrates (the ``about``
+        column, written by the build's statement links), -1 for none; None without the column."""
+        if "about" not in self.table.column_names:
+            return None
+
+        def make() -> np.ndarray:
+            out = np.full(len(self), -1, dtype=np.int64)
+            for key, doc_id in enumerate(self.table.column("about").to_pylist()):
+                if doc_id:
+                    try:
+                        out[key] = self.key_of(doc_id)
+                    except UsageError:  # a statement the build left out: nothing to lift
+                        pass
+            return out
+
+        return self._lazy("_about", make)
 
     @property
     def model_loaded(self) -> bool:
@@ -405,6 +425,13 @@ class Bundle:
             ours = keys < n  # findings have no document priors
             bonus[ours] = self.prior_bonus(keys[ours], prior_weights)
             fused = add_priors(fused, bonus, top)
+        about = self.about_keys if bundle_part else None
+        if about is not None:  # a statement comes back only where filters and weights let it rank
+            allowed = filters.allowed
+            if key_weights is not None:
+                allowed = (key_weights[:n] > 0) if allowed is None else allowed & (key_weights[:n] > 0)
+            fused = statements_first(fused, about, allowed)
+        fused = fused[:req.k + req.offset]
         return [self.hit(f.key, f.score, f.ranks, fields) if f.key < n else found.hit(f.key - n, f.score, f.ranks)
                 for f in fused[req.offset:]]
 

@@ -105,3 +105,30 @@ def add_priors(fused: list[Fused], bonus: np.ndarray, k: int) -> list[Fused]:
                     dtype=np.int64)
     order = np.lexsort((keys, best, -scores))[:k]
     return [Fused(fused[i].key, float(scores[i]), fused[i].ranks) for i in order]
+
+
+def statements_first(fused: list[Fused], about: np.ndarray | None, allowed: np.ndarray | None = None) -> list[Fused]:
+    """``fused`` with each statement placed right above the first proof or example of it that
+    ranks higher than the statement itself (or that ranked while the statement did not).
+    ``about[key]``: the key of the statement a document proves or illustrates, -1 for none; keys
+    past its end (findings) have none. A lifted statement takes its proof's score and keeps its own
+    channel ranks (none when no channel ranked it); ``allowed`` (the request's filters over keys)
+    keeps a filtered-out statement from coming back this way. The list grows by the statements
+    brought in; the caller cuts it."""
+    if about is None or not fused:
+        return fused
+    n = len(about)
+    at = {f.key: i for i, f in enumerate(fused)}
+    out: list[Fused] = []
+    placed: set[int] = set()
+    for f in fused:
+        if f.key in placed:
+            continue
+        x = int(about[f.key]) if f.key < n else -1
+        if x >= 0 and x not in placed and (allowed is None or bool(allowed[x])):
+            j = at.get(x)
+            out.append(Fused(x, f.score, fused[j].ranks if j is not None else {}))
+            placed.add(x)
+        out.append(f)
+        placed.add(f.key)
+    return out

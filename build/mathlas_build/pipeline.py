@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from mathlas_build.document import Document
+from mathlas_build.links import link_statements
 from mathlas_build.recipe import Recipe, RecipeError
 from mathlas_build.retrieval_text import name_field, retrieval_text
 from mathlas_build.sources import reader
@@ -56,11 +57,16 @@ def check_encoder(recipe: Recipe) -> None:
 
 
 def read_corpus(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], dict[str, dict]]:
-    """The encoder check, then every document of the recipe in bundle row order (refuses an empty corpus)."""
+    """The encoder check, then every document of the recipe in bundle row order (refuses an empty
+    corpus), proofs and examples linked to their statements (``links``)."""
     check_encoder(recipe)
     docs, sources = read_sources(recipe, quiet)
     if not docs:
         raise RecipeError(f"{recipe.path}: the sources yielded no documents")
+    linked = link_statements(docs)
+    if linked and not quiet:
+        print(f"[read] {linked:,} proof and example entries linked to their statements (column about)",
+              file=sys.stderr, flush=True)
     return docs, sources
 
 

@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import label_words
+from mathlas_build.links import PROOF_OF, name_key
 from mathlas_build.retrieval_text import retrieval_text
 from mathlas_build.sources import reader
 from mathlas_build.sources.texscan import label_tail_words
@@ -172,24 +173,16 @@ def _pm_defines(c: Corpus):
                            retrieval_text(replace(d, keywords=[w for w in d.keywords if w != k])), d.id)
 
 
-_PROOF_OF = re.compile(r"^(?:an?\s+|another\s+|alternative\s+|alternate\s+|second\s+|third\s+)?proofs?\s+(?:of|for)\s+"
-                       r"(?:the\s+)?(.+?)(?:\s*\(.*\))?$", re.I)
-
-
-def _title_key(title: str) -> str:
-    return normalise(re.sub(r"^(?:the)\s+", "", title.strip(), flags=re.I))
-
-
 def _pm_proof_of(c: Corpus):
     """PlanetMath "proof of X" entries: X's title asks for X (the statement); the proof is X's hard negative."""
     by_title: dict[str, list[Document]] = defaultdict(list)
     for d in _pm_entries(c):
-        by_title[_title_key(d.name)].append(d)
+        by_title[name_key(d.name)].append(d)
     for p in c.docs.get("planetmath", []):
-        m = _PROOF_OF.match(p.name.strip())
+        m = PROOF_OF.match(p.name.strip())
         if not m:
             continue
-        targets = by_title.get(_title_key(m.group(1)), [])
+        targets = by_title.get(name_key(m.group(1)), [])
         if len(targets) == 1:
             x = targets[0]
             yield Pair("planetmath-proof-of", x.name, x.id, full(x), x.id, neg_id=p.id, neg=full(p))
