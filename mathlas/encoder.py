@@ -17,6 +17,10 @@
     model_file                   ONNX file name (default model.onnx)
 
 Pooling happens here in numpy, never in the graph, so any exported transformer plugs in unchanged.
+
+``pair_inputs`` is the other way a bundle's models read text: a reranker's (query, document) pairs
+(``mathlas.rerank``). It lives here, beside the encoder's tokenisation, because the trainer
+(``build/``) may import this module and must cut and join pairs exactly as search does.
 """
 from __future__ import annotations
 
@@ -76,6 +80,20 @@ class EncoderConfig:
         return cfg
 
 
+THREADS_ENV = "MATHLAS_ENCODER_THREADS"
+
+
+def threads_from_env() -> int | None:
+    """``$MATHLAS_ENCODER_THREADS``: the ONNX session's threads (unset: onnxruntime's default, one
+    per core, spinning between runs, which is fastest for one caller at a time)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= 256:
+        raise EncoderError(f"{THREADS_ENV} must be a whole number from 1 to 256, got {raw!r}")
+    return int(raw)
+
+
 class Encoder:
     """Turns text into unit vectors with the ONNX model of an ``encoder/`` directory.
 
@@ -127,9 +145,15 @@ class Encoder:
                     cfg.pad_token_id = 0
             opts = ort.SessionOptions()
             opts.log_severity_level = 3
-            if self.threads:
-                opts.intra_op_num_threads = self.threads
+            shared = not self.threads and threads_from_env()
+            threads = self.threads or shared
+            if threads:
+                opts.intra_op_num_threads = threads
                 opts.inter_op_num_threads = 1
+            if shared:
+                # the setting of a process that serves concurrent callers (mathlas serve): threads
+                # that spin waiting for the next run take the CPU the other requests need
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             available = set(ort.get_available_providers())
             providers = [p for p in self.providers if p in available] or ["CPUExecutionProvider"]
             try:
@@ -249,3 +273,39 @@ class Encoder:
                          progress: Callable[[int], None] | None = None) -> np.ndarray:
         return self.encode(docs, prompt=self.config.document_prompt, batch_size=batch_size, progress=progress)
 
+
+# pair_inputs cuts texts at this many characters a token before tokenising
+PAIR_CHARS_PER_TOKEN = 12
+
+
+def pair_inputs(tokenizer, pairs: Sequence[tuple[str, str]], *, max_tokens: int, query_tokens: int,
+                pad_id: int = 0) -> dict[str, np.ndarray]:
+    """A cross-encoder's input arrays for (query, document) ``pairs``, one row each.
+
+    A row is the tokenizer's pair template (``[CLS] query [SEP] document [SEP]`` for BERT, token
+    type 1 on the document side), padded on the right to the longest row. The query is cut to
+    ``query_tokens`` tokens and the document to what is left of ``max_tokens``, so a long document
+    never pushes the query out. ``tokenizer`` is a ``tokenizers.Tokenizer`` with truncation and
+    padding off. Texts are cut at ``PAIR_CHARS_PER_TOKEN`` characters a token before tokenising (a
+    PlanetMath entry can run to 50,000 characters; no real token is that long). The reranker at
+    search time and its trainer both read pairs through here.
+    """
+    queries = tokenizer.encode_batch([q[:PAIR_CHARS_PER_TOKEN * query_tokens] for q, _ in pairs],
+                                     add_special_tokens=False)
+    docs = tokenizer.encode_batch([d[:PAIR_CHARS_PER_TOKEN * max_tokens] for _, d in pairs], add_special_tokens=False)
+    specials = tokenizer.num_special_tokens_to_add(True)
+    rows = []
+    for q, d in zip(queries, docs):
+        q.truncate(query_tokens)
+        d.truncate(max(max_tokens - len(q.ids) - specials, 1))
+        e = tokenizer.post_process(q, d)
+        rows.append((e.ids, e.type_ids))
+    width = max((len(ids) for ids, _ in rows), default=0)
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    types = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, (x, t) in enumerate(rows):
+        ids[i, :len(x)] = x
+        types[i, :len(t)] = t
+        mask[i, :len(x)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}

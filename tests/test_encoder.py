@@ -92,3 +92,21 @@ def test_bad_encoder_config(encoder_dir, tmp_path, patch, message):
     (d / "encoder.json").write_text(json.dumps(cfg))
     with pytest.raises(EncoderError, match=message):
         Encoder(d).encode_queries(["x"])
+
+
+def test_threads_from_the_environment(encoder_dir, monkeypatch):
+    # $MATHLAS_ENCODER_THREADS: the session's thread count (mathlas serve sets 1), same vectors
+    from mathlas.encoder import THREADS_ENV, threads_from_env
+
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert threads_from_env() is None
+    default = Encoder(encoder_dir).encode_queries(["Nakayama's lemma"])
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert threads_from_env() == 1
+    one = Encoder(encoder_dir)
+    np.testing.assert_allclose(one.encode_queries(["Nakayama's lemma"]), default, atol=1e-6)
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    for bad in ("0", "two", "-1", "300"):
+        monkeypatch.setenv(THREADS_ENV, bad)
+        with pytest.raises(EncoderError, match=THREADS_ENV):
+            threads_from_env()
