@@ -27,6 +27,9 @@ vectors/float.scale.npy        float32 per-row scale: vector ~= float.i8[row] * 
 graph/dependencies.npz         formal bundles: the reference graph as CSR adjacency (``GRAPH``)
 encoder/                       ``model.onnx`` (+ ``model.onnx_data``), ``tokenizer.json``,
                                ``encoder.json``: the query encoder that made the vectors
+reranker/                      optional: ``model.onnx``, ``tokenizer.json``, ``reranker.json``: a
+                               cross-encoder that rescores the first ``top_n`` fused hits
+                               (``mathlas.rerank``), declared by the manifest's ``reranker`` block
 =============================  =====================================================================
 
 Document ids follow the stable-id table of DESIGN.md (``stacks:<TAG>``, ``planetmath:<name>``,
@@ -94,6 +97,13 @@ ENCODER_DIR = "encoder"
 ENCODER_CONFIG = "encoder/encoder.json"
 # Formal bundles: the reference graph as CSR adjacency (uses / used_by), see mathlas.graph.
 GRAPH = "graph/dependencies.npz"
+# Optional, additive (no format-version change): a reranker, declared by the manifest's ``reranker``
+# block ({"name", "license", "max_tokens", "top_n", "default"}); its files are listed in ``files``
+# like every other file. Older runtimes ignore the block and the directory.
+RERANKER_DIR = "reranker"
+RERANKER_CONFIG = "reranker/reranker.json"
+RERANKER_FILES = ("model.onnx", "tokenizer.json", "reranker.json")
+DEFAULT_RERANK_TOP_N = 40
 
 # Columns of meta/documents.parquet. Paper and formal fields are optional (present when known).
 META_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
@@ -260,7 +270,9 @@ class Manifest:
     ``encoder`` copies encoder.json; ``vectors`` gives ``dims`` and ``float_dtype``; ``lexical``
     gives the query-time field ``boosts``; ``fusion`` the default ``k_rrf`` and channel
     ``weights``; ``files`` maps every other file's path (relative, ``/``-separated) to its size
-    and sha256."""
+    and sha256; ``reranker`` (optional) declares ``reranker/``: its name, licence and
+    ``max_tokens`` from reranker.json, ``top_n`` (how many fused hits it rescores) and ``default``
+    (whether a search reranks when it does not say)."""
 
     name: str
     version: str
@@ -277,6 +289,7 @@ class Manifest:
     lexical: dict[str, Any] = field(default_factory=lambda: {"boosts": dict(DEFAULT_LEXICAL_BOOSTS)})
     fusion: dict[str, Any] = field(default_factory=dict)
     graph: dict[str, Any] = field(default_factory=dict)  # formal bundles: {"edges", "prior", "damping"}
+    reranker: dict[str, Any] = field(default_factory=dict)  # optional: {"name", "top_n", "default", ...}
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mathlas.bundle import DEFAULT_FUSION, ENCODER_DIR, MANIFEST, META, META_ARROW, Manifest, encoder_fingerprint, verify
+from mathlas.bundle import (DEFAULT_FUSION, DEFAULT_RERANK_TOP_N, ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR,
+                            Manifest, encoder_fingerprint, verify)
 from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters, PaperColumns, PaperFilter
@@ -75,6 +76,7 @@ class Bundle:
         self._lexical = None
         self._dense = None
         self._encoder = None
+        self._reranker = None
         self._about: np.ndarray | None = None
         self._columns: dict[str, Any] = {}
         self._ids_sorted: np.ndarray | None = None
@@ -176,6 +178,36 @@ class Bundle:
         vec = self.manifest.vectors
         return self._lazy("_dense", lambda: DenseChannel(self.root, len(self), int(vec["dims"]),
                                                          codes=vec.get("binary_codes", "sign")))
+
+    @property
+    def reranker(self):
+        """The bundle's reranker (``mathlas.rerank.Reranker``), loaded on first use."""
+        from mathlas.rerank import Reranker
+
+        return self._lazy("_reranker", lambda: Reranker(self.root / RERANKER_DIR))
+
+    def rerank_depth(self, req: SearchRequest) -> int:
+        """How many fused hits the reranker rescores for ``req`` (0: it does not rerank)."""
+        declared = self.manifest.reranker or {}
+        if not (declared.get("default", False) if req.rerank is None else req.rerank):
+            return 0
+        if not declared:
+            raise UsageError(f"bundle {self.label} has no reranker; search without rerank "
+                             f"(`mathlas-build add-reranker` adds one to a bundle you built)")
+        return int(declared.get("top_n", DEFAULT_RERANK_TOP_N))
+
+    def rerank(self, req: SearchRequest, fused: list[Fused], found=None) -> list[Fused]:
+        """``fused`` with its first ``rerank_depth(req)`` hits reordered by the reranker (the rest after
+        them, in fused order); ``found``: the findings channel, whose keys follow the bundle's."""
+        from mathlas.rerank import reorder
+
+        head = fused[:self.rerank_depth(req)]
+        if not head:
+            return fused
+        n = len(self)
+        texts = self.table.column("text")
+        docs = [texts[f.key].as_py() or "" if f.key < n else found.findings[f.key - n].search_text for f in head]
+        return reorder(fused, self.reranker.score(req.query, docs))
 
     @property
     def about_keys(self) -> np.ndarray | None:
@@ -387,7 +419,7 @@ class Bundle:
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
         key_weights = self._key_weights(weights, req.kind_weights, req.labels["kind_weights"])
         deep = req.mode == "hybrid" or key_weights is not None or bool(prior_weights) or use_findings
-        top = req.k + req.offset  # ranked through, then the first offset hits are skipped
+        top = max(req.k + req.offset, self.rerank_depth(req))  # ranked through (and reranked), offset hits skipped
         depth = min(max(top, FUSION_DEPTH), MAX_K) if deep else top
         channels = MODE_CHANNELS[req.mode]
         found = None
@@ -426,6 +458,7 @@ class Bundle:
             ours = keys < n  # findings have no document priors
             bonus[ours] = self.prior_bonus(keys[ours], prior_weights)
             fused = add_priors(fused, bonus, top)
+        fused = self.rerank(req, fused, found)
         about = self.about_keys if bundle_part else None
         if about is not None:  # a statement comes back only where filters and weights let it rank
             allowed = filters.allowed

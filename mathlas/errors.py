@@ -31,7 +31,7 @@ class InstallError(MathlasError):
 
 
 class EncoderError(MathlasError):
-    """The bundle's query encoder could not be loaded or run."""
+    """The bundle's query encoder (or its reranker) could not be loaded or run."""
 
 
 class Cancelled(MathlasError):

@@ -37,8 +37,9 @@ class SearchRequest:
     ``k_rrf`` / ``channel_weights`` override the bundle's fusion defaults; ``pool`` is the number of
     binary candidates the dense channel rescores; ``mask`` (a boolean array over document keys)
     keeps only the documents it marks; ``offset`` skips that many of the best hits (paging:
-    ``offset=10, k=10`` is the second page; ``offset + k`` is at most ``MAX_K``). Build one with
-    ``SearchRequest.make``."""
+    ``offset=10, k=10`` is the second page; ``offset + k`` is at most ``MAX_K``); ``rerank``
+    rescores the first fused hits with the bundle's reranker (None: the bundle's default; True on a
+    bundle without one is a ``UsageError``). Build one with ``SearchRequest.make``."""
 
     query: str
     k: int = 10
@@ -55,13 +56,14 @@ class SearchRequest:
     pool: int | None = None
     mask: "np.ndarray | None" = field(default=None, compare=False)
     offset: int = 0
+    rerank: bool | None = None
     labels: Mapping[str, str] = field(default_factory=lambda: dict(LABELS), compare=False)
 
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", sources: Any = None,
              exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
              kind_weights: Any = None, paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
-             pool: Any = None, mask: Any = None, offset: Any = 0,
+             pool: Any = None, mask: Any = None, offset: Any = 0, rerank: Any = None,
              labels: Mapping[str, str] | None = None) -> "SearchRequest":
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
         from mathlas.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
@@ -71,6 +73,8 @@ class SearchRequest:
             raise UsageError("the query is empty; type some words or a formula")
         integer(k, "k", 1, MAX_K)
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
+        if rerank is not None and not isinstance(rerank, bool):
+            raise UsageError(f"rerank must be true, false or null (the bundle's default), got {rerank!r}")
         if mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         weights = None
@@ -102,7 +106,7 @@ class SearchRequest:
                    k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),
                    channel_weights=channel_weights,
                    pool=None if pool is None else integer(pool, "pool", 1, 1_000_000),
-                   mask=mask, offset=offset, labels=names)
+                   mask=mask, offset=offset, rerank=rerank, labels=names)
 
     @property
     def filtered(self) -> bool:

@@ -8,10 +8,13 @@
     mathlas-build plan --docs N --model qwen3-0.6b --gpus G [--gpu h100|a100|cpu] [--dims D]
     mathlas-build pack BUNDLE_DIR [--out artifacts/]
     mathlas-build pairs RECIPE.toml | train-encoder RECIPE.toml  # training pairs, encoder (docs/training.md)
+    mathlas-build train-reranker RECIPE.toml                     # the cross-encoder reranker (docs/training.md)
+    mathlas-build add-reranker BUNDLE_DIR RERANKER_DIR [--top-n 40] [--default on|off]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -52,7 +55,7 @@ def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
     return given or Path("work/shards") / f"{recipe.name}-{recipe.version}"
 
 
-COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder")
+COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder", "train-reranker", "add-reranker")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,13 +106,23 @@ def main(argv: list[str] | None = None) -> int:
     from mathlas_build.training.cli import add_training_parsers
 
     add_training_parsers(sub)
+    a = sub.add_parser("add-reranker", help="add a trained reranker (train-reranker's export) to a built bundle "
+                                            "directory; the manifest lists its files and sha256")
+    a.add_argument("bundle", type=Path, help="a bundle directory you built (not an installed one)")
+    a.add_argument("reranker", type=Path, help="e.g. work/rerankers/<run>")
+    a.add_argument("--top-n", type=int, default=40, help="fused hits it rescores (default 40)")
+    a.add_argument("--default", choices=("on", "off"), default="off",
+                   help="whether a search reranks when it does not say (default off)")
+    a.add_argument("--force", action="store_true", help="replace the bundle's reranker")
+    a.add_argument("-q", "--quiet", action="store_true")
+    a.set_defaults(func=_add_reranker)
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
     k.add_argument("bundle", type=Path)
     k.add_argument("--out", type=Path, default=Path("artifacts"))
     k.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
     try:
-        if getattr(args, "func", None):  # lean, pairs, train-encoder
+        if getattr(args, "func", None):  # lean, pairs, train-encoder, train-reranker, add-reranker
             return args.func(args)
         if args.command == "pack":
             from mathlas_build.release import pack
@@ -179,6 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mathlas-build: interrupted; finished embedding chunks and shards are kept", file=sys.stderr)
         return 130
+
+
+def _add_reranker(args) -> int:
+    from mathlas_build.writer import add_reranker
+
+    block = add_reranker(args.bundle, args.reranker, top_n=args.top_n, default=args.default == "on",
+                         force=args.force, quiet=args.quiet)
+    print(json.dumps(block))
+    return 0
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str,
                         version=recipe.version, sources=sources, description=recipe.description,
                         recipe=recipe.raw, builder=f"mathlas-build {__version__}",
                         lexical=lexical_manifest(recipe.options), fusion=recipe.raw.get("fusion"),
-                        binary_codes=recipe.options.get("binary_codes", "sign"),
+                        binary_codes=recipe.options.get("binary_codes", "sign"), reranker=recipe.reranker,
                         force=force, quiet=quiet)
 
 

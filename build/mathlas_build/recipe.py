@@ -30,13 +30,18 @@ weights = { lexical = 1.0, dense = 1.0 }
 # transform log1 = log(max(x, 1)), identity = x; nulls add 0; weight 0 = off until a query asks
 priors = { citations = { column = "citations", transform = "log1", weight = 0.0 } }
 
+[reranker]                           # optional: a cross-encoder the bundle carries (mathlas-build train-reranker)
+path = "work/rerankers/minilm-math-rerank-v1"   # a reranker directory (model.onnx, tokenizer.json, reranker.json)
+top_n = 40                           # fused hits it rescores
+default = false                      # whether a search reranks when it does not say
+
 [[sources]]
 reader = "stacks"                    # a module of mathlas_build.sources
 path = "stacks-project"              # relative to the corpora root (--corpora / $MATHLAS_CORPORA)
 limit = 0                            # optional: keep only the first N documents (0 = all)
 options = {}                         # optional: passed to the reader's read()
 ```
-Relative encoder paths resolve against the current directory, then the recipe's repository.
+Relative encoder and reranker paths resolve against the current directory, then the recipe's repository.
 Every build given a cache embeds through the per-text embedding cache (``textcache``); the former
 option ``vector_store = true``, which once switched it on, is ignored.
 A reader module may declare ``PRIORS`` (the TheoremSearch reader declares the citation prior): they
@@ -75,6 +80,7 @@ class Recipe:
     options: dict[str, Any]
     raw: dict[str, Any]
     path: Path
+    reranker: dict[str, Any] = field(default_factory=dict)  # [reranker] with ``path`` resolved
 
 
 def default_corpora() -> Path:
@@ -138,17 +144,29 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
             raise RecipeError(f"{path}: sources[{i}] ({s['reader']}): {p} does not exist; set --corpora or MATHLAS_CORPORA")
         sources.append(SourceSpec(s["reader"], p, int(s.get("limit", 0)), dict(s.get("options", {}))))
     _add_priors(raw, sources, path)
-    enc = Path(raw["encoder"]["path"])
-    if not enc.is_absolute():
-        repo = Path(__file__).resolve().parents[2]
-        enc = enc if enc.exists() else repo / enc
+    enc = _local_path(raw["encoder"]["path"])
     if not (enc / "encoder.json").is_file():
         raise RecipeError(f"{path}: encoder directory {enc} has no encoder.json "
                           f"(make it with scripts/export_default_encoder.py)")
     doc_model = raw["encoder"].get("document_model")
     if doc_model and not (enc / doc_model).is_file():
         raise RecipeError(f"{path}: document_model {doc_model} not found in {enc}")
+    reranker = dict(raw.get("reranker") or {})
+    if reranker:
+        if "path" not in reranker:
+            raise RecipeError(f"{path}: [reranker] needs path (a directory made by mathlas-build train-reranker)")
+        reranker["path"] = _local_path(reranker["path"])
+        if not (reranker["path"] / "reranker.json").is_file():
+            raise RecipeError(f"{path}: reranker directory {reranker['path']} has no reranker.json")
     return Recipe(name=raw["name"], version=str(raw["version"]), description=raw.get("description", ""),
                   encoder=enc, encoder_sha256=raw["encoder"].get("sha256"),
                   document_model=raw["encoder"].get("document_model"), sources=sources,
-                  options=dict(raw.get("options", {})), raw=raw, path=path)
+                  options=dict(raw.get("options", {})), raw=raw, path=path, reranker=reranker)
+
+
+def _local_path(given: str) -> Path:
+    """A recipe's path to a local directory: as given when absolute or present, else under the repository."""
+    p = Path(given)
+    if p.is_absolute() or p.exists():
+        return p
+    return Path(__file__).resolve().parents[2] / p

@@ -191,6 +191,66 @@ def copy_encoder(encoder_dir: Path, dest: Path) -> dict:
     return config
 
 
+def copy_reranker(reranker_dir: Path, dest: Path, *, top_n: int = fmt.DEFAULT_RERANK_TOP_N,
+                  default: bool = False) -> dict:
+    """Copy a reranker directory (``mathlas-build train-reranker``'s export) into ``dest``; returns the
+    manifest's ``reranker`` block."""
+    import json
+
+    reranker_dir = Path(reranker_dir)
+    missing = [f for f in fmt.RERANKER_FILES if not (reranker_dir / f).is_file()]
+    if missing:
+        raise ValueError(f"{reranker_dir} is not a reranker directory: no {', '.join(missing)}")
+    meta = json.loads((reranker_dir / "reranker.json").read_text(encoding="utf-8"))
+    if not isinstance(meta.get("max_tokens"), int):
+        raise ValueError(f"{reranker_dir / 'reranker.json'}: max_tokens must be an integer")
+    if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= 1000:  # mathlas.request.MAX_K
+        raise ValueError(f"reranker top_n must be an integer in 1..1000, not {top_n!r}")
+    if not isinstance(default, bool):
+        raise ValueError(f"reranker default must be true or false, not {default!r}")
+    dest.mkdir(parents=True)
+    for name in fmt.RERANKER_FILES:
+        shutil.copyfile(reranker_dir / name, dest / name)
+        os.chmod(dest / name, 0o644)
+    os.chmod(dest, 0o755)
+    return {"name": meta.get("name", ""), "license": meta.get("license", ""), "max_tokens": meta["max_tokens"],
+            "top_n": top_n, "default": default}
+
+
+def add_reranker(bundle_dir: Path, reranker_dir: Path, *, top_n: int = fmt.DEFAULT_RERANK_TOP_N,
+                 default: bool = False, force: bool = False, quiet: bool = False) -> dict:
+    """Add a trained reranker to a built bundle directory: its files go into ``reranker/`` (written
+    beside it, then renamed), then the manifest is replaced atomically with their sizes and sha256
+    in ``files`` and the ``reranker`` block, so until that last step the bundle is the old one.
+    Returns the block."""
+    root = Path(bundle_dir)
+    manifest = fmt.verify(root, checksums=False)
+    dest = root / fmt.RERANKER_DIR
+    if (dest.exists() or manifest.reranker) and not force:
+        raise FileExistsError(f"{root} already has a reranker; pass --force to replace it")
+    tmp = root / f".{fmt.RERANKER_DIR}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    old = root / f".{fmt.RERANKER_DIR}.old-{os.getpid()}"
+    try:
+        block = copy_reranker(reranker_dir, tmp, top_n=top_n, default=default)
+        if dest.exists():
+            os.rename(dest, old)
+        os.rename(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    prefix = fmt.RERANKER_DIR + "/"
+    files = {rel: e for rel, e in manifest.files.items() if not rel.startswith(prefix)}
+    files.update({prefix + rel: e for rel, e in fmt.file_entries(dest).items()})
+    manifest.files = dict(sorted(files.items()))
+    manifest.reranker = block
+    fmt.write_manifest(root, manifest)
+    shutil.rmtree(old, ignore_errors=True)
+    _say(f"[write] reranker {block['name']} added to {root} (top_n {top_n}, default {'on' if default else 'off'})",
+         quiet)
+    return block
+
+
 def lexical_manifest(options: dict) -> dict:
     """The manifest's ``lexical`` block from a recipe's options ``lexical_boosts``, ``lexical_symbols``
     and ``lexical_identifiers`` (the last two written only when set)."""
@@ -209,10 +269,11 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
                  lexical: dict | None = None, fusion: dict | None = None, binary_codes: str = "sign",
-                 force: bool = False, quiet: bool = False) -> Path:
+                 reranker: dict | None = None, force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``. ``lexical`` is the manifest's
     ``lexical`` block (``lexical_manifest`` of a recipe's options); ``binary_codes`` the codes of
-    the binary index (``fmt.BINARY_CODES``, a recipe's ``[options] binary_codes``)."""
+    the binary index (``fmt.BINARY_CODES``, a recipe's ``[options] binary_codes``); ``reranker``
+    a recipe's ``[reranker]`` table (``path``, optional ``top_n`` and ``default``)."""
     out = Path(out)
     lexical = lexical or lexical_manifest({})
     if binary_codes not in fmt.BINARY_CODES:
@@ -240,6 +301,9 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         _say(f"[write] binary HNSW ({binary_codes} codes) + int8 vectors", quiet)
         vec_info = write_vectors(vectors, tmp, codes=binary_codes)
         encoder = copy_encoder(Path(encoder_dir), tmp / fmt.ENCODER_DIR)
+        rerank = {} if not reranker else copy_reranker(
+            reranker["path"], tmp / fmt.RERANKER_DIR, top_n=reranker.get("top_n", fmt.DEFAULT_RERANK_TOP_N),
+            default=reranker.get("default", False))
         for dirpath, dirnames, filenames in os.walk(tmp):  # tantivy writes some files 0600
             for d in dirnames:
                 os.chmod(os.path.join(dirpath, d), 0o755)
@@ -252,7 +316,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
             lexical=lexical,
-            fusion={**fmt.DEFAULT_FUSION, **(fusion or {})}, graph=graph or {})
+            fusion={**fmt.DEFAULT_FUSION, **(fusion or {})}, graph=graph or {}, reranker=rerank)
         fmt.write_manifest(tmp, manifest)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")

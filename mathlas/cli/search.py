@@ -3,6 +3,7 @@ retrieval evaluation on the command line. Importing this module is light (the se
 """
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import textwrap
@@ -28,6 +29,8 @@ def _add_search(sub) -> None:
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
     p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="rescore the best hits with the bundle's reranker, or not (default: the bundle's choice)")
     g = p.add_argument_group("paper filters (bundles of papers, e.g. TheoremSearch; docs/papers.md)")
     g.add_argument("--author", action="append", dest="authors", metavar="NAME",
                    help="an author's name, whole words, e.g. 'T. Tao' (repeatable: any of them)")
@@ -128,7 +131,8 @@ def cmd_search(args) -> int:
     source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
                                   source_filter=source_filter if args.sources or args.exclude else None,
-                                  paper_filter=_paper_filter(args), priors=_priors(args.priors), offset=args.offset)
+                                  paper_filter=_paper_filter(args), priors=_priors(args.priors), offset=args.offset,
+                                  rerank=args.rerank)
     if args.json:
         print_json(result)
     else:

@@ -1,4 +1,4 @@
-"""``mathlas-build pairs RECIPE`` and ``mathlas-build train-encoder RECIPE`` (docs/training.md)."""
+"""``mathlas-build pairs RECIPE``, ``train-encoder RECIPE`` and ``train-reranker RECIPE`` (docs/training.md)."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +24,18 @@ def add_training_parsers(sub) -> None:
                    help="only run the proxy evaluation of a checkpoint (default: the newest) and exit")
     _common(t)
     t.set_defaults(func=_train)
+    r = sub.add_parser("train-reranker", help="train the cross-encoder reranker on the recipe's pairs (resumes), "
+                                              "then export it (work/rerankers/<run>/)")
+    r.add_argument("recipe", type=Path)
+    r.add_argument("--run", help="run name (default: the recipe's [rerank] run): work/train/<run>/")
+    r.add_argument("--pairs", type=Path, help="pairs.jsonl (default: work/pairs/<name>-<version>/pairs.jsonl)")
+    r.add_argument("--threads", type=int, help="torch threads (default: the recipe's, else 1)")
+    r.add_argument("--max-steps", type=int, help="stop after N steps in this call; rerun to resume")
+    r.add_argument("--no-export", action="store_true", help="do not export when the run is complete")
+    r.add_argument("--measure", type=int, metavar="STEPS",
+                   help="only time STEPS optimizer steps of these settings (nothing kept) and print s/step")
+    _common(r)
+    r.set_defaults(func=_train_reranker)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -53,12 +65,30 @@ def _train(args) -> int:
                                   else None, pairs_path=args.pairs, threads=args.threads, quiet=args.quiet)
         print(json.dumps(row, indent=1))
         return 0
+    return _resumable(lambda: train_encoder(recipe, run=args.run, pairs_path=args.pairs, max_steps=args.max_steps,
+                                            threads=args.threads, export=not args.no_export, quiet=args.quiet))
+
+
+def _resumable(train) -> int:
+    """Run a training call and print its summary; an interrupt says how to resume."""
     try:
-        s = train_encoder(recipe, run=args.run, pairs_path=args.pairs, max_steps=args.max_steps,
-                          threads=args.threads, export=not args.no_export, quiet=args.quiet)
+        summary = train()
     except KeyboardInterrupt:
         print("mathlas-build: interrupted; rerun the same command to resume from the last checkpoint",
               file=sys.stderr)
         return 130
-    print(json.dumps(s, indent=1))
+    print(json.dumps(summary, indent=1))
     return 0
+
+
+def _train_reranker(args) -> int:
+    from mathlas_build.training.recipe import load_training_recipe
+    from mathlas_build.training.rerank import measure_steps, train_reranker
+
+    recipe = load_training_recipe(args.recipe, args.corpora, args.eval_dir)
+    if args.measure:
+        rate = measure_steps(recipe, args.measure, threads=args.threads, pairs_path=args.pairs)
+        print(json.dumps({"steps": args.measure, "s_per_step": round(rate, 3)}))
+        return 0
+    return _resumable(lambda: train_reranker(recipe, run=args.run, pairs_path=args.pairs, max_steps=args.max_steps,
+                                             threads=args.threads, export=not args.no_export, quiet=args.quiet))

