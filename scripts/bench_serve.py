@@ -10,7 +10,8 @@ so the load generator costs little CPU) until ``--requests`` requests are done o
 pass, whichever comes first; the run stops by itself and stops the server. Reported per level:
 requests, errors (non-200 or connection errors), throughput, p50/p99 latency, the server's RSS
 before and after; and the in-process baseline (the same queries through ``Bundle.search`` on
-1 and on N threads) with the overhead ratio of p50 latencies. Queries cycle through
+1 and on N threads) with the overhead ratio of p50 latencies. Both run with ``$MATHLAS_ENCODER_THREADS``
+(default 1, as ``mathlas serve`` sets it). Queries cycle through
 ``shared/eval/informal-dev.jsonl`` when it is there, else a built-in list. Loopback only.
 """
 from __future__ import annotations
@@ -202,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     qs = queries()
+    # the in-process baseline runs its searches the way the server does (mathlas serve's default:
+    # one ONNX thread a search, no spinning); the server inherits the same value
+    os.environ.setdefault("MATHLAS_ENCODER_THREADS", "1")
+    encoder_threads = os.environ["MATHLAS_ENCODER_THREADS"]
 
     base = {c: in_process(args.bundle, qs, c, args.baseline_requests) for c in sorted({1, max(levels)} | set(levels))}
     server = Server(args.bundle, args.workers, args.threads)
@@ -217,12 +222,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"c={c}: {r}", file=sys.stderr, flush=True)
     finally:
         server.stop()
-    out = {"endpoint": args.endpoint, "workers": args.workers, "threads": args.threads, "queries": len(qs), "cpus": os.cpu_count(),
+    out = {"endpoint": args.endpoint, "workers": args.workers, "threads": args.threads, "encoder_threads": encoder_threads,
+           "queries": len(qs), "cpus": os.cpu_count(),
            "load_average": os.getloadavg(), "levels": results}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"endpoint {args.endpoint}, {args.workers} worker(s), {len(qs)} distinct queries, {os.cpu_count()} CPUs, "
+    print(f"endpoint {args.endpoint}, {args.workers} worker(s), encoder threads {encoder_threads}, "
+          f"{len(qs)} distinct queries, {os.cpu_count()} CPUs, "
           f"load average before {out['load_average'][0]:.2f}")
     print("| concurrency | requests | errors | req/s | p50 ms | p99 ms | RSS before → after MB | in-process req/s | "
           "in-process p50 ms | overhead (p50) |")

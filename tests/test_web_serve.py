@@ -129,6 +129,26 @@ def test_parser_defaults_and_run_hook(monkeypatch):
     assert cli.config_from_args(_parse(["--host", "0.0.0.0"])).token == "from-the-environment"
 
 
+@pytest.mark.parametrize("preset, expected", [(None, "1"), ("2", "2")])
+def test_serve_gives_each_search_one_encoder_thread(monkeypatch, preset, expected):
+    # the server's searches run side by side: one ONNX thread each, unless the user set a number
+    import uvicorn
+
+    from mathlas.encoder import THREADS_ENV
+    from mathlas.web import cli
+
+    assert cli.ENCODER_THREADS_ENV == THREADS_ENV
+    env = {k: v for k, v in os.environ.items() if k != THREADS_ENV}  # what run() sets stays in this test
+    if preset is not None:
+        env[THREADS_ENV] = preset
+    monkeypatch.setattr(os, "environ", env)
+    seen = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: seen.append(os.environ.get(THREADS_ENV)))
+    monkeypatch.setattr(cli.signal, "signal", lambda *a: None)
+    assert cli.run(_parse(["--port", "0", "-q"])) == 0
+    assert seen == [expected]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--host", "0.0.0.0"], "give --token"),
     (["--host", "192.0.2.1"], "give --token"),

@@ -155,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
     # uvicorn stops on SIGTERM/SIGINT after the requests in flight finish, then re-raises the signal
     # to the handler in place before it started: this one, so a requested stop exits 0.
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    # one ONNX thread a search, none spinning between runs: the requests in flight are the
+    # parallelism (docs/http.md, "Load"); workers inherit it. $MATHLAS_ENCODER_THREADS overrides.
+    os.environ.setdefault(ENCODER_THREADS_ENV, "1")
     try:
         if config.workers > 1:
             from uvicorn.supervisors import Multiprocess
@@ -173,6 +176,10 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
     print("mathlas serve: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+# mathlas.encoder.THREADS_ENV (not imported: the server loads numpy with its first search)
+ENCODER_THREADS_ENV = "MATHLAS_ENCODER_THREADS"
 
 
 def main(argv: list[str] | None = None) -> int:
