@@ -94,6 +94,49 @@ def threads_from_env() -> int | None:
     return int(raw)
 
 
+def model_files(directory: Path, model_file: str, what: str):
+    """(the ONNX model's path, its ``tokenizers.Tokenizer`` with padding and truncation off) of a model
+    directory; ``EncoderError`` naming what is missing (``what``: "encoder", "reranker")."""
+    try:
+        import onnxruntime  # noqa: F401  (onnx_session's; missing: the message below)
+        from tokenizers import Tokenizer
+    except ImportError as e:  # pragma: no cover - runtime deps
+        raise EncoderError(f"the {what} needs onnxruntime and tokenizers: {e}") from None
+    model, tok_path = Path(directory) / model_file, Path(directory) / "tokenizer.json"
+    for p in (model, tok_path):
+        if not p.is_file():
+            raise EncoderError(f"{what} file missing: {p}")
+    tok = Tokenizer.from_file(str(tok_path))
+    tok.no_padding()
+    tok.no_truncation()
+    return model, tok
+
+
+def onnx_session(model: Path, threads: int | None = None, providers: Sequence[str] = ("CPUExecutionProvider",)):
+    """An onnxruntime session for a bundle's model (the encoder's, the reranker's): ``threads`` intra-op
+    threads, else ``$MATHLAS_ENCODER_THREADS`` without spinning (a server's setting), else
+    onnxruntime's default; the first of ``providers`` that is available, else the CPU."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    shared = not threads and threads_from_env()
+    threads = threads or shared
+    if threads:
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+    if shared:
+        # the setting of a process that serves concurrent callers (mathlas serve): threads
+        # that spin waiting for the next run take the CPU the other requests need
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    available = set(ort.get_available_providers())
+    chosen = [p for p in providers if p in available] or ["CPUExecutionProvider"]
+    try:
+        return ort.InferenceSession(str(model), sess_options=opts, providers=chosen)
+    except Exception as e:  # onnxruntime raises its own exception types
+        raise EncoderError(f"cannot load {model}: {e}") from None
+
+
 class Encoder:
     """Turns text into unit vectors with the ONNX model of an ``encoder/`` directory.
 
@@ -118,19 +161,7 @@ class Encoder:
         with self._lock:
             if self._session is not None:
                 return
-            try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
-            except ImportError as e:  # pragma: no cover - runtime deps
-                raise EncoderError(f"the encoder needs onnxruntime and tokenizers: {e}") from None
-            model = self.directory / self.model_file
-            tok_path = self.directory / "tokenizer.json"
-            for p in (model, tok_path):
-                if not p.is_file():
-                    raise EncoderError(f"encoder file missing: {p}")
-            tok = Tokenizer.from_file(str(tok_path))
-            tok.no_padding()
-            tok.no_truncation()
+            model, tok = model_files(self.directory, self.model_file, "encoder")
             cfg = self.config
             if cfg.append_token is not None:
                 self._append_id = tok.token_to_id(cfg.append_token)
@@ -143,23 +174,7 @@ class Encoder:
                         break
                 else:
                     cfg.pad_token_id = 0
-            opts = ort.SessionOptions()
-            opts.log_severity_level = 3
-            shared = not self.threads and threads_from_env()
-            threads = self.threads or shared
-            if threads:
-                opts.intra_op_num_threads = threads
-                opts.inter_op_num_threads = 1
-            if shared:
-                # the setting of a process that serves concurrent callers (mathlas serve): threads
-                # that spin waiting for the next run take the CPU the other requests need
-                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            available = set(ort.get_available_providers())
-            providers = [p for p in self.providers if p in available] or ["CPUExecutionProvider"]
-            try:
-                session = ort.InferenceSession(str(model), sess_options=opts, providers=providers)
-            except Exception as e:  # onnxruntime raises its own exception types
-                raise EncoderError(f"cannot load {model}: {e}") from None
+            session = onnx_session(model, self.threads, self.providers)
             names = {i.name for i in session.get_inputs()}
             missing = [n for n in cfg.inputs if n not in names]
             if missing:

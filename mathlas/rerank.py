@@ -68,7 +68,8 @@ class RerankerConfig:
 class Reranker:
     """Scores (query, document) pairs with the ONNX cross-encoder of a ``reranker/`` directory.
 
-    Thread-safe; the session is created on first use (``threads``: onnxruntime intra-op threads)."""
+    Thread-safe; the session is created on first use (``threads``: onnxruntime intra-op threads; as the
+    encoder's, see ``mathlas.encoder.onnx_session``)."""
 
     def __init__(self, directory: str | os.PathLike, *, threads: int | None = None, model_file: str | None = None):
         self.directory = Path(directory)
@@ -83,27 +84,10 @@ class Reranker:
         with self._lock:
             if self._session is not None:
                 return
-            try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
-            except ImportError as e:  # pragma: no cover - runtime deps
-                raise EncoderError(f"the reranker needs onnxruntime and tokenizers: {e}") from None
-            model, tok_path = self.directory / self.model_file, self.directory / "tokenizer.json"
-            for p in (model, tok_path):
-                if not p.is_file():
-                    raise EncoderError(f"reranker file missing: {p}")
-            tok = Tokenizer.from_file(str(tok_path))
-            tok.no_padding()
-            tok.no_truncation()
-            opts = ort.SessionOptions()
-            opts.log_severity_level = 3
-            if self.threads:
-                opts.intra_op_num_threads = self.threads
-                opts.inter_op_num_threads = 1
-            try:
-                session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
-            except Exception as e:  # onnxruntime raises its own exception types
-                raise EncoderError(f"cannot load {model}: {e}") from None
+            from mathlas.encoder import model_files, onnx_session
+
+            model, tok = model_files(self.directory, self.model_file, "reranker")
+            session = onnx_session(model, self.threads)
             missing = [n for n in self.config.inputs if n not in {i.name for i in session.get_inputs()}]
             if missing:
                 raise EncoderError(f"{model} has no input(s) {missing}")

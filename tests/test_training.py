@@ -248,21 +248,26 @@ def test_exported_onnx_matches_torch(tiny_run):
 def test_interrupted_run_resumes_to_the_same_weights(tiny_run, tmp_path):
     root, base, pairs, _, _, _ = tiny_run
     recipe = load_training_recipe(_train_recipe(tmp_path, base))
-    first = train_encoder(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", max_steps=5, export=False,
-                          quiet=True)
-    assert first["step"] == 5
-    ckpts = sorted((tmp_path / "runs" / "tiny" / "checkpoints").glob("step-*.pt"))
-    assert [p.name for p in ckpts] == ["step-000004.pt"]
-    # the interrupted call got to step 5, the checkpoint holds step 4: the rerun redoes step 5
-    second = train_encoder(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", export=False, quiet=True)
-    assert second["step"] == second["total"] and second["steps_here"] == second["total"] - 4
-    assert "resumed from step-000004.pt" in (tmp_path / "runs" / "tiny" / "log.txt").read_text()
+    # the interrupted call gets to step 5, the checkpoint holds step 4: the rerun redoes step 5
+    assert_resumes_to_the_same_weights(train_encoder, recipe, pairs, tmp_path / "runs" / "tiny", stop=5, checkpoint=4,
+                                       whole=root / "runs" / "tiny" / "hf")
+
+
+def assert_resumes_to_the_same_weights(train, recipe, pairs: Path, run_dir: Path, *, stop: int, checkpoint: int,
+                                       whole: Path) -> None:
+    """``train`` stopped after ``stop`` steps (its last checkpoint: ``checkpoint``) and run again resumes from
+    that checkpoint and ends with the weights of the uninterrupted run saved in ``whole`` (an hf/ directory)."""
+    first = train(recipe, pairs_path=pairs, runs_root=run_dir.parent, max_steps=stop, export=False, quiet=True)
+    assert first["step"] == stop
+    ckpts = sorted((run_dir / "checkpoints").glob("step-*.pt"))
+    assert ckpts[-1].name == f"step-{checkpoint:06d}.pt"
+    second = train(recipe, pairs_path=pairs, runs_root=run_dir.parent, export=False, quiet=True)
+    assert second["step"] == second["total"] and second["steps_here"] == second["total"] - checkpoint
+    assert f"resumed from step-{checkpoint:06d}.pt" in (run_dir / "log.txt").read_text()
     from safetensors.torch import load_file
 
-    whole = load_file(str(root / "runs" / "tiny" / "hf" / "model.safetensors"))
-    state = torch.load(sorted((tmp_path / "runs" / "tiny" / "checkpoints").glob("step-*.pt"))[-1],
-                       weights_only=False)["model"]
-    for k, v in whole.items():
+    state = torch.load(sorted((run_dir / "checkpoints").glob("step-*.pt"))[-1], weights_only=False)["model"]
+    for k, v in load_file(str(whole / "model.safetensors")).items():
         assert torch.allclose(v, state[k], atol=1e-6), k
 
 

