@@ -63,7 +63,7 @@ SEARCH = {"query": _TEXT, "k": K, "offset": OFFSET}
 
 FACTS: dict[str, ToolFacts] = {
     "search_existing_math": ToolFacts("Search known mathematics", args={
-        **SEARCH, "source_filter": SOURCE_FILTER, "source_weights": WEIGHTS, "kinds": _STRINGS,
+        **SEARCH, "source_filter": SOURCE_FILTER, "source_weights": WEIGHTS, "kinds": _STRINGS, "kind_weights": WEIGHTS,
         "paper_filter": PAPER_FILTER, "priors": PRIORS}),
     "get_by_id": ToolFacts("Whole document by id", args={"id": _TEXT}),
     "get_statement": ToolFacts("Statement by id", args={"id": _TEXT}),

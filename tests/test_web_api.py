@@ -44,6 +44,8 @@ def one_line_error(r, status: int, fragment: str) -> str:
     ({"q": "theorem", "exclude_source": "stacks", "kind": "theorem"}, ["--exclude-source", "stacks", "--kind", "theorem"]),
     ({"q": "ring", "mode": "lexical", "k": 3}, ["--mode", "lexical", "-k", "3"]),
     ({"q": "compact", "mode": "dense", "k": 4}, ["--mode", "dense", "-k", "4"]),
+    ({"q": "module", "k": 3, "offset": 2, "kind_weight": ["lemma=0.5", "definition=0"], "rerank": "false"},
+     ["-k", "3", "--offset", "2", "--kind-weight", "lemma=0.5", "--kind-weight", "definition=0", "--no-rerank"]),
 ])
 def test_search_is_the_cli_json(web, tiny_bundle_dir, params, argv):
     r = web.get("/api/search", params=params)
@@ -112,6 +114,11 @@ def test_a_served_bundle_by_name_or_label(web):
     ("/api/search", {"q": "ring", "author": "Tao"}, 422, "paper"),
     ("/api/search", {"q": "ring", "prior": "citations"}, 422, "prior takes NAME=WEIGHT"),
     ("/api/search", {"q": "ring", "prior": "nope=1"}, 422, "unknown prior 'nope'"),
+    ("/api/search", {"q": "ring", "kind_weight": "proof"}, 422, "kind_weight takes NAME=WEIGHT"),
+    ("/api/search", {"q": "ring", "kind_weight": "proof=-1"}, 422, "must be a finite number >= 0"),
+    ("/api/search", {"q": "ring", "rerank": "maybe"}, 422, "rerank must be true or false"),
+    ("/api/search", {"q": "ring", "rerank": "true"}, 422, "has no reranker"),
+    ("/api/search", {"q": "ring", "offset": -1}, 422, "offset must be an integer"),
     ("/api/search", {"q": "ring", "year_min": "1990s"}, 422, "year_min must be an integer"),
     ("/api/search", {"q": "ring", "journal": "maybe"}, 422, "journal must be yes or no"),
     ("/api/search", {"q": "ring", "colour": "red"}, 422, "unknown parameter 'colour'"),

@@ -44,6 +44,8 @@ def _add_search(sub) -> None:
                    help="only papers with (yes) or without (no) a journal reference")
     p.add_argument("--prior", action="append", dest="priors", metavar="NAME=W",
                    help="weight of a document prior the bundle declares, e.g. citations=0.002 (repeatable)")
+    p.add_argument("--kind-weight", action="append", dest="kind_weights", metavar="KIND=W",
+                   help="factor on a kind's scores over the bundle's own, e.g. proof=0.5; 0 drops the kind (repeatable)")
     bundle_option(p)
     json_option(p)
     quiet_option(p)
@@ -58,7 +60,8 @@ def _paper_filter(args) -> dict | None:
     return pf or None
 
 
-def _priors(items: list[str] | None) -> dict[str, float] | None:
+def _priors(items: list[str] | None, flag: str = "--prior", example: str = "citations=0.002") -> dict[str, float] | None:
+    """``NAME=WEIGHT`` options as a dict (None for none); the library checks the values."""
     if not items:
         return None
     out = {}
@@ -69,7 +72,7 @@ def _priors(items: list[str] | None) -> dict[str, float] | None:
         except ValueError:
             sep = ""
         if not sep or not name.strip():
-            raise UsageError(f"--prior takes NAME=WEIGHT, e.g. citations=0.002, got {item!r}")
+            raise UsageError(f"{flag} takes NAME=WEIGHT, e.g. {example}, got {item!r}")
     return out
 
 
@@ -132,7 +135,8 @@ def cmd_search(args) -> int:
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
                                   source_filter=source_filter if args.sources or args.exclude else None,
                                   paper_filter=_paper_filter(args), priors=_priors(args.priors), offset=args.offset,
-                                  rerank=args.rerank)
+                                  rerank=args.rerank,
+                                  kind_weights=_priors(args.kind_weights, "--kind-weight", "proof=0.5"))
     if args.json:
         print_json(result)
     else:

@@ -61,7 +61,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
                          kinds: list[str] | None = None, bundle: str | None = None,
                          paper_filter: dict[str, Any] | None = None,
                          priors: dict[str, float] | None = None, offset: int = 0,
-                         rerank: bool | None = None) -> SearchResult:
+                         rerank: bool | None = None, kind_weights: dict[str, float] | None = None) -> SearchResult:
     """Search known mathematics (Stacks Project, PlanetMath, HoTT book, Open Logic, Napkin, ProofNet,
     your add_finding results) for statements matching a question, claim or formula: use it before
     proving something. Hits have stable ids for get_statement and get_by_id.
@@ -78,6 +78,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         priors: weights of the bundle's document priors, e.g. {"citations": 0.002}.
         offset: skip this many hits (next page: offset + k).
         rerank: rescore the top hits with the bundle's reranker; default: the bundle's choice.
+        kind_weights: factor on a kind's score, e.g. {"proof": 0.5}; 0 drops it.
     """
     from mathlas.engine import open_bundle
     from mathlas.findings.store import open_store
@@ -86,7 +87,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
     # bad input fails here, before a bundle is opened (or installed)
     req = SearchRequest.make(query, k, mode=mode, sources=include, exclude_sources=exclude, kinds=kinds,
                              source_weights=source_weights, paper_filter=paper_filter, priors=priors,
-                             offset=offset, rerank=rerank, labels=_LABELS)
+                             offset=offset, rerank=rerank, kind_weights=kind_weights, labels=_LABELS)
     b = open_bundle(bundle)
     hits = b.rank(req, findings=open_store())
     return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits,

@@ -139,11 +139,13 @@ class Served:
 
 def search(query: str, *, k: int = 10, mode: str = "hybrid", sources: list[str] | None = None,
            exclude: list[str] | None = None, kinds: list[str] | None = None, bundle: str | None = None,
-           paper_filter: dict | None = None, priors: dict | None = None) -> dict:
+           paper_filter: dict | None = None, priors: dict | None = None, offset: int = 0,
+           rerank: bool | None = None, kind_weights: dict | None = None) -> dict:
     """``mathlas search --json``: the ``search_existing_math`` result as a dict (built the way the CLI builds it)."""
     source_filter = {"include": sources or [], "exclude": exclude or []} if sources or exclude else None
     return _asdict(search_existing_math(query, k=k, mode=mode, kinds=kinds or None, bundle=bundle,
-                                        source_filter=source_filter, paper_filter=paper_filter, priors=priors))
+                                        source_filter=source_filter, paper_filter=paper_filter, priors=priors,
+                                        offset=offset, rerank=rerank, kind_weights=kind_weights))
 
 
 def document(doc_id: str, bundle: str | None = None) -> dict:

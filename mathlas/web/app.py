@@ -183,8 +183,10 @@ class Params:
         return v
 
 
-SEARCH_PARAMS = ("q", "query", "k", "mode", "source", "exclude_source", "kind", "author", "category", "year_min",
-                 "year_max", "citations_min", "citations_max", "journal", "prior", "bundle")
+SEARCH_PARAMS = ("q", "query", "k", "offset", "mode", "source", "exclude_source", "kind", "author", "category",
+                 "year_min", "year_max", "citations_min", "citations_max", "journal", "prior", "kind_weight",
+                 "rerank", "bundle")
+BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "bundle")
 DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
 
@@ -197,18 +199,30 @@ def _search_args(p: Params) -> dict[str, Any]:
     pf = {"authors": p.list("author"), "categories": p.list("category"), "year_min": p.int("year_min"),
           "year_max": p.int("year_max"), "citations_min": p.int("citations_min"),
           "citations_max": p.int("citations_max"), "journal_published": None if journal is None else journal == "yes"}
-    priors = {}
-    for item in p.list("prior") or []:
-        name, sep, w = item.partition("=")
+    rerank = p.str("rerank")
+    if rerank is not None and rerank.lower() not in BOOLEANS:
+        raise ApiError(422, f"rerank must be true or false, got {rerank!r}")
+    return {"query": p.str("q", "query") or "", "k": p.int("k", 10, 1, MAX_K), "offset": p.int("offset", 0, 0),
+            "mode": p.str("mode") or "hybrid",
+            "sources": p.list("source"), "exclude": p.list("exclude_source"), "kinds": p.list("kind"),
+            "paper_filter": {key: v for key, v in pf.items() if v is not None} or None,
+            "priors": _name_weights(p, "prior", "citations=0.002"),
+            "kind_weights": _name_weights(p, "kind_weight", "proof=0.5"),
+            "rerank": None if rerank is None else BOOLEANS[rerank.lower()]}
+
+
+def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None:
+    """Repeated ``name=NAME=WEIGHT`` parameters as a dict (the CLI's ``--prior`` / ``--kind-weight``)."""
+    out = {}
+    for item in p.list(name) or []:
+        key, sep, w = item.partition("=")
         try:
-            priors[name.strip()] = float(w)
+            out[key.strip()] = float(w)
         except ValueError:
             sep = ""
-        if not sep or not name.strip():
-            raise ApiError(422, f"prior takes NAME=WEIGHT, e.g. citations=0.002, got {item!r}")
-    return {"query": p.str("q", "query") or "", "k": p.int("k", 10, 1, MAX_K), "mode": p.str("mode") or "hybrid",
-            "sources": p.list("source"), "exclude": p.list("exclude_source"), "kinds": p.list("kind"),
-            "paper_filter": {key: v for key, v in pf.items() if v is not None} or None, "priors": priors or None}
+        if not sep or not key.strip():
+            raise ApiError(422, f"{name} takes NAME=WEIGHT, e.g. {example}, got {item!r}")
+    return out or None
 
 
 def _check_query(q: str) -> None:

@@ -104,6 +104,7 @@ def openapi_document(config: "ServeConfig") -> dict[str, Any]:
     search_params = [
         _q("q", STR, "the query: words, a claim or a formula (LaTeX welcome); `query` is an alias", required=True),
         _q("k", {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}, "number of hits"),
+        _q("offset", {"type": "integer", "minimum": 0, "default": 0}, "skip this many of the best hits (next page: offset + k)"),
         _q("mode", MODE, "hybrid, lexical (BM25) or dense"),
         _q("source", STR, "only these sources", many=True), _q("exclude_source", STR, "drop these sources", many=True),
         _q("kind", STR, "only these kinds, e.g. theorem", many=True),
@@ -113,6 +114,8 @@ def openapi_document(config: "ServeConfig") -> dict[str, Any]:
         _q("citations_min", INT, "paper bundles"), _q("citations_max", INT, "paper bundles"),
         _q("journal", {"type": "string", "enum": ["yes", "no"]}, "paper bundles: with or without a journal reference"),
         _q("prior", STR, "NAME=WEIGHT of a document prior the bundle declares", many=True),
+        _q("kind_weight", STR, "KIND=WEIGHT: factor on a kind's scores, e.g. proof=0.5; 0 drops the kind", many=True),
+        _q("rerank", {"type": "boolean"}, "rescore the best hits with the bundle's reranker; default: the bundle's choice"),
         _q("bundle", STR, "one of the served bundles (GET /api/bundles); default: the first"),
     ]
     paths: dict[str, Any] = {
