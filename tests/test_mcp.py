@@ -135,9 +135,10 @@ def _processes() -> dict[int, tuple[int, str]]:
     return out
 
 
-def descendants(pid: int) -> dict[int, str]:
-    """The processes below ``pid`` (children, grandchildren...): pid -> command line."""
-    procs = _processes()
+def descendants(pid: int, procs: dict[int, tuple[int, str]] | None = None) -> dict[int, str]:
+    """The processes below ``pid`` (children, grandchildren...): pid -> command line; ``procs``: a
+    snapshot of ``_processes()`` to read (default: a new one)."""
+    procs = _processes() if procs is None else procs
     out: dict[int, str] = {}
     frontier = [pid]
     while frontier:
@@ -646,15 +647,25 @@ def long_srv(tiny_bundle_dir, tmp_path_factory):
 
 def _workers(pid: int) -> dict[int, str]:
     """What runs below the server, less the numeric worker server (a pool, started once, kept)."""
-    procs = descendants(pid)
-    pool = {p for p, cmd in procs.items() if "numeric._zygote" in cmd and _processes()[p][0] == pid}
+    snapshot = _processes()  # one reading of /proc: a process exiting meanwhile is in it or not, never half
+    procs = descendants(pid, snapshot)
+    pool = {p for p, cmd in procs.items() if "numeric._zygote" in cmd and snapshot[p][0] == pid}
     return {p: cmd for p, cmd in procs.items() if p not in pool}
+
+
+def _settled_workers(pid: int, seconds: float = 15.0) -> dict[int, str]:
+    """``_workers(pid)`` once it is empty, or what is still there after ``seconds`` (a worker of the
+    previous call may still be exiting when the next test starts)."""
+    deadline = time.monotonic() + seconds
+    while (left := _workers(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
 
 
 @pytest.mark.parametrize("tool", list(LONG_CALLS))
 def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv, tool):
     pid = long_srv.pid()
-    assert _workers(pid) == {}
+    assert _settled_workers(pid) == {}
     reports: list[tuple] = []
 
     async def call_then_cancel():
@@ -676,10 +687,8 @@ def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv
     running = long_srv.run(call_then_cancel())
     assert running, "the call runs in a worker process"
     assert all(total and 0 <= done <= total and message for done, total, message in reports)
-    deadline = time.monotonic() + 10
-    while _workers(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _workers(pid) == {}, f"left behind: {_workers(pid)}"
+    left = _settled_workers(pid)
+    assert left == {}, f"left behind: {left}"
     assert ok(long_srv.call("get_statement", id=ok(long_srv.call("search_existing_math", query="ring", k=1))
                             ["hits"][0]["id"]))  # the server goes on serving
     assert not long_srv.stream_errors and "Traceback" not in long_srv.stderr()
