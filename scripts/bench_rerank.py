@@ -55,7 +55,7 @@ def main() -> None:
     ap.add_argument("--bundle", required=True, help="a bundle with a reranker (mathlas-build add-reranker)")
     ap.add_argument("--queries", default=str(REPO.parent / "shared" / "eval" / "informal-dev.jsonl"))
     ap.add_argument("--top-n", type=int, nargs="+", default=[30, 50])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="latency rounds (0: quality only)")
     ap.add_argument("--no-quality", action="store_true", help="latency only")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -88,38 +88,49 @@ def main() -> None:
             quality[name]["mrr@20_change"] = [round(mean, 4), round(lo, 4), round(hi, 4)]
         out["quality"] = quality
 
+    if args.rounds > 0:
+        out.update(latency(b, queries, configs, args.top_n, args.rounds, search))
+    out["load_after"] = os.getloadavg()[0]
+    out["on_by_default"] = {name: bool(out.get("quality") and out.get("latency_ms")
+                                       and out["quality"][name]["mrr@20_change"][0] >= MRR_GAIN
+                                       and out["latency_ms"][name]["p50"] <= P50_MS) for name, _ in configs[1:]}
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return
+    report(out, len(queries), args.rounds)
+
+
+def latency(b, queries: list[dict], configs: list[tuple[str, int]], top_ns: list[int], rounds: int, search) -> dict:
+    """Warm p50 / p95 of each configuration (taking turns query by query) and of the reranker alone."""
     texts = {}
     for q in queries:  # warm every path; the documents the reranker alone scores
         for _, n in configs:
             search(q["query"], n, 10)
-        top = b.search(q["query"], k=max(args.top_n), rerank=False)
+        top = b.search(q["query"], k=max(top_ns), rerank=False)
         texts[q["query"]] = [b.get(h.id).text for h in top]
     times: dict[str, list[float]] = {name: [] for name, _ in configs}
-    alone: dict[int, list[float]] = {n: [] for n in args.top_n}
-    for _ in range(args.rounds):
+    alone: dict[int, list[float]] = {n: [] for n in top_ns}
+    for _ in range(rounds):
         for q in queries:
             for name, n in configs:
                 t0 = time.perf_counter()
                 search(q["query"], n, 10)
                 times[name].append((time.perf_counter() - t0) * 1000)
-            for n in args.top_n:
+            for n in top_ns:
                 t0 = time.perf_counter()
                 b.reranker.score(q["query"], texts[q["query"]][:n])
                 alone[n].append((time.perf_counter() - t0) * 1000)
     base = statistics.median(times["no rerank"])
-    out["latency_ms"] = {name: {"p50": round(statistics.median(xs), 2), "p95": round(pct(xs, 95), 2),
-                                "p50_ratio": round(statistics.median(xs) / base, 2)} for name, xs in times.items()}
-    out["reranker_alone_ms"] = {f"top {n}": {"p50": round(statistics.median(xs), 2), "p95": round(pct(xs, 95), 2)}
-                                for n, xs in alone.items()}
-    out["load_after"] = os.getloadavg()[0]
-    out["on_by_default"] = {name: bool(out.get("quality") and out["quality"][name]["mrr@20_change"][0] >= MRR_GAIN
-                                       and out["latency_ms"][name]["p50"] <= P50_MS) for name, _ in configs[1:]}
-    if args.json:
-        print(json.dumps(out, indent=1))
-        return
+    return {"latency_ms": {name: {"p50": round(statistics.median(xs), 2), "p95": round(pct(xs, 95), 2),
+                                  "p50_ratio": round(statistics.median(xs) / base, 2)} for name, xs in times.items()},
+            "reranker_alone_ms": {f"top {n}": {"p50": round(statistics.median(xs), 2), "p95": round(pct(xs, 95), 2)}
+                                  for n, xs in alone.items()}}
+
+
+def report(out: dict, queries: int, rounds: int) -> None:
     r = out["reranker"]
     print(f"bundle {out['bundle']}: {out['documents']:,} documents; reranker {r['name']} ({r['layers']} layers, "
-          f"{r['max_tokens']} tokens, {r['bytes'] / 1e6:.1f} MB); {len(queries)} queries x {args.rounds} rounds; "
+          f"{r['max_tokens']} tokens, {r['bytes'] / 1e6:.1f} MB); {queries} queries x {rounds} rounds; "
           f"load average {out['load_before']:.1f} -> {out['load_after']:.1f}")
     if "quality" in out:
         print(f"\n{'hybrid, k=20':<18}{'P@1':>7}{'Hit@10':>8}{'MRR@20':>8}   95% CI        change (paired 95% CI)")
@@ -128,11 +139,12 @@ def main() -> None:
             change = m.get("mrr@20_change")
             tail = f"   {change[0]:+.3f} [{change[1]:+.3f}, {change[2]:+.3f}]" if change else ""
             print(f"{name:<18}{m['p@1']:>7.3f}{m['hit@10']:>8.3f}{m['mrr@20']:>8.3f}   [{lo:.3f}, {hi:.3f}]{tail}")
-    print(f"\n{'hybrid k=10, warm':<18}{'p50 ms':>9}{'p95 ms':>9}{'p50 x':>8}")
-    for name, m in out["latency_ms"].items():
-        print(f"{name:<18}{m['p50']:>9.1f}{m['p95']:>9.1f}{m['p50_ratio']:>8.2f}")
-    for name, m in out["reranker_alone_ms"].items():
-        print(f"{'reranker alone ' + name.split()[-1]:<18}{m['p50']:>9.1f}{m['p95']:>9.1f}")
+    if "latency_ms" in out:
+        print(f"\n{'hybrid k=10, warm':<18}{'p50 ms':>9}{'p95 ms':>9}{'p50 x':>8}")
+        for name, m in out["latency_ms"].items():
+            print(f"{name:<18}{m['p50']:>9.1f}{m['p95']:>9.1f}{m['p50_ratio']:>8.2f}")
+        for name, m in out["reranker_alone_ms"].items():
+            print(f"{'reranker alone ' + name.split()[-1]:<18}{m['p50']:>9.1f}{m['p95']:>9.1f}")
     verdict = ", ".join(f"{k}: {'on' if v else 'off'}" for k, v in out["on_by_default"].items())
     print(f"\non by default (MRR@20 +{MRR_GAIN} and p50 <= {P50_MS:g} ms): {verdict}")
 

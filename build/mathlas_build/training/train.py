@@ -281,7 +281,8 @@ class Steps:
             metric(run_dir, {"step": step, "loss": round(float(np.mean(self.losses)), 5), "s_per_step": round(rate, 3)})
             self.losses = []
         if step % int(cfg["checkpoint_every"]) == 0 or step == total:
-            save_checkpoint(torch, run_dir, step, self.model, self.opt, self.sched, int(cfg["keep_checkpoints"]))
+            save_checkpoint(torch, run_dir, step, self.model, self.opt, self.sched, int(cfg["keep_checkpoints"]),
+                            self.tag)
 
 
 def mnrl_loss(torch, q, d, pos_keys: list[str], cand_keys: list[str], scale: float):
@@ -384,7 +385,7 @@ def metric(run_dir: Path, row: dict) -> None:
         fh.write(json.dumps(row) + "\n")
 
 
-def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: int) -> None:
+def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: int, tag: str = "train") -> None:
     """``checkpoints/step-NNNNNN.pt`` (model, optimizer, scheduler, torch RNG), written to a temporary
     name and renamed; only the newest ``keep`` are kept."""
     path = run_dir / "checkpoints" / f"step-{step:06d}.pt"
@@ -394,7 +395,7 @@ def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: in
     tmp.replace(path)
     for old in _checkpoints(run_dir)[:-max(keep, 1)]:
         old.unlink()
-    log(run_dir, f"checkpoint {path.name}", quiet=True)
+    log(run_dir, f"checkpoint {path.name}", quiet=True, tag=tag)
 
 
 def export_run(recipe: TrainingRecipe, cfg: dict, enc: TextEncoder, base: Path, run_dir: Path, out: Path,
