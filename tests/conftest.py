@@ -203,18 +203,29 @@ def formal_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
 
 
 def tiny_bert(root: Path, texts: list[str], vocab_size: int) -> Path:
-    """A tiny random BERT (2 layers, 32 dims) with a WordPiece tokenizer trained on ``texts``, saved
+    """A tiny random BERT (2 layers, 32 dims) with a WordPiece vocabulary made from ``texts``, saved
     as a Hugging Face checkpoint under ``root/tiny-bert``: what the export and training tests use
-    where a real model would be too slow."""
+    where a real model would be too slow. The vocabulary is a pure function of ``texts`` (its
+    characters, then its most frequent words up to ``vocab_size``, ties in alphabetical order): the
+    tokenizers library's trainer breaks frequency ties in hash order, which differs between runs,
+    and a test of a few training steps on another vocabulary can land elsewhere."""
+    from collections import Counter
+
     import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import BertConfig, BertModel
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre = pre_tokenizers.BertPreTokenizer()
+    words = Counter(w for t in texts for w, _ in pre.pre_tokenize_str(normalizer.normalize_str(t)))
+    chars = sorted({c for w in words for c in w})
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
+    vocab = specials + chars + ["##" + c for c in chars]
+    vocab += [w for w, _ in sorted(words.items(), key=lambda x: (-x[1], x[0])) if w not in vocab]
+    vocab = vocab[:max(vocab_size, len(specials) + 2 * len(chars))]
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])

@@ -226,8 +226,8 @@ def test_tiny_run_moves_held_aside_pairs_up(tiny_run):
     assert summary["step"] == summary["total"] == len(pairs.read_text().splitlines()) // 16
     after = _held_aside_ranks(TextEncoder(root / "runs" / "tiny" / "hf", {"pooling": "mean", "query_prompt": "query: ",
                                                                           "document_prompt": ""}), base)
-    assert np.mean([1 / r for r in after]) > np.mean([1 / r for r in before]), (before, after)
-    assert sum(after) < sum(before), (before, after)
+    # the held-aside pairs as a whole rank higher (mean reciprocal rank); one of four may move down
+    assert np.mean([1 / r for r in after]) > np.mean([1 / r for r in before]) + 0.1, (before, after)
 
 
 def test_exported_onnx_matches_torch(tiny_run):
@@ -274,7 +274,7 @@ def assert_resumes_to_the_same_weights(train, recipe, pairs: Path, run_dir: Path
 def test_a_checkpoint_is_evaluated_beside_the_run(tiny_run, tmp_path):
     from mathlas_build.training.train import evaluate_checkpoint
 
-    root, base, pairs, recipe, _, summary = tiny_run
+    root, base, pairs, recipe, before, summary = tiny_run
     pairs_dir = pairs.parent
     docs = [{"id": f"t:{w}", "text": TEMPLATES_D[0].format(w=w)} for w in WORDS]
     (pairs_dir / "eval-tiny.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
@@ -284,7 +284,9 @@ def test_a_checkpoint_is_evaluated_beside_the_run(tiny_run, tmp_path):
         row = evaluate_checkpoint(recipe, pairs_path=pairs, runs_root=root / "runs", quiet=True)
     finally:
         (pairs_dir / "eval-sets.json").unlink()
-    assert row["step"] == summary["total"] and row["held"]["queries"] == len(HELD) and row["held"]["mrr@20"] > 0.5
+    assert row["step"] == summary["total"] and row["held"]["queries"] == len(HELD)
+    # the evaluation sees the trained checkpoint: above the base model's held-aside MRR
+    assert row["held"]["mrr@20"] > np.mean([1 / r for r in before]) + 0.05, (row, before)
     assert json.loads((root / "runs" / "tiny" / "eval-checkpoints.json").read_text())[-1] == row
 
 
