@@ -73,6 +73,9 @@ def rendered_statements(pg):
 
 def test_type_a_query_and_see_rendered_math(web, page):
     page.goto(web.base + "/")
+    # the page fills its form from the URL once it knows the bundles: type after that (on a busy
+    # machine the bundles can arrive after the keystrokes, and the form was reset under them)
+    wait_js(page, "document.body.dataset.ready === 'true'")
     page.fill("#q", QUERY)
     page.press("#q", "Enter")
     wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")

@@ -388,6 +388,7 @@ async function startSearchPage() {
   window.addEventListener("popstate", () => { urlToForm(); runSearch(); });
   document.addEventListener("keydown", keyboard);
   if (document.getElementById("q").value.trim()) runSearch();
+  document.body.dataset.ready = "true";  // the form is filled from the URL: typing now is kept
 }
 
 // ----------------------------------------------------------------------------- the document page
