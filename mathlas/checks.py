@@ -43,3 +43,21 @@ def strings(value: Any, what: str, example: str = "") -> tuple[str, ...]:
     if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) and v.strip() for v in value):
         raise UsageError(f"{what} must be a list of non-empty strings{example}, got {value!r}")
     return tuple(dict.fromkeys(v.strip() for v in value))
+
+
+def name_weights(items: list[str] | None, flag: str, example: str) -> dict[str, float] | None:
+    """Repeated ``NAME=WEIGHT`` options (``--prior``, ``--kind-weight``, their HTTP parameters) as a
+    dict, None for none; ``flag`` and ``example`` name them in the error. The values' own checks
+    are the library's (``SearchRequest``)."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, w = item.partition("=")
+        try:
+            out[name.strip()] = float(w)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise UsageError(f"{flag} takes NAME=WEIGHT, e.g. {example}, got {item!r}")
+    return out

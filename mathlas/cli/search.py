@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 from mathlas.cli.common import bundle_option, json_option, print_json, quiet_option
-from mathlas.errors import UsageError
+from mathlas.checks import name_weights
 from mathlas.request import MODES
 
 
@@ -61,19 +61,7 @@ def _paper_filter(args) -> dict | None:
 
 
 def _priors(items: list[str] | None, flag: str = "--prior", example: str = "citations=0.002") -> dict[str, float] | None:
-    """``NAME=WEIGHT`` options as a dict (None for none); the library checks the values."""
-    if not items:
-        return None
-    out = {}
-    for item in items:
-        name, sep, w = item.partition("=")
-        try:
-            out[name.strip()] = float(w)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
-            raise UsageError(f"{flag} takes NAME=WEIGHT, e.g. {example}, got {item!r}")
-    return out
+    return name_weights(items, flag, example)
 
 
 def _add_show(sub) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mathlas import __version__
+from mathlas.checks import name_weights
 from mathlas.bundle import META, META_ARROW, read_manifest
 from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
 from mathlas.hit import Document, Hit
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["VERSION", "MathlasError", "UsageError", "BundleNotFoundError", "Served", "search", "document",
-           "lean_search", "lean_deps", "bundles", "loaded", "bundle_facts", "search_hits", "mcp_server"]
+           "lean_search", "lean_deps", "bundles", "loaded", "bundle_facts", "search_hits", "mcp_server",
+           "name_weights"]
 
 VERSION = __version__
 # The library's result types, for the OpenAPI document's schemas.

@@ -213,16 +213,7 @@ def _search_args(p: Params) -> dict[str, Any]:
 
 def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None:
     """Repeated ``name=NAME=WEIGHT`` parameters as a dict (the CLI's ``--prior`` / ``--kind-weight``)."""
-    out = {}
-    for item in p.list(name) or []:
-        key, sep, w = item.partition("=")
-        try:
-            out[key.strip()] = float(w)
-        except ValueError:
-            sep = ""
-        if not sep or not key.strip():
-            raise ApiError(422, f"{name} takes NAME=WEIGHT, e.g. {example}, got {item!r}")
-    return out or None
+    return api.name_weights(p.list(name), name, example)
 
 
 def _check_query(q: str) -> None:
