@@ -72,7 +72,7 @@ class Bundle:
     def __init__(self, root: Path, manifest: Manifest):
         self.root = Path(root)
         self.manifest = manifest
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: one lazy part may make another (about_keys -> key_of)
         self._lexical = None
         self._dense = None
         self._encoder = None

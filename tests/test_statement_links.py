@@ -97,6 +97,24 @@ options = {{ source = "pm", license = "CC0-1.0" }}
     return open_bundle(build(load_recipe(recipe, tmp), tmp / "linked-0.1.0", cache_dir=None, quiet=True), shared=False)
 
 
+def test_search_first_on_a_fresh_bundle_makes_its_links(linked_bundle):
+    """The first search of a freshly opened bundle makes the links (about_keys), which makes the id
+    order (key_of) under the same lazy-part lock: it must not wait on itself."""
+    import threading
+
+    from mathlas.engine import open_bundle
+
+    fresh = open_bundle(linked_bundle.root, shared=False)
+    got = []
+    worker = threading.Thread(target=lambda: got.append([h.id for h in fresh.search("Nakayama's lemma", 2,
+                                                                                    mode="lexical")]),
+                              daemon=True)
+    worker.start()
+    worker.join(120)  # a deadlock never ends; the search itself takes milliseconds
+    assert not worker.is_alive(), "the first search deadlocked"
+    assert got == [["pm:nak", "pm:proof-nak"]]
+
+
 def test_search_puts_the_statement_above_its_proof(linked_bundle):
     b = linked_bundle
     assert b.get("pm:proof-nak").fields["about"] == "pm:nak"
