@@ -16,7 +16,7 @@ def test_first_use_installs_the_shipped_default(default_bundle_dir):
     assert default_bundle_dir.name.startswith(DEFAULT_BUNDLE + "-")
     assert any(b.path == default_bundle_dir for b in installed())
     m = mathlas.verify(default_bundle_dir)  # full checksums
-    assert set(m.sources) == {"stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet"}
+    assert set(m.sources) == {"stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet", "proofwiki", "metamath"}
     assert m.count > 25000
     for s in m.sources.values():
         assert s["license"] and s["attribution"]
@@ -25,8 +25,11 @@ def test_first_use_installs_the_shipped_default(default_bundle_dir):
 def test_readme_search_finds_nakayama(default_bundle_dir):
     b = mathlas.open_bundle()
     assert b.root == default_bundle_dir
-    hits = b.search("a finitely generated module M over a local ring with M = mM is zero", k=10)
-    assert "nakayama" in hits[0].name.lower()  # PlanetMath's proof of Nakayama's lemma states exactly this
+    ids = [h.id for h in b.search("a finitely generated module M over a local ring with M = mM is zero", k=10)]
+    # Nakayama's lemma in the first three, lifted above its proof (the statement link); first is the
+    # Stacks lemma that generalises it (derived complete M with M/IM = 0 is 0)
+    assert ids.index("planetmath:NakayamasLemma") < 3
+    assert ids.index("planetmath:NakayamasLemma") < ids.index("planetmath:13C99-ProofOfNakayamasLemma")
     assert "stacks:00DV" in [h.id for h in b.search("Nakayama's lemma", k=5)]
 
 

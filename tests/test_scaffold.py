@@ -317,6 +317,7 @@ def test_cli_json(bundle, capsys):
     assert _run(parser.parse_args(["directive", "finite integral domain is a field", "-b", bundle,
                                                "--json"])) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["named_results"][0]["id"].startswith(("planetmath:", "stacks:", "hott:", "napkin:", "openlogic:", "proofnet:"))
+    assert out["named_results"][0]["id"].startswith(("planetmath:", "stacks:", "hott:", "napkin:", "openlogic:", "proofnet:",
+                                                       "proofwiki:", "metamath:"))
     assert _run(parser.parse_args(["checklist", "If $a$ then $b$."])) == 0
     assert "[ ] P1. $a$" in capsys.readouterr().out
