@@ -60,10 +60,6 @@ def _paper_filter(args) -> dict | None:
     return pf or None
 
 
-def _priors(items: list[str] | None, flag: str = "--prior", example: str = "citations=0.002") -> dict[str, float] | None:
-    return name_weights(items, flag, example)
-
-
 def _add_show(sub) -> None:
     p = sub.add_parser("show", help="show one document by its stable id")
     p.add_argument("id", help="e.g. stacks:00DV, planetmath:HilbertBasisTheorem")
@@ -122,9 +118,10 @@ def cmd_search(args) -> int:
     source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
     result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
                                   source_filter=source_filter if args.sources or args.exclude else None,
-                                  paper_filter=_paper_filter(args), priors=_priors(args.priors), offset=args.offset,
+                                  paper_filter=_paper_filter(args), priors=name_weights(args.priors, "--prior", "citations=0.002"),
+                                  offset=args.offset,
                                   rerank=args.rerank,
-                                  kind_weights=_priors(args.kind_weights, "--kind-weight", "proof=0.5"))
+                                  kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"))
     if args.json:
         print_json(result)
     else:
@@ -160,7 +157,7 @@ def cmd_eval(args) -> int:
     queries = load_queries(args.queries)
     bundle = open_bundle(args.bundle)
     modes = args.modes or list(REPORT_ORDER)
-    priors = _priors(args.prior)
+    priors = name_weights(args.prior, "--prior", "citations=0.002")
     restrict = False if args.no_restrict else (args.restrict or True)
     result = evaluate(bundle, queries, k=args.k, modes=modes, priors=priors, restrict=restrict)
     modes = [m for m in result if isinstance(result[m], dict) and "mrr@20" in result[m]]
