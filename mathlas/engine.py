@@ -426,7 +426,7 @@ class Bundle:
         if use_findings:
             from mathlas.findings.search import FindingsChannel
 
-            found = FindingsChannel(findings, self.encoder_fingerprint)
+            found = FindingsChannel(findings, self)
             use_findings = found.has_documents()
         vector = None
         if "dense" in channels and (bundle_part or (use_findings and found.has_vectors())):
@@ -442,7 +442,7 @@ class Bundle:
                                    lexical="lexical" in channels)
             if len(ranking):
                 rankings[F_SOURCE] = Ranking(ranking.keys + n, ranking.scores)
-                channel_weights[F_SOURCE] = sum(float(channel_weights.get(c, 1.0)) for c in channels)
+                channel_weights[F_SOURCE] = found.fusion_weight({c: float(channel_weights.get(c, 1.0)) for c in channels})
                 base = np.ones(n) if key_weights is None else key_weights
                 key_weights = np.concatenate([base, np.full(found.size, f_weight)])
         fused = rrf(rankings, depth if prior_weights else top,

@@ -21,6 +21,7 @@ from mathlas.fusion import Ranking, rrf
 from mathlas.hit import Hit, snippet
 
 if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.engine import Bundle
     from mathlas.findings.store import Finding, FindingsStore
 
 # BM25 parameters (the usual defaults; the store is small and unfielded)
@@ -69,12 +70,13 @@ class BM25:
 class FindingsChannel:
     """One snapshot of a findings store, searched for one bundle (``encoder``: its fingerprint)."""
 
-    def __init__(self, store: "FindingsStore", encoder: str):
+    def __init__(self, store: "FindingsStore", bundle: "Bundle"):
         snap = store._snapshot()
         self.findings: list["Finding"] = sorted(snap.findings, key=lambda f: f.id)
         self._snap = snap
         self._store = store
-        self._encoder = encoder
+        self._bundle = bundle
+        self._encoder = bundle.encoder_fingerprint
 
     @property
     def size(self) -> int:
@@ -123,6 +125,12 @@ class FindingsChannel:
             return Ranking.of(np.array(lists[0], dtype=np.int64))
         fused = rrf({str(c): Ranking.of(np.array(x, dtype=np.int64)) for c, x in enumerate(lists)}, depth, k_rrf=K_RRF)
         return Ranking.of(np.array([f.key for f in fused], dtype=np.int64), np.array([f.score for f in fused]))
+
+    def fusion_weight(self, channel_weights: dict[str, float]) -> float:
+        """The findings channel's weight in the bundle's fusion, given the weights of the bundle's
+        channels that ran: as much as those channels together, since it fuses the same two kinds
+        of evidence."""
+        return sum(channel_weights.values())
 
     def hit(self, key: int, score: float, ranks: dict[str, int | None]) -> Hit:
         f = self.findings[key]
