@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up and call latency of the MCP server (``python -m mathlas.server``) over real stdio pipes.
+"""Start-up and call latency of the MCP server (``python -m mathlas.mcp``) over real stdio pipes.
 
 For each run a fresh server process is spawned and driven with raw JSON-RPC lines:
 
@@ -39,7 +39,7 @@ class RawServer:
     """A server process spoken to in newline-delimited JSON-RPC."""
 
     def __init__(self, env: dict[str, str]):
-        self.proc = subprocess.Popen([sys.executable, "-m", "mathlas.server"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "mathlas.mcp"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
                                      bufsize=1)
         self.next_id = 0

@@ -1,6 +1,6 @@
 """What an agent pays for mathlas in characters: ``tools/list`` and one k=10 search answer.
 
-A real ``mathlas mcp`` server process (``python -m mathlas.server``), spoken to over stdio with the
+A real ``mathlas mcp`` server process (``python -m mathlas.mcp``), spoken to over stdio with the
 official MCP client (``mcp.ClientSession``), as an agent's client would:
 
 * ``tools/list``: the characters of the ``tools/list`` result as JSON (compact, the way it travels:
@@ -73,7 +73,7 @@ def measure(bundle: str | None = None, query: str = QUERY, k: int = K, env: dict
     env = dict(os.environ if env is None else env)
     if bundle:
         env["MATHLAS_BUNDLE"] = bundle
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mathlas.server"], env=env,
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mathlas.mcp"], env=env,
                                    cwd=str(Path(__file__).resolve().parent))
     return asyncio.run(_measure(params, query, k, errlog))
 

@@ -347,7 +347,7 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
 
 def test_mcp_adapter_serves_funsearch():
     pytest.importorskip("mcp")
-    from mathlas.server import _caller, make_tool
+    from mathlas.mcp.server import _caller, make_tool
 
     tool = make_tool(funsearch)
     assert tool.description and set(tool.parameters["properties"]) >= {"action", "problem", "program", "params"}

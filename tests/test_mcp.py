@@ -1,4 +1,4 @@
-"""The MCP server, end to end: the SDK's own stdio client talks to a real ``python -m mathlas.server``.
+"""The MCP server, end to end: the SDK's own stdio client talks to a real ``python -m mathlas.mcp``.
 
 One server process (on the tiny bundle) serves most tests; the client runs on an event loop in a
 background thread so tests stay plain functions. Any line on the server's stdout that is not a
@@ -55,7 +55,7 @@ class McpServer:
     def __init__(self, env: dict[str, str], args: list[str] | None = None):
         self.errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
         self.stream_errors: list[Exception] = []
-        self.params = StdioServerParameters(command=sys.executable, args=args or ["-m", "mathlas.server"],
+        self.params = StdioServerParameters(command=sys.executable, args=args or ["-m", "mathlas.mcp"],
                                             env=env, cwd=str(Path(__file__).parent))
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -193,7 +193,7 @@ def some_ids(srv):
 # ------------------------------------------------------------------------------ startup
 
 def test_startup_imports_nothing_heavy():
-    code = ("import sys, mathlas.server as s; s.build_server(); "
+    code = ("import sys, mathlas.mcp.server as s; s.build_server(); "
             "heavy = [m for m in ('numpy', 'pyarrow', 'onnxruntime', 'sympy', 'tantivy', 'usearch') if m in sys.modules]; "
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT)
@@ -438,7 +438,7 @@ def test_mcp_subcommand_bundle_option(tiny_bundle_dir):
 def test_a_stray_print_lands_on_stderr(tiny_bundle_dir):
     # A library that prints to stdout (or writes to fd 1 natively) inside a tool must not corrupt
     # the protocol stream: the stdio transport points fd 1 at stderr while it serves.
-    shim = ("import os, sys, mathlas.engine as s, mathlas.server as srv; get = s.OPEN_BUNDLES.get; "
+    shim = ("import os, sys, mathlas.engine as s, mathlas.mcp.server as srv; get = s.OPEN_BUNDLES.get; "
             "s.OPEN_BUNDLES.get = lambda spec=None: (print('NOISE-PRINT'), os.write(1, b'NOISE-FD\\n'), get(spec))[2]; "
             "sys.exit(srv.main())")
     server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir)), args=["-c", shim])

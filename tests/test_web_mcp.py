@@ -1,6 +1,6 @@
 """MCP over streamable HTTP at ``/mcp``: the official ``mcp`` client against a real ``mathlas serve``.
 
-The tools are the stdio server's (one registry, ``mathlas.server.build_server``); the tools annotated
+The tools are the stdio server's (one registry, ``mathlas.mcp.server.build_server``); the tools annotated
 as writes (``add_finding``, ``funsearch``) are served over HTTP only behind a token.
 """
 from __future__ import annotations

@@ -108,7 +108,7 @@ from test_sources_theoremsearch import papers_bundle_dir  # noqa: E402,F401
 # ------------------------------------------------------------------------------ the command
 
 def _parse(argv: list[str]):
-    from mathlas.web import cli
+    from mathlas.cli import serve as cli
 
     p = argparse.ArgumentParser(prog="mathlas")
     cli.add_parser(p.add_subparsers(dest="command"))
@@ -118,7 +118,7 @@ def _parse(argv: list[str]):
 def test_parser_defaults_and_run_hook(monkeypatch):
     for key in ("MATHLAS_SERVE_HOST", "MATHLAS_SERVE_PORT", "MATHLAS_TOKEN", "MATHLAS_BUNDLE", "MATHLAS_CORS"):
         monkeypatch.delenv(key, raising=False)
-    from mathlas.web import cli
+    from mathlas.cli import serve as cli
 
     args = _parse([])
     assert (args.host, args.port, args.bundles, args.token, args.workers) == ("127.0.0.1", 8765, None, None, 1)
@@ -135,7 +135,7 @@ def test_serve_gives_each_search_one_encoder_thread(monkeypatch, preset, expecte
     import uvicorn
 
     from mathlas.encoder import THREADS_ENV
-    from mathlas.web import cli
+    from mathlas.cli import serve as cli
 
     assert cli.ENCODER_THREADS_ENV == THREADS_ENV
     env = {k: v for k, v in os.environ.items() if k != THREADS_ENV}  # what run() sets stays in this test
@@ -160,7 +160,7 @@ def test_serve_gives_each_search_one_encoder_thread(monkeypatch, preset, expecte
 ])
 def test_unsafe_or_wrong_options_are_refused(argv, message, capsys, monkeypatch):
     monkeypatch.delenv("MATHLAS_TOKEN", raising=False)
-    from mathlas.web import cli
+    from mathlas.cli import serve as cli
 
     args = _parse(argv)
     assert cli.run(args) == 2
@@ -168,7 +168,7 @@ def test_unsafe_or_wrong_options_are_refused(argv, message, capsys, monkeypatch)
 
 
 def test_no_auth_on_another_address_warns(capsys, monkeypatch):
-    from mathlas.web import cli
+    from mathlas.cli import serve as cli
 
     def no_bind(host, port):  # stop before listening on every interface of the test machine
         raise OSError(98, "not binding in tests")

@@ -26,7 +26,7 @@ from mathlas.cli import (
     sequence,
 )
 from mathlas.errors import MathlasError, UsageError
-from mathlas.web import cli as serve
+from mathlas.cli import serve
 
 # in the order `mathlas --help` lists them
 COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, sequence, lean_check, data, lean, index,

@@ -33,6 +33,6 @@ def run(args) -> int:
     """Run the server until the client disconnects."""
     if args.bundle:  # the tools read it when a call names no bundle
         os.environ["MATHLAS_BUNDLE"] = args.bundle
-    from mathlas.server import main
+    from mathlas.mcp.server import main
 
     return main(log_level=args.log_level)

@@ -2,7 +2,7 @@
 
 The tools are plain typed functions (``mathlas.tools``); their signatures give the SDK the argument
 types and their docstrings the descriptions. What a signature cannot say lives here, in one table
-(``FACTS``) that ``mathlas.server`` applies when it registers the tools:
+(``FACTS``) that ``mathlas.mcp.server`` applies when it registers the tools:
 
 * a ``title`` for people, and the MCP annotations: ``readOnlyHint`` for every tool that only reads
   (clients may then call it without asking the user), ``idempotentHint``, ``destructiveHint``;

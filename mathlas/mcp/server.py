@@ -1,16 +1,17 @@
-"""The MCP stdio server: ``python -m mathlas.server`` or ``mathlas mcp``.
+"""The MCP stdio server: ``python -m mathlas.mcp`` or ``mathlas mcp``.
 
-A thin adapter, and the only module that imports ``mcp``. The tools are the plain typed functions of
+A thin adapter, and with the HTTP app that mounts it (``mathlas.web.app``) the only module that imports the
+``mcp`` SDK. The tools are the plain typed functions of
 ``mathlas.tools`` (``TOOL_MODULES``); this module registers each one, so its signature is the input
 schema and its dataclass return type the output schema (clients get structured content). What the
-adapter adds, with the per-tool facts of ``mathlas.mcp_tools``:
+adapter adds, with the per-tool facts of ``mathlas.mcp.registry``:
 
 * each tool's docstring becomes its description and the ``Args:`` lines describe its arguments;
   schemas are compacted and refined (bounds, enums, the keys of filter objects), tools get a title
   and annotations (``readOnlyHint`` on every tool that only reads);
 * the search tools answer with summaries (``mathlas.hit.summarize``) unless ``detail="full"``, take
   ``k`` up to ``MCP_MAX_K`` and page with ``offset``; their text block is a listing, one line a hit
-  (``mathlas.mcp_text``); other tools' text block is their JSON, compact;
+  (``mathlas.mcp.text``); other tools' text block is their JSON, compact;
 * long tools (``verify_formal``, ``funsearch``, the numeric tools) send ``notifications/progress``
   while they run, when the client asked for them with a progress token, and a cancelled call
   (``notifications/cancelled``) stops the worker process at once (``mathlas.progress``);
@@ -57,11 +58,12 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from mathlas import __version__, mcp_tools
+from mathlas import __version__
+from mathlas.mcp import registry
 from mathlas.checks import integer
 from mathlas.errors import MathlasError, UsageError
 from mathlas.logs import LOG_LEVELS
-from mathlas.mcp_text import compact_json, render
+from mathlas.mcp.text import compact_json, render
 
 log = logging.getLogger("mathlas.server")
 
@@ -122,16 +124,16 @@ def _caller(fn: Callable[..., Any]) -> Callable[..., CallToolResult]:
     """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``MCP_MAX_K`` hits;
     a ``MathlasError`` becomes a ``ToolError`` with its message and no traceback."""
     name = fn.__name__
-    search = name in mcp_tools.ANSWERS
+    search = name in registry.ANSWERS
 
     def call(**kwargs: Any) -> CallToolResult:
         try:
             detail = kwargs.pop("detail", "summary")
             if search:  # fewer hits per answer than the library allows; offset pages on
-                integer(kwargs.get("k", 10), "k", 1, mcp_tools.MCP_MAX_K)
+                integer(kwargs.get("k", 10), "k", 1, registry.MCP_MAX_K)
             result = fn(**kwargs)
             if search:
-                result = mcp_tools.search_answer(name, result, detail)
+                result = registry.search_answer(name, result, detail)
         except MathlasError as e:
             raise ToolError(str(e)) from None
         return _answer(name, result, kwargs)
@@ -174,12 +176,12 @@ def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
     structured content has ``fn``'s result type (or its MCP answer type) as output schema."""
     sig = inspect.signature(fn, eval_str=True)
     name = fn.__name__
-    facts = mcp_tools.facts(name)
-    returns = mcp_tools.ANSWERS.get(name, sig.return_annotation)
+    facts = registry.facts(name)
+    returns = registry.ANSWERS.get(name, sig.return_annotation)
     params = list(sig.parameters.values())
-    if name in mcp_tools.ANSWERS:
+    if name in registry.ANSWERS:
         params.append(inspect.Parameter("detail", inspect.Parameter.KEYWORD_ONLY, default="summary",
-                                        annotation=mcp_tools.Detail))
+                                        annotation=registry.Detail))
     call = _caller(fn)
     if facts.long:
         async def adapted(ctx: Context, **kwargs: Any) -> CallToolResult:
@@ -202,19 +204,19 @@ def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
 def make_tool(fn: Callable[..., Any]) -> Tool:
     """An MCP tool for a plain typed tool function, with compact schemas, a title and annotations."""
     name = fn.__name__
-    facts = mcp_tools.facts(name)
+    facts = registry.facts(name)
     description, arg_docs = split_docstring(fn.__doc__)
-    if name in mcp_tools.ANSWERS:
-        arg_docs["detail"] = mcp_tools.DETAIL_DOC
+    if name in registry.ANSWERS:
+        arg_docs["detail"] = registry.DETAIL_DOC
     # the title is the tool's own (spec 2025-06-18); destructive and idempotent mean something only for writes
     annotations = ToolAnnotations(read_only_hint=facts.read_only, open_world_hint=False,
                                   destructive_hint=None if facts.read_only else facts.destructive,
                                   idempotent_hint=None if facts.read_only else facts.idempotent)
     tool = Tool.from_function(_adapt(fn), name=name, title=facts.title, description=description,
                               annotations=annotations, structured_output=True)
-    tool.parameters = mcp_tools.argument_schema(name, tool.parameters, arg_docs)
+    tool.parameters = registry.argument_schema(name, tool.parameters, arg_docs)
     # read live by the SDK; the client validates structured content against this compact schema
-    tool.fn_metadata.output_schema = mcp_tools.compact(tool.fn_metadata.output_schema, output=True)
+    tool.fn_metadata.output_schema = registry.compact(tool.fn_metadata.output_schema, output=True)
     return tool
 
 

@@ -1,6 +1,6 @@
 """The tools mathlas offers agents: plain typed functions that return dataclasses.
 
-The MCP server (``mathlas.server``) is only an adapter over them, and the Python API calls the very
+The MCP server (``mathlas.mcp.server``) is only an adapter over them, and the Python API calls the very
 same functions::
 
     from mathlas.tools.informal import search_existing_math, get_by_id

@@ -1,6 +1,6 @@
 """``python -m mathlas.web serve ...``: the serve command on its own."""
 import sys
 
-from mathlas.web.cli import main
+from mathlas.cli.serve import main
 
 sys.exit(main())

@@ -39,7 +39,7 @@ VERSION = __version__
 RESULT_TYPES = {"SearchResult": SearchResult, "Document": Document, "FormalSearchResult": FormalSearchResult,
                 "DependencyResult": DependencyResult}
 def _write_tools() -> tuple[str, ...]:
-    from mathlas.mcp_tools import FACTS
+    from mathlas.mcp.registry import FACTS
 
     return tuple(name for name, f in FACTS.items() if not f.read_only)
 
@@ -319,7 +319,7 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
 def mcp_server(*, allow_write: bool) -> "MCPServer":
     """The MCP server of ``mathlas mcp`` (one tool registry), minus the tools that write when
     ``allow_write`` is false."""
-    from mathlas.server import build_server
+    from mathlas.mcp.server import build_server
 
     server = build_server("WARNING")
     if not allow_write:
