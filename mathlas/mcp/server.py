@@ -57,6 +57,7 @@ from mcp.server.mcpserver.exceptions import (
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 from mathlas import __version__
 from mathlas.mcp import registry
@@ -120,17 +121,27 @@ def _answer(name: str, result: Any, arguments: dict[str, Any]) -> CallToolResult
                           structured_content=structured)
 
 
-def _caller(fn: Callable[..., Any]) -> Callable[..., CallToolResult]:
+# A policy for the tools' ``bundle`` argument: (tool name, the value the client sent) -> the bundle
+# spec to open, or a ``UsageError``. The stdio server has none (a local client may name any path);
+# the HTTP server passes one that allows only the bundles it serves (mathlas.web).
+BundlePolicy = Callable[[str, Any], Any]
+
+
+def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Callable[..., CallToolResult]:
     """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``MCP_MAX_K`` hits;
-    a ``MathlasError`` becomes a ``ToolError`` with its message and no traceback."""
+    the ``bundle`` argument goes through ``bundle_policy`` when there is one; a ``MathlasError``
+    becomes a ``ToolError`` with its message and no traceback."""
     name = fn.__name__
     search = name in registry.ANSWERS
+    takes_bundle = "bundle" in inspect.signature(fn).parameters
 
     def call(**kwargs: Any) -> CallToolResult:
         try:
             detail = kwargs.pop("detail", "summary")
             if search:  # fewer hits per answer than the library allows; offset pages on
                 integer(kwargs.get("k", 10), "k", 1, registry.MCP_MAX_K)
+            if bundle_policy is not None and takes_bundle:
+                kwargs["bundle"] = bundle_policy(name, kwargs.get("bundle"))
             result = fn(**kwargs)
             if search:
                 result = registry.search_answer(name, result, detail)
@@ -170,7 +181,7 @@ async def _run_long(call: Callable[[], CallToolResult], ctx: Context) -> CallToo
         raise
 
 
-def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _adapt(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Callable[..., Any]:
     """The function the SDK registers for ``fn``: the same parameters (plus ``detail`` for the
     search tools, plus the SDK's ``Context`` for long tools), returning a ``CallToolResult`` whose
     structured content has ``fn``'s result type (or its MCP answer type) as output schema."""
@@ -182,7 +193,7 @@ def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
     if name in registry.ANSWERS:
         params.append(inspect.Parameter("detail", inspect.Parameter.KEYWORD_ONLY, default="summary",
                                         annotation=registry.Detail))
-    call = _caller(fn)
+    call = _caller(fn, bundle_policy)
     if facts.long:
         async def adapted(ctx: Context, **kwargs: Any) -> CallToolResult:
             return await _run_long(functools.partial(call, **kwargs), ctx)
@@ -201,8 +212,63 @@ def _adapt(fn: Callable[..., Any]) -> Callable[..., Any]:
     return adapted
 
 
-def make_tool(fn: Callable[..., Any]) -> Tool:
-    """An MCP tool for a plain typed tool function, with compact schemas, a title and annotations."""
+class CheckedTool(Tool):
+    """A tool that refuses what the SDK lets through or words at length: an argument its schema does
+    not name (the SDK would drop it silently: ``sources`` for ``source_filter`` returned unfiltered
+    hits) and a schema error (pydantic's text runs to several lines and a URL); each becomes one
+    line naming the argument and, where there is an obvious one, the right name."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        known = set(self.parameters.get("properties", {}))
+        unknown = sorted(set(arguments or {}) - known)
+        if unknown:
+            raise ToolError(f"Error executing tool {self.name}: {unknown_arguments(unknown, known)}")
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"Error executing tool {self.name}: {validation_line(cause)}") from None
+            raise
+
+
+# What clients of other search APIs call mathlas's arguments (TheoremSearch, the HTTP API, the CLI)
+ARGUMENT_ALIASES = {"sources": "source_filter", "source": "source_filter", "exclude": "source_filter",
+                    "exclude_sources": "source_filter", "n_results": "k", "limit": "k", "top_k": "k", "n": "k",
+                    "types": "kinds", "kind": "kinds", "type": "kinds", "module": "modules", "q": "query",
+                    "text": "query", "doc_id": "id", "theorem_id": "id"}
+
+
+def unknown_arguments(unknown: list[str], known: set[str]) -> str:
+    """One line: the arguments a tool does not take, each with the right one where it is obvious."""
+    import difflib
+
+    parts = []
+    for name in unknown:
+        right = ARGUMENT_ALIASES.get(name)
+        if right not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+            right = close[0] if close else None
+        parts.append(f"{name!r}" + (f" (did you mean {right!r}?)" if right else ""))
+    return (f"unknown argument{'s' if len(parts) > 1 else ''} {', '.join(parts)}; "
+            f"this tool takes: {', '.join(sorted(known))}")
+
+
+def validation_line(exc: ValidationError) -> str:
+    """A pydantic ``ValidationError`` as one line: ``argument k: Input should be a valid integer (got 'x')``."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "arguments") or "arguments"
+        got = err.get("input")
+        shown = repr(got)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        parts.append(f"argument {where}: {err.get('msg', 'invalid')}" + ("" if err.get("type") == "missing" else f" (got {shown})"))
+    return "; ".join(parts) or "the arguments do not match the tool's schema"
+
+
+def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Tool:
+    """An MCP tool for a plain typed tool function, with compact schemas, a title and annotations;
+    ``bundle_policy``: what the tool's ``bundle`` argument may name (see ``BundlePolicy``)."""
     name = fn.__name__
     facts = registry.facts(name)
     description, arg_docs = split_docstring(fn.__doc__)
@@ -212,8 +278,9 @@ def make_tool(fn: Callable[..., Any]) -> Tool:
     annotations = ToolAnnotations(read_only_hint=facts.read_only, open_world_hint=False,
                                   destructive_hint=None if facts.read_only else facts.destructive,
                                   idempotent_hint=None if facts.read_only else facts.idempotent)
-    tool = Tool.from_function(_adapt(fn), name=name, title=facts.title, description=description,
+    base = Tool.from_function(_adapt(fn, bundle_policy), name=name, title=facts.title, description=description,
                               annotations=annotations, structured_output=True)
+    tool = CheckedTool(**{f: getattr(base, f) for f in type(base).model_fields})
     tool.parameters = registry.argument_schema(name, tool.parameters, arg_docs)
     # read live by the SDK; the client validates structured content against this compact schema
     tool.fn_metadata.output_schema = registry.compact(tool.fn_metadata.output_schema, output=True)
@@ -241,7 +308,7 @@ def read_bundle(name: str) -> str:
 
     try:
         root = resolve_bundle(None if name == "default" else name, quiet=True)
-        return compact_json({**read_manifest(root).summary(), "path": str(root)})
+        return compact_json(read_manifest(root).summary())  # no path: a client learns nothing of the disk
     except MathlasError as e:
         raise ResourceNotFoundError(str(e)) from None
 
@@ -257,14 +324,16 @@ def add_resources(server: MCPServer) -> None:
                                 "documents and licence per source, encoder, format version.")(read_bundle)
 
 
-def build_server(log_level: str = "WARNING") -> MCPServer:
-    """The mathlas MCP server with every available tool and the resources; opens nothing, loads nothing."""
+def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None = None) -> MCPServer:
+    """The mathlas MCP server with every available tool and the resources; opens nothing, loads
+    nothing. ``bundle_policy`` checks every tool's ``bundle`` argument (the HTTP server's: only the
+    bundles it serves; the stdio server has none)."""
     from mathlas.tools import load_tools
 
     tools = []
     for fn in load_tools():
         try:
-            tools.append(make_tool(fn))
+            tools.append(make_tool(fn, bundle_policy))
         except Exception as e:  # noqa: BLE001 - a tool the SDK cannot describe must not take the others down
             log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
