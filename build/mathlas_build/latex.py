@@ -475,7 +475,7 @@ SYMBOL_WORDS.update({
     "hookleftarrow": "injects into", "twoheadrightarrow": "onto", "rightarrowtail": "injects into",
     "xrightarrow": "to", "xleftarrow": "from", "leadsto": "to", "rightsquigarrow": "to", "uparrow": "up",
     "downarrow": "down", "nearrow": "to", "searrow": "to", "swarrow": "to", "nwarrow": "to",
-    "rightleftarrows": "to", "leftrightarrows": "to", "rightrightarrows": "to", "longrightarrow": "to",
+    "rightleftarrows": "to", "leftrightarrows": "to", "rightrightarrows": "to",
     "subset": "subset", "subseteq": "subset", "subsetneq": "proper subset", "subsetneqq": "proper subset",
     "subseteqq": "subset", "supset": "superset", "supseteq": "superset", "supsetneq": "proper superset",
     "sqsubset": "subset", "sqsubseteq": "subset", "nsubseteq": "not subset",
@@ -515,7 +515,7 @@ SYMBOL_WORDS.update({
     # HoTT-style binder macros whose definitions are TeX programming
     "prd": "product", "sm": "sum", "lam": "lambda", "lamu": "lambda", "fall": "for all", "exis": "exists",
     "tprd": "product", "dprd": "product", "lprd": "product", "tsm": "sum", "dsm": "sum", "lsm": "sum",
-    "textendash": "-", "textemdash": "-", "ldots": "...",
+    "textendash": "-", "textemdash": "-",
 })
 
 # commands that vanish, leaving whatever follows (their braced argument's text stays)

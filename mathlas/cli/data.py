@@ -7,7 +7,6 @@ are read from. Progress goes to stderr; the installed directory is printed on st
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 

@@ -201,7 +201,8 @@ def build(data_dir: Path, out: Path, *, talk=lambda msg: None) -> dict:
 
     h = np.concatenate(hashes) if hashes else np.empty(0, np.uint32)
     p = np.concatenate(positions) if positions else np.empty(0, np.uint32)
-    del hashes, positions
+    hashes.clear()  # the chunks' arrays: only the concatenation is needed from here on
+    positions.clear()
     order = np.argsort(h, kind="stable")  # stable: postings stay in A-number order within a hash
     np.save(out / "pair_hash.npy", h[order])
     np.save(out / "pair_pos.npy", p[order])
