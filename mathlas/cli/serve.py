@@ -58,6 +58,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="seconds a request may take before it gets 504 (default 30)")
     p.add_argument("--threads", type=int, default=int(os.environ.get("MATHLAS_SERVE_THREADS", 4)),
                    help="searches run at once per process; more requests wait their turn (default 4)")
+    p.add_argument("--allow-host", action="append", dest="allow_hosts", metavar="NAME", default=None,
+                   help="a loopback server also answers requests whose Host is NAME (any port) or NAME:PORT "
+                        "(repeatable; $MATHLAS_ALLOW_HOSTS, comma-separated); by default only 127.0.0.0/8, "
+                        "localhost and [::1]")
+    p.add_argument("--read-timeout", type=float, default=float(os.environ.get("MATHLAS_SERVE_READ_TIMEOUT", 10)),
+                   help="seconds a client has to send a request's headers, and then its body; an idle "
+                        "connection is closed after 5 s or this, the smaller (default 10)")
+    p.add_argument("--max-connections", type=int,
+                   default=int(os.environ.get("MATHLAS_SERVE_MAX_CONNECTIONS", 1000)),
+                   help="connections open at once per process; more are answered 503 and closed (default 1000, "
+                        "lowered to the process's file descriptor limit less 64)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-request log lines on stderr")
     p.set_defaults(run=run)
     return p
@@ -76,6 +87,10 @@ def config_from_args(args: argparse.Namespace):
         raise UsageError(f"--threads must be from 1 to 256, got {args.threads}")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if not 0 < args.read_timeout <= 3600:
+        raise UsageError(f"--read-timeout must be from 0 to 3600 seconds, got {args.read_timeout}")
+    if not 1 <= args.max_connections <= 1_000_000:
+        raise UsageError(f"--max-connections must be from 1 to 1000000, got {args.max_connections}")
     if args.token is not None and len(args.token) < 8:
         raise UsageError("--token must be at least 8 characters (use a long random one, e.g. from `openssl rand -hex 32`)")
     if args.token and args.no_auth:
@@ -87,7 +102,9 @@ def config_from_args(args: argparse.Namespace):
     bundles = args.bundles or _env_list("MATHLAS_BUNDLE")
     return ServeConfig(host=args.host, port=args.port, bundles=bundles, formal_bundle=args.formal_bundle,
                        token=args.token, no_auth=args.no_auth, cors=args.cors or _env_list("MATHLAS_CORS"),
-                       workers=args.workers, timeout=args.timeout, threads=args.threads)
+                       workers=args.workers, timeout=args.timeout, threads=args.threads,
+                       allow_hosts=args.allow_hosts or _env_list("MATHLAS_ALLOW_HOSTS"),
+                       read_timeout=args.read_timeout, max_connections=args.max_connections)
 
 
 class _Stderr(logging.Handler):
@@ -147,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
     config.port = sock.getsockname()[1]
     import uvicorn
 
+    from mathlas.web.limits import configure  # header, body and idle bounds, connection cap
+
     common = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=30, lifespan="on",
                   server_header=False, proxy_headers=False)
     host = f"[{config.host}]" if ":" in config.host else config.host
@@ -164,12 +183,12 @@ def run(args: argparse.Namespace) -> int:
 
             os.environ["MATHLAS_SERVE_CONFIG"] = config.to_json()
             uc = uvicorn.Config("mathlas.web.app:app_from_env", factory=True, workers=config.workers, **common)
-            Multiprocess(uc, sockets=[sock]).run()
+            Multiprocess(configure(uc, config.limits), sockets=[sock]).run()
         else:
             from mathlas.web.app import create_app
 
             uc = uvicorn.Config(create_app(config), **common)
-            uvicorn.Server(uc).run(sockets=[sock])
+            uvicorn.Server(configure(uc, config.limits)).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

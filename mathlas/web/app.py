@@ -40,6 +40,7 @@ from starlette.types import Receive, Scope, Send
 
 from mathlas.web import api, theoremsearch
 from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback
+from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
 
 log = logging.getLogger("mathlas.serve")
@@ -76,6 +77,15 @@ class ServeConfig:
     timeout: float = DEFAULT_TIMEOUT
     max_body: int = MAX_BODY
     threads: int = WORKER_THREADS
+    allow_hosts: list[str] = field(default_factory=list)
+    read_timeout: float = READ_TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
+
+    @property
+    def limits(self) -> Limits:
+        """The per-connection bounds (``mathlas.web.limits``) of this server."""
+        return Limits(read_timeout=self.read_timeout, keep_alive=min(KEEP_ALIVE, self.read_timeout),
+                      max_connections=self.max_connections)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -95,7 +105,7 @@ def _mathlas_error(e: Exception) -> ApiError:
     if isinstance(e, api.BundleNotFoundError):
         return ApiError(404, str(e))
     if isinstance(e, api.UsageError):
-        return ApiError(404 if str(e).startswith("no document with id") else 422, str(e))
+        return ApiError(404 if str(e).startswith(("no document with id", "no finding with id")) else 422, str(e))
     return ApiError(500, f"{type(e).__name__}: {e}")
 
 
@@ -230,13 +240,9 @@ def create_app(config: ServeConfig) -> Starlette:
     mcp_server = api.mcp_server(allow_write=bool(config.token))
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if config.loopback:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *config.cors])
-    else:  # reachable by name from elsewhere: the token guards it
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    # Host and Origin of /mcp are checked by Guard, with the same definition as every other route
+    # (guard.host_allowed); the SDK's own check matches name prefixes and cannot say "127.0.0.0/8".
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
                                    transport_security=security, max_request_body_size=config.max_body,
                                    host=config.host)
@@ -244,8 +250,25 @@ def create_app(config: ServeConfig) -> Starlette:
     started = time.time()
 
     class McpEndpoint:  # an ASGI app, not a function: starlette then passes every method through
+        """``/mcp`` under the same ``--timeout`` as every route: past it the call is cancelled (a
+        long tool's worker process is stopped by the server's cancellation, mathlas.mcp.server's
+        ``_run_long``) and the client gets 504."""
+
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await sessions.handle_request(scope, receive, send)
+            started = False
+
+            async def send_tracking(message: dict) -> None:
+                nonlocal started
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+
+            try:
+                with anyio.fail_after(config.timeout):
+                    await sessions.handle_request(scope, receive, send_tracking)
+            except TimeoutError:
+                if not started:
+                    await error(504, f"the request took longer than {config.timeout:g} s "
+                                     "(mathlas serve --timeout)")(scope, receive, send)
 
     # -- the search page
     async def page(request: Request) -> Response:
@@ -308,6 +331,8 @@ def create_app(config: ServeConfig) -> Starlette:
             body = json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON ({e})") from None
+        except RecursionError:
+            raise ApiError(400, "the request body is JSON nested too deeply; a search request is a flat object") from None
         req = theoremsearch.parse(body)
 
         def work() -> dict:

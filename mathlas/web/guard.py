@@ -7,31 +7,83 @@ client gets a 500 saying only that.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
+import re
 import time
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("mathlas.serve")
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PUBLIC_PATHS = ("/health", "/", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/", "/doc/")
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._-]+))(?::(?P<port>[0-9]{1,5}))?")
 
 
 def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
+    """Whether ``host``, an address or name without port (``--host``), is this machine's loopback:
+    ``localhost``, an IPv4 address in 127.0.0.0/8 or ``::1``. Nothing else: ``127.attacker.example``
+    is a name anyone can point anywhere."""
+    host = host.strip().lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_allowed(header: str, allowed: tuple[str, ...] = ()) -> bool:
+    """Whether a request's ``Host`` header names this loopback server: ``localhost``, an IPv4
+    address in 127.0.0.0/8 or ``[::1]``, each with or without a port, or one of the ``allowed``
+    names (``--allow-host``: ``NAME`` with any port, ``NAME:PORT`` with that one). The one
+    definition the REST routes, the page and ``/mcp`` share (DNS rebinding: a page on a name that
+    resolves to 127.0.0.1 sends that name)."""
+    header = header.strip().lower()
+    m = _HOST.fullmatch(header)
+    if m is None or (m["port"] is not None and int(m["port"]) > 65535):
+        return False
+    name = m["name"] or f"[{m['v6']}]"
+    if name in allowed or header in allowed:
+        return True
+    if m["v6"] is not None:
+        try:
+            return ipaddress.IPv6Address(m["v6"]) == ipaddress.IPv6Address("::1")
+        except ValueError:
+            return False
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.IPv4Address(name) in ipaddress.IPv4Network("127.0.0.0/8")
+    except ValueError:  # a name, or digits that are not a dotted quad (127.1, 0x7f.1)
+        return False
+
+
+def origin_allowed(origin: str, allowed: tuple[str, ...] = (), cors: tuple[str, ...] = ()) -> bool:
+    """Whether a browser ``Origin`` may call ``/mcp`` on a loopback server: a page served from a
+    loopback name (``host_allowed``) over http, or one of the ``--cors`` origins."""
+    origin = origin.strip()
+    if origin in cors:
+        return True
+    scheme, sep, rest = origin.lower().partition("://")
+    return bool(sep) and scheme in ("http", "https") and "/" not in rest and host_allowed(rest, allowed)
 
 
 class Json(JSONResponse):
     """Compact UTF-8 JSON; NaN refused (the library never produces one)."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate echoed from the client: escaped, still JSON
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Json:
@@ -45,7 +97,8 @@ class ApiError(HTTPException):
 
 
 class RequestLog:
-    """One line per request on stderr: client, method, path, status, milliseconds."""
+    """One line per request on stderr: client, method, path, status, milliseconds (499: the client
+    left before an answer was sent)."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -54,7 +107,7 @@ class RequestLog:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         start = time.perf_counter()
-        status = [500]
+        status = [499]
 
         async def send_status(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -63,6 +116,10 @@ class RequestLog:
 
         try:
             await self.app(scope, receive, send_status)
+        except BaseException:
+            if status[0] == 499:
+                status[0] = 500
+            raise
         finally:
             client = (scope.get("client") or ("-", 0))[0]
             path = scope.get("path", "")
@@ -81,16 +138,23 @@ class Guard:
         self.app = app
         self.token = config.token.encode() if config.token else None
         self.loopback = config.loopback
+        self.allowed = tuple(h.strip().lower() for h in config.allow_hosts)
+        self.cors = tuple(config.cors)
         self.max_body = config.max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.loopback and not _host_is_loopback(headers.get("host", "")):
-            return await error(421, f"host {headers.get('host', '')!r} is not this loopback server "
-                                    "(mathlas serve on 127.0.0.1 answers only to 127.0.0.1, localhost or [::1])")(scope, receive, send)
         path = scope.get("path", "")
+        if self.loopback and not host_allowed(headers.get("host", ""), self.allowed):
+            return await error(421, f"host {headers.get('host', '')[:100]!r} is not this loopback server (it "
+                                    "answers to 127.0.0.1, localhost or [::1]; mathlas serve --allow-host NAME "
+                                    "adds a name)")(scope, receive, send)
+        origin = headers.get("origin")
+        if self.loopback and origin and path.rstrip("/") == "/mcp" and not origin_allowed(origin, self.allowed, self.cors):
+            return await error(403, f"origin {origin[:100]!r} may not call /mcp on this loopback server "
+                                    "(mathlas serve --cors ORIGIN allows one)")(scope, receive, send)
         if self.token is not None and scope.get("method") != "OPTIONS" and not _public(path):
             auth = headers.get("authorization", "")
             scheme, _, given = auth.partition(" ")
@@ -121,6 +185,8 @@ class Guard:
 
         try:
             await self.app(scope, limited, send_tracking)
+        except ClientDisconnect:  # the client left (or was cut off, limits.py) mid-body: nobody to answer
+            return
         except Exception as e:  # a bug: logged once here, never shown to the client
             log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
             if not started:
@@ -130,7 +196,3 @@ class Guard:
 def _public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
-
-def _host_is_loopback(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
-    return is_loopback(name.lower())

@@ -1,0 +1,236 @@
+"""What one connection to ``mathlas serve`` may cost: bounds on time, bytes and numbers that the
+HTTP parser itself does not enforce, applied where the bytes arrive (uvicorn's protocol, before any
+request reaches the app).
+
+uvicorn with httptools (the fast parser the server uses) bounds none of these: a request line or a
+header may grow without end, headers may arrive one byte a minute, a body may trickle forever
+(each byte re-arms nothing and cancels the keep-alive timer), and every such connection holds a
+file descriptor. ``LimitedHttpTools`` is uvicorn's httptools protocol with the bounds below; h11
+would bound only the size of the head (``h11_max_incomplete_event_size``), not its time, its
+number of fields, nor a body's time, so the parser stays httptools.
+
+=====================  ===========================================================================
+bound                  what happens past it
+=====================  ===========================================================================
+``MAX_URL``            request line's target over 64 KiB: 414, connection closed (a GET query
+                       of 10,000 characters fits percent-encoded)
+``MAX_HEADER_BYTES``   header fields over 16 KiB in all: 431, connection closed
+``MAX_HEADERS``        more than 100 header fields: 431, connection closed
+``read_timeout``       the head of a request not complete within it (counted from the connection's
+                       opening, or from the previous response): 408, connection closed; a body not
+                       complete within it of the head: connection closed; a client that reads no
+                       response bytes for that long: connection closed
+``keep_alive``         an idle keep-alive connection: closed (uvicorn's ``timeout_keep_alive``)
+``max_connections``    connections open at once; one more is answered 503 and closed at once, so
+                       descriptors stay free; never above the process's descriptor limit less
+                       ``FD_RESERVE`` (bundle files, logs, worker pipes)
+=====================  ===========================================================================
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+log = logging.getLogger("mathlas.serve")
+
+MAX_URL = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_HEADERS = 100
+READ_TIMEOUT = 10.0
+KEEP_ALIVE = 5
+MAX_CONNECTIONS = 1000
+FD_RESERVE = 64
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The per-connection bounds one server applies (module docstring)."""
+
+    read_timeout: float = READ_TIMEOUT
+    keep_alive: float = KEEP_ALIVE
+    max_connections: int = MAX_CONNECTIONS
+    max_url: int = MAX_URL
+    max_header_bytes: int = MAX_HEADER_BYTES
+    max_headers: int = MAX_HEADERS
+
+
+def connection_cap(wanted: int) -> int:
+    """``wanted``, lowered so that the open connections never take the descriptors the process
+    needs for everything else (its soft ``RLIMIT_NOFILE`` less ``FD_RESERVE``)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no resource module (Windows): trust the number
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - FD_RESERVE))
+
+
+def _answer(status: int, reason: str, message: str) -> bytes:
+    body = json.dumps({"error": message, "status": status}).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n").encode() + body
+
+
+class _Refused(Exception):
+    """Raised inside a parser callback: the request is over a bound; answer ``status`` and close."""
+
+
+def configure(config: Any, limits: Limits) -> Any:
+    """Make the uvicorn ``config`` serve with ``limits``: the protocol class and the numbers ride
+    on the config object, which uvicorn pickles into its worker processes (``--workers``)."""
+    config.http = LimitedHttpTools
+    config.timeout_keep_alive = limits.keep_alive
+    config.mathlas_limits = limits
+    return config
+
+
+class LimitedHttpTools(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the ``Limits`` that ``configure`` put on its config."""
+
+    def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        self.limits: Limits = getattr(config, "mathlas_limits", None) or Limits()
+        self.timeout_keep_alive = self.limits.keep_alive
+        self._deadline: asyncio.TimerHandle | None = None  # head, body or write: one at a time matters
+        self._write_deadline: asyncio.TimerHandle | None = None
+        self._in_head = True          # bytes being parsed belong to a request's head
+        self._head_bytes = 0          # raw bytes fed while the head was incomplete
+        self._url_bytes = 0
+        self._header_bytes = 0
+        self._refusal: tuple[int, str, str] | None = None
+
+    # -- timers
+    def _arm(self, what: str) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.limits.read_timeout, self._expired, what)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self, what: str) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        idle = self.cycle is None or self.cycle.response_complete
+        if what == "head" and idle:
+            self.transport.write(_answer(408, "Request Timeout",
+                                         f"the request's headers took longer than {self.limits.read_timeout:g} s"))
+            self.transport.close()
+        else:  # a body that never completes: the app sees a disconnect
+            self.transport.abort()
+
+    # -- connection
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        cap = connection_cap(self.limits.max_connections)
+        if len(self.connections) > cap:
+            transport.write(_answer(503, "Service Unavailable",
+                                    f"the server has {cap} connections open, its limit (mathlas serve "
+                                    "--max-connections); try again shortly"))
+            transport.close()
+            return
+        self._arm("head")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self._unset_keepalive_if_required()
+        if self.parser is None or self.transport.is_closing():
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        except httptools.HttpParserError:
+            if self._refusal is not None:
+                status, reason, message = self._refusal
+                self.transport.write(_answer(status, reason, message))
+                self.transport.close()
+                return
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
+        if self._in_head:  # a head that never ends: counted as it arrives, not when it is whole
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_url + self.limits.max_header_bytes:
+                self.transport.write(_answer(431, "Request Header Fields Too Large",
+                                             f"the request's head is over {self._head_bytes} bytes"))
+                self.transport.close()
+
+    # -- parser callbacks
+    def _refuse(self, status: int, reason: str, message: str) -> None:
+        self._refusal = (status, reason, message)
+        raise _Refused(message)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head = True
+        self._head_bytes = self._url_bytes = self._header_bytes = 0
+        if self._deadline is None:  # a pipelined request begins while the previous one runs
+            self._arm("head")
+
+    def on_url(self, url: bytes) -> None:
+        self._url_bytes += len(url)
+        if self._url_bytes > self.limits.max_url:
+            self._refuse(414, "URI Too Long", f"the request target is over {self.limits.max_url} bytes")
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_bytes += len(name) + len(value) + 4
+        if len(self.headers) >= self.limits.max_headers:
+            self._refuse(431, "Request Header Fields Too Large",
+                         f"more than {self.limits.max_headers} header fields")
+        if self._header_bytes > self.limits.max_header_bytes:
+            self._refuse(431, "Request Header Fields Too Large",
+                         f"the header fields are over {self.limits.max_header_bytes} bytes in all")
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._arm("body")
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        if self.cycle is not None and self.cycle.response_complete:  # answered before the body ended
+            self._arm("head")
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        idle = not self.pipeline
+        super().on_response_complete()
+        if idle and not self.transport.is_closing() and self._deadline is None:
+            self._arm("head")  # the next request's head, if any, within the same bound
+
+    # -- a client that reads nothing
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_deadline is None:
+            self._write_deadline = self.loop.call_later(self.limits.read_timeout, self.transport.abort)
+
+    def resume_writing(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+        super().resume_writing()
