@@ -24,9 +24,10 @@ from mathlas.cli import (
     scaffold,
     search,
     sequence,
+    serve,
 )
 from mathlas.errors import MathlasError, UsageError
-from mathlas.cli import serve
+from mathlas.extras import COMMANDS, require
 
 # in the order `mathlas --help` lists them
 COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, sequence, lean_check, data, lean, index,
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _log_to_stderr(bool(getattr(args, "quiet", False)))
     try:
+        if args.command in COMMANDS:  # a command of an extra: one line naming it, not a traceback
+            require(COMMANDS[args.command], f"mathlas {args.command}")
         return args.run(args)
     except UsageError as e:
         print(f"mathlas: {e}", file=sys.stderr)
