@@ -34,6 +34,18 @@ def integer(value: Any, what: str, minimum: int, maximum: int) -> int:
     return value
 
 
+def text(value: str, what: str) -> str:
+    """``value`` if it is text that can be written as UTF-8, else ``UsageError``: a lone surrogate
+    (``"\\ud800"`` in JSON, ``%ED%A0%80`` in a URL) is no character, and the tokenizers refuse it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = value[e.start]
+        raise UsageError(f"{what} is not valid Unicode text (it holds a lone surrogate U+{ord(bad):04X} at "
+                         f"character {e.start}); send UTF-8 text") from None
+    return value
+
+
 def strings(value: Any, what: str, example: str = "") -> tuple[str, ...]:
     """A name or a list of names as a tuple of stripped, non-empty, distinct strings (None: ())."""
     if value is None:
@@ -42,7 +54,7 @@ def strings(value: Any, what: str, example: str = "") -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) and v.strip() for v in value):
         raise UsageError(f"{what} must be a list of non-empty strings{example}, got {value!r}")
-    return tuple(dict.fromkeys(v.strip() for v in value))
+    return tuple(dict.fromkeys(text(v.strip(), what) for v in value))
 
 
 def name_weights(items: list[str] | None, flag: str, example: str) -> dict[str, float] | None:

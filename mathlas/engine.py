@@ -17,6 +17,8 @@ import bisect
 import os
 import re
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Each channel returns this many candidates (at least k) for fusion.
 FUSION_DEPTH = 100
+# Query vectors a bundle keeps (384 floats each: 1.5 KB; 256 of them: 0.4 MB)
+QUERY_VECTORS_KEPT = 256
 # The channels a mode runs.
 MODE_CHANNELS = {"hybrid": ("lexical", "dense"), "lexical": ("lexical",), "dense": ("dense",)}
 # Very short keyword queries ("Sylow", "Heine Borel"): a mean-pooling encoder averages the one or two
@@ -60,6 +64,23 @@ def _codes(column) -> tuple[list[str], np.ndarray]:
     return names, pc.fill_null(codes, -1).to_numpy().astype(np.int32, copy=False)
 
 
+@dataclass
+class SearchPlan:
+    """A request fitted to a bundle (``Bundle.plan``): the filters its channels apply, whether the
+    bundle's channels run at all (not when only findings are asked for), the per-key weights
+    (source x kind; None: all 1), the active document priors, how deep each channel ranks, the
+    statement links (``about_keys``), the findings channel (None: no findings) and its weight."""
+
+    filters: Filters
+    bundle_part: bool
+    key_weights: np.ndarray | None
+    priors: dict[str, float]
+    depth: int
+    about: np.ndarray | None
+    found: Any = None
+    findings_weight: float = 0.0
+
+
 class Bundle:
     """A bundle opened for search. Get one with ``mathlas.open_bundle()``."""
 
@@ -81,7 +102,10 @@ class Bundle:
         self._columns: dict[str, Any] = {}
         self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
-        self.meta_file = META_ARROW if (self.root / META_ARROW).is_file() else META
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (query_vector)
+        self._vectors_lock = threading.Lock()
+        # Only a listed (so verified) Arrow copy is read: a file the manifest does not list is never used.
+        self.meta_file = META_ARROW if META_ARROW in manifest.files else META
         self.table = self._read_table()
         if self.table.num_rows != manifest.count:
             raise BundleCorruptError(f"bundle {self.root.name}: {self.meta_file} has {self.table.num_rows} rows, "
@@ -92,7 +116,7 @@ class Bundle:
         self._kind_names, self._kind_codes = _codes(self.table.column("kind"))
 
     def _read_table(self):
-        """The metadata table: memory-mapped from META_ARROW when the bundle has it (zero-copy: pages
+        """The metadata table: memory-mapped from META_ARROW when the manifest lists it (zero-copy: pages
         are read on demand and stay evictable page cache), else read from the parquet into RAM."""
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -246,6 +270,26 @@ class Bundle:
         return names
 
     @property
+    def kind_names(self) -> list[str]:
+        """The kinds this bundle's documents have (theorem, definition, proof...), sorted."""
+        return list(self._kind_names)
+
+    def _check_kinds(self, names: Iterable[str], what: str, findings: bool = False) -> tuple[str, ...]:
+        from mathlas.findings import KIND as FINDING
+
+        names = tuple(names)
+        unknown = [x for x in names if x not in self._kind_names and not (findings and x == FINDING)]
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], self._kind_names, n=1, cutoff=0.6)
+            also = f" and {FINDING} (results saved with add_finding)" if findings else ""
+            raise UsageError(f"unknown kind {', '.join(map(repr, unknown))} in {what}"
+                             + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; this bundle has: {', '.join(self._kind_names)}{also} (bundle {self.label})")
+        return names
+
+    @property
     def paper_columns(self) -> PaperColumns:
         """The paper metadata prepared for filter masks (made on the first paper filter)."""
         return self._lazy("_paper_columns", lambda: PaperColumns(self.table, f"{self.name}-{self.version}"))
@@ -351,8 +395,22 @@ class Bundle:
         return query
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query as the dense channel sees it (``dense_text``, encoded with the bundle's encoder)."""
-        return self.encoder.encode_queries([self.dense_text(query)])[0]
+        """The query as the dense channel sees it (``dense_text``, encoded with the bundle's encoder).
+        The last ``QUERY_VECTORS_KEPT`` are kept: a page of results, a TheoremSearch answer's cosines
+        and the findings channel all ask again for the vector the search just made."""
+        text = self.dense_text(query)
+        with self._vectors_lock:
+            got = self._vectors.get(text)
+            if got is not None:
+                self._vectors.move_to_end(text)
+                return got
+        vec = self.encoder.encode_queries([text])[0]
+        vec.setflags(write=False)  # shared by every caller that asks again
+        with self._vectors_lock:
+            self._vectors[text] = vec
+            while len(self._vectors) > QUERY_VECTORS_KEPT:
+                self._vectors.popitem(last=False)
+        return vec
 
     @property
     def encoder_fingerprint(self) -> str:
@@ -394,17 +452,53 @@ class Bundle:
 
     def rank(self, req: SearchRequest, findings: "FindingsStore | None" = None,
              fields: Sequence[str] = ()) -> list[Hit]:
-        """Run a checked request. With a findings store, its findings are searched as one more
-        channel (source ``findings``, kind ``finding``) and fused with the bundle's channels in the
-        same RRF; the channel counts as much as the bundle's channels together, since it fuses the
-        same two kinds of evidence. ``fields``: metadata columns to copy into each hit's ``fields``."""
+        """Run a checked request: plan it (``plan``: the checks that need the bundle, filters,
+        weights, depth), run each channel to the same depth, fuse their rankings in one RRF, then
+        the document priors, the reranker and the statement-first rule, and cut to ``k`` (after
+        ``offset``). Every step works on the whole fused list, so a hit's ranks and place do not
+        depend on ``k``. With a findings store, the findings are one more channel
+        (``mathlas.findings.search``; source ``findings``, kind ``finding``) whose keys follow the
+        bundle's. ``fields``: metadata columns to copy into each hit's ``fields``."""
+        plan = self.plan(req, findings)
+        rankings, channel_weights, key_weights = self._run_channels(req, plan)
+        fusion = self.fusion
+        fused = rrf(rankings, plan.depth, k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
+                    channel_weights=channel_weights, key_weights=key_weights)
+        if len(rankings) == 1 and plan.found is None:  # a single bundle channel keeps its own scores
+            (ranking,) = rankings.values()
+            own = dict(zip(ranking.keys.tolist(), ranking.scores.tolist()))
+            fused = [Fused(f.key, own[f.key], f.ranks) for f in fused]
+        n = len(self)
+        if plan.priors:
+            keys = np.array([f.key for f in fused], dtype=np.int64)
+            bonus = np.zeros(len(keys))
+            ours = keys < n  # findings have no document priors
+            bonus[ours] = self.prior_bonus(keys[ours], plan.priors)
+            fused = add_priors(fused, bonus, len(fused))
+        fused = self.rerank(req, fused, plan.found)
+        if plan.about is not None:  # a statement comes back only where filters and weights let it rank
+            allowed = plan.filters.allowed
+            if key_weights is not None:
+                allowed = (key_weights[:n] > 0) if allowed is None else allowed & (key_weights[:n] > 0)
+            fused = statements_first(fused, plan.about, allowed)
+        fused = fused[:req.k + req.offset]
+        ids = self.column("id")
+        return [self.hit(f.key, f.score, f.ranks, fields,
+                         statement_of=ids[f.lifted_by].as_py() if 0 <= f.lifted_by < n else None)
+                if f.key < n else plan.found.hit(f.key - n, f.score, f.ranks)
+                for f in fused[req.offset:]]
+
+    def plan(self, req: SearchRequest, findings: "FindingsStore | None" = None) -> "SearchPlan":
+        """What ``rank`` will do for ``req``: the checks that need this bundle (source, kind and prior
+        names, each refused in one line naming the caller's own label for it), the filters each
+        channel applies, the weights and how deep each channel ranks."""
         from mathlas.findings import KIND as F_KIND
         from mathlas.findings import SOURCE as F_SOURCE
 
-        n = len(self)
         with_findings = findings is not None
         self._check_sources(req.sources, req.labels["sources"], with_findings)
         self._check_sources(req.exclude_sources, req.labels["exclude_sources"], with_findings)
+        self._check_kinds(req.kinds, req.labels["kinds"], with_findings)
         weights = dict(req.source_weights or {})
         self._check_sources(weights, req.labels["source_weights"], with_findings)
         prior_weights = self._prior_weights(req.priors)
@@ -418,56 +512,49 @@ class Bundle:
         bundle_part = not ((req.sources and not include) or (req.kinds and not kinds))
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
         key_weights = self._key_weights(weights, req.kind_weights, req.labels["kind_weights"])
-        deep = req.mode == "hybrid" or key_weights is not None or bool(prior_weights) or use_findings
+        about = self.about_keys if bundle_part else None
+        # Fusion, priors and the statement-first rule need candidates beyond k: each channel then
+        # ranks FUSION_DEPTH deep whatever k is, so ranks and order do not depend on k.
+        deep = (req.mode == "hybrid" or key_weights is not None or bool(prior_weights) or use_findings
+                or about is not None)
         top = max(req.k + req.offset, self.rerank_depth(req))  # ranked through (and reranked), offset hits skipped
         depth = min(max(top, FUSION_DEPTH), MAX_K) if deep else top
-        channels = MODE_CHANNELS[req.mode]
         found = None
         if use_findings:
             from mathlas.findings.search import FindingsChannel
 
             found = FindingsChannel(findings, self)
-            use_findings = found.has_documents()
+            found = found if found.has_documents() else None
+        filters = self.filters(include, sorted(exclude), kinds, req.paper, req.mask) if bundle_part else Filters()
+        return SearchPlan(filters=filters, bundle_part=bundle_part, key_weights=key_weights, priors=prior_weights,
+                          depth=depth, about=about, found=found, findings_weight=f_weight)
+
+    def _run_channels(self, req: SearchRequest, plan: "SearchPlan") -> tuple[dict[str, Ranking], dict[str, float],
+                                                                             np.ndarray | None]:
+        """Each channel's ranking (the bundle's lexical and dense, and the findings), their weights in
+        the fusion and the per-key weights. The query is encoded once, for every dense ranking."""
+        from mathlas.findings import SOURCE as F_SOURCE
+
+        channels = MODE_CHANNELS[req.mode]
+        found = plan.found
         vector = None
-        if "dense" in channels and (bundle_part or (use_findings and found.has_vectors())):
-            vector = self.query_vector(req.query)  # encoded once, for the bundle's and the findings' dense ranking
+        if "dense" in channels and (plan.bundle_part or (found is not None and found.has_vectors())):
+            vector = self.query_vector(req.query)
         rankings: dict[str, Ranking] = {}
-        if bundle_part:
-            filters = self.filters(include, sorted(exclude), kinds, req.paper, req.mask)
-            rankings = self.channel_rankings(req.query, depth, filters, req.mode, req.pool, vector)
-        fusion = self.fusion
-        channel_weights = dict(fusion["weights"] if req.channel_weights is None else req.channel_weights)
-        if use_findings:
-            ranking = found.search(req.query, vector if "dense" in channels else None, depth,
+        if plan.bundle_part:
+            rankings = self.channel_rankings(req.query, plan.depth, plan.filters, req.mode, req.pool, vector)
+        weights = dict(self.fusion["weights"] if req.channel_weights is None else req.channel_weights)
+        key_weights = plan.key_weights
+        if found is not None:
+            n = len(self)
+            ranking = found.search(req.query, vector if "dense" in channels else None, plan.depth,
                                    lexical="lexical" in channels)
             if len(ranking):
                 rankings[F_SOURCE] = Ranking(ranking.keys + n, ranking.scores)
-                channel_weights[F_SOURCE] = found.fusion_weight({c: float(channel_weights.get(c, 1.0)) for c in channels})
+                weights[F_SOURCE] = found.fusion_weight({c: float(weights.get(c, 1.0)) for c in channels})
                 base = np.ones(n) if key_weights is None else key_weights
-                key_weights = np.concatenate([base, np.full(found.size, f_weight)])
-        fused = rrf(rankings, depth if prior_weights else top,
-                    k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
-                    channel_weights=channel_weights, key_weights=key_weights)
-        if len(rankings) == 1 and F_SOURCE not in rankings:  # a single channel keeps its own scores
-            (ranking,) = rankings.values()
-            own = dict(zip(ranking.keys.tolist(), ranking.scores.tolist()))
-            fused = [Fused(f.key, own[f.key], f.ranks) for f in fused]
-        if prior_weights:
-            keys = np.array([f.key for f in fused], dtype=np.int64)
-            bonus = np.zeros(len(keys))
-            ours = keys < n  # findings have no document priors
-            bonus[ours] = self.prior_bonus(keys[ours], prior_weights)
-            fused = add_priors(fused, bonus, top)
-        fused = self.rerank(req, fused, found)
-        about = self.about_keys if bundle_part else None
-        if about is not None:  # a statement comes back only where filters and weights let it rank
-            allowed = filters.allowed
-            if key_weights is not None:
-                allowed = (key_weights[:n] > 0) if allowed is None else allowed & (key_weights[:n] > 0)
-            fused = statements_first(fused, about, allowed)
-        fused = fused[:req.k + req.offset]
-        return [self.hit(f.key, f.score, f.ranks, fields) if f.key < n else found.hit(f.key - n, f.score, f.ranks)
-                for f in fused[req.offset:]]
+                key_weights = np.concatenate([base, np.full(found.size, plan.findings_weight)])
+        return rankings, weights, key_weights
 
     # -- documents -----------------------------------------------------------------------
     @property
@@ -487,11 +574,15 @@ class Bundle:
             col = self._columns[name] = self.table.column(name)
         return col
 
-    def hit(self, key: int, score: float, ranks: Mapping[str, int | None], fields: Sequence[str] = ()) -> Hit:
+    def hit(self, key: int, score: float, ranks: Mapping[str, int | None], fields: Sequence[str] = (),
+            statement_of: str | None = None) -> Hit:
         """The ``Hit`` for a document key; ``fields``: metadata columns to copy into ``Hit.fields``
-        (null values left out)."""
+        (null values left out); ``statement_of``: the id of the proof or example this statement was
+        placed above (the statement-first rule), kept in ``fields["statement_of"]``."""
         row = self._row(key, ("id", "source", "kind", "name", "title", "text", "link", "license", *fields))
         extra = {c: row[c] for c in fields if c in row and row[c] is not None}
+        if statement_of:
+            extra["statement_of"] = statement_of
         return Hit(id=row["id"], source=row["source"], kind=row["kind"], name=row["name"] or "",
                    title=row["title"] or "", text=snippet(row["text"]), link=row["link"] or "",
                    license=row["license"] or "", score=float(score),

@@ -35,9 +35,13 @@ class Ranking:
 
 @dataclass(frozen=True)
 class Fused:
+    """A fused document: its key, score, each channel's rank, and for a statement placed above its
+    own proof or example by ``statements_first``, that hit's key (``lifted_by``; -1 otherwise)."""
+
     key: int
     score: float
     ranks: dict[str, int | None]
+    lifted_by: int = -1
 
 
 def rrf(rankings: dict[str, Ranking], k: int, *, k_rrf: float = 10.0,
@@ -127,7 +131,7 @@ def statements_first(fused: list[Fused], about: np.ndarray | None, allowed: np.n
         x = int(about[f.key]) if f.key < n else -1
         if x >= 0 and x not in placed and (allowed is None or bool(allowed[x])):
             j = at.get(x)
-            out.append(Fused(x, f.score, fused[j].ranks if j is not None else {}))
+            out.append(Fused(x, f.score, fused[j].ranks if j is not None else {}, lifted_by=f.key))
             placed.add(x)
         out.append(f)
         placed.add(f.key)

@@ -15,12 +15,11 @@ import numpy as np
 from mathlas.bundle import GRAPH
 from mathlas.checks import integer
 from mathlas.errors import BundleCorruptError, UsageError
+from mathlas.request import DIRECTIONS
+from mathlas.request import MAX_DEPENDENCY_DEPTH as MAX_DEPTH
 
 if TYPE_CHECKING:
     from mathlas.engine import Bundle
-
-DIRECTIONS = ("uses", "used_by")
-MAX_DEPTH = 5
 
 
 class DependencyGraph:

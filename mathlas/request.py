@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
+from mathlas import checks
 from mathlas.checks import integer, number, strings
 from mathlas.errors import UsageError
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MODES = ("hybrid", "lexical", "dense")
 Mode = Literal["hybrid", "lexical", "dense"]
-MAX_K = 1000
+MAX_K = 1000        # the library's deepest hit (offset + k)
+SURFACE_MAX_K = 100  # hits per answer over MCP and HTTP (TheoremSearch's own limit); pages go on with offset
 
 # The argument names error messages use; a surface with other names passes its own (``labels``).
 LABELS = {"sources": "sources", "exclude_sources": "exclude_sources", "source_weights": "source_weights",
@@ -71,6 +73,7 @@ class SearchRequest:
         names = {**LABELS, **(labels or {})}
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty; type some words or a formula")
+        checks.text(query, "the query")
         integer(k, "k", 1, MAX_K)
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if rerank is not None and not isinstance(rerank, bool):
@@ -112,3 +115,63 @@ class SearchRequest:
     def filtered(self) -> bool:
         """Whether the caller narrowed or reweighted the sources (an empty answer may be the filters' doing)."""
         return bool(self.sources or self.exclude_sources or self.kinds or self.source_weights or self.paper)
+
+
+# The argument names the Lean search's messages use by default
+LEAN_LABELS = {"modules": "modules", "kinds": "kinds", "prior_weight": "prior_weight"}
+
+
+@dataclass(frozen=True)
+class LeanSearchRequest:
+    """One search of a formal (Lean) bundle: ``SearchRequest``'s query, ``k``, ``offset`` and mode,
+    plus ``modules`` (only declarations in these modules or below) and ``prior_weight`` (the
+    PageRank prior's weight; None: the bundle's). Build one with ``LeanSearchRequest.make``."""
+
+    query: str
+    k: int = 10
+    mode: str = "hybrid"
+    modules: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    prior_weight: float | None = None
+    offset: int = 0
+    labels: Mapping[str, str] = field(default_factory=lambda: dict(LEAN_LABELS), compare=False)
+
+    @classmethod
+    def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", modules: Any = None, kinds: Any = None,
+             prior_weight: Any = None, offset: Any = 0, labels: Mapping[str, str] | None = None) -> "LeanSearchRequest":
+        """Check every argument (``UsageError`` naming the first bad one by its label) and build the request."""
+        names = {**LEAN_LABELS, **(labels or {})}
+        base = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset, labels={"kinds": names["kinds"]})
+        weight = None if prior_weight is None else number(prior_weight, names["prior_weight"], minimum=-1e3, maximum=1e3)
+        return cls(query=base.query, k=base.k, mode=base.mode, modules=strings(modules, names["modules"]),
+                   kinds=base.kinds, prior_weight=weight, offset=base.offset, labels=names)
+
+
+DIRECTIONS = ("uses", "used_by")
+MAX_DEPENDENCY_DEPTH = 5
+MAX_DEPENDENCY_LIMIT = 5000
+
+
+@dataclass(frozen=True)
+class DependencyRequest:
+    """The declarations ``id`` uses (``direction="uses"``) or that use it (``"used_by"``), up to
+    ``depth`` steps, the first ``limit`` of them. ``id`` may leave out its ``lean:`` prefix."""
+
+    id: str
+    direction: str = "uses"
+    depth: int = 1
+    limit: int = 100
+
+    @classmethod
+    def make(cls, id: Any, direction: Any = "uses", depth: Any = 1, limit: Any = 100,  # noqa: A002
+             labels: Mapping[str, str] | None = None) -> "DependencyRequest":
+        """Check every argument and build the request (``labels``: the caller's names for direction, depth, limit)."""
+        names = {"direction": "direction", "depth": "depth", "limit": "limit", **(labels or {})}
+        if not isinstance(id, str) or not id.strip():
+            raise UsageError("an id is required, e.g. lean:Nat.Prime.two_le")
+        if direction not in DIRECTIONS:
+            raise UsageError(f"{names['direction']} must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        integer(limit, names["limit"], 1, MAX_DEPENDENCY_LIMIT)
+        integer(depth, names["depth"], 1, MAX_DEPENDENCY_DEPTH)
+        doc_id = id.strip()
+        return cls(id=doc_id if ":" in doc_id else "lean:" + doc_id, direction=direction, depth=depth, limit=limit)

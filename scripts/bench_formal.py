@@ -40,7 +40,8 @@ def main() -> None:
 
     from mathlas.retrieval_eval import load_queries
     from mathlas.filters import Filters
-    from mathlas.tools.lean_search import get_dependencies, open_formal, search_formal_math
+    from mathlas.formal import open_formal
+    from mathlas.tools.lean_search import get_dependencies, search_formal_math
 
     queries = [q["query"] for q in load_queries(args.queries)]
     targets = [t for q in load_queries(args.queries) for t in q["targets"]]

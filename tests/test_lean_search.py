@@ -115,7 +115,8 @@ def test_module_and_kind_filters_apply_before_the_cut(formal):
 
 
 def test_stacks_bridge_both_ways(formal):
-    from mathlas.tools.lean_search import search_formal_math, stacks_to_lean
+    from mathlas.formal import stacks_to_lean
+    from mathlas.tools.lean_search import search_formal_math
     from mathlas.tools.informal import get_by_id
 
     r = search_formal_math("tower law finite dimensional", k=20)

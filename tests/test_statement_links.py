@@ -59,7 +59,8 @@ def test_statements_first_lifts_moves_and_inserts():
     assert [f.key for f in out] == [4, 0, 1, 2, 3, 5]
     lifted = out[1]
     assert lifted.score == .8 and lifted.ranks == {"lexical": 1, "dense": None}  # its proof's score, its own ranks
-    assert out[3] == Fused(2, .7, {}) and out[4].key == 3  # brought in: no channel ranked it
+    assert lifted.lifted_by == 1 and out[2].lifted_by == -1  # placed above hit key 1 (what the page says)
+    assert out[3] == Fused(2, .7, {}, lifted_by=3) and out[4].key == 3  # brought in: no channel ranked it
     # a statement already above its proof stays where it is; findings keys (past the array) have none
     assert [f.key for f in statements_first([F(0, .9), F(1, .8), F(9, .7)], about)] == [0, 1, 9]
     # a filtered-out statement is not brought in

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import textwrap
 
 from mathlas.cli.common import bundle_option, json_option, print_json, quiet_option
 from mathlas.checks import name_weights
@@ -92,61 +91,57 @@ def _term_width() -> int:
     return max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
 
 
+# What the CLI calls each argument of a search, for messages: the flag the person typed
+CLI_LABELS = {"sources": "--source", "exclude_sources": "--exclude-source", "kinds": "--kind",
+              "kind_weights": "--kind-weight", "priors": "--prior", "source_weights": "source weights"}
+
+
 def print_hits(hits, out=sys.stdout, start: int = 1) -> None:
-    width = _term_width()
-    if not hits:
-        print("no results", file=out)
-        return
-    for i, h in enumerate(hits, start=start):
-        ranks = ", ".join(f"{c} #{r}" for c, r in h.ranks.items() if r is not None)
-        name = h.name or h.title or h.kind
-        print(f"{i:>2}. {h.id}  {name}", file=out)
-        print(f"    {h.source} · {h.kind}" + (f" · {h.title}" if h.title and h.title != name else "")
-              + f"  [{ranks}]", file=out)
-        if h.link:
-            print(f"    {h.link}", file=out)
-        lines = textwrap.wrap(h.text, width=width - 4, max_lines=2, placeholder=" …")
-        for line in lines:
-            print(f"    {line}", file=out)
-        print(file=out)
+    """Hits (``Hit`` objects) as the one renderer draws them (``mathlas.render.listing``)."""
+    import dataclasses
+
+    from mathlas.render import listing
+
+    print(listing([dataclasses.asdict(h) for h in hits], start=start, width=_term_width()), file=out, end="")
 
 
 def cmd_search(args) -> int:
-    # the same function the MCP tool is, so the CLI also sees saved findings (mathlas findings add)
-    from mathlas.tools.informal import search_existing_math
+    # the library's search capability, the one every surface calls (it also sees saved findings)
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
 
-    source_filter = {"include": args.sources or [], "exclude": args.exclude or []}
-    result = search_existing_math(args.query, k=args.k, mode=args.mode, kinds=args.kinds, bundle=args.bundle,
-                                  source_filter=source_filter if args.sources or args.exclude else None,
-                                  paper_filter=_paper_filter(args), priors=name_weights(args.priors, "--prior", "citations=0.002"),
-                                  offset=args.offset,
-                                  rerank=args.rerank,
-                                  kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"))
+    req = SearchRequest.make(args.query, args.k, mode=args.mode, sources=args.sources, exclude_sources=args.exclude,
+                             kinds=args.kinds, paper_filter=_paper_filter(args),
+                             priors=name_weights(args.priors, "--prior", "citations=0.002"), offset=args.offset,
+                             rerank=args.rerank,
+                             kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"),
+                             labels=CLI_LABELS)
+    result = search(req, args.bundle)
     if args.json:
         print_json(result)
-    else:
-        print_hits(result.hits, start=args.offset + 1)
-        for step in result.next:
-            if step.tool == "identify_constant":  # the query is a number
-                print(f"{step.why}: mathlas constant {step.arguments['value']}", file=sys.stderr)
+        return 0
+    print_hits(result.hits, start=args.offset + 1)
+    if not result.hits:
+        hint = ("nothing passed the filters; try without --source/--kind or another --mode" if req.filtered
+                else "try other words, a shorter query, or --mode lexical for exact names")
+        print(f"mathlas: {hint}", file=sys.stderr)
+    for step in result.next:
+        if step.tool == "identify_constant":  # the query is a number
+            print(f"{step.why}: mathlas constant {step.arguments['value']}", file=sys.stderr)
     return 0
 
 
 def cmd_show(args) -> int:
-    from mathlas.tools.informal import get_by_id  # the MCP tool: also resolves finding: ids
+    from mathlas.render import document as render_document
+    from mathlas.service import document
 
-    hit = get_by_id(args.id, bundle=args.bundle)
+    doc = document(args.id, bundle=args.bundle)  # also resolves finding: ids and lean: ids
     if args.json:
-        print_json(hit, indent=2)
+        print_json(doc, indent=2)
         return 0
-    print(f"{hit.id}  {hit.name}")
-    print(f"{hit.source} · {hit.kind}" + (f" · {hit.title}" if hit.title else ""))
-    if hit.link:
-        print(hit.link)
-    print(f"license: {hit.license}")
-    if hit.slogan:
-        print(f"\nslogan: {hit.slogan}")
-    print("\n" + hit.body.strip())
+    import dataclasses
+
+    print(render_document(dataclasses.asdict(doc)), end="")
     return 0
 
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mathlas.hit import Hit, HitSummary
-from mathlas.request import MAX_K
+from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.tools import NextStep
 
-MCP_MAX_K = 100
+MCP_MAX_K = SURFACE_MAX_K
 Detail = Literal["summary", "full"]
 DETAIL_DOC = "summary: id, kind, name, snippet, score; full: every field of a hit"
 

@@ -3,12 +3,15 @@
 Every answer carries structured content (the JSON its output schema describes). The text block
 beside it is a second rendering of the same answer. For the search tools it is a listing, one line a
 hit, since a model reads a listing faster than JSON and a second copy of the JSON would double what
-it pays; for the other tools it is the JSON, compact.
+it pays (a hit's line is ``mathlas.render.line``, the renderer the CLI uses too); for the other
+tools it is the JSON, compact.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from mathlas.render import line
 
 SEARCH_TOOLS = ("search_existing_math", "search_formal_math")
 
@@ -25,21 +28,6 @@ def render(tool: str, data: dict[str, Any], arguments: dict[str, Any]) -> str:
     return compact_json(data)
 
 
-def _hit_line(rank: int, h: dict[str, Any]) -> str:
-    """``3. stacks:00DV lemma · Nakayama's lemma: Let R be a ring ... (0.0328)``; the name is left
-    out when the id already says it (Lean: ``lean:<name>``); full hits add link and license."""
-    name = h.get("name") or ""
-    head = f"{rank}. {h['id']} {h.get('kind') or '?'}"
-    if name and not h["id"].endswith(name):
-        head += f" · {name}"
-    text = h["snippet"] if "snippet" in h else (h.get("fields") or {}).get("signature") or h.get("text") or ""
-    line = f"{head}: {text}" if text else head
-    line += f" ({h['score']:.4g})"
-    if "link" in h:  # a full hit
-        line += " " + " ".join(x for x in (h.get("link"), h.get("license")) if x)
-    return line
-
-
 def search_listing(data: dict[str, Any], offset: int = 0) -> str:
     """A search answer as lines: a header, one line a hit, one line a suggested call."""
     hits = data["hits"]
@@ -48,7 +36,7 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
         lines = [f"No hits ({where})."]
     else:
         lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where}); get_by_id(id) gives the whole statement:"]
-        lines += [_hit_line(offset + i + 1, h) for i, h in enumerate(hits)]
+        lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:
         if step["tool"] != "get_by_id":  # the header says how to open a hit
             lines.append(f"next: {step['tool']}({compact_json(step['arguments'])}): {step['why']}")

@@ -1,8 +1,10 @@
 """The web package's one way into the library: every import of a mathlas function lives here.
 
 The HTTP surfaces call these functions and nothing else of the runtime, so a renamed library module
-means editing this file only. The functions return what the library returns, as JSON-able data:
-``search`` is exactly ``mathlas search --json`` (``dataclasses.asdict`` of ``search_existing_math``),
+means editing this file only. Each builds the library's request (``mathlas.request``) labelled with
+the HTTP API's own names (its query parameters; TheoremSearch's field names for ``POST /search``)
+and calls the library's capability (``mathlas.service``), as the CLI and the MCP tools do, and
+returns what it returns as JSON-able data: ``search`` is exactly ``mathlas search --json``,
 ``document`` exactly ``mathlas show --json``, ``lean_search`` / ``lean_deps`` exactly
 ``mathlas lean search|deps --json``. Validation is the library's: its ``UsageError`` reaches the
 app, which turns it into a JSON error.
@@ -23,16 +25,18 @@ from mathlas.bundle import META, META_ARROW, read_manifest
 from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
 from mathlas.hit import Document, Hit
 from mathlas.releases.install import DEFAULT_BUNDLE, installed, resolve_bundle
-from mathlas.tools.informal import SearchResult, get_by_id, search_existing_math
-from mathlas.tools.lean_search import (BUILD_HINT, DependencyResult, FormalSearchResult, formal_bundle_spec,
-                                       get_dependencies, open_formal, search_formal_math)
+from mathlas.formal import BUILD_HINT, formal_bundle_spec
+from mathlas.request import DependencyRequest, LeanSearchRequest, SearchRequest
+from mathlas.service import DependencyResult, FormalSearchResult, SearchResult, dependencies, document as get_document
+from mathlas.service import lean_search as run_lean_search
+from mathlas.service import search as run_search
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["VERSION", "MathlasError", "UsageError", "BundleNotFoundError", "Served", "search", "document",
            "lean_search", "lean_deps", "bundles", "loaded", "bundle_facts", "search_hits", "mcp_server",
-           "name_weights"]
+           "name_weights", "formal_bundle_spec"]
 
 VERSION = __version__
 # The library's result types, for the OpenAPI document's schemas.
@@ -139,46 +143,47 @@ class Served:
 
 # ------------------------------------------------------------------------------ the JSON API
 
+# What the HTTP API calls each request argument, for messages: its query parameters (the page
+# names its fields the same way)
+HTTP_LABELS = {"sources": "source (query parameter)", "exclude_sources": "exclude_source (query parameter)",
+               "kinds": "kind (query parameter)", "priors": "prior (query parameter)",
+               "kind_weights": "kind_weight (query parameter)"}
+LEAN_HTTP_LABELS = {"modules": "module (query parameter)", "kinds": "kind (query parameter)",
+                    "prior_weight": "prior_weight (query parameter)"}
+# TheoremSearch's names for them (POST /search)
+TS_LABELS = {"sources": "sources", "kinds": "types", "priors": "citation_weight"}
+
+
 def search(query: str, *, k: int = 10, mode: str = "hybrid", sources: list[str] | None = None,
            exclude: list[str] | None = None, kinds: list[str] | None = None, bundle: str | None = None,
            paper_filter: dict | None = None, priors: dict | None = None, offset: int = 0,
            rerank: bool | None = None, kind_weights: dict | None = None) -> dict:
-    """``mathlas search --json``: the ``search_existing_math`` result as a dict (built the way the CLI builds it)."""
-    source_filter = {"include": sources or [], "exclude": exclude or []} if sources or exclude else None
-    return _asdict(search_existing_math(query, k=k, mode=mode, kinds=kinds or None, bundle=bundle,
-                                        source_filter=source_filter, paper_filter=paper_filter, priors=priors,
-                                        offset=offset, rerank=rerank, kind_weights=kind_weights))
+    """``GET /api/search``: the library's search (``mathlas.service.search``) as a dict, the JSON of
+    ``mathlas search --json``; messages name the query parameters."""
+    req = SearchRequest.make(query, k, mode=mode, sources=sources, exclude_sources=exclude, kinds=kinds,
+                             paper_filter=paper_filter, priors=priors, offset=offset, rerank=rerank,
+                             kind_weights=kind_weights, labels=HTTP_LABELS)
+    return _asdict(run_search(req, bundle))
 
 
 def document(doc_id: str, bundle: str | None = None) -> dict:
-    """``mathlas show --json``: the ``get_by_id`` document as a dict."""
-    return _asdict(get_by_id(doc_id, bundle=bundle))
+    """``GET /api/doc/{id}``: the document as a dict, the JSON of ``mathlas show --json``."""
+    return _asdict(get_document(doc_id, bundle=bundle))
 
 
 def lean_search(query: str, *, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
-                mode: str = "hybrid", prior_weight: float | None = None, bundle: str | None = None) -> dict:
-    """``mathlas lean search --json``: the ``search_formal_math`` result as a dict."""
-    return _asdict(search_formal_math(query, k=k, modules=modules, kinds=kinds, mode=mode,
-                                      prior_weight=prior_weight, bundle=bundle))
+                mode: str = "hybrid", prior_weight: float | None = None, bundle: str | None = None,
+                offset: int = 0) -> dict:
+    """``GET /api/lean/search``: the library's Lean search as a dict, the JSON of ``mathlas lean search --json``."""
+    req = LeanSearchRequest.make(query, k, mode=mode, modules=modules, kinds=kinds, prior_weight=prior_weight,
+                                 offset=offset, labels=LEAN_HTTP_LABELS)
+    return _asdict(run_lean_search(req, bundle))
 
 
 def lean_deps(doc_id: str, *, direction: str = "uses", depth: int = 1, limit: int = 100,
               bundle: str | None = None) -> dict:
-    """``mathlas lean deps --json``: the ``get_dependencies`` result as a dict."""
-    return _asdict(get_dependencies(doc_id, direction=direction, depth=depth, limit=limit, bundle=bundle))
-
-
-def formal_available(spec: str | None) -> bool:
-    """Whether the formal bundle resolves to an installed bundle (opens nothing)."""
-    try:
-        resolve_bundle(formal_bundle_spec(spec), quiet=True)
-        return True
-    except MathlasError:
-        return False
-
-
-def formal_hint() -> str:
-    return BUILD_HINT
+    """``GET /api/lean/deps/{id}``: the dependency walk as a dict, the JSON of ``mathlas lean deps --json``."""
+    return _asdict(dependencies(DependencyRequest.make(doc_id, direction, depth, limit), bundle))
 
 
 def bundles(served: Served) -> dict:
@@ -194,20 +199,46 @@ def bundles(served: Served) -> dict:
                          description=m.description,
                          sources={s: {"count": v.get("count"), "license": v.get("license"),
                                       "attribution": v.get("attribution")} for s, v in m.sources.items()},
-                         paper_filters="paper_title" in _meta_columns(root),
+                         paper_filters="paper_title" in _meta_columns(root), kinds=_kinds(root, m),
                          priors=sorted(((m.fusion or {}).get("priors") or {})))
         except MathlasError as e:
             entry["error"] = str(e)
         out.append(entry)
     formal: dict[str, Any] = {"spec": formal_bundle_spec(served.formal), "available": False}
     try:
-        m = read_manifest(resolve_bundle(formal_bundle_spec(served.formal), quiet=True))
-        formal.update(available=True, name=m.name, version=m.version, label=f"{m.name}-{m.version}", count=m.count)
+        root = resolve_bundle(formal_bundle_spec(served.formal), quiet=True)
+        m = read_manifest(root)
+        formal.update(available=True, name=m.name, version=m.version, label=f"{m.name}-{m.version}", count=m.count,
+                      kinds=_kinds(root, m))
     except MathlasError as e:
         formal["error"] = f"{e}"
         formal["how_to_build"] = BUILD_HINT
     inst = [{"name": b.name, "version": b.version, "problem": b.problem} for b in installed()]
     return {"default_bundle": DEFAULT_BUNDLE, "served": out, "formal": formal, "installed": inst}
+
+
+_KINDS: dict[tuple[str, str, str], dict[str, int]] = {}
+
+
+def _kinds(root, m) -> dict[str, int]:
+    """The bundle's kinds with their document counts, most frequent first (the page's kind field):
+    one metadata column read once per bundle and cached (a bundle never changes once written)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    key = (str(root), m.name, m.version)
+    if key not in _KINDS:
+        try:
+            if (root / META_ARROW).is_file():
+                with pa.memory_map(str(root / META_ARROW)) as f:  # counted while the map is open
+                    counts = pa.ipc.open_file(f).read_all().column("kind").value_counts().to_pylist()
+            else:
+                counts = pq.read_table(root / META, columns=["kind"]).column("kind").value_counts().to_pylist()
+        except (OSError, KeyError, pa.ArrowInvalid):
+            counts = []
+        _KINDS[key] = {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: (-c["counts"], str(c["values"])))
+                       if c["values"]}
+    return _KINDS[key]
 
 
 def _meta_columns(root) -> set[str]:
@@ -249,7 +280,10 @@ class BundleFacts:
 def bundle_facts(spec: str | None) -> BundleFacts:
     """Open (once) the bundle ``spec`` and describe it."""
     b = _open_bundles().get(spec)
-    return BundleFacts(label=f"{b.name}-{b.version}", sources=list(b.source_names), columns=set(b.table.column_names),
+    from mathlas.findings import SOURCE as FINDINGS
+
+    return BundleFacts(label=f"{b.name}-{b.version}", sources=[*b.source_names, FINDINGS],
+                       columns=set(b.table.column_names),
                        priors=b.priors, attribution={s: str(v.get("attribution") or "")
                                                      for s, v in b.manifest.sources.items()})
 
@@ -292,9 +326,11 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
                 kinds: list[str] | None = None, paper_filter: dict | None = None, priors: dict | None = None,
                 title_contains: str | None = None,
                 citations_or_unknown: tuple[int | None, int | None] | None = None) -> list[ScoredHit]:
-    """``Bundle.search`` with the library's own validation, plus the two TheoremSearch filters that
-    have no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown
-    counts) as a mask applied inside both channels, and each hit's exact dense cosine."""
+    """TheoremSearch's ``POST /search``: the library's search (``mathlas.service.search``, findings
+    included) with TheoremSearch's names in messages, plus the two TheoremSearch filters that have
+    no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown counts)
+    as a mask applied inside both channels, and each bundle hit's exact dense cosine (the query
+    vector is the one the search made: the bundle keeps recent ones)."""
     b = _open_bundles().get(spec)
     mask = None
     if title_contains:
@@ -302,26 +338,32 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
     if citations_or_unknown is not None:
         m = _citation_mask(b, *citations_or_unknown)
         mask = m if mask is None else mask & m
-    hits = b.search(query, k=k, mode=mode, sources=sources or None, kinds=kinds or None,
-                    paper_filter=paper_filter, priors=priors, mask=mask)
-    docs = [b.get(h.id) for h in hits]
+    req = SearchRequest.make(query, k, mode=mode, sources=sources or None, kinds=kinds or None,
+                             paper_filter=paper_filter, priors=priors, mask=mask, labels=TS_LABELS)
+    hits = run_search(req, b).hits
+    docs = [get_document(h.id, b) for h in hits]
     if mode == "lexical" or not hits:
         return [ScoredHit(h, d, None) for h, d in zip(hits, docs)]
     import numpy as np
 
-    q = np.asarray(b.query_vector(query.strip()), dtype=np.float32)
-    cos = b.dense.rescore(q, np.array([b.key_of(h.id) for h in hits], dtype=np.int64))
-    return [ScoredHit(h, d, float(c)) for h, d, c in zip(hits, docs, cos)]
+    ours = [i for i, h in enumerate(hits) if not h.id.startswith("finding:")]
+    sims: list[float | None] = [None] * len(hits)
+    if ours:
+        q = np.asarray(b.query_vector(req.query), dtype=np.float32)
+        cos = b.dense.rescore(q, np.array([b.key_of(hits[i].id) for i in ours], dtype=np.int64))
+        for i, c in zip(ours, cos):
+            sims[i] = float(c)
+    return [ScoredHit(h, d, c) for h, d, c in zip(hits, docs, sims)]
 
 
 # ------------------------------------------------------------------------------ MCP
 
-def mcp_server(*, allow_write: bool) -> "MCPServer":
+def mcp_server(*, allow_write: bool, bundle_policy: Any = None) -> "MCPServer":
     """The MCP server of ``mathlas mcp`` (one tool registry), minus the tools that write when
-    ``allow_write`` is false."""
+    ``allow_write`` is false; ``bundle_policy`` checks every tool's ``bundle`` (web/policy.py)."""
     from mathlas.mcp.server import build_server
 
-    server = build_server("WARNING")
+    server = build_server("WARNING", bundle_policy=bundle_policy)
     if not allow_write:
         for name in WRITE_TOOLS:
             try:
@@ -329,9 +371,3 @@ def mcp_server(*, allow_write: bool) -> "MCPServer":
             except Exception:  # noqa: BLE001 - the tool module is not installed: nothing to remove
                 pass
     return server
-
-
-def open_formal_bundle(spec: str | None) -> str:
-    """Open the formal bundle (raises ``BundleNotFoundError`` with how to build one); its label."""
-    b = open_formal(spec)
-    return f"{b.name}-{b.version}"

@@ -20,9 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mathlas.request import SURFACE_MAX_K
 from mathlas.web.api import BundleFacts, ScoredHit, UsageError
 
-MAX_RESULTS = 100          # n_results over HTTP: 1..100 (TheoremSearch's own v2 limit)
+MAX_RESULTS = SURFACE_MAX_K  # n_results over HTTP: 1..100 (TheoremSearch's own v2 limit)
 DEFAULT_RESULTS = 10
 MAX_QUERY_CHARS = 10_000   # a query is at most this long over HTTP (the CLI takes any length, truncating for the encoder)
 MODES = ("hybrid", "lexical", "dense")

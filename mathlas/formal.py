@@ -1,0 +1,142 @@
+"""The formal (Lean) bundle: which one the tools search, opening it, its module filter, how a Lean
+hit looks, and the bridge from a Stacks tag to the declarations tagged with it.
+
+The formal bundle (``mathlib`` by default, ``$MATHLAS_FORMAL_BUNDLE``, or any bundle built with
+``mathlas index build-lean PATH``) holds one document per Lean declaration, id
+``lean:<Fully.Qualified.Name>``, with the metadata columns ``module``, ``signature``, ``docstring``,
+``dependencies``, ``pagerank`` and ``stacks``, and the reference graph ``graph/dependencies.npz``.
+Search is the core hybrid search with an optional PageRank prior (``mathlas.service.lean_search``).
+Where a declaration carries ``@[stacks TAG]`` its hit links to ``stacks:TAG``; ``stacks_to_lean``
+gives the way back for the informal bundle's documents.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from mathlas.errors import BundleNotFoundError, UsageError
+from mathlas.hit import Hit, snippet
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mathlas.engine import Bundle
+
+FORMAL_BUNDLE = "mathlib"      # the name of the formal bundle built from the Mathlib + Batteries corpora
+FORMAL_ENV = "MATHLAS_FORMAL_BUNDLE"
+PRIOR = "pagerank"
+DEFAULT_LIMIT = 100            # dependencies listed by default (at most request.MAX_DEPENDENCY_LIMIT)
+BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean project or a Mathlib checkout; no "
+              "formal release is published to install) or, from a mathlas checkout after its encoder training run, "
+              "`mathlas-build build/recipes/mathlib.toml --corpora ../shared/corpora --install`; see docs/formal.md")
+
+
+def formal_bundle_spec(bundle: str | None) -> str:
+    """The formal bundle a request means: the one it names, else ``$MATHLAS_FORMAL_BUNDLE``, else mathlib."""
+    return bundle or os.environ.get(FORMAL_ENV) or FORMAL_BUNDLE
+
+
+def open_formal(bundle: "str | Bundle | None") -> "Bundle":
+    """The open formal bundle (``BundleNotFoundError`` saying how to build one; ``UsageError`` for a
+    bundle that holds no Lean declarations); an open ``Bundle`` is checked and returned."""
+    from mathlas.engine import Bundle, open_bundle
+
+    if isinstance(bundle, Bundle):
+        if "module" not in bundle.table.column_names:
+            raise UsageError(f"bundle {bundle.label} is not a formal (Lean) bundle")
+        return bundle
+
+    spec = formal_bundle_spec(bundle)
+    try:
+        b = open_bundle(spec)
+    except BundleNotFoundError as e:
+        raise BundleNotFoundError(f"{e}; the formal bundle is not shipped in the wheel: {BUILD_HINT}") from None
+    if "module" not in b.table.column_names:
+        raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; "
+                         f"pass bundle=<a formal bundle> or set ${FORMAL_ENV}")
+    return b
+
+
+# ------------------------------------------------------------------------------ hits and the module filter
+
+def _stacks_ids(value: Any) -> list[str]:
+    return [f"stacks:{t}" for t in str(value or "").split()]
+
+
+# The metadata a formal hit carries in ``Hit.fields``, and how long its texts may be
+FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated")
+FIELD_CHARS = 600
+
+
+_MODULE_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]]" = weakref.WeakKeyDictionary()
+_MODULE_LOCK = threading.Lock()
+
+
+def module_mask(b: "Bundle", prefixes: list[str], what: str = "modules") -> "np.ndarray":
+    """Declarations whose module is one of ``prefixes`` or below one (``Mathlib.NumberTheory``
+    matches ``Mathlib.NumberTheory.Padics.PadicVal``); cached per bundle and prefix set."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    key = tuple(sorted(p.removesuffix(".") for p in prefixes))
+    with _MODULE_LOCK:
+        cached = _MODULE_CACHE.setdefault(b, {}).get(key)
+    if cached is not None:
+        return cached
+    col = b.table.column("module")
+    mask = np.zeros(len(b), dtype=bool)
+    for p in key:
+        hit = pc.or_(pc.equal(col, p), pc.starts_with(col, p + "."))
+        mask |= hit.to_numpy(zero_copy_only=False).astype(bool)
+    if not mask.any():
+        raise UsageError(f"no declaration in bundle {b.name} lies in {what} {', '.join(prefixes)} "
+                         "(modules look like Mathlib.NumberTheory.Padics.PadicVal; a prefix selects a subtree)")
+    with _MODULE_LOCK:
+        per_bundle = _MODULE_CACHE.setdefault(b, {})
+        if len(per_bundle) >= 64:
+            per_bundle.clear()
+        per_bundle[key] = mask
+    return mask
+
+
+def formal_hit(h: Hit) -> Hit:
+    """A hit as the formal tools show it: the qualified name, texts cut to ``FIELD_CHARS``, the
+    Stacks tags as ids, the title in place of a missing module."""
+    x = h.fields
+    h.name = h.id.split(":", 1)[1]  # the qualified name (the bundle's name column holds its words)
+    h.fields = {"module": x.get("module") or h.title,
+                "signature": snippet(x.get("signature"), FIELD_CHARS),
+                "docstring": snippet(x.get("docstring"), FIELD_CHARS),
+                "stacks": _stacks_ids(x.get("stacks")), "generated": x.get("generated") or ""}
+    return h
+
+
+# ------------------------------------------------------------------------------ the Stacks bridge
+
+_STACKS_MAP: dict[str, dict[str, list[str]]] = {}
+
+
+def stacks_to_lean(tag: str, bundle: str | None = None) -> list[str]:
+    """Ids of the declarations tagged ``@[stacks TAG]`` in the formal bundle, when one is installed
+    (an empty list otherwise: the informal side never builds or installs the formal bundle)."""
+    from mathlas.releases.install import resolve_bundle
+
+    spec = formal_bundle_spec(bundle)
+    try:
+        root = str(resolve_bundle(spec, quiet=True))
+    except Exception:  # noqa: BLE001 - no formal bundle installed: no bridge
+        return []
+    table = _STACKS_MAP.get(root)
+    if table is None:
+        from mathlas.engine import open_bundle
+
+        b = open_bundle(spec)
+        table = {}
+        if "stacks" in b.table.column_names:
+            for doc_id, tags in zip(b.table.column("id").to_pylist(), b.table.column("stacks").to_pylist()):
+                for t in str(tags or "").split():
+                    table.setdefault(t.upper(), []).append(doc_id)
+        _STACKS_MAP[root] = table
+    return list(table.get(tag.upper(), []))

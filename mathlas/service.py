@@ -1,0 +1,193 @@
+"""The library's capabilities, one function each: ``search`` (informal), ``lean_search``,
+``document`` and ``dependencies``. This is the seam every surface meets.
+
+Each surface turns its own inputs into one request (``mathlas.request``: ``SearchRequest``,
+``LeanSearchRequest``, ``DependencyRequest``), labelled with its own names for the arguments so a
+message names what the person typed (``--kind`` on the CLI, ``kinds`` over MCP, ``kind`` over
+HTTP, ``types`` in TheoremSearch's API), and calls one of these functions:
+
+    library / MCP tools   mathlas.tools.informal, mathlas.tools.lean_search (plain typed functions)
+    CLI                   mathlas.cli.search, mathlas.cli.lean
+    HTTP                  mathlas.web.api (GET /api/*, TheoremSearch's POST /search, the page's API)
+
+No surface speaks another's dialect: the CLI does not pack its flags into an MCP argument and the
+HTTP API does not call the MCP tools. The results are dataclasses of ``Hit``/``Document``; what a
+hit looks like as text is ``mathlas.render``'s, the one renderer. ``bundle`` is a spec (None: the
+default, a name, ``name-version`` or a directory) or an open ``Bundle``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Union
+
+from mathlas.errors import UsageError
+from mathlas.hit import Document, Hit, snippet
+from mathlas.request import DependencyRequest, LeanSearchRequest, SearchRequest
+from mathlas.tools import NextStep, available_tool_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.engine import Bundle
+
+BundleSpec = Union[str, os.PathLike, "Bundle", None]
+
+# How many top hits get a get_by_id suggestion in ``next``.
+NEXT_FOR_TOP = 3
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+# ------------------------------------------------------------------------------ results
+
+@dataclass
+class SearchResult:
+    """Ranked hits for a query, and which tool calls to make on the promising ones."""
+
+    query: str
+    bundle: str          # name-version of the bundle searched
+    mode: str
+    hits: list[Hit]
+    next: list[NextStep] = field(default_factory=list)
+
+
+@dataclass
+class FormalSearchResult:
+    """Ranked Lean declarations for a query (``prior_weight``: the PageRank prior's weight used)."""
+
+    query: str
+    bundle: str
+    mode: str
+    prior_weight: float
+    hits: list[Hit]
+    next: list[NextStep] = field(default_factory=list)
+
+
+@dataclass
+class Dependency:
+    """A declaration on a dependency walk, ``distance`` steps from where the walk began."""
+
+    id: str
+    kind: str
+    module: str
+    signature: str
+    distance: int
+
+
+@dataclass
+class DependencyResult:
+    """Declarations ``id`` uses (or that use it), breadth first up to ``depth`` steps; ``total``
+    counts all of them, ``declarations`` holds the first ``limit``."""
+
+    id: str
+    direction: str
+    depth: int
+    bundle: str
+    total: int
+    declarations: list[Dependency]
+    truncated: bool
+
+
+def _open(bundle: BundleSpec) -> "Bundle":
+    from mathlas.engine import Bundle, open_bundle
+
+    return bundle if isinstance(bundle, Bundle) else open_bundle(bundle)
+
+
+# ------------------------------------------------------------------------------ the capabilities
+
+def search(req: SearchRequest, bundle: BundleSpec = None, *, findings: bool = True) -> SearchResult:
+    """Informal search: ``req`` ranked over ``bundle`` and, with ``findings`` (the default), the
+    results saved with add_finding as one more channel of the same fusion."""
+    from mathlas.findings.store import open_store
+
+    b = _open(bundle)
+    hits = b.rank(req, findings=open_store() if findings else None)
+    steps = [NextStep("get_by_id", {"id": h.id}, "the whole statement, link and license") for h in hits[:NEXT_FOR_TOP]]
+    if _NUMBER.fullmatch(req.query) and "identify_constant" in available_tool_names():
+        steps.insert(0, NextStep("identify_constant", {"value": req.query.strip()},
+                                 "the query is a number: look for a closed form"))
+    if not hits and req.filtered:
+        steps.append(NextStep("search_existing_math", {"query": req.query},
+                              "nothing passed the filters: search all sources"))
+    return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps)
+
+
+def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
+    """Lean search: ``req`` over the formal bundle (``bundle``; None: ``$MATHLAS_FORMAL_BUNDLE`` or
+    mathlib), with the bundle's PageRank prior unless the request sets its weight."""
+    from mathlas.formal import FORMAL_FIELDS, PRIOR, formal_bundle_spec, formal_hit, module_mask, open_formal
+
+    b = open_formal(bundle)
+    priors = None
+    weight = 0.0
+    if PRIOR in b.priors:
+        weight = b.priors[PRIOR]["weight"] if req.prior_weight is None else float(req.prior_weight)
+        priors = {PRIOR: weight}
+    elif req.prior_weight:
+        raise UsageError(f"bundle {b.label} declares no {PRIOR} prior; leave {req.labels['prior_weight']} out")
+    mask = module_mask(b, list(req.modules), req.labels["modules"]) if req.modules else None
+    inner = SearchRequest.make(req.query, req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
+                               labels={"kinds": req.labels["kinds"]})
+    hits = [formal_hit(h) for h in b.rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)]
+    spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
+    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
+             for h in hits[:2]]
+    if hits:
+        steps.append(NextStep("get_dependencies", {"id": hits[0].id, "direction": "uses"},
+                              "what the best hit is built on"))
+        if "verify_formal" in available_tool_names():
+            steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
+                                  "check a proof that uses the hit with the Lean kernel"))
+    if not hits and req.modules:
+        steps.append(NextStep("search_formal_math", {"query": req.query}, "nothing in those modules: search everything"))
+    return FormalSearchResult(query=req.query, bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits, next=steps)
+
+
+def document(doc_id: str, bundle: BundleSpec = None) -> Document:
+    """The whole document behind a stable id: a saved finding (``finding:``), a Lean declaration
+    (``lean:``, from the formal bundle when no bundle is named) or a document of ``bundle``. A
+    Stacks document also lists the Lean declarations tagged with it (``fields["formal"]``)."""
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise UsageError("an id is required, e.g. stacks:00FN")
+    doc_id = doc_id.strip()
+    if doc_id.startswith("finding:"):
+        return _finding_document(doc_id)
+    if bundle is None and doc_id.startswith("lean:"):
+        from mathlas.formal import open_formal
+
+        b = open_formal(None)  # Lean declarations live in the formal bundle
+    else:
+        b = _open(bundle)
+    doc = b.get(doc_id)
+    if doc.source == "stacks":  # the formal<->informal bridge: Mathlib declarations tagged @[stacks TAG]
+        from mathlas.formal import stacks_to_lean
+
+        formal = stacks_to_lean(doc.id.split(":", 1)[1])
+        if formal:
+            doc.fields["formal"] = formal
+    return doc
+
+
+def _finding_document(fid: str) -> Document:
+    from mathlas.findings import KIND, LICENSE, SOURCE
+    from mathlas.findings.store import open_store
+
+    f = open_store().get(fid)
+    return Document(id=f.id, source=SOURCE, kind=KIND, name=f.name, title="", body=f.statement, slogan=f.slogan,
+                    text=f.search_text, link=f.source_url, license=LICENSE, bundle=SOURCE,
+                    fields={"added": f.added, "provenance": f.provenance, "source_url": f.source_url})
+
+
+def dependencies(req: DependencyRequest, bundle: BundleSpec = None) -> DependencyResult:
+    """The Lean declarations ``req.id`` uses (or that use it), breadth first, nearest first."""
+    from mathlas.formal import open_formal
+    from mathlas.graph import graph_of
+
+    b = open_formal(bundle)
+    walk = graph_of(b).walk(b.key_of(req.id), req.direction, req.depth)
+    cols = {c: b.column(c) for c in ("id", "kind", "module", "signature")}
+    deps = [Dependency(id=cols["id"][j].as_py(), kind=cols["kind"][j].as_py(),
+                       module=cols["module"][j].as_py() or "", signature=snippet(cols["signature"][j].as_py(), 300),
+                       distance=dist) for j, dist in walk[:req.limit]]
+    return DependencyResult(id=req.id, direction=req.direction, depth=req.depth, bundle=b.label,
+                            total=len(walk), declarations=deps, truncated=len(walk) > req.limit)
