@@ -5,6 +5,10 @@ reaching a client."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import time
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +97,203 @@ def test_loopback_server_refuses_other_host_names(web):
     assert "not this loopback server" in is_json_error(r, 421)["error"]
     for host in ("localhost", "127.0.0.1:1234", "[::1]:80"):
         assert web.get("/health", headers={"Host": host}).status_code == 200
+
+
+# names a DNS-rebinding page can send: each resolves (or can be made to resolve) to 127.0.0.1
+HOSTILE_HOSTS = ["127.attacker.example:8765", "127.attacker.example", "127.0.0.1.nip.io", "127.0.0.1.nip.io:8765",
+                 "localhost.attacker.example", "evil.example", "127.1", "0x7f.0.0.1", "2130706433", "127.0.0.1:99999",
+                 "[::ffff:7f00:1]", "[::1].evil.example", "127.0.0.1 .evil", "", "localhost:80@evil.example"]
+LOOPBACK_HOSTS = ["127.0.0.1", "127.0.0.1:8765", "127.9.9.9:1", "localhost", "LOCALHOST:80", "[::1]", "[::1]:8765"]
+MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+EVERY_ROUTE = [("GET", "/", None), ("GET", "/doc/stacks:00DV", None), ("GET", "/static/app.js", None),
+               ("GET", "/health", None), ("GET", "/openapi.json", None), ("GET", "/api/search?q=ring&k=1", None),
+               ("GET", "/api/doc/stacks:00DV", None), ("GET", "/api/bundles", None),
+               ("GET", "/api/lean/search?q=prime&k=1", None), ("GET", "/api/lean/deps/lean:Nat", None),
+               ("POST", "/search", {"query": "ring", "n_results": 1}), ("POST", "/mcp", MCP_PING),
+               ("GET", "/api/nowhere", None)]
+
+
+def _raw(server, method: str, path: str, host: str, body: dict | None = None, extra: str = "") -> tuple[int, bytes]:
+    """One request with exactly this Host header, on a raw socket (an HTTP client would fix it up)."""
+    import socket
+
+    port = int(server.base.rsplit(":", 1)[1])
+    data = json.dumps(body).encode() if body is not None else b""
+    head = (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{extra}"
+            + ("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+               f"Content-Length: {len(data)}\r\n" if body is not None else "") + "\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(head.encode("latin-1") + data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return int(out.split(b" ", 2)[1]), out
+
+
+@pytest.mark.parametrize("host", HOSTILE_HOSTS)
+def test_dns_rebinding_names_get_421_on_every_route(web, host):
+    for method, path, body in EVERY_ROUTE:
+        code, out = _raw(web, method, path, host, body)
+        assert code == 421, (method, path, out[:300])
+        assert b"not this loopback server" in out
+
+
+@pytest.mark.parametrize("host", LOOPBACK_HOSTS)
+def test_loopback_names_are_served_on_every_route_mcp_included(web, host):
+    for method, path, body in EVERY_ROUTE:
+        code, out = _raw(web, method, path, host, body)
+        assert code != 421, (method, path, host, out[:300])
+    code, out = _raw(web, "POST", "/mcp", host, MCP_PING)
+    assert code == 200 and b'"result"' in out
+
+
+def test_allow_host_adds_names_to_rest_and_mcp_alike(tiny_bundle_dir):
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--allow-host", "mathlas.test",
+                       "--allow-host", "pinned.test:9000", env={"MATHLAS_ALLOW_HOSTS": "ignored.test"})
+    try:
+        for host in ("mathlas.test", "mathlas.test:1234", "pinned.test:9000", "127.0.0.1"):
+            assert _raw(server, "GET", "/api/bundles", host)[0] == 200, host
+            assert _raw(server, "POST", "/mcp", host, MCP_PING)[0] == 200, host
+        for host in ("other.test", "pinned.test:9001", "pinned.test", "mathlas.test.evil.example", "ignored.test"):
+            assert _raw(server, "GET", "/api/bundles", host)[0] == 421, host
+            assert _raw(server, "POST", "/mcp", host, MCP_PING)[0] == 421, host
+    finally:
+        server.stop()
+    assert_clean(server)
+    env_only = WebServer("--bundle", str(tiny_bundle_dir), env={"MATHLAS_ALLOW_HOSTS": "one.test,two.test"})
+    try:
+        assert _raw(env_only, "GET", "/health", "two.test")[0] == 200
+        assert _raw(env_only, "GET", "/health", "three.test")[0] == 421
+    finally:
+        env_only.stop()
+
+
+def test_mcp_refuses_pages_of_other_origins(web):
+    for origin in ("http://evil.example", "http://127.0.0.1.nip.io:8765", "null", "file://"):
+        r = web.post("/mcp", json=MCP_PING, headers={**MCP_HEADERS, "Origin": origin})
+        assert "may not call /mcp" in is_json_error(r, 403)["error"], origin
+    for origin in ("http://127.0.0.1:8765", "http://localhost:3000", "http://[::1]:8765"):
+        assert web.post("/mcp", json=MCP_PING, headers={**MCP_HEADERS, "Origin": origin}).status_code == 200
+
+
+def test_host_rules_are_one_definition():
+    from mathlas.web.guard import host_allowed, is_loopback
+
+    assert all(host_allowed(h) for h in LOOPBACK_HOSTS)
+    assert not any(host_allowed(h) for h in HOSTILE_HOSTS)
+    assert host_allowed("name.test:1", ("name.test",)) and not host_allowed("name.test:1", ("name.test:2",))
+    assert is_loopback("127.0.0.2") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("127.attacker.example") and not is_loopback("0.0.0.0")
+
+
+# ------------------------------------------------------------------------------ client input that gave 500
+
+def test_a_lone_surrogate_in_the_query_is_422(web):
+    r = web.post("/search", content=b'{"query": "\\ud800 ring"}', headers={"content-type": "application/json"})
+    assert "not valid Unicode text" in is_json_error(r, 422)["error"]
+    for url in ("/api/search?q=%ED%A0%80%20ring", "/api/search?q=ring&source=%ED%A0%80", "/api/lean/search?q=%ED%A0%80"):
+        r = web.get(url)
+        assert r.status_code in (200, 404, 422) and "Traceback" not in r.text, (url, r.text)
+    r = web.post("/search", content=b'{"query": "ring", "sources": ["\\udfff"]}', headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "\n" not in r.json()["error"]
+
+
+def test_json_nested_2000_deep_is_400(web):
+    deep = b'{"query": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+    r = web.post("/search", content=deep, headers={"content-type": "application/json"})
+    assert "nested too deeply" in is_json_error(r, 400)["error"]
+    r = web.post("/mcp", content=b"[" * 2000 + b"]" * 2000, headers=MCP_HEADERS)
+    assert 400 <= r.status_code < 500, r.text
+
+
+def test_a_client_that_leaves_mid_body_logs_no_error(web):
+    import socket
+
+    port = int(web.base.rsplit(":", 1)[1])
+    before = web.stderr()
+    for path in ("/search", "/mcp"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                      "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+                      '{"query": "ri'.encode())
+            time.sleep(0.3)
+    time.sleep(0.5)
+    assert web.get("/health").status_code == 200
+    new = web.stderr()[len(before):]
+    assert "internal error" not in new and "Traceback" not in new and "Exception" not in new, new
+
+
+def test_an_unknown_finding_is_404_without_a_path(web):
+    r = web.get("/api/doc/finding:nope")
+    body = is_json_error(r, 404)
+    assert "no finding with id" in body["error"]
+    assert os.environ["MATHLAS_DATA_DIR"] not in r.text and not re.search(r"(^|[\s'\"(])/[\w.-]+/", body["error"])
+
+
+# ------------------------------------------------------------------------------ one timeout for /mcp too
+
+def _descendants(pid: int) -> dict[int, int]:
+    """{pid: parent} of every live process below ``pid`` (Linux /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    out, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for child, parent in parents.items():
+            if parent == p and child not in out:
+                out[child] = parent
+                todo.append(child)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_mcp_tool_past_the_timeout_is_cancelled_and_its_worker_stopped(tiny_bundle_dir):
+    import threading
+
+    timeout = 5.0
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--timeout", str(timeout))
+    workers_seen: set[int] = set()
+    stop = threading.Event()
+
+    def watch():  # a numeric job runs in a child of the server's numeric worker server: a grandchild
+        while not stop.is_set():
+            tree = _descendants(server.proc.pid)
+            workers_seen.update(p for p, parent in tree.items() if parent != server.proc.pid)
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "conjecture_relation", "arguments": {
+            "value": "0." + "1234567890987654321" * 4, "max_terms": 8, "cf_depth": 2000, "timeout": 120}}}
+        start = time.monotonic()
+        r = server.post("/mcp", json=call, headers=MCP_HEADERS)
+        took = time.monotonic() - start
+        assert "longer than 5 s" in is_json_error(r, 504)["error"] and took < timeout + 2, took
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            left = {p for p, parent in _descendants(server.proc.pid).items() if parent != server.proc.pid}
+            if not left:
+                break
+            time.sleep(0.1)
+        stop.set()
+        watcher.join()
+        assert workers_seen, "the tool never started its worker within the timeout; the test proved nothing"
+        assert not left, f"worker processes {left} outlived the cancelled call"
+        assert server.get("/health").status_code == 200
+    finally:
+        stop.set()
+        server.stop()
+    assert_clean(server)
 
 
 def test_cors_is_off_by_default(web):

@@ -259,8 +259,8 @@ class FindingsStore:
     def get(self, fid: str) -> Finding:
         """The finding with this id (``UsageError`` when absent)."""
         f = self._snapshot().by_id.get(fid.strip() if isinstance(fid, str) else fid)
-        if f is None:
-            raise UsageError(f"no finding with id {fid!r} in {self.path}; `mathlas findings list` shows them")
+        if f is None:  # no path in the message: it reaches HTTP clients (mathlas serve)
+            raise UsageError(f"no finding with id {fid!r}; `mathlas findings list` shows them")
         return f
 
     # -- writing -------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from mathlas.web import api, theoremsearch
 from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
+from mathlas.web.policy import HttpBundlePolicy
 
 log = logging.getLogger("mathlas.serve")
 
@@ -237,7 +238,7 @@ def create_app(config: ServeConfig) -> Starlette:
     """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
     served = api.Served(config.bundles, config.formal_bundle)
     run = Runner(config.timeout, config.threads)
-    mcp_server = api.mcp_server(allow_write=bool(config.token))
+    mcp_server = api.mcp_server(allow_write=bool(config.token), bundle_policy=HttpBundlePolicy(served))
     from mcp.server.transport_security import TransportSecuritySettings
 
     # Host and Origin of /mcp are checked by Guard, with the same definition as every other route
@@ -255,6 +256,24 @@ def create_app(config: ServeConfig) -> Starlette:
         ``_run_long``) and the client gets 504."""
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            # The body is read here first: a client that leaves mid-body is then nobody to answer,
+            # where the SDK would log it as its own error with a traceback and answer 500.
+            body, more = bytearray(), True
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+            replayed = False
+
+            async def replay() -> dict:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return await receive()
+
             started = False
 
             async def send_tracking(message: dict) -> None:
@@ -264,7 +283,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
             try:
                 with anyio.fail_after(config.timeout):
-                    await sessions.handle_request(scope, receive, send_tracking)
+                    await sessions.handle_request(scope, replay, send_tracking)
             except TimeoutError:
                 if not started:
                     await error(504, f"the request took longer than {config.timeout:g} s "
