@@ -15,6 +15,10 @@ JSON. Budgets (issue 13; ``tests/test_mcp_budget.py`` runs this script's ``measu
     tools/list <= 20,000      search k=10: text <= 2,500, structured <= 3,000
 
     python scripts/bench_mcp_size.py [--bundle B] [--query Q] [--json]
+    python scripts/bench_mcp_size.py --check README.md docs/mcp.md   # the docs' figures = this run's
+
+``--check`` finds the docs' tables of these measures (a header cell "now" or "after", rows named as
+below) and fails, saying which figure to write, when a number in the "now" column is not this run's.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,14 +83,85 @@ def measure(bundle: str | None = None, query: str = QUERY, k: int = K, env: dict
     return asyncio.run(_measure(params, query, k, errlog))
 
 
+def _n(x: int) -> str:
+    return f"{x:,d}"
+
+
+def row_figures(r: dict[str, Any]) -> dict[str, tuple[list[str], set[str]]]:
+    """Docs table row (its first cell, without markup) -> (the figures its "now" cell must show,
+    every number that cell may hold)."""
+    s = r["search"]
+    rows = {
+        "tools/list": ([_n(r["tools_list"])], {_n(r["tools_list"]), _n(r["n_tools"]), _n(r["output_schemas"])}),
+        "search k=10, text content": ([_n(s["text"])], {_n(s["text"]), _n(s["text_per_hit"] or 0)}),
+        "search k=10, structured content": ([_n(s["structured"])], {_n(s["structured"])}),
+        "a k=10 search answer: text / structured content": ([f"{_n(s['text'])} / {_n(s['structured'])}"],
+                                                             {_n(s["text"]), _n(s["structured"])}),
+    }
+    if "search_full" in r:
+        f = r["search_full"]
+        rows['search k=10, detail: "full"'] = ([_n(f["text"]), _n(f["structured"])], {_n(f["text"]), _n(f["structured"])})
+    return rows
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def check_docs(r: dict[str, Any], paths: list[Path]) -> list[str]:
+    """What in ``paths`` disagrees with the measurement ``r`` (empty: the docs say what was measured)."""
+    figures, problems, k = row_figures(r), [], r.get("k", K)
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found = 0
+        for i, line in enumerate(lines):
+            head = _cells(line) if line.startswith("|") else []
+            col = next((j for j, c in enumerate(head) if c.lower() in ("now", "after")), None)
+            if col is None:
+                continue
+            before = "\n".join(lines[max(0, i - 8):i])  # the bundle the paragraph above names
+            for name in re.findall(r"`(informal-[\w.]+)`", before):
+                if name != r["bundle"]:
+                    problems.append(f"{path}:{i + 1 - 8}..{i}: names `{name}`, measured on `{r['bundle']}`")
+            for j in range(i + 2, len(lines)):
+                if not lines[j].startswith("|"):
+                    break
+                cells = _cells(lines[j])
+                label = re.sub(r"[`*]", "", cells[0]).replace(f"k={k}", "k=10")
+                if label not in figures or len(cells) <= col:
+                    continue
+                found += 1
+                must, may = figures[label]
+                cell = cells[col]
+                numbers = set(re.findall(r"\d[\d,]*\d|\d", re.sub(r"\([^)]*budget[^)]*\)", "", cell)))
+                for figure in must:
+                    if figure not in cell:
+                        problems.append(f"{path}:{j + 1}: {label}: measured {figure}, the docs say {cell!r}")
+                for number in sorted(numbers - may):
+                    problems.append(f"{path}:{j + 1}: {label}: {number} is not a figure of this run ({sorted(may)})")
+        if not found:
+            problems.append(f"{path}: no table of these measures (a \"now\" or \"after\" column)")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", help="bundle to search (default: $MATHLAS_BUNDLE or the default bundle)")
     ap.add_argument("--query", default=QUERY)
     ap.add_argument("-k", type=int, default=K)
     ap.add_argument("--json", action="store_true", help="print the measures as one JSON object")
+    ap.add_argument("--check", nargs="+", type=Path, metavar="DOC",
+                    help="exit 1 unless these docs' tables give this run's figures (README.md docs/mcp.md)")
     args = ap.parse_args()
     r = measure(args.bundle, args.query, args.k)
+    r["k"] = args.k
+    if args.check:
+        problems = check_docs(r, args.check)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if not problems:
+            print(f"the figures in {', '.join(map(str, args.check))} are this run's ({r['bundle']})", file=sys.stderr)
+        return 1 if problems else 0
     if args.json:
         print(compact(r))
         return 0
