@@ -237,3 +237,32 @@ def tiny_bert(root: Path, texts: list[str], vocab_size: int) -> Path:
                      intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
     BertModel(cfg).eval().save_pretrained(str(src), safe_serialization=True)
     return src
+
+
+# tests/data/lean-project: a tiny Lean 4 project of the tests' own (no Mathlib, no package; MIT licensed),
+# built with the real pipeline exactly like `mathlas index build-lean PATH` does, with the real int8
+# MiniLM encoder. Its declarations have docstrings, binders, a structure with fields, a @[simp] lemma
+# and theorems that use each other (dependencies both ways). It is copied out of the checkout first, so
+# the build sees a project outside any git repository whatever the checkout is (no link, licence MIT).
+LEAN_PROJECT = REPO / "tests" / "data" / "lean-project"
+
+
+@pytest.fixture(scope="session")
+def lean_project_dir() -> Path:
+    """The test Lean project in the repository (read it, do not write into it)."""
+    return LEAN_PROJECT
+
+
+@pytest.fixture(scope="session")
+def lean_project_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
+    """A formal bundle (name ``toy``, version 0.1.0) of tests/data/lean-project."""
+    import shutil
+
+    from mathlas_build.lean_build import lean_recipe
+    from mathlas_build.pipeline import build
+
+    project = tmp_path_factory.mktemp("leanproject") / "toy"
+    shutil.copytree(LEAN_PROJECT, project)
+    recipe = lean_recipe(project, encoder_dir, name="toy", version="0.1.0")
+    out = tmp_path_factory.mktemp("bundles") / "toy-0.1.0"
+    return build(recipe, out, cache_dir=None, quiet=True)

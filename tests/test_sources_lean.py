@@ -142,7 +142,7 @@ def test_full_corpus_resolves_formal_dev_targets():
 def _snippet(tmp_path, text: str, name: str = "Snippet.lean") -> dict:
     """Documents of one Lean file written under tmp_path, read through the real ``lean.read``."""
     (tmp_path / name).write_text(text, encoding="utf-8")
-    return {d.id: d for d in lean.read(tmp_path, files=[name], commit="c0ffee")}
+    return {d.id: d for d in lean.read(tmp_path, files=[name], commit="c0ffee", repo_url="https://github.com/o/r")}
 
 
 DEPS = """namespace A

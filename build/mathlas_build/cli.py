@@ -56,6 +56,29 @@ def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
 
 
 COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder", "train-reranker", "add-reranker")
+# Modules an optional extra provides (pyproject.toml): a command that meets one missing says which extra to install.
+EXTRA_OF = {"torch": "build", "transformers": "build", "optimum": "build", "onnx": "build", "safetensors": "build",
+            "ray": "ray"}
+# Commands that cannot start without them: checked before any work, so the message comes first, not after reading.
+NEEDS = {"train-encoder": ("torch", "transformers"), "train-reranker": ("torch", "transformers")}
+
+
+def missing_extra(command: str, error: ImportError) -> str | None:
+    """The one-line message for an import of an optional extra's module that failed, else None."""
+    extra = EXTRA_OF.get((getattr(error, "name", None) or "").split(".")[0])
+    return f"mathlas-build: {command} needs the {extra} extra: pip install 'mathlas[{extra}]'" if extra else None
+
+
+def _require(command: str) -> None:
+    import importlib
+
+    for module in NEEDS.get(command, ()):
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            if e.name is None:
+                e.name = module
+            raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +145,18 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
     try:
+        return _run(args)
+    except ImportError as e:
+        message = missing_extra(args.command, e)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        _require(args.command)
         if getattr(args, "func", None):  # lean, pairs, train-encoder, train-reranker, add-reranker
             return args.func(args)
         if args.command == "pack":

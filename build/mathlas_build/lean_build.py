@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -81,13 +85,23 @@ def project_version(path: Path) -> str:
 
 
 def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version: str | None = None,
-                document_model: str | None = None, dirs: list[str] | None = None) -> Recipe:
+                document_model: str | None = None, dirs: list[str] | None = None,
+                license: str | None = None) -> Recipe:
     """An in-memory recipe for the Lean project at ``path`` (see the module docstring)."""
     path = Path(path).resolve()
     roots = project_roots(path)
     options: dict = {"extra_roots": [str(r) for r in roots[1:]]} if len(roots) > 1 else {}
     if dirs:
         options["dirs"] = list(dirs)
+    if license:
+        options["license"] = license
+    # the manifest's attribution: the project as itself, then each package as itself
+    from mathlas_build.sources.lean import tree_origin
+
+    own = tree_origin(path, license=license)
+    packages = [tree_origin(r, project=path) for r in roots[1:]]
+    options["attribution"] = own.describe() + (
+        "; packages: " + ", ".join(o.describe() for o in packages) if packages else "")
     version = version or project_version(path)
     raw = {"name": name, "version": version,
            "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
@@ -114,16 +128,30 @@ def main_lean(args) -> int:
 
     encoder = Path(args.encoder) if args.encoder else default_encoder()
     recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
-                         dirs=args.dirs.split(",") if args.dirs else None)
-    out = args.out or Path("work/bundles") / f"{recipe.name}-{recipe.version}"
-    path = build(recipe, out, threads=args.threads, cache_dir=None if args.no_cache else args.cache,
-                 force=args.force, quiet=args.quiet)
-    if args.install:
-        from mathlas_build.pipeline import install_bundle
-
-        install_bundle(path, quiet=args.quiet)
+                         dirs=args.dirs.split(",") if args.dirs else None, license=args.license)
+    workdir = Path(args.workdir)
+    cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
+    scratch = None
+    if args.out:
+        out = Path(args.out)
+    elif args.install:  # built only to be installed: a temporary folder, removed once installed
+        workdir.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="build-lean-", dir=workdir))
+        out = scratch / f"{recipe.name}-{recipe.version}"
     else:
-        print(path)
+        out = workdir / "bundles" / f"{recipe.name}-{recipe.version}"
+    try:
+        path = build(recipe, out, threads=args.threads, cache_dir=cache, force=args.force,
+                     quiet=args.quiet)
+        if args.install:
+            from mathlas_build.pipeline import install_bundle
+
+            install_bundle(path, quiet=args.quiet)  # prints the installed directory on stdout
+        else:
+            print(path)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
@@ -134,10 +162,18 @@ def add_lean_parser(sub) -> None:
     p.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
     p.add_argument("--dirs", help="comma-separated top folders to read (default: every folder with .lean files)")
     p.add_argument("--encoder", type=Path, help="encoder directory (default: the default bundle's query encoder)")
-    p.add_argument("--out", type=Path, help="bundle directory (default work/bundles/<name>-<version>)")
+    p.add_argument("--license", metavar="SPDX",
+                   help="licence of the project's own declarations (default: guessed from its LICENSE/COPYING "
+                        "file, else unknown); packages keep their own")
+    p.add_argument("--workdir", type=Path, default=Path("work"),
+                   help="where the bundle and the embedding cache go by default (default work/; `mathlas index "
+                        "build-lean` passes <mathlas data dir>/build)")
+    p.add_argument("--out", type=Path, help="bundle directory (default <workdir>/bundles/<name>-<version>; with "
+                                            "--install a temporary folder under <workdir>, removed once installed)")
     p.add_argument("--threads", type=int)
-    p.add_argument("--cache", type=Path, default=Path("work/embed-cache"),
-                   help="embedding cache (a vector per distinct text under <cache>/texts/), makes rebuilds resumable")
+    p.add_argument("--cache", type=Path,
+                   help="embedding cache (a vector per distinct text under <cache>/texts/), makes rebuilds "
+                        "resumable (default <workdir>/embed-cache)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--install", action="store_true", help="install the bundle into the mathlas data directory")
     p.add_argument("--force", action="store_true")

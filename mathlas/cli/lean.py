@@ -50,14 +50,23 @@ def add_build_lean(sub: Any) -> None:
     s.add_argument("--name", default="mathlib", help="bundle name (default mathlib: what the formal tools search)")
     s.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
     s.add_argument("--dirs", help="comma-separated top folders to read")
+    s.add_argument("--license", metavar="SPDX", help="licence of the project's own declarations (default: guessed "
+                                                     "from its LICENSE/COPYING file, else unknown)")
     s.add_argument("--threads", type=int)
-    s.add_argument("--no-install", action="store_true", help="only build (into work/bundles/)")
+    s.add_argument("--out", help="bundle directory (default: a temporary folder under <data dir>/build, removed "
+                                 "once installed; with --no-install <data dir>/build/bundles/<name>-<version>)")
+    s.add_argument("--cache", help="embedding cache, makes rebuilds resumable (default <data dir>/build/embed-cache)")
+    s.add_argument("--no-install", action="store_true", help="only build (see --out)")
     s.add_argument("-q", "--quiet", action="store_true")
 
 
 def run_build_lean(args: argparse.Namespace) -> int:
-    cmd = [sys.executable, "-m", "mathlas_build.cli", "lean", str(args.path), "--name", args.name]
-    for flag, value in (("--version", args.version), ("--dirs", args.dirs), ("--threads", args.threads)):
+    from mathlas.paths import data_dir
+
+    cmd = [sys.executable, "-m", "mathlas_build.cli", "lean", str(args.path), "--name", args.name,
+           "--workdir", str(data_dir() / "build")]
+    for flag, value in (("--version", args.version), ("--dirs", args.dirs), ("--license", args.license),
+                        ("--threads", args.threads), ("--out", args.out), ("--cache", args.cache)):
         if value is not None:
             cmd += [flag, str(value)]
     if not args.no_install:

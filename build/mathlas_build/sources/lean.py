@@ -57,10 +57,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import re
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -245,17 +248,173 @@ def _derived_instance_name(sig: str) -> str:
 
 
 def _commit_and_url(root: Path) -> tuple[str, str]:
+    """Mathlib / Batteries copies (the corpora's): the commit their ``SOURCE.md`` names and the upstream
+    repository ("" and "" for a tree that is neither)."""
+    if (root / "Batteries").is_dir() and not (root / "Mathlib").is_dir():
+        url = "https://github.com/leanprover-community/batteries"
+    elif (root / "Mathlib").is_dir():
+        url = "https://github.com/leanprover-community/mathlib4"
+    else:
+        return "", ""
     commit = ""
     src = root / "SOURCE.md"
     if src.is_file():
         m = _COMMIT.search(src.read_text(encoding="utf-8", errors="replace"))
         if m:
             commit = m.group()
-    if (root / "Batteries").is_dir() and not (root / "Mathlib").is_dir():
-        url = "https://github.com/leanprover-community/batteries"
-    else:
-        url = "https://github.com/leanprover-community/mathlib4"
     return commit, url
+
+
+_GIT_URL = re.compile(r"^(?:[\w.+-]+://)?(?:[^@/\s]+@)?(github\.com|gitlab\.com)[:/]+([^/\s]+)/([^/\s]+?)(?:\.git)?/*$")
+_LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "LICENCE.md", "COPYING", "COPYING.md",
+                  "COPYING.txt", "LICENSE-APACHE", "LICENSE-MIT")
+_SPDX_LINE = re.compile(r"SPDX-License-Identifier:\s*([\w.+-]+(?:\s+(?:OR|AND|WITH)\s+[\w.+-]+)*)")
+
+
+def web_url(remote: str) -> str:
+    """The web address of a GitHub / GitLab repository from a git remote (``git@github.com:o/r.git``,
+    ``https://github.com/o/r(.git)``, ``ssh://git@...``); "" for any other host (its blob links are not known)."""
+    m = _GIT_URL.match(remote.strip())
+    return f"https://{m.group(1)}/{m.group(2)}/{m.group(3)}" if m else ""
+
+
+def blob_link(url: str, commit: str, path: str, line: int) -> str:
+    """``<url>/blob/<commit>/<path>#L<line>`` (GitLab: ``/-/blob/``); "" without a repository."""
+    if not url:
+        return ""
+    sep = "/-/blob/" if url.startswith("https://gitlab.com/") else "/blob/"
+    return f"{url}{sep}{commit or 'HEAD'}/{path}#L{line}"
+
+
+def guess_license(root: Path) -> str:
+    """SPDX id of the licence file at ``root`` (LICENSE, COPYING...) for the common licences; "unknown"
+    when there is none or it is not recognised."""
+    for name in _LICENSE_FILES:
+        f = root / name
+        if f.is_file():
+            text = f.read_text(encoding="utf-8", errors="replace")[:20000]
+            got = spdx_of(text)
+            if got != "unknown":
+                return got
+    return "unknown"
+
+
+def spdx_of(text: str) -> str:
+    """SPDX id of a licence text, for the common licences (else "unknown")."""
+    m = _SPDX_LINE.search(text)
+    if m:
+        return m.group(1)
+    t = " ".join(text.split())
+    low = t.lower()
+    version = re.search(r"version (\d(?:\.\d)?)", low)
+    v = version.group(1) if version else ""
+    if "apache license" in low and ("version 2.0" in low or "2.0" in low):
+        return "Apache-2.0"
+    if "gnu affero general public license" in low:
+        return "AGPL-3.0"
+    if "gnu lesser general public license" in low or "gnu library general public license" in low:
+        return "LGPL-3.0" if v.startswith("3") else "LGPL-2.1"
+    if "gnu general public license" in low:
+        return "GPL-3.0" if v.startswith("3") else "GPL-2.0"
+    if "mozilla public license" in low:
+        return "MPL-2.0"
+    if "creative commons" in low or "creativecommons.org" in low:
+        if "cc0" in low or "public domain dedication" in low:
+            return "CC0-1.0"
+        cv = re.search(r"(\d\.\d)", low[low.find("attribution"):] if "attribution" in low else low)
+        ver = cv.group(1) if cv else "4.0"
+        kind = "CC-BY-SA" if "sharealike" in low or "share-alike" in low or "share alike" in low else \
+            "CC-BY-NC" if "noncommercial" in low else "CC-BY"
+        return f"{kind}-{ver}"
+    if "this is free and unencumbered software released into the public domain" in low:
+        return "Unlicense"
+    if "permission is hereby granted, free of charge" in low:
+        return "MIT"
+    if "redistribution and use in source and binary forms" in low:
+        return "BSD-3-Clause" if "neither the name" in low or "may be used to endorse" in low else "BSD-2-Clause"
+    if "permission to use, copy, modify, and/or distribute this software" in low \
+            or "permission to use, copy, modify, and distribute this software" in low:
+        return "ISC"
+    return "unknown"
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def git_origin(root: Path) -> tuple[str, str, str]:
+    """(web url, commit, path of ``root`` inside the repository) of a git checkout with an ``origin`` on
+    GitHub / GitLab; ("", commit, prefix) without one, ("", "", "") outside git."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if not top:
+        return "", "", ""
+    try:
+        prefix = Path(root).resolve().relative_to(Path(top).resolve()).as_posix()
+    except ValueError:
+        prefix = ""
+    prefix = "" if prefix == "." else prefix
+    return web_url(_git(root, "remote", "get-url", "origin")), _git(root, "rev-parse", "HEAD"), prefix
+
+
+def manifest_packages(root: Path) -> dict[str, dict]:
+    """``name`` -> entry of the project's ``lake-manifest.json`` ({} without one)."""
+    try:
+        data = json.loads((Path(root) / "lake-manifest.json").read_text(encoding="utf-8"))
+        return {p["name"]: p for p in data.get("packages", []) if isinstance(p, dict) and p.get("name")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+@dataclass
+class Origin:
+    """Where one source tree comes from: how its declarations are linked and licensed."""
+    name: str
+    url: str = ""       # web address of the repository ("" = no link)
+    commit: str = ""
+    prefix: str = ""    # the tree's folder inside that repository
+    license: str = "unknown"
+
+    def link(self, rel: str, line: int) -> str:
+        return blob_link(self.url, self.commit, f"{self.prefix}/{rel}" if self.prefix else rel, line)
+
+    def describe(self) -> str:
+        where = f"{self.url} @ {self.commit[:8]}" if self.url and self.commit else self.url or "no repository"
+        return f"{self.name} ({where}, {self.license})"
+
+
+def tree_origin(tree: Path, *, project: Path | None = None, license: str | None = None,
+                url: str | None = None, commit: str | None = None) -> Origin:
+    """The origin of a source tree: ``project`` is the Lean project a ``.lake/packages`` tree belongs to
+    (its ``lake-manifest.json`` entry names the package's repository and revision).
+
+    In order: the explicit ``url`` / ``commit`` / ``license``; a Mathlib / Batteries copy with a
+    ``SOURCE.md`` (the corpora); the manifest entry; the git checkout (``origin`` remote, ``HEAD``);
+    Mathlib / Batteries by their layout; else no link. The licence: ``license``, else the tree's
+    LICENSE/COPYING file (Mathlib and Batteries: Apache-2.0), else "unknown"."""
+    tree = Path(tree)
+    o = Origin(name=tree.name)
+    known_commit, known_url = _commit_and_url(tree)
+    entry = manifest_packages(project).get(tree.name) if project is not None else None
+    if known_url and known_commit:
+        o.url, o.commit = known_url, known_commit
+    elif entry and entry.get("url"):
+        o.url, o.commit, o.prefix = web_url(entry["url"]), str(entry.get("rev") or ""), entry.get("subDir") or ""
+    else:
+        o.url, o.commit, o.prefix = git_origin(tree)
+        if not o.url and known_url:
+            o.url, o.commit, o.prefix = known_url, o.commit or "master", ""
+    if url is not None:
+        o.url = url
+    if commit is not None:
+        o.commit = commit
+    o.license = license or guess_license(tree)
+    if o.license == "unknown" and known_url:
+        o.license = LICENSE
+    return o
 
 
 _AUX = ("open", "export", "variable", "irreducible_def", "initialize_simps_projections", "notation", "infix", "infixl",
@@ -539,11 +698,11 @@ def _files(root: Path, dirs) -> list[Path]:
 
 
 def _doc(full: str, kind: str, d: dict, extra: dict, *, body: str, signature: str, docstring: str,
-         line: int, link: str) -> Document:
+         line: int, link: str, license: str = LICENSE) -> Document:
     words = split_words(full)
     statement = " ".join(x for x in (docstring, words, signature) if x)
     return Document(id=f"lean:{full}", source=SOURCE, kind=kind, name=words, title=d["module"], body=body,
-                    statement=statement, link=link, license=LICENSE, file=d["rel"], line=line, extra=extra)
+                    statement=statement, link=link, license=license, file=d["rel"], line=line, extra=extra)
 
 
 def _visibility(decls: list[dict], add_of: dict[str, str], extras: dict):
@@ -590,9 +749,8 @@ def read(root: Path, **options) -> Iterator[Document]:
     if not root.is_dir():
         raise FileNotFoundError(f"Lean project not found at {root}")
     t0 = time.time()
-    commit, url = _commit_and_url(root)
-    commit = options.get("commit") or commit or "master"
-    url = options.get("repo_url") or url
+    origins = [tree_origin(root, license=options.get("license"), url=options.get("repo_url"),
+                           commit=options.get("commit"))]
     do_additive = options.get("to_additive", True)
     if options.get("files"):
         files = [root / f for f in options["files"]]
@@ -601,15 +759,13 @@ def read(root: Path, **options) -> Iterator[Document]:
     # more source trees read in the same pass (a project's .lake/packages/*, Batteries beside Mathlib):
     # one name table, so references resolve across them; relative paths are relative to ``root``
     roots = [root]
-    links = [(url, commit)]
     for extra_root in options.get("extra_roots") or ():
         r = Path(extra_root)
-        r = r if r.is_absolute() else (root / r).resolve()
+        r = r if r.is_absolute() else root / r
         if not r.is_dir():
             raise FileNotFoundError(f"Lean source tree {r} (extra_roots) not found")
         roots.append(r)
-        c, u = _commit_and_url(r)
-        links.append((u, c or "master"))
+        origins.append(tree_origin(r, project=root))
     stats = {"files": 0, "declarations": 0, "duplicates": 0, "derived_instances": 0, "to_additive": 0,
              "field": 0, "constructor": 0, "simps": 0, "irreducible_def": 0, "edges": 0}
     extras: dict = {}
@@ -707,10 +863,11 @@ def read(root: Path, **options) -> Iterator[Document]:
                     else am.group(2)
         if d["derived"]:
             extra["derived_name"] = True
-        url, commit = links[d["tree"]]
-        link = f"{url}/blob/{commit}/{d['rel']}#L{d['line']}"
+        origin = origins[d["tree"]]
+        link = origin.link(d["rel"], d["line"])
+        lic = origin.license
         yield _doc(full, d["kind"], d, extra, body=d["header"], signature=d["signature"],
-                   docstring=d["docstring"], line=d["line"], link=link)
+                   docstring=d["docstring"], line=d["line"], link=link, license=lic)
         add = add_of.get(full)
         if add:
             stats["to_additive"] += 1
@@ -719,7 +876,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             yield _doc(add, d["kind"], d, {**extra, "full_name": add, "generated": "to_additive",
                                            "generated_from": full, "dependencies": add_deps},
                        body=d["header"], signature=d["signature"], docstring=d["docstring"],
-                       line=d["line"], link=link)
+                       line=d["line"], link=link, license=lic)
         for g in d["gen"]:
             gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
             gdeps.discard(g["name"])
@@ -734,8 +891,8 @@ def read(root: Path, **options) -> Iterator[Document]:
                 gx["parent"] = next(iter(resolver.resolve(g["parent"], ctx)), g["parent"])
             body = f"{g['name'].rsplit('.', 1)[-1]} {g['signature']}".strip()
             yield _doc(g["name"], g["kind"], d, gx, body=body, signature=g["signature"],
-                       docstring=g["docstring"], line=g["line"],
-                       link=f"{url}/blob/{commit}/{d['rel']}#L{g['line']}")
+                       docstring=g["docstring"], line=g["line"], link=origin.link(d["rel"], g["line"]),
+                       license=lic)
         for name, proj, owner in simps.get(k, ()):
             stats["simps"] += 1
             stats["edges"] += 1
@@ -743,7 +900,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                   "attributes": "simp", "modifiers": "", "dependencies": [owner], "generated": "simps",
                   "generated_from": owner, "projection": proj}
             yield _doc(name, "theorem", d, gx, body=f"@[simps] {owner}: projection {proj}", signature="",
-                       docstring="", line=d["line"], link=link)
+                       docstring="", line=d["line"], link=link, license=lic)
     frac = resolver.resolved_tokens / max(1, resolver.tokens)
     print(f"lean: {stats['files']} files, {stats['declarations']} declarations, "
           f"{stats['to_additive']} to_additive, {stats['field']} fields, {stats['constructor']} constructors, "

@@ -1,0 +1,3 @@
+import Toy.Basic
+import Toy.Interval
+import Toy.Sum
