@@ -88,6 +88,24 @@ def test_build_lean_on_a_project_without_mathlib_then_search_and_deps(tmp_path):
     assert [d["id"] for d in used_by["declarations"]] == ["lean:Toy.isEven_mul_succ"]
 
 
+def test_the_lean_project_bundle_fixture(lean_project_bundle_dir, lean_project_dir):
+    """What other tests build on: docstrings on every declaration written, binders, a structure with
+    fields, an instance, a @[simp] lemma, dependencies both ways; the project's licence, no link."""
+    import mathlas
+
+    assert (lean_project_dir / "lake-manifest.json").is_file()
+    rows = {r["id"]: r for r in mathlas.open_bundle(lean_project_bundle_dir).table.to_pylist()}
+    assert len(rows) == 29 and {r["license"] for r in rows.values()} == {"MIT"}
+    assert {r["link"] for r in rows.values()} == {""}
+    written = [r for r in rows.values() if not r["generated"] and r["kind"] != "instance"]
+    assert len(written) == 24 and all(r["docstring"] for r in written)
+    assert {r["kind"] for r in rows.values()} >= {"def", "theorem", "structure", "field", "constructor", "instance"}
+    assert rows["lean:Toy.double_zero"]["attributes"] == "simp"
+    assert rows["lean:Toy.IsEven.add"]["signature"].startswith("{m n : Nat} (hm : IsEven m)")
+    used_by = {i for i, r in rows.items() if "lean:Toy.gauss_sum" in r["dependencies"]}
+    assert used_by == {"lean:Toy.isEven_mul_succ"} and "lean:Toy.sumTo" in rows["lean:Toy.gauss_sum"]["dependencies"]
+
+
 def test_a_git_project_links_to_its_own_repository_and_packages_to_theirs(tmp_path):
     """Linked and licensed as itself: origin remote + HEAD, LICENSE (MIT); a package under .lake/packages
     from its lake-manifest entry (url, rev) and its own LICENSE; Mathlib as Mathlib (Apache-2.0)."""
