@@ -338,3 +338,74 @@ def test_page_has_a_strict_content_security_policy(web):
     assert r.headers["x-content-type-options"] == "nosniff"
     html = r.text
     assert "https://" not in html.replace("https://example", "")  # no CDN: every asset is served from here
+
+
+# ------------------------------------------------------------------------------ MCP bundle arguments over HTTP
+
+def _tool(server, name: str, arguments: dict) -> dict:
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    r = server.post("/mcp", json=call, headers=MCP_HEADERS)
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+@pytest.fixture(scope="module")
+def hostile_bundles(tmp_path_factory, tiny_bundle_dir):
+    """A symlink farm of a real bundle, and a copy of its manifest whose files point outside it."""
+    root = tmp_path_factory.mktemp("hostile")
+    farm = root / "farm"
+    farm.mkdir()
+    for entry in tiny_bundle_dir.iterdir():
+        (farm / entry.name).symlink_to(entry.resolve())
+    outside = root / "outside"
+    outside.mkdir()
+    manifest = json.loads((tiny_bundle_dir / "manifest.json").read_text())
+    first = next(iter(manifest["files"].values()))
+    manifest["files"] = {"../../../../../../../../etc/hostname": first, **manifest["files"]}
+    (outside / "manifest.json").write_text(json.dumps(manifest))
+    return {"farm": str(farm), "outside": str(outside)}
+
+
+@pytest.mark.parametrize("tool, extra", [("search_existing_math", {"query": "ring", "k": 1}),
+                                         ("get_by_id", {"id": "stacks:00DV"}),
+                                         ("search_formal_math", {"query": "prime", "k": 1})])
+def test_mcp_over_http_opens_no_path(web, hostile_bundles, tool, extra):
+    paths = ["/etc", "/root", "../../", "../../../../etc", "/nonexistent-dir-xyz", "~", "file:///etc",
+             hostile_bundles["farm"], hostile_bundles["outside"], hostile_bundles["farm"] + "/../outside"]
+    answers = set()
+    for path in paths:
+        result = _tool(web, tool, {**extra, "bundle": path})
+        assert result["isError"], (path, result)
+        text = result["content"][0]["text"]
+        assert "\n" not in text and "not a bundle this server offers" in text and "paths are for" in text, text
+        answers.add(text.replace(repr(path), "ARG"))
+    assert len(answers) == 1, answers  # the same words whether the path exists, is a bundle, or is nothing
+    opened = web.get("/health").json()["bundles_open"]
+    assert not any(h in str(opened) for h in ("farm", "outside", "/etc", "/root")), opened
+
+
+def test_mcp_over_http_takes_served_names(web, tiny_bundle_dir):
+    from mathlas.bundle import read_manifest
+
+    m = read_manifest(tiny_bundle_dir)
+    for name in (m.name, f"{m.name}-{m.version}", None):
+        args = {"query": "ring", "k": 1} if name is None else {"query": "ring", "k": 1, "bundle": name}
+        result = _tool(web, "search_existing_math", args)
+        assert not result["isError"] and result["structuredContent"]["hits"], (name, result)
+
+
+def test_http_bundle_policy_maps_names_only(tmp_path, monkeypatch):
+    from mathlas.errors import UsageError
+    from mathlas.web import api
+    from mathlas.web.policy import HttpBundlePolicy
+
+    policy = HttpBundlePolicy(api.Served(["served-spec"], "formal-spec"))
+    monkeypatch.setattr(api.Served, "names", lambda self, spec, formal=False: {spec, "informal", "informal-1.0.0"})
+    assert policy("search_existing_math", None) == "served-spec" and policy("get_by_id", "") == "served-spec"
+    assert policy("search_existing_math", "informal-1.0.0") == "served-spec"
+    assert policy("search_formal_math", None) == "formal-spec"
+    monkeypatch.setattr(api, "installed", lambda: [type("B", (), {"name": "other", "version": "2.0.0", "path": tmp_path})()])
+    assert policy("search_existing_math", "other@2.0.0") == str(tmp_path)
+    for bad in ("/etc", "..", "a/b", "other/../..", 7, ["x"], "x" * 500):
+        with pytest.raises(UsageError, match="paths are for"):
+            policy("search_existing_math", bad)
