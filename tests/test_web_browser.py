@@ -1,17 +1,22 @@
 """The search page in a real headless Chromium (Debian's ``chromium``, driven by Playwright's Python
 client with ``executable_path``: no browser is downloaded) against a real ``mathlas serve``.
 
-A person's path through the page: type a query and press Enter, see hits with rendered mathematics
-(no ``$`` delimiter left), move with the arrow keys, open a document page, use a filter, share the
-URL, open a Lean declaration and follow a dependency link; and the page stays readable on a phone.
-Skips, saying why, only when no Chromium or no Playwright is installed (``.ci/run`` installs both).
+A person's path through the page: land on it and see what is indexed and what to try, type a query
+and press Enter, see hits with rendered mathematics (no ``$`` delimiter left, nothing KaTeX could not
+draw), move with the arrow keys, open a document page, tick a filter and see the results change,
+pick a kind from the bundle's kinds, meet the server's refusal of a kind it does not know, be told
+what to try after an empty query or no results, share the URL, open a Lean declaration and follow a
+dependency link; and the page stays readable on a phone. The Lean project bundle and the default
+bundle have their own modules (test_web_browser_lean.py, test_web_browser_default.py), which reuse
+the fixtures and helpers here. Skips, saying why, only when no Chromium or no Playwright is
+installed (``.ci/run`` installs both).
 """
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
@@ -45,11 +50,15 @@ def browser():
 
 @pytest.fixture
 def page(browser):
+    """A page that fails the test on a script error, a failed request or an HTTP error answer (a test
+    that provokes one on purpose lists its status in ``pg.expected_statuses``)."""
     pg = browser.new_page()
     errors: list[str] = []
+    pg.expected_statuses = set()
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+          if r.status >= 400 and r.status not in pg.expected_statuses else None)
     yield pg
     pg.close()
     assert errors == []
@@ -64,6 +73,26 @@ def wait_js(pg, expression: str, timeout_ms: int = WAIT) -> None:
     while not pg.evaluate(expression):
         assert time.monotonic() < deadline, f"timed out waiting for: {expression}"
         pg.wait_for_timeout(50)
+
+
+# What KaTeX could not draw: a formula it could not parse (.katex-error, whose colour the page's
+# stylesheet sets) and a command it does not know, which it draws as text in its error colour.
+KATEX_TROUBLE = """(root) => {
+  const scope = root ? document.querySelector(root) : document;
+  const red = [...scope.querySelectorAll('.katex *')].filter(e => getComputedStyle(e).color === 'rgb(204, 0, 0)');
+  return [...scope.querySelectorAll('.katex-error')].map(e => (e.getAttribute('title') || '').slice(0, 120))
+         .concat(red.map(e => 'drawn in the error colour: ' + e.textContent.slice(0, 60)));
+}"""
+
+
+def katex_trouble(pg, root: str | None = None) -> list[str]:
+    return pg.evaluate(KATEX_TROUBLE, root)
+
+
+def goto_ready(pg, url: str) -> None:
+    """Open a search page URL and wait until the page has filled its form from it."""
+    pg.goto(url)
+    wait_js(pg, "document.body.dataset.ready === 'true'")
 
 
 def rendered_statements(pg):
@@ -148,17 +177,16 @@ def test_lean_declaration_page_and_dependency_link(web, page):
     first.click()
     page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
     assert page.inner_text("#doc-name") == "Nat.Prime.two_le"
-    assert page.inner_text("#doc-signature").strip()
+    assert "Prime p → 2 ≤ p" in page.inner_text("#doc-signature")
     assert "Mathlib." in page.inner_text("#doc-fields")
-    page.wait_for_selector("#deps li a.dep", timeout=WAIT)
-    target = page.locator("#deps li a.dep").first
+    page.wait_for_selector("#deps-uses li a.dep", timeout=WAIT)
+    target = page.locator("#deps-uses li a.dep").first
     name = target.inner_text()
     target.click()
     wait_js(page, f"document.querySelector('#doc-name') && document.querySelector('#doc-name').textContent === {name!r}")
     assert urlparse(page.url).path == "/doc/lean:" + name
-    page.click(".deps-head .tab[data-direction='used_by']")
-    wait_js(page, "document.querySelector('#deps-title').textContent === 'Used by'")
-    page.wait_for_selector("#deps li a.dep", timeout=WAIT)  # Nat.Prime.two_le (at least) uses it
+    # Nat.Prime.two_le (at least) uses it: it is listed under "Used by", with no click needed
+    wait_js(page, "[...document.querySelectorAll('#deps-used_by li a.dep')].some(a => a.textContent === 'Nat.Prime.two_le')")
 
 
 def test_readable_on_a_phone(web, browser):
@@ -172,3 +200,135 @@ def test_readable_on_a_phone(web, browser):
         assert box and box["width"] > 200
     finally:
         pg.close()
+
+
+# ------------------------------------------------------------------------------ issue 21: the page tells
+# what it searches, filters apply as they change, and every empty answer says what to try
+
+def test_landing_page_says_what_is_indexed(web, page):
+    served = web.get("/api/bundles").json()
+    tiny = served["served"][0]
+    goto_ready(page, web.base + "/")
+    assert page.is_visible("#about")
+    block = page.locator(f"#indexed .bundle[data-bundle='{tiny['label']}']")
+    assert f"{tiny['count']} statements" in block.locator("h3").inner_text()
+    rows = block.locator("tbody tr")
+    assert rows.count() == len(tiny["sources"])
+    for i, (name, info) in enumerate(tiny["sources"].items()):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells == [name, f"{info['count']:,}", info["license"]]
+        assert rows.nth(i).get_attribute("title") == info["attribution"]
+    assert served["formal"]["label"] in page.inner_text("#indexed")
+    examples = page.locator("#examples a.example")
+    assert examples.count() >= 3
+    lean_example = page.locator("#examples a.example[data-corpus='lean']")
+    assert lean_example.count() == 1  # this server has a formal bundle
+    first = examples.first
+    query = first.inner_text()
+    first.click()
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert parse_qs(urlparse(page.url).query)["q"] == [query]
+    assert page.input_value("#q") == query
+    assert not page.is_visible("#about")
+    lean_url = lean_example.get_attribute("href")
+    assert parse_qs(urlparse(lean_url).query)["corpus"] == ["lean"]
+
+
+def test_ticking_a_source_searches_again_at_once(web, page):
+    goto_ready(page, web.base + "/?q=exercise")
+    page.wait_for_selector("#results li.hit", timeout=WAIT)
+    assert len(set(page.locator("#results .badge").all_inner_texts())) > 1
+    page.click("#sources-field summary")
+    page.check("#sources input[value='proofnet']")  # the list stays open: no other action
+    wait_js(page, "location.search.includes('source=proofnet')")
+    wait_js(page, "document.querySelectorAll('#results .badge').length > 0 && "
+                  "[...document.querySelectorAll('#results .badge')].every(b => b.textContent === 'proofnet')")
+    assert page.inner_text("#sources-count") == "(1)"
+    page.check("#sources input[value='hott']")
+    wait_js(page, "location.search.includes('source=hott')")
+    wait_js(page, "new Set([...document.querySelectorAll('#results .badge')].map(b => b.textContent)).size === 2")
+    page.uncheck("#sources input[value='proofnet']")
+    page.uncheck("#sources input[value='hott']")
+    wait_js(page, "!location.search.includes('source=')")
+    wait_js(page, "new Set([...document.querySelectorAll('#results .badge')].map(b => b.textContent)).size > 2")
+
+
+def test_kind_field_offers_the_bundles_kinds(web, page):
+    served = web.get("/api/bundles").json()
+    kinds = served["served"][0]["kinds"]
+    goto_ready(page, web.base + "/?q=exercise")
+    page.wait_for_selector("#results li.hit", timeout=WAIT)
+    assert page.evaluate("document.querySelector('#kind').tagName") == "SELECT"
+    values = page.eval_on_selector_all("#kind option", "os => os.map(o => o.value)")
+    assert values == ["", *kinds]
+    page.select_option("#kind", "exercise")  # applies at once
+    wait_js(page, "location.search.includes('kind=exercise')")
+    wait_js(page, "document.querySelectorAll('#results .kind').length > 0 && "
+                  "[...document.querySelectorAll('#results .kind')].every(k => k.textContent === 'exercise')")
+    page.select_option("#corpus", "lean")  # the Lean bundle's kinds
+    wait_js(page, "[...document.querySelectorAll('#kind option')].some(o => o.value === 'instance')")
+    values = page.eval_on_selector_all("#kind option", "os => os.map(o => o.value)")
+    assert values == ["", *served["formal"]["kinds"]]
+
+
+def test_unknown_kind_shows_the_servers_one_line_error(web, page):
+    answer = web.get("/api/search", params={"q": "group", "kind": "theorm"})
+    assert answer.status_code == 422
+    message = answer.json()["error"]
+    page.expected_statuses.add(422)
+    goto_ready(page, web.base + "/?q=group&kind=theorm")
+    wait_js(page, "document.querySelector('#status').classList.contains('error')")
+    assert page.inner_text("#status") == message
+    assert "\n" not in message and "theorm" in message
+    assert page.locator("#results li.hit").count() == 0
+    assert page.input_value("#kind") == "theorm"  # the field shows what was asked for
+
+
+def test_empty_query_says_what_to_try(web, page):
+    goto_ready(page, web.base + "/")
+    page.press("#q", "Enter")
+    wait_js(page, "document.querySelector('#status').textContent.length > 0")
+    assert "Type a query" in page.inner_text("#status")
+    assert page.is_visible("#examples a.example")
+    assert page.locator("#results li.hit").count() == 0
+
+
+def test_no_results_say_so_and_offer_a_way_out(web, page):
+    goto_ready(page, web.base + "/?q=group&source=proofnet&kind=lemma")  # ProofNet has exercises only
+    wait_js(page, "!document.querySelector('#suggest').hidden")
+    status = page.inner_text("#status")
+    assert status.startswith("No results for “group” in tiny-0.1.0") and "proofnet" in status and "lemma" in status
+    tries = page.locator("#suggest a").all_inner_texts()
+    assert "search every source" in tries and "any kind" in tries
+    page.click("#suggest a:text('any kind')")
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert "kind=" not in page.url and "source=proofnet" in page.url
+    assert set(page.locator("#results .badge").all_inner_texts()) == {"proofnet"}
+    assert page.is_hidden("#suggest")
+    # a word no document has, by keywords only
+    goto_ready(page, web.base + "/?q=zzxqvw&mode=lexical")
+    wait_js(page, "!document.querySelector('#suggest').hidden")
+    assert page.inner_text("#status").startswith("No results for “zzxqvw”")
+    assert "hybrid mode (keywords and meaning)" in page.locator("#suggest a").all_inner_texts()
+
+
+def test_every_statement_renders_without_katex_trouble(web, page, tiny):
+    """Every document of the tiny bundle (every informal source), on its document page and as a
+    search card: KaTeX draws all of it, nothing as a parse error or in its error colour."""
+    ids = tiny.table.column("id").to_pylist()
+    trouble = {}
+    for doc_id in ids:
+        page.goto(web.base + "/doc/" + quote(doc_id, safe=":"))
+        page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+        found = katex_trouble(page, "#doc")
+        if found:
+            trouble[doc_id] = found
+    sources = sorted({i.split(":", 1)[0] for i in ids})
+    for source in sources:  # the cards: every document of the source is a hit of a 20-hit search
+        goto_ready(page, web.base + f"/?q=a&source={source}")
+        page.wait_for_selector("#results li.hit", timeout=WAIT)
+        wait_js(page, "document.querySelectorAll('#results .statement.snippet').length === 0")  # bodies arrived
+        found = katex_trouble(page, "#results")
+        if found:
+            trouble["cards of " + source] = found
+    assert trouble == {}

@@ -177,7 +177,7 @@ function el(tag, attrs, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "html") e.innerHTML = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
   }
-  for (const c of children) if (c) e.append(c);
+  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);
   return e;
 }
 
@@ -197,17 +197,59 @@ function ranksText(ranks) {
   return Object.entries(ranks || {}).filter(([, r]) => r !== null && r !== undefined).map(([c, r]) => `${c} #${r}`).join(" · ");
 }
 
+function plural(n, one, many) { return `${Number(n || 0).toLocaleString()} ${n === 1 ? one : (many || one + "s")}`; }
+
+// The heading a person reads and the label beside it. A source whose names are labels (Metamath's
+// `cnrmnrm`) or absent (ProofWiki) has its human heading in `title`; elsewhere the title is the
+// section path the statement sits in ("Commutative Algebra > Snake lemma"), shown beside the name.
+const TITLE_FIRST = new Set(["metamath", "proofwiki"]);
+
+function headings(d) {
+  const name = (d.name || "").trim(), title = (d.title || "").trim();
+  const titleIsHeading = title && !title.includes(" > ") && (TITLE_FIRST.has(d.source) || !name);
+  const head = titleIsHeading ? title : (name || title || d.id);
+  const second = titleIsHeading ? (name !== head ? name : "") : (title && title !== head ? title : "");
+  return [head, second];
+}
+
+// The link to the statement at its source, labelled as what it is ("ProofWiki search" for a link
+// that searches the source because the page itself is unknown).
+function outLink(link, fields, long) {
+  const label = (fields && fields.link_label) || (long ? link : "source");
+  return el("a", {class: "out", href: link, target: "_blank", rel: "noopener noreferrer",
+                  title: (fields && fields.link_label) ? link : "open at the source", text: label + " ↗"});
+}
+
+// A Lean declaration as one line: its name and its signature (binders and type).
+function leanDeclaration(name, signature) {
+  const sig = (signature || "").trim();
+  return sig ? name + " " + sig : "";
+}
+
 // ----------------------------------------------------------------------------- the search page
 
 let BUNDLES = null;
 const DOC_CACHE = new Map();
 
+// Example queries, by the source that answers them well; the page offers those of the served bundle.
+const EXAMPLES = [
+  ["stacks", "finitely generated module over a local ring with mM = M is zero"],
+  ["openlogic", "compactness theorem for first-order logic"],
+  ["metamath", "the square root of 2 is irrational"],
+  ["proofwiki", "sum of the angles of a triangle"],
+  ["hott", "univalence axiom"],
+  ["planetmath", "every bounded monotone sequence converges"],
+  ["napkin", "Sylow theorems"],
+  ["proofnet", "a finite integral domain is a field"],
+  ["arxiv", "spectral gap of random regular graphs"],
+];
+const LEAN_EXAMPLE = "a prime number is at least two";
+
 function formState() {
-  const f = {q: document.getElementById("q").value.trim(), corpus: document.getElementById("corpus").value,
-             mode: document.getElementById("mode").value, kind: document.getElementById("kind").value.trim(),
-             bundle: document.getElementById("bundle").value || "", module: document.getElementById("module").value.trim(),
-             source: [...document.querySelectorAll("#sources input:checked")].map((c) => c.value)};
-  return f;
+  return {q: document.getElementById("q").value.trim(), corpus: document.getElementById("corpus").value,
+          mode: document.getElementById("mode").value, kind: document.getElementById("kind").value,
+          bundle: document.getElementById("bundle").value || "", module: document.getElementById("module").value.trim(),
+          source: [...document.querySelectorAll("#sources input:checked")].map((c) => c.value)};
 }
 
 function stateToUrl(f) {
@@ -228,13 +270,19 @@ function urlToForm() {
   document.getElementById("q").value = u.get("q") || "";
   document.getElementById("corpus").value = u.get("corpus") === "lean" ? "lean" : "informal";
   document.getElementById("mode").value = ["lexical", "dense"].includes(u.get("mode")) ? u.get("mode") : "hybrid";
-  document.getElementById("kind").value = u.get("kind") || "";
   document.getElementById("module").value = u.get("module") || "";
   if (u.get("bundle")) document.getElementById("bundle").value = u.get("bundle");
+  fillSources();
+  fillKinds(u.get("kind") || "");
   const wanted = new Set(u.getAll("source"));
   for (const c of document.querySelectorAll("#sources input")) c.checked = wanted.has(c.value);
   corpusChanged();
   sourcesCount();
+}
+
+function servedBundle() {
+  const label = document.getElementById("bundle").value;
+  return (BUNDLES.served.find((x) => x.label === label) || BUNDLES.served[0]) || {};
 }
 
 function corpusChanged() {
@@ -251,14 +299,27 @@ function sourcesCount() {
 
 function fillSources() {
   const box = document.getElementById("sources");
+  const keep = new Set([...box.querySelectorAll("input:checked")].map((c) => c.value));
   box.textContent = "";
-  const label = document.getElementById("bundle").value;
-  const b = (BUNDLES.served.find((x) => x.label === label) || BUNDLES.served[0]);
-  for (const [name, info] of Object.entries((b && b.sources) || {})) {
+  for (const [name, info] of Object.entries(servedBundle().sources || {})) {
     const c = el("input", {type: "checkbox", value: name, name: "source"});
-    c.addEventListener("change", sourcesCount);
+    c.checked = keep.has(name);
+    c.addEventListener("change", () => { sourcesCount(); filterChanged(); });  // a filter applies as it changes
     box.append(el("label", {}, c, badge(name), el("span", {class: "count", text: (info.count || 0).toLocaleString()})));
   }
+}
+
+// The kind field offers the kinds of the bundle searched (with their counts); a kind the bundle does
+// not have (a shared URL, a typo) stays selected so the server says so.
+function fillKinds(wanted) {
+  const sel = document.getElementById("kind");
+  const lean = document.getElementById("corpus").value === "lean";
+  const kinds = (lean ? (BUNDLES.formal || {}).kinds : servedBundle().kinds) || {};
+  sel.textContent = "";
+  sel.append(el("option", {value: "", text: "any"}));
+  for (const [k, n] of Object.entries(kinds)) sel.append(el("option", {value: k, text: `${k} (${n.toLocaleString()})`}));
+  if (wanted && !(wanted in kinds)) sel.append(el("option", {value: wanted, text: `${wanted} (not in this bundle)`}));
+  sel.value = wanted || "";
 }
 
 async function loadBundles() {
@@ -274,23 +335,89 @@ async function loadBundles() {
   const leanOpt = document.querySelector('#corpus option[value="lean"]');
   if (!BUNDLES.formal.available) { leanOpt.disabled = true; leanOpt.textContent = "Lean declarations (no formal bundle)"; }
   fillSources();
+  fillKinds("");
+  fillAbout();
 }
 
-function hitCard(h, i, bundle, lean) {
+// The landing part: what this server searches (bundles, sources with counts and licences) and a
+// few queries to start from.
+function exampleLink(q, corpus) {
+  const href = stateToUrl({q, corpus, source: []});
+  const a = el("a", {href, class: "example", "data-corpus": corpus, text: q});
+  a.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    document.getElementById("corpus").value = corpus;
+    corpusChanged();
+    fillKinds("");
+    for (const c of document.querySelectorAll("#sources input")) c.checked = false;
+    sourcesCount();
+    document.getElementById("q").value = q;
+    submit();
+  });
+  return a;
+}
+
+function fillAbout() {
+  const examples = document.getElementById("examples");
+  const indexed = document.getElementById("indexed");
+  examples.textContent = "";
+  indexed.textContent = "";
+  const have = new Set(BUNDLES.served.flatMap((b) => Object.keys(b.sources || {})));
+  for (const [source, q] of EXAMPLES.filter(([s]) => have.has(s)).slice(0, 5)) {
+    examples.append(el("li", {}, exampleLink(q, "informal"), " ", badge(source)));
+  }
+  if (BUNDLES.formal.available) examples.append(el("li", {}, exampleLink(LEAN_EXAMPLE, "lean"), " ", badge("lean")));
+  for (const b of BUNDLES.served) {
+    if (!b.label) {
+      indexed.append(el("p", {class: "status error", text: b.error || "a bundle could not be read"}));
+      continue;
+    }
+    const table = el("table", {class: "sources"},
+                     el("thead", {}, el("tr", {}, el("th", {text: "source"}), el("th", {class: "num", text: "statements"}),
+                                         el("th", {text: "licence"}))));
+    const body = el("tbody");
+    for (const [name, info] of Object.entries(b.sources || {})) {
+      body.append(el("tr", {title: info.attribution || null}, el("td", {}, badge(name)),
+                     el("td", {class: "num", text: (info.count || 0).toLocaleString()}), el("td", {text: info.license || "?"})));
+    }
+    table.append(body);
+    indexed.append(el("div", {class: "bundle", "data-bundle": b.label},
+                      el("h3", {}, el("code", {text: b.label}), " · " + plural(b.count, "statement") + (b.default ? " · default" : "")),
+                      b.description ? el("p", {class: "muted", text: b.description}) : null, table));
+  }
+  const f = BUNDLES.formal;
+  if (f.available) {
+    indexed.append(el("div", {class: "bundle", "data-bundle": f.label},
+                      el("h3", {}, el("code", {text: f.label}), " · " + plural(f.count, "Lean declaration")),
+                      el("p", {class: "muted", text: "Choose “Lean declarations” to search it."})));
+  } else if (f.how_to_build) {
+    indexed.append(el("p", {class: "muted", text: "No Lean bundle is served. " + f.how_to_build}));
+  }
+}
+
+function hitCard(h, i, bundle, lean, position) {
+  const f = h.fields || {};
   const ranks = ranksText(h.ranks);
-  const title = lean ? h.name : (h.name || h.title || h.id);
-  const a = el("a", {href: docHref(h.id, lean ? null : bundle), class: "open", "data-index": i, text: title});
+  const [head, second] = lean ? [h.name || h.id.replace(/^lean:/, ""), f.module || h.title] : headings(h);
+  const a = el("a", {href: docHref(h.id, lean ? null : bundle), class: "open", "data-index": i, text: head});
   const meta = el("div", {class: "meta"}, badge(lean ? "lean" : h.source), el("span", {class: "kind", text: h.kind}),
                   el("code", {text: h.id}));
-  if (lean && h.module) meta.append(el("span", {text: h.module}));
-  if (!lean && h.title && h.title !== title) meta.append(el("span", {text: h.title}));
-  if (h.link) meta.append(el("a", {class: "out", href: h.link, target: "_blank", rel: "noopener noreferrer",
-                                   title: "open at the source", text: "source ↗"}));
-  meta.append(el("span", {class: "ranks", text: ranks}));
-  const li = el("li", {class: "hit", title: ranks ? "channel ranks: " + ranks : null}, el("h3", {}, a), meta);
+  if (second) meta.append(el("span", {class: "second", text: second}));
+  if (h.link) meta.append(outLink(h.link, f, false));
+  // Why a hit with no channel rank is here: the statement-first rule put it above its proof.
+  let why = "";
+  if (f.statement_of) {
+    const n = position.get(f.statement_of);
+    why = n ? `statement of #${n}` : `statement of ${f.statement_of}`;
+    meta.append(el("span", {class: "why", text: why}));
+  }
+  if (ranks) meta.append(el("span", {class: "ranks", text: ranks}));
+  const li = el("li", {class: "hit", title: ranks ? "channel ranks: " + ranks : (why || null)}, el("h3", {}, a), meta);
   if (lean) {
-    if (h.signature) li.append(el("pre", {class: "lean", text: h.signature}));
-    if (h.docstring) li.append(el("div", {class: "docstring", html: docstringToHtml(h.docstring)}));
+    const decl = leanDeclaration(h.name || h.id.replace(/^lean:/, ""), f.signature);
+    if (decl) li.append(el("pre", {class: "lean", text: decl}));
+    if (f.docstring) li.append(el("div", {class: "docstring", html: docstringToHtml(f.docstring)}));
+    if (!decl && !f.docstring && h.text) li.append(el("div", {class: "snippet", text: h.text}));
   } else {
     const body = el("div", {class: "statement snippet", text: h.text});
     li.append(body);
@@ -313,12 +440,45 @@ async function loadBody(id, bundle, target) {
   } catch (e) { DOC_CACHE.delete(key); /* keep the snippet */ }
 }
 
+// What to try when a search finds nothing: each way out is a link that searches again.
+function suggest(f) {
+  const box = document.getElementById("suggest");
+  box.textContent = "";
+  const tries = [];
+  const again = (label, change) => {
+    const g = Object.assign({}, f, change);
+    const a = el("a", {href: stateToUrl(g), text: label});
+    a.addEventListener("click", (ev) => { ev.preventDefault(); history.pushState(null, "", stateToUrl(g)); urlToForm(); runSearch(); });
+    tries.push(a);
+  };
+  if (f.source.length && f.corpus !== "lean") again("search every source", {source: []});
+  if (f.kind) again("any kind", {kind: ""});
+  if (f.module && f.corpus === "lean") again("every module", {module: ""});
+  if (f.mode !== "hybrid") again("hybrid mode (keywords and meaning)", {mode: "hybrid"});
+  if (f.q.split(/\s+/).length > 6) again("fewer words", {q: f.q.split(/\s+/).slice(0, 4).join(" ")});
+  if (f.corpus === "lean") again("informal statements", {corpus: "informal", module: ""});
+  else if (BUNDLES.formal.available) again("Lean declarations", {corpus: "lean", source: []});
+  box.append("Try: ");
+  tries.forEach((a, j) => { if (j) box.append(" · "); box.append(a); });
+  if (!tries.length) box.append("other words: a theorem's name, what it says in plain words, or a formula.");
+  box.hidden = false;
+}
+
 let SEQ = 0;
 
 async function runSearch() {
   const f = formState();
   const list = document.getElementById("results");
-  if (!f.q) { list.textContent = ""; setStatus(""); return; }
+  const about = document.getElementById("about");
+  document.getElementById("suggest").hidden = true;
+  if (!f.q) {
+    list.textContent = "";
+    about.hidden = false;
+    setStatus("");
+    document.title = "mathlas — search known mathematics";
+    return;
+  }
+  about.hidden = true;
   const seq = ++SEQ;
   setStatus("searching…");
   const t0 = performance.now();
@@ -331,10 +491,18 @@ async function runSearch() {
     }
     if (seq !== SEQ) return;
     list.textContent = "";
-    r.hits.forEach((h, i) => list.append(hitCard(h, i, r.bundle, f.corpus === "lean")));
+    const position = new Map(r.hits.map((h, i) => [h.id, i + 1]));
+    r.hits.forEach((h, i) => list.append(hitCard(h, i, r.bundle, f.corpus === "lean", position)));
     const ms = Math.round(performance.now() - t0);
-    setStatus(r.hits.length ? `${r.hits.length} results from ${r.bundle} (${r.mode}) in ${ms} ms`
-                            : `no results in ${r.bundle}` + (f.source.length || f.kind ? " with these filters" : ""));
+    if (r.hits.length) {
+      setStatus(`${r.hits.length} results from ${r.bundle} (${r.mode}) in ${ms} ms`);
+    } else {
+      const filters = [f.source.length && f.corpus !== "lean" ? "source " + f.source.join(", ") : "",
+                       f.kind ? "kind " + f.kind : "", f.module && f.corpus === "lean" ? "module " + f.module : "",
+                       f.mode !== "hybrid" ? f.mode + " mode" : ""].filter(Boolean);
+      setStatus(`No results for “${f.q}” in ${r.bundle}` + (filters.length ? ` with ${filters.join(", ")}.` : "."));
+      suggest(f);
+    }
     document.title = f.q + " — mathlas";
   } catch (e) {
     if (seq !== SEQ) return;
@@ -345,9 +513,21 @@ async function runSearch() {
 
 function submit(ev) {
   if (ev) ev.preventDefault();
-  const url = stateToUrl(formState());
+  const f = formState();
+  const url = stateToUrl(f);
   if (url !== location.pathname + location.search) history.pushState(null, "", url);
+  if (!f.q && ev) {  // Enter in an empty box: say what to type
+    runSearch();
+    setStatus("Type a query first: a theorem's name, what it says in plain words, or a formula. Or start from an example below.");
+    return;
+  }
   runSearch();
+}
+
+// A filter changed: search again at once when there is a query (the URL follows).
+function filterChanged() {
+  if (document.getElementById("q").value.trim()) submit();
+  else history.replaceState(null, "", stateToUrl(formState()));
 }
 
 function focusHit(i) {
@@ -374,20 +554,14 @@ async function startSearchPage() {
   document.getElementById("search").addEventListener("submit", submit);  // before anything is awaited
   await loadBundles();
   urlToForm();
-  for (const id of ["mode", "corpus", "bundle"]) {
-    document.getElementById(id).addEventListener("change", () => {
-      if (id === "bundle") fillSources();
-      corpusChanged();
-      if (document.getElementById("q").value.trim()) submit();
-    });
-  }
-  document.getElementById("kind").addEventListener("change", () => { if (document.getElementById("q").value.trim()) submit(); });
-  document.getElementById("sources-field").addEventListener("toggle", (e) => {
-    if (!e.target.open && document.getElementById("q").value.trim()) submit();
+  document.getElementById("corpus").addEventListener("change", () => { corpusChanged(); fillKinds(""); filterChanged(); });
+  document.getElementById("bundle").addEventListener("change", () => {
+    fillSources(); fillKinds(document.getElementById("kind").value); sourcesCount(); filterChanged();
   });
+  for (const id of ["mode", "kind", "module"]) document.getElementById(id).addEventListener("change", filterChanged);
   window.addEventListener("popstate", () => { urlToForm(); runSearch(); });
   document.addEventListener("keydown", keyboard);
-  if (document.getElementById("q").value.trim()) runSearch();
+  runSearch();
   document.body.dataset.ready = "true";  // the form is filled from the URL: typing now is kept
 }
 
@@ -405,12 +579,13 @@ function idLinks(ids, bundle) {
   return ul;
 }
 
+// One direction of a declaration's dependencies (the page shows both at once).
 async function loadDeps(id, direction) {
-  const list = document.getElementById("deps");
-  const status = document.getElementById("deps-status");
-  for (const b of document.querySelectorAll(".deps-head .tab")) b.setAttribute("aria-pressed", String(b.dataset.direction === direction));
-  document.getElementById("deps-title").textContent = direction === "uses" ? "Uses" : "Used by";
+  const list = document.getElementById("deps-" + direction);
+  const status = document.getElementById(`deps-${direction}-status`);
+  const count = document.getElementById(`deps-${direction}-count`);
   status.textContent = "loading…";
+  status.hidden = false;
   list.textContent = "";
   try {
     const r = await api("/api/lean/deps/" + encodeURIComponent(id), {direction, depth: 1, limit: 200});
@@ -418,9 +593,11 @@ async function loadDeps(id, direction) {
       list.append(el("li", {}, el("a", {href: docHref(d.id), class: "dep", text: d.id.replace(/^lean:/, "")}), " ",
                      el("span", {class: "kind", text: d.kind}), " ", el("span", {class: "module", text: d.module})));
     }
-    status.textContent = r.total ? `${r.total} declaration${r.total === 1 ? "" : "s"}` + (r.truncated ? ` (first ${r.declarations.length})` : "")
-                                 : (direction === "uses" ? "uses no other declaration of this bundle" : "no declaration uses it");
-  } catch (e) { status.textContent = e.message; }
+    count.textContent = `(${r.total})`;
+    status.textContent = r.total ? (r.truncated ? `the first ${r.declarations.length} of ${r.total}` : "")
+                                 : (direction === "uses" ? "uses no other declaration of this bundle" : "no declaration of this bundle uses it");
+  } catch (e) { status.textContent = e.message; status.classList.add("error"); }
+  status.hidden = !status.textContent;
 }
 
 async function startDocPage() {
@@ -433,34 +610,38 @@ async function startDocPage() {
   } catch (e) { setStatus(e.message, true); return; }
   setStatus("");
   const lean = d.source === "lean";
-  document.title = (d.name || d.id) + " — mathlas";
+  const f = d.fields || {};
+  const [head, second] = lean ? [d.id.replace(/^lean:/, ""), f.module || d.title] : headings(d);
+  document.title = head + " — mathlas";
   const src = document.getElementById("doc-source");
   src.textContent = d.source; src.dataset.source = d.source;
   document.getElementById("doc-kind").textContent = d.kind;
   document.getElementById("doc-id").textContent = d.id;
-  document.getElementById("doc-name").textContent = lean ? d.id.replace(/^lean:/, "") : (d.name || d.title || d.id);
-  document.getElementById("doc-title").textContent = lean ? (d.fields.module || "") : (d.title || "");
+  document.getElementById("doc-name").textContent = head;
+  document.getElementById("doc-title").textContent = second || "";
   if (d.slogan) { const s = document.getElementById("doc-slogan"); s.hidden = false; s.innerHTML = texToHtml(d.slogan); }
   const body = document.getElementById("doc-body");
   if (lean) {
     body.hidden = true;
     document.getElementById("doc-lean").hidden = false;
-    document.getElementById("doc-signature").textContent = d.fields.signature || d.body;
-    document.getElementById("doc-docstring").innerHTML = docstringToHtml(d.fields.docstring || "");
+    // the declaration as its source writes it (attributes, keyword, binders, type); else name + signature
+    document.getElementById("doc-signature").textContent = (d.body || "").trim() || leanDeclaration(head, f.signature);
+    document.getElementById("doc-docstring").innerHTML = docstringToHtml(f.docstring || "");
   } else {
     body.innerHTML = texToHtml(d.body);
   }
   const dl = document.getElementById("doc-fields");
-  if (d.link) field(dl, "source", el("a", {href: d.link, target: "_blank", rel: "noopener noreferrer", class: "out", text: d.link + " ↗"}));
+  if (d.link) field(dl, "source", outLink(d.link, f, true));
   field(dl, "license", d.license);
   field(dl, "bundle", d.bundle);
-  const f = d.fields || {};
   for (const [k, name] of [["paper_title", "paper"], ["authors", "authors"], ["year", "year"], ["categories", "categories"],
-                           ["citations", "citations"], ["journal_ref", "journal"], ["module", "module"], ["generated", "generated by"]]) {
+                           ["citations", "citations"], ["journal_ref", "journal"], ["module", "module"],
+                           ["generated", "generated by"]]) {
     field(dl, name, f[k]);
   }
   const links = document.getElementById("doc-links");
-  const stacks = lean ? String(f.stacks || "").split(/\s+/).filter(Boolean).map((t) => "stacks:" + t) : [];
+  const tags = Array.isArray(f.stacks) ? f.stacks : String(f.stacks || "").split(/\s+/);
+  const stacks = lean ? tags.filter(Boolean).map((t) => "stacks:" + t) : [];
   if (f.formal && f.formal.length) {
     links.hidden = false;
     links.append(el("h2", {text: "Lean declarations tagged with this statement"}), idLinks(f.formal));
@@ -472,8 +653,8 @@ async function startDocPage() {
   document.getElementById("doc").hidden = false;
   if (lean) {
     document.getElementById("doc-deps").hidden = false;
-    for (const b of document.querySelectorAll(".deps-head .tab")) b.onclick = () => loadDeps(d.id, b.dataset.direction);
     loadDeps(d.id, "uses");
+    loadDeps(d.id, "used_by");
   }
 }
 

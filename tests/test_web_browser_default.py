@@ -1,0 +1,81 @@
+"""The search page on the default bundle (installed from artifacts/, as a person's first use does),
+in a real headless Chromium against a real ``mathlas serve``: what only a full bundle shows.
+
+- A statement the statement-first rule lifted above its proof says so ("statement of #N", N the
+  proof's place in the list) instead of showing empty channel ranks; no card shows empty brackets.
+- Metamath and ProofWiki hits are headed by their human title when the bundle has one (the label or
+  nothing is all their names hold), with the name beside it; a link is labelled as what it is
+  (``fields.link_label``, e.g. "ProofWiki search") and otherwise "source".
+"""
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from test_web_browser import WAIT, browser, goto_ready, page, wait_js  # noqa: F401  (fixtures)
+from test_web_serve import WebServer, assert_clean
+
+# queries whose answers hold a proof ranked above the statement it proves (PlanetMath's "proof of X")
+LIFTING_QUERIES = ("proof of the arithmetic geometric means inequality", "proof of Cauchy-Schwarz inequality",
+                   "proof of Euler Fermat theorem")
+TITLED = {"metamath": "the square root of 2 is irrational", "proofwiki": "sum of the angles of a triangle"}
+
+
+@pytest.fixture(scope="module")
+def default_web(default_bundle_dir):
+    server = WebServer("--bundle", str(default_bundle_dir))
+    yield server
+    server.stop()
+    assert_clean(server)
+
+
+def cards_of(web, pg, params: dict) -> list[dict]:
+    """The hits ``/api/search`` gives for ``params`` (the page asks for 20), once the page shows them."""
+    hits = web.get("/api/search", params={**params, "k": 20}).json()["hits"]
+    url = "/?" + "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
+    goto_ready(pg, web.base + url)
+    wait_js(pg, f"document.querySelectorAll('#results li.hit').length === {len(hits)}")
+    assert pg.locator("#results li.hit code").all_inner_texts() == [h["id"] for h in hits]
+    return hits
+
+
+def test_a_lifted_statement_says_whose_statement_it_is(default_web, page):
+    for query in LIFTING_QUERIES:
+        hits = default_web.get("/api/search", params={"q": query, "k": 20}).json()["hits"]
+        if any(h["fields"].get("statement_of") for h in hits):
+            break
+    else:
+        pytest.fail(f"none of {LIFTING_QUERIES} lifts a statement above its proof in the default bundle")
+    hits = cards_of(default_web, page, {"q": query})
+    place = {h["id"]: i + 1 for i, h in enumerate(hits)}
+    cards = page.locator("#results li.hit")
+    lifted = 0
+    for i, h in enumerate(hits):
+        card, proof = cards.nth(i), h["fields"].get("statement_of")
+        if proof:
+            lifted += 1
+            why = f"statement of #{place[proof]}" if proof in place else f"statement of {proof}"
+            assert card.locator(".why").inner_text() == why
+            assert place.get(proof, 99) > i + 1  # the proof ranks below its statement
+        else:
+            assert card.locator(".why").count() == 0
+        assert "[]" not in card.inner_text() and "{}" not in card.inner_text()
+    assert lifted
+
+
+@pytest.mark.parametrize("source", sorted(TITLED))
+def test_human_titles_and_link_labels(default_web, page, source):
+    hits = cards_of(default_web, page, {"q": TITLED[source], "source": source})
+    cards = page.locator("#results li.hit")
+    for i, h in enumerate(hits):
+        card, title, name = cards.nth(i), h["title"].strip(), h["name"].strip()
+        titled = bool(title) and " > " not in title  # a section path is context, not a heading
+        assert card.locator("a.open").inner_text() == (title if titled else name or title)
+        if titled and name and name != title:
+            assert card.locator(".meta .second").inner_text() == name
+        if h["link"]:
+            label = h["fields"].get("link_label") or "source"
+            assert card.locator("a.out").inner_text() == label + " ↗"
+        else:
+            assert card.locator("a.out").count() == 0
