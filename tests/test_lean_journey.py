@@ -199,6 +199,13 @@ def test_web_url_of_git_remotes(remote, url):
     ("Redistribution and use in source and binary forms ... Neither the name of", "BSD-3-Clause"),
     ("Redistribution and use in source and binary forms, with or without modification", "BSD-2-Clause"),
     ("GNU GENERAL PUBLIC LICENSE\nVersion 2, June 1991", "GPL-2.0"),
+    # the first title decides: the GPL's text names the LGPL, the MPL's the GPL family
+    ("GNU GENERAL PUBLIC LICENSE\nVersion 2, June 1991\n... Some other Free Software Foundation software is "
+     "covered by the GNU Lesser General Public License instead.", "GPL-2.0"),
+    ("Mozilla Public License Version 2.0\n1.12. Secondary License means either the GNU General Public License, "
+     "Version 2.0, the GNU Lesser General Public License, Version 2.1, the GNU Affero General Public License", "MPL-2.0"),
+    ("GNU Free Documentation License\nVersion 1.2, November 2002", "GFDL-1.2"),
+    ("text licensed under [CC-by-SA-4.0](https://creativecommons.org/licenses/by-sa/4.0/)", "CC-BY-SA-4.0"),
     ("GNU LESSER GENERAL PUBLIC LICENSE\nVersion 3, 29 June 2007", "LGPL-3.0"),
     ("Attribution 4.0 International ... Creative Commons", "CC-BY-4.0"),
     ("Creative Commons Attribution-ShareAlike 3.0", "CC-BY-SA-3.0"),

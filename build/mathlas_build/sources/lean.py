@@ -300,32 +300,42 @@ def guess_license(root: Path) -> str:
 
 
 def spdx_of(text: str) -> str:
-    """SPDX id of a licence text, for the common licences (else "unknown")."""
+    """SPDX id of a licence text, for the common licences (else "unknown"): an ``SPDX-License-Identifier``
+    line, else the licence's title at the head of the text and its version (the GPL's own text names
+    the LGPL further down, the MPL's the AGPL: only the head decides)."""
     m = _SPDX_LINE.search(text)
     if m:
         return m.group(1)
-    t = " ".join(text.split())
-    low = t.lower()
-    version = re.search(r"version (\d(?:\.\d)?)", low)
-    v = version.group(1) if version else ""
-    if "apache license" in low and ("version 2.0" in low or "2.0" in low):
-        return "Apache-2.0"
-    if "gnu affero general public license" in low:
-        return "AGPL-3.0"
-    if "gnu lesser general public license" in low or "gnu library general public license" in low:
-        return "LGPL-3.0" if v.startswith("3") else "LGPL-2.1"
-    if "gnu general public license" in low:
-        return "GPL-3.0" if v.startswith("3") else "GPL-2.0"
-    if "mozilla public license" in low:
-        return "MPL-2.0"
-    if "creative commons" in low or "creativecommons.org" in low:
-        if "cc0" in low or "public domain dedication" in low:
+    low = " ".join(text.split()).lower()
+    head = low[:1500]
+
+    def version(title: str) -> str:
+        i = head.find(title)
+        v = re.search(r"(?:version|v\.?)\s*(\d+(?:\.\d+)?)", head[i:i + len(title) + 120])
+        return v.group(1) if v else ""
+
+    titles = {"gnu affero general public license": "AGPL", "gnu lesser general public license": "LGPL",
+              "gnu library general public license": "LGPL", "gnu free documentation license": "GFDL",
+              "gnu general public license": "GPL", "mozilla public license": "MPL", "apache license": "Apache",
+              "artistic license": "Artistic", "cc0 1.0": "CC0", "creative commons": "CC", "creativecommons.org": "CC"}
+    found = sorted((head.find(t), t) for t in titles if t in head)
+    if found:  # the licence the text is: the first title it names
+        title = found[0][1]
+        spdx = titles[title]
+        v = version(title)
+        if spdx in ("AGPL", "LGPL", "GFDL", "GPL"):
+            v = v or {"AGPL": "3", "LGPL": "2.1", "GFDL": "1.3", "GPL": "3"}[spdx]
+            return f"{spdx}-{v if '.' in v else v + '.0'}"
+        if spdx in ("MPL", "Apache"):
+            return f"{spdx}-{v or '2.0'}"
+        if spdx == "Artistic":
+            return "Artistic-2.0" if v.startswith("2") else "Artistic-1.0"
+        if spdx == "CC0" or "cc0" in head or "public domain dedication" in head:
             return "CC0-1.0"
-        cv = re.search(r"(\d\.\d)", low[low.find("attribution"):] if "attribution" in low else low)
-        ver = cv.group(1) if cv else "4.0"
-        kind = "CC-BY-SA" if "sharealike" in low or "share-alike" in low or "share alike" in low else \
-            "CC-BY-NC" if "noncommercial" in low else "CC-BY"
-        return f"{kind}-{ver}"
+        cv = re.search(r"(?:attribution|licenses/by)[-/ \w]*?(\d\.\d)", low)
+        kind = "CC-BY-SA" if re.search(r"share-?alike|by-sa", head) else \
+            "CC-BY-NC" if re.search(r"noncommercial|by-nc", head) else "CC-BY"
+        return f"{kind}-{cv.group(1) if cv else '4.0'}"
     if "this is free and unencumbered software released into the public domain" in low:
         return "Unlicense"
     if "permission is hereby granted, free of charge" in low:
