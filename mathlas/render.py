@@ -47,7 +47,7 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
     blocks = []
     for i, h in enumerate(hits, start=start):
         fields = h.get("fields") or {}
-        name = _name(h) or (h.get("title") or h.get("kind") or "")
+        name = _name(h) or ("" if _lean(h) else h.get("title") or h.get("kind") or "")
         lines = [f"{i:>2}. {h['id']}  {name}".rstrip()]
         where = fields.get("module") if _lean(h) else h.get("title")
         meta = " · ".join(x for x in (h.get("source"), h.get("kind"), where if where and where != name else "") if x)

@@ -321,9 +321,20 @@ def test_search_filters_weights_and_modes(srv):
     ({"query": "ring", "bundle": "no-such-bundle"}, "no bundle named 'no-such-bundle'"),
     ({"query": "ring", "bundle": "/nonexistent/dir"}, "no bundle directory"),
     ({}, "query"),
+    # TheoremSearch's name for the filter: the SDK dropped unknown arguments and answered unfiltered
+    ({"query": "ring", "sources": ["nosuch"]}, "unknown argument 'sources' (did you mean 'source_filter'?)"),
+    ({"query": "ring", "n_results": 3}, "unknown argument 'n_results' (did you mean 'k'?)"),
+    ({"query": "ring", "kinds": ["theorm"]}, "unknown kind 'theorm' in kinds (did you mean 'theorem'?)"),
 ])
 def test_search_bad_arguments_are_tool_errors(srv, arguments, message):
-    assert message in error_text(srv.call("search_existing_math", **arguments))
+    text = error_text(srv.call("search_existing_math", **arguments))
+    assert message in text
+    assert "\n" not in text and "https://" not in text  # one line, no pydantic URL
+
+
+def test_formal_tools_refuse_unknown_arguments(srv):
+    text = error_text(srv.call("search_formal_math", query="prime", module=["Mathlib"]))
+    assert "unknown argument 'module' (did you mean 'modules'?)" in text and "\n" not in text
 
 
 # ------------------------------------------------------------------------------ get_by_id

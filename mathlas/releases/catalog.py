@@ -59,8 +59,15 @@ def artifacts_dirs() -> list[Path]:
 
 
 def version_key(version: str) -> tuple:
-    """Sort key comparing versions numerically by dot parts: ``1.10.0`` > ``1.9.2``."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.split("."))
+    """Sort key for bundle versions, PEP 440's order (``packaging.version``): ``1.10.0`` > ``1.9.2``,
+    ``1.2.0rc1`` < ``1.2.0``, ``0.20260101.0+8f9d9cff`` a local version of ``0.20260101.0``. A
+    version PEP 440 cannot read sorts before every one it can, by its dot parts."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (1, Version(version))
+    except InvalidVersion:
+        return (0, tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.split(".")))
 
 
 @dataclass

@@ -1,0 +1,153 @@
+"""The paths people take, in the form they meet them (issue 19): the human output of the CLI, the
+messages each surface gives for a typo, and properties of a search a person relies on (a hit's
+ranks do not change with k). The JSON shapes are tested elsewhere; here is what the person reads."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_web_api import one_line_error
+from test_web_serve import papers_bundle_dir, web  # noqa: F401  (the shared server fixture)
+
+README_QUERY = "a finitely generated module M over a local ring with M = mM is zero"
+
+
+def mathlas(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The ``mathlas`` command as a person types it (a real subprocess)."""
+    full = {k: v for k, v in os.environ.items() if k not in ("MATHLAS_BUNDLE", "MATHLAS_FORMAL_BUNDLE")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "mathlas", *args], capture_output=True, text=True, timeout=300,
+                          env=full, cwd=str(Path(__file__).parent))
+
+
+def one_line(p: subprocess.CompletedProcess, code: int, *fragments: str) -> str:
+    """A refused command: exit ``code``, nothing on stdout, one line on stderr holding each fragment."""
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    assert p.stdout == "" and "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------ typos, on every surface
+
+def test_cli_refuses_an_unknown_kind_naming_the_flag_and_the_fix(tiny_bundle_dir):
+    p = mathlas("search", "Sylow", "--kind", "theorm", "--bundle", str(tiny_bundle_dir))
+    line = one_line(p, 2, "unknown kind 'theorm' in --kind", "did you mean 'theorem'?", "this bundle has:")
+    assert "lemma" in line  # the known names are listed
+
+
+def test_cli_names_the_source_flag_not_the_mcp_argument(tiny_bundle_dir):
+    p = mathlas("search", "ring", "--source", "nope", "--bundle", str(tiny_bundle_dir))
+    line = one_line(p, 2, "unknown source 'nope' in --source", "stacks")
+    assert "source_filter" not in line
+    p = mathlas("search", "ring", "--exclude-source", "nope", "--bundle", str(tiny_bundle_dir))
+    one_line(p, 2, "unknown source 'nope' in --exclude-source")
+
+
+def test_library_refuses_an_unknown_kind(tiny):
+    from mathlas import UsageError
+
+    with pytest.raises(UsageError, match=r"unknown kind 'theorm' in kinds \(did you mean 'theorem'\?\)"):
+        tiny.search("Sylow", kinds=["theorm"])
+
+
+def test_http_refuses_an_unknown_kind_naming_its_parameter(web):  # noqa: F811
+    one_line_error(web.get("/api/search", params={"q": "Sylow", "kind": "theorm"}), 422,
+                   "unknown kind 'theorm' in kind (query parameter)")
+    one_line_error(web.get("/api/search", params={"q": "ring", "source": "nope"}), 422,
+                   "unknown source 'nope' in source (query parameter)")
+    r = web.post("/search", json={"query": "Sylow", "types": ["theorm"]})
+    one_line_error(r, 422, "unknown kind 'theorm' in types")
+
+
+# ------------------------------------------------------------------------------ ranks do not depend on k
+
+def test_ranks_do_not_depend_on_k(default_bundle_dir):
+    """The README's query on the default bundle: Nakayama's lemma is lifted above its proof by the
+    statement-first rule. Its ranks were {lexical: None, dense: None} at k=3 and {dense: 1} at k=10
+    (the fused list was cut to k before the statement was lifted)."""
+    from mathlas.engine import open_bundle
+
+    b = open_bundle(default_bundle_dir)
+    by_k = {k: b.search(README_QUERY, k) for k in (3, 5, 10, 20)}
+    for k, hits in by_k.items():
+        assert [h.id for h in hits] == [h.id for h in by_k[20][:k]], k  # the same order, cut later
+        for h, same in zip(hits, by_k[20]):
+            assert h.ranks == same.ranks and h.score == pytest.approx(same.score), (k, h.id)
+    lifted = [h for h in by_k[3] if h.fields.get("statement_of")]
+    assert lifted, "the README query's statement lift is gone: pick another query for this test"
+    assert any(r is not None for r in lifted[0].ranks.values())
+    assert lifted[0].fields["statement_of"] in [h.id for h in by_k[20]]
+
+
+def test_cli_says_why_a_lifted_statement_is_there(default_bundle_dir):
+    p = mathlas("search", README_QUERY, "-k", "5", "--bundle", str(default_bundle_dir))
+    assert p.returncode == 0, p.stderr
+    blocks = p.stdout.strip().split("\n\n")
+    lifted = [b for b in blocks if "statement of #" in b]
+    assert lifted, p.stdout
+    assert "[]" not in p.stdout  # no empty ranks without a reason
+
+
+# ------------------------------------------------------------------------------ the Lean journey, in text
+
+def test_lean_search_text_output(formal_bundle_dir):
+    """``mathlas lean search`` in its human form crashed with AttributeError ('Hit' object has no
+    attribute 'stacks'): the fields moved into Hit.fields. It now goes through the one renderer."""
+    p = mathlas("lean", "search", "prime number at least two", "-k", "3", "--bundle", str(formal_bundle_dir))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    data = json.loads(mathlas("lean", "search", "prime number at least two", "-k", "3", "--bundle",
+                              str(formal_bundle_dir), "--json").stdout)
+    blocks = p.stdout.rstrip().split("\n\n")
+    assert len(blocks) == len(data["hits"]) == 3
+    for i, (block, h) in enumerate(zip(blocks, data["hits"]), 1):
+        lines = block.splitlines()
+        assert lines[0].startswith(f"{i:>2}. {h['id']}")
+        assert h["fields"]["module"] in lines[1] and h["kind"] in lines[1]
+        assert h["link"] in block
+        assert h["fields"]["signature"].split()[0] in block  # the signature is shown, not a snippet
+        if h["fields"]["docstring"]:
+            assert "-- " + h["fields"]["docstring"].split()[0] in block
+
+
+def test_lean_deps_and_show_text_output(formal_bundle_dir):
+    data = json.loads(mathlas("lean", "search", "prime two le", "-k", "1", "--bundle", str(formal_bundle_dir),
+                              "--json").stdout)
+    top = data["hits"][0]["id"]
+    p = mathlas("lean", "deps", top, "--bundle", str(formal_bundle_dir))
+    assert p.returncode == 0 and "declaration(s) within depth 1" in p.stderr, p.stderr
+    deps = json.loads(mathlas("lean", "deps", top, "--bundle", str(formal_bundle_dir), "--json").stdout)
+    assert [line.split()[0] for line in p.stdout.splitlines()] == [d["id"] for d in deps["declarations"]]
+    p = mathlas("show", top, "--bundle", str(formal_bundle_dir))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(top) and "module: " in p.stdout and "license: " in p.stdout
+    one_line(mathlas("lean", "search", "prime", "--kind", "theorm", "--bundle", str(formal_bundle_dir)), 2,
+             "unknown kind 'theorm' in --kind", "theorem")
+    one_line(mathlas("lean", "search", "prime", "--module", "Nowhere", "--bundle", str(formal_bundle_dir)), 2,
+             "in --module Nowhere")
+
+
+def test_one_renderer_for_cli_and_mcp():
+    """The CLI's listing and MCP's text lines come from mathlas.render, for informal and Lean hits."""
+    from mathlas.mcp.text import search_listing
+    from mathlas.render import line, listing
+
+    lean = {"id": "lean:Nat.Prime.two_le", "source": "lean", "kind": "theorem", "name": "Nat.Prime.two_le",
+            "title": "", "text": "prime two le", "link": "https://example.org/x.lean#L3", "license": "Apache-2.0",
+            "score": 0.5, "ranks": {"lexical": 1, "dense": None},
+            "fields": {"module": "Mathlib.Data.Nat.Prime", "signature": "theorem Nat.Prime.two_le {p : ℕ} : p.Prime → 2 ≤ p",
+                       "docstring": "A prime is at least two.", "stacks": ["stacks:00DV"]}}
+    text = listing([lean])
+    assert "Mathlib.Data.Nat.Prime" in text and "2 ≤ p" in text and "-- A prime is at least two." in text
+    assert "stacks:00DV" in text and "[lexical #1]" in text
+    assert line(1, lean).startswith("1. lean:Nat.Prime.two_le theorem: theorem Nat.Prime.two_le")
+    data = {"bundle": "b-1", "mode": "hybrid", "hits": [lean], "next": []}
+    assert line(1, lean) in search_listing(data)
