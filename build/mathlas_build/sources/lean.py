@@ -15,7 +15,12 @@ Reads ``.lean`` files as text, without a Lean toolchain. One Document per ``theo
   ``modifiers``, ``stacks`` / ``kerodon`` tags from ``@[stacks TAG]``, ``derived_name`` (True for an
   anonymous ``instance`` whose name was derived here the way Lean does it, ``inst`` + head constants —
   Lean's real name may differ), ``dependencies`` (see below), ``command`` (``irreducible_def``);
-* link = GitHub blob at the commit found in the corpus' ``SOURCE.md`` (option ``commit``/``repo_url``).
+* link and license per source tree, as that tree (``tree_origin``): a Mathlib / Batteries copy with a
+  ``SOURCE.md`` (the corpora) links to upstream at the commit it names; a package under
+  ``.lake/packages`` to the ``url`` / ``rev`` of its ``lake-manifest.json`` entry; any other tree to its
+  git ``origin`` (GitHub / GitLab) at ``HEAD``, else no link; the licence from the tree's
+  LICENSE/COPYING file (SPDX), else "unknown" (Mathlib / Batteries: Apache-2.0). Options ``repo_url``,
+  ``commit`` and ``license`` override them for the root.
 
 ``extra["dependencies"]``: sorted full names **without** the ``lean:`` prefix (the id is ``"lean:" + name``)
 of the emitted declarations this one refers to in its signature and its body (from the end of the name
@@ -46,12 +51,12 @@ they carry ``dependencies`` too):
 Declared names win over generated ones on a clash; the first of two equal names wins.
 
 Options: ``dirs`` (top-level folders to read; default: ``Mathlib``/``Archive``/``Counterexamples``/
-``Batteries`` where present, else every top folder holding ``.lean`` files), ``commit``, ``repo_url``,
+``Batteries`` where present, else every top folder holding ``.lean`` files), ``commit``, ``repo_url``, ``license``,
 ``to_additive`` (default True), ``files`` (explicit list of relative paths, for tests), ``workers``
 (processes parsing files in parallel, default 1: on this 2-core shared machine a pool of 2 was slower
 than one process; it pays off where cores are idle), ``extra_roots`` (more source trees read in the same
 pass with one name table, e.g. a project's ``.lake/packages/*`` or Batteries beside Mathlib; paths
-relative to the root; their links use their own repository and commit).
+relative to the root; their links and licences are their own, see above).
 """
 from __future__ import annotations
 
