@@ -98,11 +98,15 @@ class LexicalChannel:
         T = self._tantivy
         clauses = [(T.Occur.Must, self._text_query(terms))]
         if filters.include_sources:
-            clauses.append((T.Occur.Must, T.Query.term_set_query(self.schema, "source", list(filters.include_sources))))
+            # score 0 (as in _search_masked): a filter leaves the BM25 scores as they are, so a filtered
+            # ranking's scores compare with an unfiltered one's (the findings channel places findings by them)
+            clauses.append((T.Occur.Must, T.Query.const_score_query(
+                T.Query.term_set_query(self.schema, "source", list(filters.include_sources)), 0.0)))
         if filters.exclude_sources:
             clauses.append((T.Occur.MustNot, T.Query.term_set_query(self.schema, "source", list(filters.exclude_sources))))
         if filters.kinds:
-            clauses.append((T.Occur.Must, T.Query.term_set_query(self.schema, "kind", list(filters.kinds))))
+            clauses.append((T.Occur.Must, T.Query.const_score_query(
+                T.Query.term_set_query(self.schema, "kind", list(filters.kinds)), 0.0)))
         query_obj = clauses[0][1] if len(clauses) == 1 else T.Query.boolean_query(clauses)
         if filters.mask_only:
             return self._search_masked(query_obj, k, filters.allowed)

@@ -232,3 +232,93 @@ def test_tool_module_is_light():
             "print(sorted(m for m in ('numpy', 'pyarrow', 'onnxruntime', 'tantivy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ------------------------------------------------------------------------------ findings compete on the bundle's evidence
+
+FID = "Every finite integral domain is a field."
+# Varied queries that are not about finite integral domains (issue 20: before, one saved finding
+# was the top hit of most of them)
+UNRELATED_QUERIES = [
+    "integral ring extensions satisfy going up",
+    "a Noetherian topological space has finitely many irreducible components",
+    "divisible abelian groups are injective Z-modules",
+    "the number of Sylow p-subgroups is congruent to 1 mod p and divides the order",
+    "there are n^(n-2) labelled trees on n vertices",
+    "in a normal space two disjoint closed sets can be separated by a continuous function",
+    "a type with decidable equality is a set",
+    "a set is computable iff both it and its complement are computably enumerable",
+    "compact Hausdorff space",
+    "Nakayama's lemma",
+    "prime number theorem",
+    "Cauchy sequence",
+]
+
+
+def _embedded(bundle_dir: Path, statements: list[tuple[str, str]]) -> list[str]:
+    """Add findings ((statement, name)) to the store and embed them with the bundle's encoder."""
+    import mathlas
+    from mathlas.findings.store import open_store
+    from mathlas.tools.findings import add_finding
+
+    ids = [add_finding(s, "https://example.org/f", name=n or None).id for s, n in statements]
+    open_store().embed(mathlas.open_bundle(bundle_dir))
+    return ids
+
+
+def test_one_unrelated_finding_does_not_take_over_search(data, default_bundle_dir):
+    from mathlas.tools.informal import search_existing_math
+
+    (fid,) = _embedded(default_bundle_dir, [(FID, "")])
+    for mode in ("hybrid", "lexical", "dense"):
+        lists = [[h.id for h in search_existing_math(q, k=10, mode=mode, bundle=str(default_bundle_dir)).hits]
+                 for q in UNRELATED_QUERIES]
+        assert sum(x[0] == fid for x in lists) == 0, mode
+        assert sum(fid in x for x in lists) == 0, mode
+    # the finding itself is still found by a query that asks for it
+    hits = search_existing_math("every finite integral domain is a field", k=10, bundle=str(default_bundle_dir)).hits
+    assert fid in [h.id for h in hits][:3]
+
+
+@pytest.mark.parametrize("query, target, restated", [
+    ("integral ring extensions satisfy going up", "stacks:00GU", "text"),
+    ("a type with decidable equality is a set", "hott:thm:hedberg", "text"),
+    ("if G/Z(G) is cyclic then G is abelian", "proofnet:Artin|exercise_6_1_14", "body"),
+])
+def test_a_finding_restating_the_target_ranks_beside_it(data, default_bundle_dir, query, target, restated):
+    """A finding whose statement is a dev query's target (its retrieval text, or its statement
+    under its name) is in the top 3, next to the target; the bundle's hits keep their order."""
+    import mathlas
+    from mathlas.tools.informal import search_existing_math
+
+    doc = mathlas.open_bundle(default_bundle_dir).get(target)
+    before = [h.id for h in search_existing_math(query, k=10, bundle=str(default_bundle_dir)).hits]
+    assert target in before[:3]
+    (fid,) = _embedded(default_bundle_dir, [(doc.text, "") if restated == "text" else (doc.body, doc.name)])
+    runs = [search_existing_math(query, k=10, bundle=str(default_bundle_dir)).hits for _ in range(2)]
+    ids = [h.id for h in runs[0]]
+    assert fid in ids[:3] and ids == [h.id for h in runs[1]]  # deterministic
+    assert [h.score for h in runs[0]] == [h.score for h in runs[1]]
+    h = runs[0][ids.index(fid)]
+    assert h.ranks["lexical"] and h.ranks["dense"]  # the ranks it was credited with in the bundle's channels
+    # the bundle's hits keep their order: a finding takes a place, it does not reorder the others
+    assert [i for i in ids if i != fid] == before[:len(ids) - 1]
+
+
+def test_finding_bm25_is_the_bundle_bm25(data, tiny):
+    """A finding holding a document's retrieval text scores as tantivy scores that document."""
+    from mathlas.findings.search import bundle_stats, FindingsIndex
+    from mathlas.findings.store import Finding
+    from mathlas.lexical import query_terms
+
+    stats = bundle_stats(tiny)
+    checked = 0
+    for query in ("ring ideal module", "prime number", "Noetherian ring ring", "set of sentences model"):
+        ranking = tiny.lexical.search(query, 5)
+        for key, score in zip(ranking.keys.tolist(), ranking.scores.tolist()):
+            text = tiny.table.column("text")[key].as_py()
+            index = FindingsIndex([Finding("finding:0", text, "https://x.org", "", "", "")], stats)
+            groups = [stats.tokens(w) for w in dict.fromkeys(query_terms(query))]
+            assert index.scores([g for g in groups if g], stats)[0] == pytest.approx(score, rel=1e-5)
+            checked += 1
+    assert checked >= 8
