@@ -1,8 +1,9 @@
 """The mathlas bundle format (versions 1 and 2): the one contract between ``build/`` and the runtime.
 
-A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle. This
-module is the format only: it imports nothing of mathlas but ``errors``; opening a bundle for search
-is ``mathlas.engine``'s.
+A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle. A bundle
+holds exactly the files its manifest lists, inside itself, and the runtime reads no other
+(``verify`` checks it, with the document count against the tables). This module is the format only:
+it imports nothing of mathlas but ``errors``; opening a bundle for search is ``mathlas.engine``'s.
 
 =============================  =====================================================================
 path                           what
@@ -12,7 +13,8 @@ meta/documents.parquet         one row per document, columns ``META_COLUMNS``; r
                                integer *key* every index uses
 meta/documents.arrow           optional: the same table as an uncompressed Arrow IPC file, which the
                                runtime memory-maps instead of decompressing the parquet into RAM
-                               (large bundles; older runtimes ignore it and read the parquet)
+                               (large bundles; older runtimes ignore it and read the parquet); read
+                               only when the manifest lists it, like every file
 bm25/                          tantivy index; text fields ``LEXICAL_FIELDS`` plus ``source``/``kind``
                                (raw, for filters) and ``key`` (u64, stored + fast). One segment when it
                                fits the writer's heap (tantivy's doc id is then the key), else several
@@ -308,7 +310,10 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Manifest":
-        files = {p: FileEntry(**e) for p, e in data.get("files", {}).items()}
+        listed = data.get("files", {})
+        if not isinstance(listed, dict) or not all(isinstance(e, dict) for e in listed.values()):
+            raise TypeError("'files' must map each path to its size and sha256")
+        files = {p: FileEntry(**e) for p, e in listed.items()}
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known and k != "files"}
         return cls(files=files, **kwargs)
@@ -382,21 +387,197 @@ def read_manifest(root: Path) -> Manifest:
         raise BundleCorruptError(f"{path}: manifest is missing fields ({e})") from None
 
 
-def verify(root: Path | str, *, checksums: bool = True) -> Manifest:
-    """Check that every file the manifest lists exists with its size (and sha256 when ``checksums``).
+def verify(root: Path | str, *, checksums: bool = True, exact: bool = True, fix: str | None = None) -> Manifest:
+    """Check a bundle against its manifest; returns the manifest, or raises ``BundleCorruptError``
+    naming the first problem (``problems`` lists them all).
 
-    Raises ``BundleCorruptError`` naming the first bad file; returns the manifest when all is well.
+    The full check (``checksums=True``: ``mathlas index verify`` and every install) enforces the rule
+    "a bundle holds exactly the files its manifest lists, inside itself": every listed path is a
+    plain relative path that stays inside the bundle, every listed file exists with its size and
+    sha256, no file is there that the manifest does not list, the files every search reads are
+    listed (``REQUIRED_FILES``), and the document count agrees with the tables (``check_counts``).
+    ``checksums=False`` is the quick check of opening a bundle: paths, presence and sizes only (the
+    runtime reads only listed files and checks each table's count as it loads it). ``exact=False``
+    allows files the manifest does not list (packing a build directory, where only the listed files
+    go into the release). ``fix`` replaces the next step each message ends with (an installer says
+    "nothing was installed").
     """
-    root = Path(root)
-    manifest = read_manifest(root)
-    for rel, entry in manifest.files.items():
-        path = root / rel
-        if not path.is_file():
-            raise BundleCorruptError(f"bundle {root.name}: file {rel} is missing; reinstall the bundle")
-        size = path.stat().st_size
-        if size != entry.size:
-            raise BundleCorruptError(
-                f"bundle {root.name}: file {rel} has {size} bytes, manifest says {entry.size}; reinstall the bundle")
-        if checksums and sha256_file(path) != entry.sha256:
-            raise BundleCorruptError(f"bundle {root.name}: file {rel} does not match its sha256; reinstall the bundle")
+    manifest, found = _problems(Path(root), checksums=checksums, exact=exact, first=True, fix=fix)
+    if found:
+        raise BundleCorruptError(found[0])
     return manifest
+
+
+def problems(root: Path | str, *, checksums: bool = True, exact: bool = True,
+             fix: str | None = None) -> tuple[Manifest, list[str]]:
+    """(manifest, every problem ``verify`` would find, one line each ending with what to do). A
+    missing or unreadable manifest raises as in ``read_manifest``."""
+    return _problems(Path(root), checksums=checksums, exact=exact, first=False, fix=fix)
+
+
+# The files every search of a bundle reads (besides the manifest): a manifest must list them.
+REQUIRED_FILES = (META, BM25_DIR + "/meta.json", BINARY_INDEX, FLOAT_VECTORS, FLOAT_SCALES, VECTOR_CENTER,
+                  ENCODER_CONFIG)
+# At most this many unlisted files are named one by one; the rest are counted in one more line.
+_UNLISTED_NAMED = 10
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_REINSTALL = "reinstall the bundle"
+
+
+def listed_path_problem(rel: object) -> str | None:
+    """Why ``rel`` cannot be a path of a bundle's ``files`` (None when it can): it must be relative,
+    ``/``-separated, without ``.``, ``..`` or empty parts, and not the manifest itself."""
+    if not isinstance(rel, str) or not rel:
+        return "is not a file name"
+    if rel.startswith("/") or "\\" in rel or re.match(r"[A-Za-z]:", rel) or "\x00" in rel:
+        return "is not a relative /-separated path inside the bundle"
+    if any(part in ("", ".", "..") for part in rel.split("/")):
+        return "has an empty, '.' or '..' part: it would name a file outside the bundle"
+    if rel == MANIFEST:
+        return "is the manifest itself"
+    return None
+
+
+def _problems(root: Path, *, checksums: bool, exact: bool, first: bool,
+              fix: str | None) -> tuple[Manifest, list[str]]:
+    manifest = read_manifest(root)
+    name = root.name
+    out: list[str] = []
+
+    def say(problem: str, step: str = _REINSTALL) -> bool:
+        """Record a problem; True when the caller should stop (``first``)."""
+        out.append(f"bundle {name}: {problem}; {fix or step}")
+        return first
+
+    files = manifest.files
+    inside = root.resolve()
+    for rel, entry in files.items():
+        why = listed_path_problem(rel)
+        if why is None and not (isinstance(entry.size, int) and not isinstance(entry.size, bool) and entry.size >= 0
+                                and isinstance(entry.sha256, str) and _SHA256_HEX.fullmatch(entry.sha256)):
+            why = "has no valid size and sha256"
+        if why is not None:
+            if say(f"the manifest lists {rel!r}, which {why} (a damaged or hostile manifest)"):
+                return manifest, out
+            continue
+        path = root / rel
+        if not path.resolve().is_relative_to(inside):
+            stop = say(f"file {rel} leads outside the bundle (a symbolic link)")
+        elif not path.is_file():
+            stop = say(f"file {rel} is missing")
+        elif (size := path.stat().st_size) != entry.size:
+            stop = say(f"file {rel} has {size} bytes, manifest says {entry.size}")
+        elif checksums and sha256_file(path) != entry.sha256:
+            stop = say(f"file {rel} does not match its sha256")
+        else:
+            stop = False
+        if stop:
+            return manifest, out
+    if not checksums:
+        return manifest, out
+    unlisted = [rel for rel in _entries(root) if rel not in files] if exact else []
+    for rel in unlisted[:_UNLISTED_NAMED]:
+        if say(f"file {rel} is not in the manifest (a bundle holds exactly the files its manifest lists)",
+               f"delete it or {_REINSTALL}"):
+            return manifest, out
+    if len(unlisted) > _UNLISTED_NAMED:
+        say(f"{len(unlisted) - _UNLISTED_NAMED:,} more files are not in the manifest", f"delete them or {_REINSTALL}")
+    required = list(REQUIRED_FILES) + (
+        [VECTOR_THRESHOLDS] if (manifest.vectors or {}).get("binary_codes") == "thermometer3" else []) + (
+        [f"{RERANKER_DIR}/{f}" for f in RERANKER_FILES] if manifest.reranker else [])
+    for rel in required:
+        if rel not in files and say(f"the manifest does not list {rel}, which every search reads"):
+            return manifest, out
+    if not out:  # counts are worth reading only from files that match their checksums
+        for problem in check_counts(root, manifest):
+            if say(problem, "the bundle is damaged or its manifest is wrong: reinstall or rebuild it"):
+                break
+    return manifest, out
+
+
+def _entries(root: Path) -> list[str]:
+    """Every entry under ``root`` but the manifest and directories (a symbolic link to a directory
+    counts: it is not a directory of the bundle), as sorted ``/``-separated relative paths."""
+    out = []
+    for dirpath, dirnames, names in os.walk(root):
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = [d for d in dirnames if d not in links]
+        for n in names + links:
+            rel = Path(dirpath, n).relative_to(root).as_posix()
+            if rel != MANIFEST:
+                out.append(rel)
+    return sorted(out)
+
+
+def check_counts(root: Path, manifest: Manifest) -> list[str]:
+    """Where a table disagrees with the manifest's document ``count`` (one phrase each): the rows of
+    the metadata (and of its Arrow copy), the float vectors and their scales (and their ``dims``),
+    the binary index, the BM25 index's documents and the dependency graph, for the files listed."""
+    import numpy as np
+
+    files, n = manifest.files, manifest.count
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return [f"manifest count {n!r} is not a number of documents"]
+    dims = (manifest.vectors or {}).get("dims")
+    found: dict[str, object] = {}
+
+    def measure(rel: str, how) -> None:
+        if rel in files:
+            try:
+                found[rel] = how(root / rel)
+            except Exception as e:  # each reader raises its own types; any of them means unreadable
+                found[rel] = f"unreadable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+
+    def arrow_rows(path: Path) -> int:
+        import pyarrow as pa
+
+        with pa.memory_map(str(path)) as f:
+            return pa.ipc.open_file(f).count_rows()
+
+    def parquet_rows(path: Path) -> int:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+
+    def npy_shape(path: Path) -> tuple:
+        return tuple(np.load(path, mmap_mode="r").shape)
+
+    def usearch_rows(path: Path) -> int:
+        meta = usearch_index_class().metadata(str(path))
+        if meta is None:
+            raise ValueError("not a usearch index")
+        return int(meta["count_present"])
+
+    def bm25_docs(path: Path) -> int:
+        segments = json.loads(path.read_text(encoding="utf-8"))["segments"]
+        return sum(int(s["max_doc"]) - int((s.get("deletes") or {}).get("num_deleted_docs", 0)) for s in segments)
+
+    def graph_rows(path: Path) -> int:
+        with np.load(path) as z:
+            sizes = {len(z[k]) - 1 for k in z.files if k.endswith("_indptr")}
+        if len(sizes) != 1:
+            raise ValueError("indptr arrays disagree")
+        return sizes.pop()
+
+    measure(META, parquet_rows)
+    measure(META_ARROW, arrow_rows)
+    measure(FLOAT_VECTORS, npy_shape)
+    measure(FLOAT_SCALES, npy_shape)
+    measure(BINARY_INDEX, usearch_rows)
+    measure(BM25_DIR + "/meta.json", bm25_docs)
+    measure(GRAPH, graph_rows)
+    want: dict[str, object] = {META: n, META_ARROW: n, BINARY_INDEX: n, BM25_DIR + "/meta.json": n, GRAPH: n,
+                               FLOAT_VECTORS: (n, dims) if isinstance(dims, int) else None, FLOAT_SCALES: (n,)}
+    out = []
+    for rel, got in found.items():
+        expected = want[rel]
+        if isinstance(got, str):
+            out.append(f"{rel} is {got}")
+        elif expected is None:
+            if not (isinstance(got, tuple) and got[:1] == (n,)):
+                out.append(f"{rel} has shape {got}, the manifest counts {n:,} documents")
+        elif got != expected:
+            what = f"shape {got}" if isinstance(got, tuple) else f"{got:,} documents"
+            says = f"shape {expected}" if isinstance(expected, tuple) else f"{expected:,}"
+            out.append(f"{rel} holds {what}, the manifest says {says}")
+    return out

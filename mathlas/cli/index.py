@@ -15,7 +15,8 @@ from typing import Any
 
 from mathlas.releases import catalog
 from mathlas.releases import install as inst
-from mathlas.bundle import FORMAT_VERSION, MANIFEST, MIN_FORMAT_VERSION, Manifest, read_manifest, readable_format, verify
+from mathlas.bundle import (FORMAT_VERSION, MANIFEST, MIN_FORMAT_VERSION, Manifest, problems, read_manifest,
+                            readable_format)
 from mathlas.errors import MathlasError
 
 _BUNDLE_HELP = ("bundle name, name@version or directory (default: $MATHLAS_BUNDLE or the default bundle; "
@@ -39,7 +40,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the manifest as JSON")
     s.set_defaults(run=_cmd_info)
 
-    s = sub.add_parser("verify", help="recompute every file's sha256 against the manifest")
+    s = sub.add_parser("verify", help="check that the bundle holds exactly its manifest's files, with their "
+                                      "sha256, and its tables the manifest's document count")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
     s.set_defaults(run=_cmd_verify)
 
@@ -89,9 +91,13 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     root = inst.resolve_bundle(args.bundle, quiet=_quiet(args))
-    m = verify(root, checksums=True)
-    print(f"OK {m.name}-{m.version}: {len(m.files)} files, {_human(_total_size(root, m))} match their "
-          f"checksums ({root})")
+    m, found = problems(root, checksums=True)
+    for line in found:  # one line per problem, each saying what to do
+        print(f"mathlas: {line}", file=sys.stderr)
+    if found:
+        return 1
+    print(f"OK {m.name}-{m.version}: exactly the {len(m.files)} files its manifest lists, "
+          f"{_human(_total_size(root, m))}, match their checksums; {m.count:,} documents in every table ({root})")
     return 0
 
 

@@ -14,6 +14,7 @@ stream cut short is an error (zstandard's ``stream_reader`` would silently stop)
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from typing import IO, Any, Iterator
 
 import zstandard
 
+from mathlas.bundle import MANIFEST, listed_path_problem
 from mathlas.errors import InstallError
 from mathlas.releases.staging import talk
 
@@ -217,38 +219,101 @@ def _url_name(url: str) -> str:
 
 # --------------------------------------------------------------------------------------- unpacking
 
+# A release unpacks to at most MAX_RATIO times its compressed size (the default bundle: 1.24 times;
+# tar headers and padding make tiny archives the most compressible, hence the floor
+# MIN_UNPACKED_ALLOWANCE) and never to more than MAX_UNPACKED_BYTES (the largest bundle in
+# docs/scale.md unpacks to ~32 GB). $MATHLAS_MAX_UNPACKED (bytes, or with a K, M, G or T suffix)
+# replaces the rule for an archive the user trusts. Decompression stops as soon as the output passes
+# the limit, before the manifest (the last entry) is read; once it is read, the limit shrinks to
+# what the manifest declares.
+MAX_RATIO = 20
+MIN_UNPACKED_ALLOWANCE = 64 << 20
+MAX_UNPACKED_BYTES = 256 << 30
+MAX_ENTRIES = 20_000  # archive entries; a bundle has tens (a multi-segment BM25 index: hundreds)
+MAX_MANIFEST_BYTES = 16 << 20
+# Compressed bytes per call into the decompressor. A zstd block regenerates at most 128 KiB from as
+# little as 4 bytes (an RLE block), so one call yields at most (512 / 4 + 1) x 128 KiB ~ 16 MiB:
+# memory stays bounded whatever the archive holds (a plain decompress() of 64 KiB of zero blocks
+# returns 2 GiB at once). Costs ~0.3 s per 100 MB compressed over feeding 64 KiB at a time.
+_FEED = 512
+_NEAR = _FEED << 17  # closer to the limit than this, feed less
+_SIZE = re.compile(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", re.IGNORECASE)
+
+
+def unpack_limit(compressed: int) -> int:
+    """How many bytes an archive of ``compressed`` bytes may unpack to (see ``MAX_RATIO``)."""
+    env = os.environ.get("MATHLAS_MAX_UNPACKED")
+    if env:
+        m = _SIZE.fullmatch(env)
+        if not m:
+            raise InstallError(f"MATHLAS_MAX_UNPACKED={env!r} is not a size in bytes (e.g. 64G); fix or unset it")
+        return int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
+    return min(MAX_UNPACKED_BYTES, max(MIN_UNPACKED_ALLOWANCE, MAX_RATIO * compressed))
+
+
 class _Truncated(Exception):
     pass
 
 
-class _ZstdInput:
-    """Decompressed view of a .zst file that, unlike ``stream_reader``, notices a stream cut short:
-    reading past the end of the input before the frame's end raises ``_Truncated``."""
+class _TooBig(Exception):
+    pass
 
-    def __init__(self, raw: IO[bytes]):
+
+class _ZstdInput:
+    """Decompressed view of a .zst file that, unlike ``stream_reader``, notices a stream cut short
+    (reading past the end of the input before the frame's end raises ``_Truncated``) and that
+    decompresses at most ``_FEED`` compressed bytes per call, counting the output: past ``limit``
+    bytes in all it raises ``_TooBig``."""
+
+    def __init__(self, raw: IO[bytes], limit: int):
         self._raw = raw
         self._d = zstandard.ZstdDecompressor().decompressobj()
+        self._pending = memoryview(b"")  # compressed bytes read but not decompressed yet
         self._buf = bytearray()
         self._done = False
+        self.limit = limit
+        self.total = 0
 
-    def _feed(self, data: bytes) -> None:
-        while data:
-            if self._d.eof:  # a multi-frame archive (pzstd): continue with the next frame
-                self._d = zstandard.ZstdDecompressor().decompressobj()
-            self._buf += self._d.decompress(data)
-            data = self._d.unused_data if self._d.eof else b""
+    def _decompress(self, want: int) -> None:
+        """Decompress pending input until ``want`` more bytes are buffered or it runs out, ``_FEED``
+        compressed bytes per call at most; fewer near the limit, so that the output passes it by no
+        more than ~128 KiB (4 bytes of input make at most 128 KiB)."""
+        d, pending, buf = self._d, self._pending, self._buf
+        pos, size, before, room = 0, len(pending), len(self._buf), self.limit - self.total
+        goal = before + want
+        while pos < size and len(buf) < goal:
+            if d.eof:  # a multi-frame archive (pzstd): continue with the next frame
+                rest = bytes(d.unused_data) + bytes(pending[pos:])
+                pending, pos, size = memoryview(rest), 0, len(rest)
+                d = self._d = zstandard.ZstdDecompressor().decompressobj()
+                continue
+            feed = _FEED if room >= _NEAR else max(4, room >> 17)
+            out = d.decompress(pending[pos:pos + feed])
+            pos += feed
+            room -= len(out)
+            if room < 0:
+                raise _TooBig()
+            buf += out
+        self.total = self.limit - room
+        if d.eof and d.unused_data:  # the next frame began inside the last piece
+            pending, pos = memoryview(bytes(d.unused_data) + bytes(pending[pos:])), 0
+            self._d = zstandard.ZstdDecompressor().decompressobj()
+        self._pending = pending[pos:]
 
     def read(self, n: int = -1) -> bytes:
-        while not self._done and (n < 0 or len(self._buf) < n):
-            chunk = self._raw.read(_CHUNK)
-            if not chunk:
-                if not self._d.eof:
-                    raise _Truncated("the compressed stream ends before its end marker")
-                self._done = True
-                break
-            self._feed(chunk)
+        while not self._done and (n < 0 or len(self._buf) < n):  # decompress no more than asked for
+            if not self._pending:
+                chunk = self._raw.read(_CHUNK)
+                if not chunk:
+                    if not self._d.eof:
+                        raise _Truncated("the compressed stream ends before its end marker")
+                    self._done = True
+                    break
+                self._pending = memoryview(chunk)
+            self._decompress(1 << 20 if n < 0 else n - len(self._buf))
         n = len(self._buf) if n < 0 else min(n, len(self._buf))
-        out = bytes(self._buf[:n])
+        with memoryview(self._buf) as view:
+            out = bytes(view[:n])
         del self._buf[:n]
         return out
 
@@ -263,21 +328,98 @@ def _member_parts(m: tarfile.TarInfo, label: str) -> tuple[str, ...]:
     return parts
 
 
-def unpack(archive: Path, dest: Path, *, label: str, quiet: bool) -> Path:
+class _Members:
+    """The member policy past the path checks: a bundle's archive holds its manifest's files and
+    their directories, nothing else. The manifest is the last entry of a release, so the entries
+    before it are held to the size limit only and checked against it once it is read; entries after
+    it are checked as they come, before their bytes are written."""
+
+    def __init__(self, label: str, stream: _ZstdInput):
+        self.label, self.stream = label, stream
+        self.files: dict[str, int] = {}  # relative path -> size, as unpacked so far
+        self.dirs: set[str] = set()
+        self.listed: dict[str, int] | None = None  # the manifest's files, once read
+        self.entries = 0
+        self.declared = 0  # sizes the tar headers announce, summed
+
+    def refuse(self, what: str) -> InstallError:
+        return InstallError(f"{self.label}: refusing archive: {what}; a release holds exactly the files its "
+                            "manifest lists, nothing was installed")
+
+    def admit(self, rel: str, m: tarfile.TarInfo) -> None:
+        """Refuse ``m`` (at ``rel`` inside the top directory) before anything of it is written."""
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise self.refuse(f"more than {MAX_ENTRIES:,} entries")
+        if m.isdir():
+            if self.listed is not None and not self._is_listed_dir(rel):
+                raise self.refuse(f"directory {rel} holds no file of the manifest")
+            self.dirs.add(rel)
+            return
+        if rel in self.files or (self.listed is not None and rel == MANIFEST):
+            raise self.refuse(f"{rel} appears twice")
+        self.declared += m.size
+        if self.declared > self.stream.limit:
+            raise self.refuse(f"its entries announce more than {self.stream.limit:,} bytes")
+        if self.listed is not None and rel != MANIFEST:
+            self._check_listed(rel, m.size)
+        if rel != MANIFEST:
+            self.files[rel] = m.size
+
+    def read_manifest(self, data: bytes) -> None:
+        """Hold the entries seen so far to the manifest in ``data``; unreadable: left to ``verify``."""
+        try:
+            listed = json.loads(data.decode("utf-8"))["files"]
+            self.listed = {rel: int(e["size"]) for rel, e in listed.items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self.listed = None
+            return
+        for rel in sorted(self.listed):
+            why = listed_path_problem(rel)
+            if why is not None:
+                raise self.refuse(f"the manifest lists {rel!r}, which {why}")
+        for rel, size in self.files.items():
+            self._check_listed(rel, size)
+        for rel in sorted(self.dirs):
+            if not self._is_listed_dir(rel):
+                raise self.refuse(f"directory {rel} holds no file of the manifest")
+        # From here on only the listed files not seen yet may come, each with a header or three.
+        rest = [s for rel, s in self.listed.items() if rel not in self.files]
+        self.stream.limit = min(self.stream.limit, self.stream.total + sum(rest) + 4096 * len(rest) + (1 << 20))
+
+    def _check_listed(self, rel: str, size: int) -> None:
+        assert self.listed is not None
+        if rel not in self.listed:
+            raise self.refuse(f"{rel} is not in its manifest")
+        if self.listed[rel] != size:
+            raise self.refuse(f"{rel} has {size:,} bytes, its manifest says {self.listed[rel]:,}")
+
+    def _is_listed_dir(self, rel: str) -> bool:
+        assert self.listed is not None
+        return any(f.startswith(rel + "/") for f in self.listed)
+
+
+def unpack(archive: Path, dest: Path, *, label: str, quiet: bool, limit: int | None = None) -> Path:
     """Unpack a ``.tar.zst`` holding one top-level directory into ``dest``; returns that directory.
 
     Only regular files and directories are accepted, each inside the single top-level directory:
-    absolute paths, ``..``, links and devices are refused. Files are written by us (never by
-    ``tarfile.extract``) with mode 0644, directories 0755.
+    absolute paths, ``..``, links and devices are refused, and so is every file its manifest does
+    not list (``_Members``); tarfile's ``data`` filter checks each entry again behind that policy.
+    Files are written by us (never by ``tarfile.extract``), streamed, with mode 0644, directories
+    0755. At most ``limit`` bytes are decompressed (default ``unpack_limit`` of the archive's size).
     """
     dest.mkdir()
     top: str | None = None
     size = archive.stat().st_size
+    limit = unpack_limit(size) if limit is None else limit
+    data_filter = getattr(tarfile, "data_filter", None)  # Python 3.11.4+
+    members: _Members | None = None
     try:
         with open(archive, "rb") as raw, progress(size, f"unpacking {archive.name}", quiet) as bar:
             counted = _CountingReader(raw, bar)
-            stream = _ZstdInput(counted)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+            stream = _ZstdInput(counted, limit)
+            members = _Members(label, stream)
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=_CHUNK) as tar:  # type: ignore[call-overload]
                 for m in tar:
                     parts = _member_parts(m, label)
                     if not parts:
@@ -289,23 +431,44 @@ def unpack(archive: Path, dest: Path, *, label: str, quiet: bool) -> Path:
                     if parts[0] != top or (len(parts) == 1 and not m.isdir()):
                         raise InstallError(f"{label}: archive must hold one top-level directory; "
                                            f"found {m.name!r} outside {top!r}")
-                    path = dest.joinpath(*parts)
-                    if m.isdir():
-                        path.mkdir(parents=True, exist_ok=True)
-                    elif m.type in (tarfile.REGTYPE, tarfile.AREGTYPE):
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        src = tar.extractfile(m)
-                        assert src is not None
-                        with open(path, "xb") as out:  # "x": a repeated entry is an error, not an overwrite
-                            shutil.copyfileobj(src, out, _CHUNK)
-                    else:
+                    if m.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
                         kind = {tarfile.SYMTYPE: "symlink", tarfile.LNKTYPE: "hard link",
                                 tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device",
                                 tarfile.FIFOTYPE: "fifo"}.get(m.type, f"type {m.type!r}")
                         raise InstallError(f"{label}: refusing archive entry {m.name!r}: a {kind}, "
                                            "bundles hold only files and directories")
+                    if len(parts) > 1:
+                        members.admit("/".join(parts[1:]), m)
+                    if data_filter is not None:  # a second line of defence behind the policy above
+                        try:
+                            data_filter(m, str(dest))
+                        except tarfile.FilterError as e:
+                            raise InstallError(f"{label}: refusing archive entry {m.name!r}: {e}") from None
+                    path = dest.joinpath(*parts)
+                    if m.isdir():
+                        path.mkdir(parents=True, exist_ok=True)
+                        continue
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    src = tar.extractfile(m)
+                    assert src is not None
+                    is_manifest = parts[1:] == (MANIFEST,)
+                    if is_manifest and m.size > MAX_MANIFEST_BYTES:
+                        raise members.refuse(f"its manifest has {m.size:,} bytes (at most {MAX_MANIFEST_BYTES:,})")
+                    with open(path, "xb") as out:  # "x": a repeated entry is an error, not an overwrite
+                        if is_manifest:
+                            data = src.read()
+                            out.write(data)
+                            members.read_manifest(data)
+                        else:
+                            shutil.copyfileobj(src, out, _CHUNK)
             while stream.read(1 << 20):  # the tar end marker may come before the zstd end: check it
                 pass
+    except _TooBig:
+        if members is not None and members.listed is not None:
+            raise members.refuse("it unpacks to more than its manifest declares") from None
+        raise InstallError(f"{label}: refusing archive: it unpacks to more than {limit:,} bytes "
+                           f"({size:,} compressed), more than a mathlas release does; nothing was installed "
+                           "(to install it anyway, set MATHLAS_MAX_UNPACKED to its unpacked size)") from None
     except (tarfile.TarError, zstandard.ZstdError, EOFError, _Truncated) as e:
         raise InstallError(f"archive truncated or corrupt: {label}: {e}") from None
     except FileExistsError as e:

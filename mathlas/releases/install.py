@@ -3,8 +3,10 @@
 A release is one bundle directory packed as ``<name>-<version>.tar.zst`` (a single top-level
 directory) next to ``<name>-<version>.tar.zst.sha256`` (``<hex>  <filename>``, as ``sha256sum``
 writes it). Installing one works like building one (STYLE.md, rule 3): fetch and check the archive,
-unpack it into a temporary directory beside the bundles, verify every file against the manifest,
-then ``os.rename`` the finished directory into place. Whatever fails on the way, nothing but the
+unpack it into a temporary directory beside the bundles (streamed, bounded: ``unpack`` stops at
+what the manifest declares), verify the bundle in full (exactly the files its manifest lists, each
+one's sha256, the document count against the tables: ``mathlas.bundle.verify``), then
+``os.rename`` the finished directory into place. Whatever fails on the way, nothing but the
 complete bundle ever appears under ``bundles/``.
 
 ::
@@ -337,12 +339,12 @@ def install(source: str | os.PathLike, *, expected_sha256: str | None = None,
                 assert local is not None
                 check_sha256(label, local, expected_sha256, expected_size)
             staged = _unpack(local, work / "unpacked", label=label, quiet=quiet)
-            try:
-                manifest = verify(staged, checksums=True)
+            try:  # the full check: exactly the listed files, their sha256, the counts against the tables
+                manifest = verify(staged, checksums=True, fix="nothing was installed")
             except BundleNotFoundError as e:
                 raise InstallError(f"{label} does not hold a bundle: {e}") from None
             except BundleCorruptError as e:
-                raise InstallError(f"archive truncated or corrupt: {label}: {e}") from None
+                raise InstallError(f"archive truncated, corrupt or hostile: {label}: {e}") from None
             except BundleVersionError as e:
                 raise BundleVersionError(f"{label}: {e}") from None
             for part in (manifest.name, manifest.version):
