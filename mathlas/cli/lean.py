@@ -57,6 +57,7 @@ def add_build_lean(sub: Any) -> None:
                                  "once installed; with --no-install <data dir>/build/bundles/<name>-<version>)")
     s.add_argument("--cache", help="embedding cache, makes rebuilds resumable (default <data dir>/build/embed-cache)")
     s.add_argument("--no-install", action="store_true", help="only build (see --out)")
+    s.add_argument("--force", action="store_true", help="replace an existing --out / --no-install bundle directory")
     s.add_argument("-q", "--quiet", action="store_true")
 
 
@@ -71,6 +72,8 @@ def run_build_lean(args: argparse.Namespace) -> int:
             cmd += [flag, str(value)]
     if not args.no_install:
         cmd.append("--install")
+    if args.force:
+        cmd.append("--force")
     if args.quiet:
         cmd.append("--quiet")
     try:
