@@ -614,18 +614,26 @@ class Bundle:
 
 # ------------------------------------------------------------------------------ the one way in
 
+# How many bundles the process keeps open (each holds its metadata table, a BM25 index and, once
+# searched densely, an encoder: some 100-200 MB for the default bundle); $MATHLAS_MAX_OPEN_BUNDLES.
+MAX_OPEN_BUNDLES = 4
+
+
 class OpenBundles:
-    """Bundles opened on first use and shared by every later call, from any thread.
+    """Bundles opened on first use and shared by every later call, from any thread; at most
+    ``limit`` of them, the least recently used forgotten first.
 
     Keyed by the bundle argument as given (``None``: ``$MATHLAS_BUNDLE`` or the default bundle) and
     by the directory it resolves to, so two spellings of one bundle share one ``Bundle``. A bundle
     whose manifest changed on disk since it was opened (reinstalled, rebuilt) is opened again.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._lock = threading.Lock()
         self._by_spec: dict[Any, Bundle] = {}
-        self._by_root: dict[str, tuple[tuple, Bundle]] = {}
+        self._by_root: OrderedDict[str, tuple[tuple, Bundle]] = OrderedDict()  # least recently used first
+        env = os.environ.get("MATHLAS_MAX_OPEN_BUNDLES", "")
+        self.limit = limit or (int(env) if env.isdigit() and int(env) > 0 else MAX_OPEN_BUNDLES)
 
     @staticmethod
     def _stamp(root: Path) -> tuple:
@@ -650,6 +658,9 @@ class OpenBundles:
             raise UsageError(f"bundle must be a name, name-version or directory, got {spec!r}")
         b = self._by_spec.get(key)
         if b is not None and self._fresh(b):
+            with self._lock:
+                if str(b.root) in self._by_root:
+                    self._by_root.move_to_end(str(b.root))
             return b
         with self._lock:  # one opener at a time: a first-use install must not run twice
             b = self._by_spec.get(key)
@@ -665,7 +676,17 @@ class OpenBundles:
                     b = Bundle.open(root)
                     self._by_root[str(root)] = (stamp, b)
                 self._by_spec[key] = b
+            self._by_root.move_to_end(str(b.root))
+            self._evict()
             return b
+
+    def _evict(self) -> None:
+        """Forget the least recently used bundles beyond ``limit`` (a caller still holding one keeps
+        it; the cache no longer does, so its memory goes when the caller lets go)."""
+        while len(self._by_root) > self.limit:
+            root, (_, old) = self._by_root.popitem(last=False)
+            for key in [k for k, v in self._by_spec.items() if v is old]:
+                del self._by_spec[key]
 
     def loaded(self) -> list[Bundle]:
         """The bundles opened so far."""

@@ -151,3 +151,18 @@ def test_one_renderer_for_cli_and_mcp():
     assert line(1, lean).startswith("1. lean:Nat.Prime.two_le theorem: theorem Nat.Prime.two_le")
     data = {"bundle": "b-1", "mode": "hybrid", "hits": [lean], "next": []}
     assert line(1, lean) in search_listing(data)
+
+
+def test_open_bundles_are_bounded(tiny_bundle_dir, formal_bundle_dir, default_bundle_dir):
+    """Every distinct directory a caller named stayed open for good (+~170 MB each over MCP/HTTP);
+    the process-wide cache now keeps the most recently used ``limit`` of them."""
+    from mathlas.engine import OpenBundles
+
+    cache = OpenBundles(limit=2)
+    first = cache.get(tiny_bundle_dir)
+    cache.get(formal_bundle_dir)
+    assert cache.get(str(tiny_bundle_dir)) is first  # a second spelling of an open bundle: the same one
+    cache.get(default_bundle_dir)  # the least recently used (formal) goes
+    assert sorted(b.name for b in cache.loaded()) == sorted([first.name, "informal"])
+    assert cache.get(tiny_bundle_dir) is first
+    assert cache.get(formal_bundle_dir) is not None and len(cache.loaded()) == 2
