@@ -1,7 +1,7 @@
 """Dry-run planner: expected embedding time and bundle size for a corpus size, model and GPU count.
 
 Every number the planner uses is in the cost table below, each marked MEASURED (on this repository's
-2-core build machine, from the real ``informal-1.0.0`` bundle or a build log) or ESTIMATED (from
+2-core build machine, from the real ``informal-1.1.0`` bundle or a build log) or ESTIMATED (from
 published specifications and a stated assumption; no GPU was available to measure). ``format_plan``
 prints the sources next to the figures, so an estimate never passes for a measurement.
 
@@ -26,12 +26,16 @@ from pathlib import Path
 # The cost table: the only place these numbers live.
 # --------------------------------------------------------------------------------------------------
 
-MEASURED_CORPUS = "informal-1.0.0 (27,264 documents, all-MiniLM-L6-v2, 384 dims)"
-# MEASURED from that bundle's manifest: bm25/ 10,196,522 B; meta/documents.parquet 14,260,343 B;
-# vectors/binary.usearch 5,358,084 B = 27,264 x (48 B sign bits + 148.5 B HNSW links and key).
-BYTES_PER_DOC = {"bm25": 374.0, "meta": 523.0, "hnsw_graph": 148.5}
-# MEASURED: mean retrieval-text tokens of that corpus with the MiniLM WordPiece tokenizer (max 256).
-TOKENS_PER_DOC = 149.5
+# The default bundle the per-document figures were measured on (tests/test_plan.py fails when the
+# shipped default bundle is another one: re-measure with bundle_bytes_per_doc / bundle_tokens_per_doc).
+MEASURED_BUNDLE = "informal-1.1.0"
+MEASURED_CORPUS = "informal-1.1.0 (65,027 documents, all-MiniLM-L6-v2-math, 384 dims)"
+# MEASURED from that bundle's manifest: bm25/ 15,387,228 B; meta/documents.parquet 19,113,994 B;
+# vectors/binary.usearch 12,781,300 B = 65,027 x (48 B sign bits + 148.6 B HNSW links and key).
+BYTES_PER_DOC = {"bm25": 236.6, "meta": 293.9, "hnsw_graph": 148.6}
+# MEASURED: mean retrieval-text tokens of that bundle's 65,027 texts with its WordPiece tokenizer
+# (max 256; bundle_tokens_per_doc). informal-1.0.0's six sources had 149.5.
+TOKENS_PER_DOC = 112.1
 # MEASURED on the 2-core build machine (write_meta / write_bm25 / write_vectors on the informal data,
 # under load from other jobs; see docs/building.md).
 WRITE_DOCS_PER_S = {"meta": 3166.0, "bm25": 1029.0, "vectors": 2026.0}
@@ -39,9 +43,10 @@ WRITE_DOCS_PER_S = {"meta": 3166.0, "bm25": 1029.0, "vectors": 2026.0}
 # 2-core machine). Every shard reads the whole corpus (in parallel on its own machine) and the merge
 # reads it once more, so reading is paid twice in wall time.
 READ_DOCS_PER_S = 180.0
-# MEASURED: embedding 27,264 informal documents, fp32 MiniLM, 2 onnxruntime threads: 45 docs/s on an
-# idle host (docs/benchmarks.md; 16-20 docs/s while other jobs shared the 2 cores).
+# MEASURED: embedding informal-1.0.0's 27,264 documents (149.5 tokens each), fp32 MiniLM, 2 onnxruntime
+# threads: 45 docs/s on an idle host (docs/benchmarks.md; 16-20 docs/s while other jobs shared the 2 cores).
 CPU_MINILM_DOCS_PER_S = 45.0
+CPU_MINILM_TOKENS_PER_DOC = 149.5
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,8 @@ class Device:
 # (595,776,512 / 4,021,774,336 / 8,188,515,328); embedding table 151,669 x hidden subtracted.
 # Dims 1024 / 2560 / 4096 and 28 / 36 / 36 layers per the Qwen3-Embedding model cards.
 MODELS: dict[str, Model] = {
-    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, 0.10, 23_659_760,
-                    "MEASURED: informal-1.0.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
+    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, 0.10, 23_662_337,
+                    "MEASURED: informal-1.1.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
                     "6 layers x (4·384² + 2·384·1536) matmul parameters"),
     "qwen3-0.6b": Model("Qwen3-Embedding-0.6B", 595_776_512, 440_467_456, 1024, 21, 0.35, 607_000_000,
                         "ESTIMATED: int8 per-channel ~1 B/parameter + 11 MB tokenizer",
@@ -86,7 +91,7 @@ GPUS: dict[str, Device] = {
     "a100": Device("NVIDIA A100", 312e12, "NVIDIA A100 datasheet: 312 TFLOPS dense FP16/BF16 tensor"),
     # the build machine's effective rate implied by the MEASURED MiniLM run: 45 docs/s x 2 x params x tokens
     "cpu": Device("2-core CPU (this repository's build machine)",
-                  CPU_MINILM_DOCS_PER_S * 2 * 10_616_832 * TOKENS_PER_DOC,
+                  CPU_MINILM_DOCS_PER_S * 2 * 10_616_832 * CPU_MINILM_TOKENS_PER_DOC,
                   "MEASURED MiniLM fp32 rate on 2 cores, scaled to other models by FLOPs per document"),
 }
 
@@ -193,6 +198,21 @@ def bundle_bytes_per_doc(bundle: Path) -> dict[str, float]:
     binary = m.files[fmt.BINARY_INDEX].size
     n = max(m.count, 1)
     return {"bm25": size["bm25"] / n, "meta": size["meta"] / n, "hnsw_graph": binary / n - m.vectors["dims"] / 8}
+
+
+def bundle_tokens_per_doc(bundle: Path) -> float:
+    """Mean tokens of a built bundle's retrieval texts with its own encoder's tokenizer (and document
+    prompt), as the embedder counts them."""
+    import pyarrow.parquet as pq
+
+    from mathlas import bundle as fmt
+    from mathlas.encoder import Encoder
+
+    texts = pq.read_table(Path(bundle) / fmt.META, columns=["text"]).column("text").to_pylist()
+    enc = Encoder(Path(bundle) / "encoder")
+    counts = [len(ids) for start in range(0, len(texts), 4096)
+              for ids in enc.tokenize(texts[start:start + 4096], enc.config.document_prompt)]
+    return sum(counts) / max(len(counts), 1)
 
 
 def _bytes(n: float) -> str:
