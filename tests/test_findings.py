@@ -305,6 +305,24 @@ def test_a_finding_restating_the_target_ranks_beside_it(data, default_bundle_dir
     assert [i for i in ids if i != fid] == before[:len(ids) - 1]
 
 
+def test_a_finding_without_a_stored_vector_competes_on_both_channels(data, default_bundle_dir):
+    """A finding added while no encoder was loaded has no stored vector: a hybrid search embeds it
+    (in memory; the store is not written) so it is not left with lexical evidence alone."""
+    import mathlas
+    from mathlas.findings.store import open_store
+    from mathlas.tools.informal import search_existing_math
+
+    doc = mathlas.open_bundle(default_bundle_dir).get("hott:thm:hedberg")
+    f, added = open_store().add(doc.text, "https://example.org/hedberg")
+    assert added and open_store().vectors() is None
+    hits = search_existing_math("a type with decidable equality is a set", k=5, bundle=str(default_bundle_dir)).hits
+    ids = [h.id for h in hits]
+    assert f.id in ids[:3]
+    h = hits[ids.index(f.id)]
+    assert h.ranks["lexical"] and h.ranks["dense"]
+    assert open_store().vectors() is None
+
+
 def test_finding_bm25_is_the_bundle_bm25(data, tiny):
     """A finding holding a document's retrieval text scores as tantivy scores that document."""
     from mathlas.findings.search import bundle_stats, FindingsIndex

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import logging
 import math
 import threading
 import weakref
@@ -42,11 +43,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from mathlas.findings.store import Finding, FindingsStore
     from mathlas.lexical import LexicalChannel
 
+log = logging.getLogger("mathlas")
+
 # tantivy's BM25 parameters (tantivy::query::bm25), so that a finding's score is on the bundle's scale
 K1, B = 1.2, 0.75
 # A finding needing a position further down than this in the findings list earns less than a
 # document at the channels' depth would: it is left out (it bounds the padded list's length).
 MAX_POSITION = 100_000
+# Findings without a stored vector embedded by one search (about 5-10 ms each on a CPU)
+EMBED_PER_SEARCH = 64
 # A finding's BM25 is computed here in float64, tantivy's in float32: scores this close (relative)
 # are the same score, so a finding whose text is a document's text takes that document's rank.
 SAME_SCORE = 1e-5
@@ -151,6 +156,15 @@ class BundleStats:
 
 
 _STATS: "weakref.WeakKeyDictionary[LexicalChannel, BundleStats]" = weakref.WeakKeyDictionary()
+# Vectors made at search time for findings stored without one: per store, (encoder, id) -> vector
+_EMBEDDED: "weakref.WeakKeyDictionary[FindingsStore, dict]" = weakref.WeakKeyDictionary()
+_EMBED_LOCK = threading.Lock()
+
+
+def _embedded(store: "FindingsStore", encoder: str) -> dict[str, np.ndarray]:
+    with _EMBED_LOCK:
+        per_store = _EMBEDDED.setdefault(store, {})
+        return per_store.setdefault(encoder, {})
 _STATS_LOCK = threading.Lock()
 
 
@@ -268,15 +282,37 @@ class FindingsChannel:
         return index[1].scores(groups, stats)
 
     def dense_scores(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(positions of the findings that have a vector of this encoder, their cosine with ``vector``)."""
+        """(positions of the findings that have a vector of this encoder, their cosine with ``vector``).
+
+        Findings stored without one (added while no encoder was loaded) are embedded here, since
+        the query vector means the bundle's encoder is loaded: up to ``EMBED_PER_SEARCH`` a search,
+        kept in memory for the process (``mathlas findings reindex`` stores them); a finding
+        without a vector would have no dense evidence, where every document has some."""
+        vector = np.asarray(vector, dtype=np.float32)
         vec = self._vectors()
-        if vec is None or vec[1].shape[1] != len(vector):
+        stored: dict[str, np.ndarray] = {}
+        if vec is not None and vec[1].shape[1] == len(vector):
+            stored = dict(zip(vec[0], vec[1]))
+        memo = _embedded(self._store, self._encoder)
+        missing = [f for f in self.findings if f.id not in stored and f.id not in memo]
+        if missing:
+            todo = missing[:EMBED_PER_SEARCH]
+            if len(missing) > len(todo):
+                log.warning("mathlas: findings: %d findings have no vector; `mathlas findings reindex` embeds "
+                            "them (meanwhile %d a search are embedded for it)", len(missing), EMBED_PER_SEARCH)
+            made = self._bundle.encoder.encode_documents([f.search_text for f in todo])
+            with _EMBED_LOCK:
+                memo.update(zip((f.id for f in todo), np.asarray(made, dtype=np.float32)))
+        pos, rows = [], []
+        for i, f in enumerate(self.findings):
+            v = stored.get(f.id)
+            v = memo.get(f.id) if v is None else v
+            if v is not None and len(v) == len(vector):
+                pos.append(i)
+                rows.append(v)
+        if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        ids, mat, _ = vec
-        pos = {f.id: i for i, f in enumerate(self.findings)}
-        rows = [r for r, x in enumerate(ids) if x in pos]
-        cos = mat[rows] @ np.asarray(vector, dtype=np.float32)
-        return np.array([pos[ids[r]] for r in rows], dtype=np.int64), cos.astype(np.float32)
+        return np.array(pos, dtype=np.int64), (np.stack(rows) @ vector).astype(np.float32)
 
     def _bundle_scores(self, channel: str, query: str, vector, depth: int,
                        given: Mapping[str, Ranking] | None) -> np.ndarray:
