@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-from mathlas import checks
 from mathlas.checks import integer, number, strings
+from mathlas.checks import text as unicode_text
 from mathlas.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +73,7 @@ class SearchRequest:
         names = {**LABELS, **(labels or {})}
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty; type some words or a formula")
-        checks.text(query, "the query")
+        unicode_text(query, "the query")
         integer(k, "k", 1, MAX_K)
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if rerank is not None and not isinstance(rerank, bool):
