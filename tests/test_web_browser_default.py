@@ -3,9 +3,11 @@ in a real headless Chromium against a real ``mathlas serve``: what only a full b
 
 - A statement the statement-first rule lifted above its proof says so ("statement of #N", N the
   proof's place in the list) instead of showing empty channel ranks; no card shows empty brackets.
-- Metamath and ProofWiki hits are headed by their human title when the bundle has one (the label or
-  nothing is all their names hold), with the name beside it; a link is labelled as what it is
-  (``fields.link_label``, e.g. "ProofWiki search") and otherwise "source".
+- A Metamath hit is headed by its human title (the comment's first sentence) when the bundle has one,
+  with its label beside it; other hits by their name, with the section path or category beside it,
+  or by the title when they have no name. A link is labelled as what it is: ``fields.link_label``,
+  or "ProofWiki search" for a link that searches the source (``fields.link_kind`` "search"), or
+  "source".
 """
 from __future__ import annotations
 
@@ -70,12 +72,15 @@ def test_human_titles_and_link_labels(default_web, page, source):
     cards = page.locator("#results li.hit")
     for i, h in enumerate(hits):
         card, title, name = cards.nth(i), h["title"].strip(), h["name"].strip()
-        titled = bool(title) and " > " not in title  # a section path is context, not a heading
-        assert card.locator("a.open").inner_text() == (title if titled else name or title)
-        if titled and name and name != title:
-            assert card.locator(".meta .second").inner_text() == name
+        # Metamath's title is its heading unless it is a section path (bundles before 1.2)
+        titled = bool(title) and ((source == "metamath" and " > " not in title) or not name)
+        assert card.locator("a.open").inner_text() == (title if titled else name)
+        beside = (name if titled else title)
+        if beside and beside != card.locator("a.open").inner_text():
+            assert card.locator(".meta .second").inner_text() == beside
         if h["link"]:
-            label = h["fields"].get("link_label") or "source"
+            search = h["fields"].get("link_kind") == "search"
+            label = h["fields"].get("link_label") or ("ProofWiki search" if search else "source")
             assert card.locator("a.out").inner_text() == label + " ↗"
         else:
             assert card.locator("a.out").count() == 0

@@ -1,0 +1,137 @@
+"""Take the README's and docs/http.md's screenshots of the search page, from the bundles given.
+
+    python scripts/page_screenshots.py --bundle DIR --formal-bundle DIR [--out docs]
+
+Starts ``mathlas serve --port 0`` on the bundles, drives Debian's Chromium with Playwright (as the
+browser tests do) and writes, 1200 CSS pixels wide at most:
+
+    serve-landing.png    the page before a query: what is indexed, example queries
+    serve-search.png     an informal search (the README's query)
+    serve-document.png   a document page (the top hit of that search)
+    serve-metamath.png   a Metamath card        serve-openlogic.png  an Open Logic card
+    serve-lean.png       Lean cards (signature, docstring, module) from the formal bundle
+
+Each file is checked to be under 200 KB. Talk goes to stderr; the paths written to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+QUERY = "a finitely generated module M over a local ring with M = mM is zero"
+CARDS = {"metamath": "the square root of 2 is irrational", "openlogic": "compactness theorem"}
+LEAN_QUERY = "doubling a natural number"
+MAX_BYTES = 200_000
+WIDTH = 1200
+
+
+def serve(bundle: str, formal: str) -> tuple[subprocess.Popen, str, Path]:
+    log = Path(tempfile.mkstemp(prefix="mathlas-serve-", suffix=".log")[1])
+    proc = subprocess.Popen([sys.executable, "-m", "mathlas.web", "serve", "--port", "0", "--bundle", bundle,
+                             "--formal-bundle", formal], stdout=subprocess.DEVNULL, stderr=log.open("w"))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        m = re.search(r"mathlas serve: (http://127\.0\.0\.1:\d+)/", log.read_text(errors="replace"))
+        if m:
+            try:
+                with urllib.request.urlopen(m.group(1) + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        return proc, m.group(1), log
+            except OSError:
+                pass
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    proc.terminate()
+    sys.exit(f"page_screenshots: mathlas serve did not start:\n{log.read_text(errors='replace')[-2000:]}")
+
+
+def wait_js(pg, expression: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not pg.evaluate(expression):
+        if time.monotonic() > deadline:
+            sys.exit(f"page_screenshots: timed out waiting for {expression}")
+        pg.wait_for_timeout(100)
+
+
+def settle(pg) -> None:
+    """Hits listed, every statement body fetched and typeset."""
+    wait_js(pg, "document.querySelectorAll('#results li.hit').length > 0")
+    wait_js(pg, "document.querySelectorAll('#results .statement.snippet').length === 0")
+    pg.wait_for_timeout(300)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle", required=True, help="the informal bundle (directory or installed name)")
+    ap.add_argument("--formal-bundle", required=True, help="the Lean bundle of the Lean card")
+    ap.add_argument("--out", default="docs", help="where the PNGs go (default: docs)")
+    ap.add_argument("--chromium", default=os.environ.get("MATHLAS_CHROMIUM") or shutil.which("chromium"))
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    out = Path(args.out)
+    proc, base, log = serve(args.bundle, args.formal_bundle)
+    written = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox", "--headless=new"])
+            pg = browser.new_page(viewport={"width": WIDTH, "height": 860}, color_scheme="light")
+
+            def shot(name: str, **kw) -> None:
+                path = out / name
+                (kw.pop("element").screenshot if "element" in kw else pg.screenshot)(path=str(path), **kw)
+                size = path.stat().st_size
+                print(f"{path}: {size:,} bytes", file=sys.stderr)
+                if size > MAX_BYTES:
+                    sys.exit(f"page_screenshots: {path} is {size:,} bytes, over {MAX_BYTES:,}")
+                written.append(path)
+
+            pg.goto(base + "/")
+            wait_js(pg, "document.body.dataset.ready === 'true'")
+            shot("serve-landing.png")
+            pg.goto(base + "/?q=" + quote(QUERY))
+            settle(pg)
+            shot("serve-search.png")
+            top = pg.locator("#results a.open").first.get_attribute("href")
+            pg.goto(base + top)
+            pg.wait_for_selector("#doc:not([hidden])")
+            pg.wait_for_timeout(300)
+            end = pg.locator("#doc").bounding_box()
+            shot("serve-document.png", clip={"x": 0, "y": 0, "width": WIDTH,
+                                             "height": min(860, end["y"] + end["height"] + 24)})
+            for source, q in CARDS.items():
+                pg.goto(base + f"/?q={quote(q)}&source={source}")
+                settle(pg)
+                pg.set_viewport_size({"width": WIDTH, "height": 1400})
+                cards = pg.locator("#results li.hit")
+                box_b = cards.nth(min(1, cards.count() - 1)).bounding_box()
+                top_y = pg.locator("#search").bounding_box()["y"] - 8
+                shot(f"serve-{source}.png", clip={"x": 0, "y": top_y, "width": WIDTH,
+                                                  "height": box_b["y"] + box_b["height"] + 12 - top_y})
+                pg.set_viewport_size({"width": WIDTH, "height": 860})
+            pg.goto(base + "/?corpus=lean&q=" + quote(LEAN_QUERY))
+            wait_js(pg, "document.querySelectorAll('#results li.hit pre.lean').length > 0")
+            pg.wait_for_timeout(300)
+            shot("serve-lean.png")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.unlink(missing_ok=True)
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
