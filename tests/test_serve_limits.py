@@ -281,3 +281,23 @@ def test_limits_are_options():
     assert connection_cap(10) == 10
     if soft != resource.RLIM_INFINITY:
         assert connection_cap(10**9) == soft - FD_RESERVE
+
+
+def test_the_probe_finds_no_5xx_and_no_path(tiny_bundle_dir):
+    """scripts/probe_serve.py in a small configuration: every class of hostile request, 8 clients."""
+    import json
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "probe_serve.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MATHLAS_")}
+    run = subprocess.run([sys.executable, str(script), "--bundle", str(tiny_bundle_dir), "--concurrency", "8",
+                          "--rounds", "1", "--read-timeout", "1", "--max-seconds", "120", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    out = json.loads(run.stdout)
+    classes = {c["class"]: c for c in out["classes"]}
+    assert set(classes) == {"good", "host", "bad input", "oversized", "slow", "mcp bundle paths"}
+    assert all(c["5xx"] == 0 and c["paths shown"] == 0 for c in classes.values())
+    assert classes["good"]["2xx"] == classes["good"]["requests"] > 0
+    assert classes["host"]["refused"] == classes["host"]["requests"] > 0
+    assert classes["oversized"]["refused"] == classes["oversized"]["requests"]
+    assert not out["files_open_outside"] and not out["bundle_path_answers_differ"] and out["tracebacks"] == 0

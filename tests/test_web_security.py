@@ -378,7 +378,7 @@ def test_mcp_over_http_opens_no_path(web, hostile_bundles, tool, extra):
         assert result["isError"], (path, result)
         text = result["content"][0]["text"]
         assert "\n" not in text and "not a bundle this server offers" in text and "paths are for" in text, text
-        answers.add(text.replace(repr(path), "ARG"))
+        answers.add(re.sub(r"'[^']*'", "ARG", text))  # the argument, echoed (shortened when long)
     assert len(answers) == 1, answers  # the same words whether the path exists, is a bundle, or is nothing
     opened = web.get("/health").json()["bundles_open"]
     assert not any(h in str(opened) for h in ("farm", "outside", "/etc", "/root")), opened

@@ -39,7 +39,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from mathlas.web import api, theoremsearch
-from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback
+from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback, without_server_paths
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
 from mathlas.web.policy import HttpBundlePolicy
@@ -227,6 +227,22 @@ def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None
     return api.name_weights(p.list(name), name, example)
 
 
+def _without_paths(listing: dict) -> dict:
+    """``/api/bundles`` without the directories the server was started with: a bundle given by
+    path is shown by its label (``name-version``, which requests may use as well)."""
+    for entry in [*listing.get("served", []), listing.get("formal") or {}]:
+        spec = entry.get("spec")
+        if isinstance(spec, str) and ("/" in spec or "\\" in spec or spec.startswith(("~", "."))):
+            shown = entry.get("label") or entry.get("name") or "(a bundle given by path)"
+            entry["spec"] = shown
+            if isinstance(entry.get("error"), str):
+                entry["error"] = entry["error"].replace(spec, shown)
+        for key in ("error", "how_to_build"):
+            if isinstance(entry.get(key), str):
+                entry[key] = without_server_paths(entry[key])
+    return listing
+
+
 def _check_query(q: str) -> None:
     if len(q) > theoremsearch.MAX_QUERY_CHARS:
         raise ApiError(422, f"the query is {len(q)} characters long; over HTTP at most {theoremsearch.MAX_QUERY_CHARS}")
@@ -303,7 +319,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def bundles(request: Request) -> Response:
         Params(request, ())
-        return Json(await run(api.bundles, served))
+        return Json(_without_paths(await run(api.bundles, served)))
 
     async def openapi(request: Request) -> Response:
         return Json(openapi_document(config))

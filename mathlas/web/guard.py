@@ -87,8 +87,23 @@ class Json(JSONResponse):
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Json:
-    message = " ".join(str(message).split()) or "error"
+    message = without_server_paths(" ".join(str(message).split())) or "error"
     return Json({"error": message, "status": status}, status_code=status, headers=headers)
+
+
+def without_server_paths(text: str) -> str:
+    """``text`` with the server's data directory and home directory written as ``$MATHLAS_DATA_DIR``
+    and ``~``: a library message meant for the local user (``no bundle at /home/...``) must not
+    show a client the layout of the server's disk."""
+    import os
+    from pathlib import Path
+
+    from mathlas.paths import data_dir
+
+    for path, shown in ((str(data_dir()), "$MATHLAS_DATA_DIR"), (os.path.expanduser("~"), "~")):
+        if len(path) > 1:
+            text = text.replace(str(Path(path).resolve()), shown).replace(path, shown)
+    return text
 
 
 class ApiError(HTTPException):
