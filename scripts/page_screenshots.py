@@ -66,7 +66,7 @@ def wait_js(pg, expression: str, timeout_s: float = 60) -> None:
 def settle(pg) -> None:
     """Hits listed, every statement body fetched and typeset."""
     wait_js(pg, "document.querySelectorAll('#results li.hit').length > 0")
-    wait_js(pg, "document.querySelectorAll('#results .statement.snippet').length === 0")
+    wait_js(pg, "document.querySelectorAll('#results .statement:not([data-loaded])').length === 0")
     pg.wait_for_timeout(300)
 
 

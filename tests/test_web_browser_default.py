@@ -69,6 +69,7 @@ def test_a_lifted_statement_says_whose_statement_it_is(default_web, page):
 @pytest.mark.parametrize("source", sorted(TITLED))
 def test_human_titles_and_link_labels(default_web, page, source):
     hits = cards_of(default_web, page, {"q": TITLED[source], "source": source})
+    wait_js(page, "document.querySelectorAll('#results .statement:not([data-loaded])').length === 0")  # documents arrived
     cards = page.locator("#results li.hit")
     for i, h in enumerate(hits):
         card, title, name = cards.nth(i), h["title"].strip(), h["name"].strip()
@@ -78,9 +79,10 @@ def test_human_titles_and_link_labels(default_web, page, source):
         beside = (name if titled else title)
         if beside and beside != card.locator("a.open").inner_text():
             assert card.locator(".meta .second").inner_text() == beside
-        if h["link"]:
-            search = h["fields"].get("link_kind") == "search"
-            label = h["fields"].get("link_label") or ("ProofWiki search" if search else "source")
+        if h["link"]:  # what the link is, the document's fields say (a hit carries few fields)
+            fields = {**default_web.get("/api/doc/" + h["id"]).json()["fields"], **h["fields"]}
+            search = fields.get("link_kind") == "search"
+            label = fields.get("link_label") or ("ProofWiki search" if search else "source")
             assert card.locator("a.out").inner_text() == label + " ↗"
         else:
             assert card.locator("a.out").count() == 0

@@ -431,16 +431,21 @@ function hitCard(h, i, bundle, lean, position) {
   } else {
     const body = el("div", {class: "statement snippet", text: h.text});
     li.append(body);
-    loadBody(h.id, bundle, body);
+    loadBody(h.id, bundle, body, li);
   }
   return li;
 }
 
-async function loadBody(id, bundle, target) {
+// The card's statement as its source writes it, from the document (a hit carries a snippet of the
+// retrieval text); the document's fields also say what the source link is (a search, for ProofWiki).
+async function loadBody(id, bundle, target, card) {
   const key = bundle + "|" + id;
   try {
     if (!DOC_CACHE.has(key)) DOC_CACHE.set(key, api("/api/doc/" + encodeURIComponent(id), {bundle}));
     const d = await DOC_CACHE.get(key);
+    const out = card && card.querySelector(".meta a.out");
+    const label = linkLabel(d.source, d.fields);
+    if (out && label) { out.textContent = label + " ↗"; out.title = out.href; }
     if (d.body && d.body.trim()) {
       target.innerHTML = texToHtml(d.body);
       target.classList.remove("snippet");
@@ -448,6 +453,7 @@ async function loadBody(id, bundle, target) {
       if (target.scrollHeight > target.clientHeight + 4) target.classList.add("long");
     }
   } catch (e) { DOC_CACHE.delete(key); /* keep the snippet */ }
+  target.dataset.loaded = "true";
 }
 
 // What to try when a search finds nothing: each way out is a link that searches again.
