@@ -6,8 +6,8 @@ can send, against a real server, on loopback only, bounded in time.
 
 It starts its own server (``python -m mathlas.web serve --port 0``) on a free port of 127.0.0.1 with a
 scratch ``MATHLAS_DATA_DIR`` (only ``--bundle`` is served, by path; default: the bundle
-``mathlas search`` uses), then runs every request of these classes ``--rounds`` times, shuffled
-(seeded) over ``--concurrency`` client threads, one connection per request (raw sockets: a client
+``mathlas search`` uses), then runs ``--rounds`` rounds, each sending every request of these
+classes once, shuffled (seeded), over ``--concurrency`` client threads, one connection per request (raw sockets: a client
 library would fix up what the probe means to send wrong):
 
 * good: searches (REST, TheoremSearch, MCP), documents, bundles, health, the page, tools/list;
@@ -26,7 +26,8 @@ Printed (stdout; ``--json`` for the numbers as JSON): per class the requests, an
 class, connections closed without an answer, answers holding a path of this machine (the data
 directory, the bundle's directory, the home directory, the Python installation, the current
 directory; the probe's own arguments echoed back do not count), and then: the server's RSS before
-and after, files the server holds open outside its data directory, bundle and Python installation
+(after one search has opened the bundle) and after each round, files the server holds open outside
+its data directory, bundle and Python installation
 (/proc/PID/fd and maps), whether the answers to bundle paths differ by what exists there, and the
 tracebacks and internal errors in the server's log. Exit status 1 when any answer is a 5xx, any
 answer holds a path of this machine, the log has a traceback, a good request was not answered 2xx,
@@ -328,9 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         exchange(server.port, raw_request("GET", "/api/search?q=ring&k=1"), timeout=120)  # opens the bundle
         rss_before = rss_mb(server.proc.pid)
-        items = catalogue(bundle, scratch, doc_id) * args.rounds
-        random.Random(args.seed).shuffle(items)
         stop_at = time.monotonic() + args.max_seconds
+        rss_rounds = []
 
         def one(item):
             cls, label, data, how = item
@@ -349,10 +349,14 @@ def main(argv: list[str] | None = None) -> int:
                 results.append({"class": cls, "label": label, "status": code, "ms": (time.monotonic() - start) * 1000,
                                 "leaks": leaks, "text": text[:4000], "arg": echoed, "refused": bool(mcp_error)})
 
-        with ThreadPoolExecutor(args.concurrency) as pool:
-            list(pool.map(one, items))
-        time.sleep(0.5)
-        rss_after = rss_mb(server.proc.pid)
+        for n in range(args.rounds):  # each round every request once, shuffled; RSS after each
+            items = catalogue(bundle, scratch, doc_id)
+            random.Random(args.seed * 1000 + n).shuffle(items)
+            with ThreadPoolExecutor(args.concurrency) as pool:
+                list(pool.map(one, items))
+            time.sleep(0.5)
+            rss_rounds.append(rss_mb(server.proc.pid))
+        rss_after = rss_rounds[-1]
         allowed = (str(bundle), str(data_dir), sys.prefix, sys.base_prefix, "/usr/lib", "/lib", "/dev/", "/proc/",
                    server.err.name,
                    "/[", "/memfd:", "/SYSV", str(Path(__file__).resolve().parent.parent / "mathlas"))
@@ -385,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     total_leaks = sum(t["paths shown"] for t in table)
     summary = {"bundle": f"{manifest.name}-{manifest.version}", "concurrency": args.concurrency, "rounds": args.rounds,
                "requests": len(results), "classes": table, "rss_before_mb": rss_before, "rss_after_mb": rss_after,
+               "rss_after_each_round_mb": rss_rounds,
                "files_open_outside": held, "bundle_path_answers_differ": oracle,
                "tracebacks": log.count("Traceback"), "internal_errors": log.count("internal error"),
                "server_alive": alive,
@@ -402,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| **all** | {len(results)} | {sum(t['2xx'] for t in table)} | {sum(t['refused'] for t in table)} | "
               f"{total_5xx} | {sum(t['no answer'] for t in table)} | {total_leaks} |")
         print()
-        print(f"server RSS {rss_before} → {rss_after} MB; files open outside the data directory, bundle and Python: "
+        print(f"server RSS {rss_before} MB before, after each round: {', '.join(map(str, rss_rounds))} MB; "
+              "files open outside the data directory, bundle and Python: "
               f"{len(held)} (and {len(own)} of onnxruntime's own cache); answers to bundle paths differ by what "
               f"exists there: {'yes' if oracle else 'no'}; "
               f"server log: {summary['tracebacks']} tracebacks, {summary['internal_errors']} internal errors; "

@@ -5,9 +5,10 @@ request reaches the app).
 uvicorn with httptools (the fast parser the server uses) bounds none of these: a request line or a
 header may grow without end, headers may arrive one byte a minute, a body may trickle forever
 (each byte re-arms nothing and cancels the keep-alive timer), and every such connection holds a
-file descriptor. ``LimitedHttpTools`` is uvicorn's httptools protocol with the bounds below; h11
-would bound only the size of the head (``h11_max_incomplete_event_size``), not its time, its
-number of fields, nor a body's time, so the parser stays httptools.
+file descriptor. ``LimitedHttpTools`` is uvicorn's httptools protocol with the bounds below. h11
+bounds only the size of the head (``h11_max_incomplete_event_size``, answered 400), not its time,
+its number of fields, nor a body's time (docs/http.md has the measurement), so the parser stays
+httptools.
 
 =====================  ===========================================================================
 bound                  what happens past it
