@@ -161,6 +161,24 @@ def test_the_unpacked_size_rule(monkeypatch):
         archive_mod.unpack_limit(1_000)
 
 
+def test_a_release_in_several_zstd_frames_still_installs(tmp_path):
+    # pzstd writes one frame per block; the bounded decompressor must carry on across frames
+    archive, _ = pack(make_bundle(tmp_path / "src"), tmp_path / "dist")
+    tar = _tar_bytes(archive)
+    cut = [0, 700, 701, len(tar) // 2, len(tar)]  # frames of 700, 1 and thousands of bytes
+    frames = b"".join(zstandard.ZstdCompressor(write_checksum=True).compress(tar[a:b]) for a, b in zip(cut, cut[1:]))
+    (tmp_path / "frames").mkdir()
+    multi = tmp_path / "frames" / archive.name
+    multi.write_bytes(frames)
+    write_sidecar(multi)
+    assert verify(inst.install(multi, quiet=True)).name == "informal"
+    truncated = tmp_path / "frames" / "informal-1.0.1.tar.zst"
+    truncated.write_bytes(frames[:-3])
+    write_sidecar(truncated)
+    with pytest.raises(InstallError, match="truncated or corrupt"):
+        inst.install(truncated, quiet=True)
+
+
 # --------------------------------------------------------------- 7: the files a bundle may hold
 
 def _arrow_with(table, path: Path) -> None:
