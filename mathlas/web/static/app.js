@@ -321,13 +321,14 @@ function fillSources() {
 
 // The kind field offers the kinds of the bundle searched (with their counts); a kind the bundle does
 // not have (a shared URL, a typo) stays selected so the server says so.
-function fillKinds(wanted) {
+function fillKinds(wanted, dropUnknown) {
   const sel = document.getElementById("kind");
   const lean = document.getElementById("corpus").value === "lean";
   const kinds = (lean ? (BUNDLES.formal || {}).kinds : servedBundle().kinds) || {};
   sel.textContent = "";
   sel.append(el("option", {value: "", text: "any"}));
   for (const [k, n] of Object.entries(kinds)) sel.append(el("option", {value: k, text: `${k} (${n.toLocaleString()})`}));
+  if (wanted && !(wanted in kinds) && dropUnknown) wanted = "";  // another bundle chosen: its own kinds only
   if (wanted && !(wanted in kinds)) sel.append(el("option", {value: wanted, text: `${wanted} (not in this bundle)`}));
   sel.value = wanted || "";
 }
@@ -489,7 +490,7 @@ async function runSearch() {
   document.getElementById("suggest").hidden = true;
   if (!f.q) {
     list.textContent = "";
-    about.hidden = false;
+    about.hidden = !BUNDLES || !BUNDLES.served.length;  // nothing to say before a token is given
     setStatus("");
     document.title = "mathlas — search known mathematics";
     return;
@@ -566,19 +567,27 @@ function keyboard(ev) {
   else if (ev.key === "Escape" && at >= 0) { q.focus(); }
 }
 
+let BOUND = false;  // the listeners, bound once (start() runs again after a token is entered)
+
 async function startSearchPage() {
-  document.getElementById("search").addEventListener("submit", submit);  // before anything is awaited
+  const first = !BOUND;
+  BOUND = true;
+  if (first) document.getElementById("search").addEventListener("submit", submit);  // before anything is awaited
   await loadBundles();
   urlToForm();
+  if (first) bindSearchPage();
+  runSearch();
+  document.body.dataset.ready = "true";  // the form is filled from the URL: typing now is kept
+}
+
+function bindSearchPage() {
   document.getElementById("corpus").addEventListener("change", () => { corpusChanged(); fillKinds(""); filterChanged(); });
   document.getElementById("bundle").addEventListener("change", () => {
-    fillSources(); fillKinds(document.getElementById("kind").value); sourcesCount(); filterChanged();
+    fillSources(); fillKinds(document.getElementById("kind").value, true); sourcesCount(); filterChanged();
   });
   for (const id of ["mode", "kind", "module"]) document.getElementById(id).addEventListener("change", filterChanged);
   window.addEventListener("popstate", () => { urlToForm(); runSearch(); });
   document.addEventListener("keydown", keyboard);
-  runSearch();
-  document.body.dataset.ready = "true";  // the form is filled from the URL: typing now is kept
 }
 
 // ----------------------------------------------------------------------------- the document page
