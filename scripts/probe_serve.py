@@ -166,7 +166,9 @@ def catalogue(bundle: Path, scratch: Path, doc_id: str) -> list[tuple[str, str, 
                  b'{"query": "ring", "bundle": "/etc"}', b'{"query": "ring", "bundle": 7}',
                  b'{"query": "\\ud800 ring"}', b'{"query": "ring", "sources": ["\\udfff"]}',
                  b'{"query": "' + b"a" * 10_001 + b'"}', b'{"query": ' + b"[" * 2000 + b"]" * 2000 + b"}",
-                 b'{"query": "ring", "authors": [' + b"{" * 1000 + b"}" * 1000 + b"]}", b"\xff\xfe{}"]
+                 b'{"query": "ring", "authors": [' + b"{" * 1000 + b"}" * 1000 + b"]}", b"\xff\xfe{}",
+                 b'{"query": "ring", "\\ud800": 1}', '{"query": "ring", "\u03b1": 1}'.encode(),
+                 b'{"query": "ring", "a\\r\\nSet-Cookie: x=1": 1}']
     for body in bad_posts:
         add("bad input", f"POST /search {body[:30]!r}", raw_request("POST", "/search", body=body))
     add("bad input", "POST /search text/plain", raw_request("POST", "/search", body=b'{"query": "ring"}', content_type="text/plain"))

@@ -199,6 +199,14 @@ def test_a_lone_surrogate_in_the_query_is_422(web):
     assert r.status_code == 422 and "\n" not in r.json()["error"]
 
 
+def test_unknown_fields_with_any_name_are_reported_not_500(web):
+    for name, shown in (("\\ud800", "\\ud800"), ("\u03b1", "\\u03b1"), ("a\\r\\nSet-Cookie: x=1", "a\\r\\nSet-Cookie: x=1")):
+        body = b'{"query": "ring", "n_results": 1, "' + name.encode() + b'": 1}'
+        r = web.post("/search", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        assert r.headers["x-mathlas-ignored"] == shown and "set-cookie" not in r.headers
+
+
 def test_json_nested_2000_deep_is_400(web):
     deep = b'{"query": ' + b"[" * 2000 + b"]" * 2000 + b"}"
     r = web.post("/search", content=deep, headers={"content-type": "application/json"})

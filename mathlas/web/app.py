@@ -380,7 +380,9 @@ def create_app(config: ServeConfig) -> Starlette:
         out = await run(work)
         headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}
         if out["mathlas"]["ignored"]:
-            headers["X-Mathlas-Ignored"] = ", ".join(out["mathlas"]["ignored"])
+            # field names are the client's: escaped to ASCII (a header is latin-1, one line)
+            headers["X-Mathlas-Ignored"] = ", ".join(n.encode("unicode_escape").decode("ascii")
+                                                     for n in out["mathlas"]["ignored"])
         return Json(out, headers=headers)
 
     @contextlib.asynccontextmanager
