@@ -281,7 +281,10 @@ def test_unknown_kind_shows_the_servers_one_line_error(web, page):
     assert page.inner_text("#status") == message
     assert "\n" not in message and "theorm" in message
     assert page.locator("#results li.hit").count() == 0
-    assert page.input_value("#kind") == "theorm"  # the field shows what was asked for
+    # the kind field shows what was asked for, among the bundle's kinds, as not one of them
+    assert page.evaluate("document.querySelector('#kind').tagName") == "SELECT"
+    assert page.input_value("#kind") == "theorm"
+    assert page.inner_text("#kind option:checked") == "theorm (not in this bundle)"
 
 
 def test_empty_query_says_what_to_try(web, page):
