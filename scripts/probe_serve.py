@@ -174,6 +174,10 @@ def catalogue(bundle: Path, scratch: Path, doc_id: str) -> list[tuple[str, str, 
     add("bad input", "POST /search text/plain", raw_request("POST", "/search", body=b'{"query": "ring"}', content_type="text/plain"))
     add("bad input", "DELETE /api/search", raw_request("DELETE", "/api/search?q=ring"))
     add("bad input", "PUT /search", raw_request("PUT", "/search", body=b"{}"))
+    add("bad input", "GET /mcp", raw_request("GET", "/mcp", headers={"Accept": "text/event-stream"}))
+    add("bad input", "DELETE /mcp", raw_request("DELETE", "/mcp", headers={"Accept": MCP_ACCEPT}))
+    add("bad input", "MCP batch", raw_request("POST", "/mcp", body=b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]',
+                                              headers={"Accept": MCP_ACCEPT}))
     for body in (b"not json", b"[" * 2000 + b"]" * 2000, b'{"jsonrpc": "2.0", "id": 1, "method": "nope"}',
                  b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}',
                  json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -207,6 +207,13 @@ def test_unknown_fields_with_any_name_are_reported_not_500(web):
         assert r.headers["x-mathlas-ignored"] == shown and "set-cookie" not in r.headers
 
 
+def test_get_mcp_is_405_at_once(web):
+    start = time.monotonic()
+    r = web.get("/mcp", headers={"Accept": "text/event-stream"})
+    assert "opens no event stream" in is_json_error(r, 405)["error"] and time.monotonic() - start < 5
+    assert r.headers["allow"] == "POST"
+
+
 def test_json_nested_2000_deep_is_400(web):
     deep = b'{"query": ' + b"[" * 2000 + b"]" * 2000 + b"}"
     r = web.post("/search", content=deep, headers={"content-type": "application/json"})

@@ -272,6 +272,9 @@ def create_app(config: ServeConfig) -> Starlette:
         ``_run_long``) and the client gets 504."""
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            if scope.get("method") == "GET":  # the spec's answer when there is no server-sent stream
+                return await error(405, "GET /mcp: this server opens no event stream (stateless, JSON responses); "
+                                        "POST JSON-RPC messages to /mcp", {"Allow": "POST"})(scope, receive, send)
             # The body is read here first: a client that leaves mid-body is then nobody to answer,
             # where the SDK would log it as its own error with a traceback and answer 500.
             body, more = bytearray(), True
