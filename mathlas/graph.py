@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 
 class DependencyGraph:
-    def __init__(self, root: Path, count: int):
+    def __init__(self, root: Path, count: int, listed: bool = True):
         path = Path(root) / GRAPH
-        if not path.is_file():
+        if not listed or not path.is_file():  # a graph file the manifest does not list is never read
             raise UsageError(f"bundle {Path(root).name} has no dependency graph ({GRAPH}); "
                              "only formal bundles (e.g. --bundle mathlib) carry one")
         try:
@@ -80,6 +80,6 @@ def graph_of(bundle: "Bundle") -> DependencyGraph:
         with _LOCK:
             g = _GRAPHS.get(bundle)
             if g is None:
-                g = DependencyGraph(bundle.root, len(bundle))
+                g = DependencyGraph(bundle.root, len(bundle), GRAPH in bundle.manifest.files)
                 _GRAPHS[bundle] = g
     return g
