@@ -199,7 +199,7 @@ def bundles(served: Served) -> dict:
                          description=m.description,
                          sources={s: {"count": v.get("count"), "license": v.get("license"),
                                       "attribution": v.get("attribution")} for s, v in m.sources.items()},
-                         paper_filters="paper_title" in _meta_columns(root), kinds=_kinds(root, m),
+                         paper_filters="paper_title" in _meta_columns(root, m), kinds=_kinds(root, m),
                          priors=sorted(((m.fusion or {}).get("priors") or {})))
         except MathlasError as e:
             entry["error"] = str(e)
@@ -229,7 +229,7 @@ def _kinds(root, m) -> dict[str, int]:
     key = (str(root), m.name, m.version)
     if key not in _KINDS:
         try:
-            if (root / META_ARROW).is_file():
+            if META_ARROW in m.files:  # only a listed (verified) Arrow copy is read
                 with pa.memory_map(str(root / META_ARROW)) as f:  # counted while the map is open
                     counts = pa.ipc.open_file(f).read_all().column("kind").value_counts().to_pylist()
             else:
@@ -241,13 +241,14 @@ def _kinds(root, m) -> dict[str, int]:
     return _KINDS[key]
 
 
-def _meta_columns(root) -> set[str]:
-    """The metadata column names of a bundle, from the file's schema alone (no rows read)."""
+def _meta_columns(root, m) -> set[str]:
+    """The metadata column names of a bundle, from the file's schema alone (no rows read); the Arrow
+    copy only when the manifest lists it (a file it does not list is never read)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        if (root / META_ARROW).is_file():
+        if META_ARROW in m.files:
             with pa.memory_map(str(root / META_ARROW)) as f:
                 return set(pa.ipc.open_file(f).schema.names)
         return set(pq.read_schema(root / META).names)
