@@ -4,10 +4,12 @@
 In a scratch data directory (the default bundle installed there, the findings stores beside it),
 on the dev set's queries, through ``Bundle.rank`` as every surface calls it:
 
-* **unrelated findings**: 1, 10 and 400 real statements of the bundle that are neither a target
-  of a dev query nor in the top 20 of one (a seeded sample, embedded with the bundle's encoder)
-  are stored; MRR@20 of the set (restricted to its labelled sources, findings allowed) against the
-  no-findings figure and its bootstrap 95% interval;
+* **stored findings**: 1, 10 and 400 real statements of the bundle (a seeded sample, embedded
+  with the bundle's encoder, each its LaTeX body under its name) are stored, ``unrelated`` ones
+  (neither a target of a dev query nor in the top 20 of one) or ``random`` ones (any but a
+  target); MRR@20 of the set (restricted to its labelled sources, findings allowed) against the
+  no-findings figure and its bootstrap 95% interval, and how many queries rank their target
+  lower / higher than without findings;
 * **a restating finding**: for each query, alone in the store, one finding whose statement is its
   first target's retrieval text (``text``), or its LaTeX body under its name (``body``): how often
   it is in the top 3 (and, beside it, how often the target itself is);
@@ -161,24 +163,33 @@ def fill(store, bundle, findings: list[tuple[str, str, str]]) -> None:
 def mrr(bundle, queries, store, sources) -> tuple[dict, list]:
     from mathlas.retrieval_eval import bootstrap_mrr, first_rank, metrics
 
-    ranks = [first_rank(ranked_ids(bundle, q["query"], store, 20, sources), q["targets"]) for q in queries]
+    ranks, times = [], []
+    for q in queries:
+        t = time.perf_counter()
+        ids = ranked_ids(bundle, q["query"], store, 20, sources)
+        times.append(time.perf_counter() - t)
+        ranks.append(first_rank(ids, q["targets"]))
     m = metrics(ranks)
+    m["p50_ms"] = round(1000 * sorted(times)[len(times) // 2], 1)
     m["mrr@20_ci95"] = [round(x, 3) for x in bootstrap_mrr(ranks)]
     return m, ranks
 
 
-def unrelated_sample(bundle, queries, n: int, seed: int) -> list[tuple[str, str, str]]:
-    """``n`` statements of the bundle that no dev query targets or ranks in its top 20 (unrestricted)."""
+def statement_sample(bundle, queries, n: int, seed: int, near_too: bool) -> list[tuple[str, str, str]]:
+    """``n`` statements of the bundle (LaTeX body under its name, as an agent would save one) that
+    no dev query targets; with ``near_too``, also none that a dev query ranks in its top 20
+    (unrestricted): unrelated to every query. A seeded sample."""
     near = {t for q in queries for t in q["targets"]}
-    for q in queries:
-        near.update(h.id for h in bundle.search(q["query"], k=20))
+    if near_too:
+        for q in queries:
+            near.update(h.id for h in bundle.search(q["query"], k=20))
     ids = bundle.table.column("id").to_pylist()
     eligible = [key for key, i in enumerate(ids) if i not in near]
     keys = random.Random(seed).sample(eligible, n)
     out = []
     for j, key in enumerate(keys):
         d = bundle.get(ids[key])
-        out.append(((d.body or d.text).strip() or d.text, f"https://example.org/unrelated/{j}", d.name))
+        out.append(((d.body or d.text).strip() or d.text, f"https://example.org/statement/{j}", d.name))
     return out
 
 
@@ -233,20 +244,21 @@ def run(args, counts: list[int], scratch: Path) -> int:
     lo, hi = base["mrr@20_ci95"]
     talk(f"no findings: MRR@20 {base['mrr@20']:.3f} [{lo}, {hi}]")
 
-    sample = unrelated_sample(bundle, queries, max(counts), args.seed)
-    result["unrelated"] = {}
-    for n in counts:
-        fill(store, bundle, sample[:n])
-        row = {}
-        for which in VARIANTS:
-            channels.use(which)
-            m, ranks = mrr(bundle, queries, store, sources)
-            row[which] = {"mrr@20": m["mrr@20"], "p@1": m["p@1"], "hit@10": m["hit@10"],
-                          "within_ci": lo <= m["mrr@20"] <= hi,
-                          "worse": sum((r or 99) > (b or 99) for r, b in zip(ranks, base_ranks)),
-                          "better": sum((r or 99) < (b or 99) for r, b in zip(ranks, base_ranks))}
-            talk(f"{n} unrelated, {which}: MRR@20 {m['mrr@20']:.3f}")
-        result["unrelated"][n] = row
+    result["stored"] = {}
+    for kind, near_too in (("unrelated", True), ("random", False)):
+        sample = statement_sample(bundle, queries, max(counts), args.seed, near_too)
+        for n in counts:
+            fill(store, bundle, sample[:n])
+            row = {}
+            for which in VARIANTS:
+                channels.use(which)
+                m, ranks = mrr(bundle, queries, store, sources)
+                row[which] = {"mrr@20": m["mrr@20"], "p@1": m["p@1"], "hit@10": m["hit@10"], "p50_ms": m["p50_ms"],
+                              "within_ci": lo <= m["mrr@20"] <= hi,
+                              "worse": sum((r or 99) > (b or 99) for r, b in zip(ranks, base_ranks)),
+                              "better": sum((r or 99) < (b or 99) for r, b in zip(ranks, base_ranks))}
+                talk(f"{n} {kind}, {which}: MRR@20 {m['mrr@20']:.3f}")
+            result["stored"][f"{n} {kind}"] = row
 
     result["restating"] = {}
     target_top3 = sum(r is not None and r <= 3 for r in base_ranks)
@@ -285,14 +297,16 @@ def run(args, counts: list[int], scratch: Path) -> int:
     n = len(queries)
     names = {"before": "before", "now": "now", "passed": "now, rankings passed"}
     print(f"{bundle.label}, {args.queries.name} ({n} queries, hybrid, restricted to {', '.join(sources)} + findings)")
-    print(f"no findings: MRR@20 {base['mrr@20']:.3f} [{lo:.3f}, {hi:.3f}], P@1 {base['p@1']:.3f}, Hit@10 {base['hit@10']:.3f}")
+    print(f"no findings: MRR@20 {base['mrr@20']:.3f} [{lo:.3f}, {hi:.3f}], P@1 {base['p@1']:.3f}, "
+          f"Hit@10 {base['hit@10']:.3f}, search p50 {base['p50_ms']} ms")
     print()
-    print("| unrelated findings | " + " | ".join(f"MRR@20 {names[w]} (worse / better)" for w in VARIANTS) + " |")
-    print("|---:|" + "---:|" * len(VARIANTS))
-    for c, row in result["unrelated"].items():
+    print("| findings stored | " + " | ".join(f"MRR@20 {names[w]} (worse / better)" for w in VARIANTS)
+          + " | search p50, now / passed |")
+    print("|---:|" + "---:|" * (len(VARIANTS) + 1))
+    for c, row in result["stored"].items():
         cells = [f"{row[w]['mrr@20']:.3f}{'' if row[w]['within_ci'] else ' (out)'} ({row[w]['worse']} / {row[w]['better']})"
                  for w in VARIANTS]
-        print(f"| {c} | " + " | ".join(cells) + " |")
+        print(f"| {c} | " + " | ".join(cells) + " | " + " / ".join(f"{row[w]['p50_ms']}" for w in VARIANTS[1:]) + " ms |")
     print()
     print("| restating finding: in top 3 (as high as its target was) | " + " | ".join(names[w] for w in VARIANTS)
           + " | its target in top 3, without it |")

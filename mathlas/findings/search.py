@@ -20,6 +20,10 @@ Within the current fusion (the findings as one more RRF channel) the credit is c
 channel's weight and the findings' positions: ``fusion_weight`` makes the first finding's credit
 exact, and each later finding sits at the position whose RRF credit is its own, the gap filled with
 repeats of the first finding's key (``rrf`` counts a key at its first position only).
+
+The bundle's rankings for the request come from the engine (``search(..., bundle_rankings=)``,
+with the request's filters) or, without them, from searching the bundle's channels here again,
+unfiltered (more competitors: a finding ranks no better than with the filters).
 """
 from __future__ import annotations
 
@@ -47,8 +51,8 @@ log = logging.getLogger("mathlas")
 
 # tantivy's BM25 parameters (tantivy::query::bm25), so that a finding's score is on the bundle's scale
 K1, B = 1.2, 0.75
-# A finding needing a position further down than this in the findings list earns less than a
-# document at the channels' depth would: it is left out (it bounds the padded list's length).
+# A finding whose credit needs a position past this in the findings list (under a thousandth of
+# the first finding's credit at k_rrf 60) is left out: it bounds the padded list's length.
 MAX_POSITION = 100_000
 # Findings without a stored vector embedded by one search (about 5-10 ms each on a CPU)
 EMBED_PER_SEARCH = 64
