@@ -339,3 +339,25 @@ def test_finding_bm25_is_the_bundle_bm25(data, tiny):
             assert index.scores([g for g in groups if g], stats)[0] == pytest.approx(score, rel=1e-5)
             checked += 1
     assert checked >= 8
+
+
+def test_channel_takes_the_engines_rankings(data, tiny):
+    """``search(bundle_rankings=)``: the engine's own rankings give the ranks the channel finds by
+    searching the bundle itself (no filters); none (only findings asked for) rank findings alone."""
+    from mathlas.filters import Filters
+    from mathlas.findings.search import FindingsChannel
+    from mathlas.findings.store import open_store
+
+    store = open_store()
+    store.add(NAKAYAMA, URL, name="Nakayama's lemma")
+    store.add(FID, "https://example.org/fid")
+    query = "finitely generated module over a ring Jacobson radical"
+    own = FindingsChannel(store, tiny)
+    alone = own.search(query, None, 100)
+    passed = FindingsChannel(store, tiny)
+    given = passed.search(query, None, 100, bundle_rankings=tiny.channel_rankings(query, 100, Filters(), "lexical"))
+    assert alone.keys.tolist() == given.keys.tolist() and own.channel_ranks == passed.channel_ranks
+    assert own.fusion_weight({"lexical": 1.0}) == passed.fusion_weight({"lexical": 1.0}) > 0
+    only = FindingsChannel(store, tiny)
+    ranking = only.search("field ring", None, 100, bundle_rankings={})
+    assert sorted(r["lexical"] for r in only.channel_ranks.values()) == [1, 2] and len(set(ranking.keys.tolist())) == 2
