@@ -37,7 +37,6 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHARED = REPO.parent / "shared"
 EVAL = Path(os.environ.get("MATHLAS_EVAL", SHARED / "eval"))
-ISSUE = "issue 19"
 
 # ---------------------------------------------------------------------------------------------------
 # Reading the commands out of the docs

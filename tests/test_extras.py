@@ -106,6 +106,16 @@ def test_core_commands_work_without_any_extra(tmp_path, tiny_bundle_dir):
     assert p.returncode == 0 and "tiny" in p.stdout, p.stderr
 
 
+def test_lean_commands_work_without_any_extra(tmp_path, formal_bundle_dir):
+    env = blocked_env(tmp_path, ALL_EXTRAS)
+    p = mathlas("lean", "search", "prime numbers are at least two", "-k", "3", "--bundle", str(formal_bundle_dir), env=env)
+    assert p.returncode == 0, p.stderr
+    assert " 1. lean:" in p.stdout and "Traceback" not in p.stderr
+    first = p.stdout.split(" 1. ", 1)[1].split()[0]
+    p = mathlas("lean", "deps", first, "--bundle", str(formal_bundle_dir), "--json", env=env)
+    assert p.returncode == 0 and first in p.stdout, p.stderr
+
+
 def test_library_import_of_the_numeric_tools_names_the_extra(tmp_path):
     code = ("from mathlas.extras import MissingExtra\n"
             "try:\n"
