@@ -535,3 +535,13 @@ def test_mcp_size_figures_are_what_the_script_measures(default_bundle_dir):
                        cwd=REPO, capture_output=True, text=True, timeout=300,
                        env={k: v for k, v in os.environ.items() if k != "MATHLAS_BUNDLE"})
     assert p.returncode == 0, f"update the figures (python scripts/bench_mcp_size.py prints them):\n{p.stderr}"
+
+
+def test_ci_runs_the_readmes_second_command_with_the_linter():
+    """.ci/run is README's second command with the lint step before pytest, nothing else."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    second = readme.split("# 2. ", 1)[1].splitlines()[1].strip()
+    assert second.endswith(" && python -m pytest -q"), second
+    ci = re.sub(r"\s+", " ", (REPO / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " "))
+    lint = "ruff check --select F mathlas build scripts tests"
+    assert second.replace(" && python -m pytest -q", f" && {lint} && python -m pytest -q") in ci
