@@ -65,7 +65,8 @@ const MACROS = {
   "\\Q": "\\mathbb{Q}", "\\Z": "\\mathbb{Z}", "\\R": "\\mathbb{R}", "\\C": "\\mathbb{C}", "\\N": "\\mathbb{N}",
   "\\F": "\\mathbb{F}", "\\A": "\\mathbb{A}", "\\RR": "\\mathbb{R}", "\\Qp": "\\mathbb{Q}_p", "\\O": "\\mathcal{O}",
   "\\norm": "\\left\\lVert #1\\right\\rVert", "\\abs": "\\left\\lvert #1\\right\\rvert", "\\mc": "\\mathcal{#1}",
-  "\\fr": "\\mathfrak{#1}", "\\sma": "\\mathfrak{a}", "\\smb": "\\mathfrak{b}", "\\smm": "\\mathfrak{m}", "\\smp": "\\mathfrak{p}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
+  "\\leftrightarroweq": "\\mathrel{\\underline{\\leftrightarrow}}",  // bisimilarity (Open Logic; a package symbol)
+  "\\ref": "\\text{(#1)}", "\\eqref": "\\text{(#1)}", "\\fr": "\\mathfrak{#1}", "\\sma": "\\mathfrak{a}", "\\smb": "\\mathfrak{b}", "\\smm": "\\mathfrak{m}", "\\smp": "\\mathfrak{p}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
 };
 
 const MATH_ENVS = "equation|equation\\*|align|align\\*|alignat|alignat\\*|gather|gather\\*|multline|multline\\*|" +
@@ -121,8 +122,168 @@ function textToHtml(t) {
 
 function mathToHtml(tex, display) {
   if (!window.katex) return "<code>" + esc(tex) + "</code>";
+  if (tex.includes("\\xymatrix")) tex = xymatrices(tex.replace(/\\(?:begin|end)\{xy\}/g, ""));
   return katex.renderToString(tex, {displayMode: display, throwOnError: false, strict: "ignore", trust: false,
                                     macros: Object.assign({}, MACROS), maxExpand: 1000, output: "htmlAndMathml"});
+}
+
+// ----------------------------------------------------------------------------- xymatrix diagrams
+
+// KaTeX has no xymatrix (Stacks and PlanetMath draw their diagrams with it: 1,517 documents of the
+// 1.1 default bundle). A diagram becomes an array with its objects on the even rows and columns and
+// each arrow in the gap it leaves from: horizontal arrows extensible with their labels, vertical ones
+// with the label at the side xy-pic puts it, diagonals as the slanted arrows. An arrow that spans
+// several cells fills each gap of a straight run; a bent one is drawn by its first step.
+
+function balanced(s, open) {  // s[open] === "{": the index of its closing brace (-1: none)
+  let depth = 0;
+  for (let i = open; i < s.length; i++) {
+    if (s[i] === "\\") { i++; continue; }
+    if (s[i] === "{") depth++;
+    else if (s[i] === "}" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+function splitTop(s, sep) {  // split at a separator outside braces ("&" or "\\\\")
+  const out = [];
+  let depth = 0, last = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === "\\" && !s.startsWith(sep, i)) { i++; continue; }
+    if (c === "{") depth++;
+    else if (c === "}") depth--;
+    else if (depth === 0 && s.startsWith(sep, i)) { out.push(s.slice(last, i)); last = i + sep.length; i += sep.length - 1; }
+  }
+  out.push(s.slice(last));
+  return out;
+}
+
+// One label after ^ or _ (or |): a braced group, a command with its letters, or one character.
+function readLabel(s, i) {
+  while (s[i] === " ") i++;
+  if (s[i] === "{") { const j = balanced(s, i); return j < 0 ? [s.slice(i + 1), s.length] : [s.slice(i + 1, j), j + 1]; }
+  if (s[i] === "\\") { const m = /^\\([A-Za-z]+|.)/.exec(s.slice(i)); return [m[0], i + m[0].length]; }
+  return [s[i] || "", i + 1];
+}
+
+// The arrows of one cell (`\ar@{style}[dir]^{a}_{b}`, and 2-cells such as `\rtwocell^F_G{t}`) and
+// what is left: the object.
+const ARROW = /\\ar(?![A-Za-z])|\\([udlr]+)(upper|lower)?(?:two|compos)cell(?![A-Za-z])/g;
+
+function cellArrows(cell) {
+  const arrows = [];
+  let object = "", i = 0, m;
+  ARROW.lastIndex = 0;
+  while ((m = ARROW.exec(cell))) {
+    object += cell.slice(i, m.index);
+    i = m.index + m[0].length;
+    let style = m[1] ? "2cell" : "->", dir = m[1] || "";
+    const labels = {above: "", below: "", middle: ""};
+    for (;;) {
+      while (cell[i] === " " || cell[i] === "\n") i++;
+      if (cell[i] === "@") {
+        i++;
+        if (cell[i] === "{") { const j = balanced(cell, i); style = j < 0 ? style : cell.slice(i + 1, j); i = j < 0 ? i + 1 : j + 1; }
+        else if (cell[i] === "/") { const j = cell.indexOf("/", i + 1); i = j < 0 ? i + 1 : j + 1; }  // curving: ignored
+        else if (/[=\-.:^_<>]/.test(cell[i] || "")) { style = cell[i]; i++; }
+      } else if (cell[i] === "[" && !m[1]) {
+        const j = cell.indexOf("]", i); dir = cell.slice(i + 1, j < 0 ? cell.length : j).replace(/[^udlr]/g, ""); i = j < 0 ? cell.length : j + 1;
+      } else if (cell[i] === "<" && m[1]) {  // a 2-cell's curvature <10>
+        const j = cell.indexOf(">", i); i = j < 0 ? i + 1 : j + 1;
+      } else if (cell[i] === "^" || cell[i] === "_" || cell[i] === "|") {
+        const side = cell[i] === "^" ? "above" : (cell[i] === "_" ? "below" : "middle");
+        let k = i + 1;
+        for (;;) {  // where along the arrow: ^-, ^<<, ^(.3)
+          if (cell[k] === "-" || cell[k] === "<" || cell[k] === ">") k++;
+          else if (cell[k] === "(") { const j = cell.indexOf(")", k); k = j < 0 ? k + 1 : j + 1; }
+          else if (cell[k] === "!" && cell[k + 1] === "{") { const j = balanced(cell, k + 1); k = j < 0 ? k + 1 : j + 1; }
+          else break;
+        }
+        const [lab, next] = readLabel(cell, k);
+        if (lab.trim() !== "\\hole") labels[side] = lab;  // |\hole: a gap where arrows cross
+        i = next;
+      } else if (cell[i] === "{" && m[1]) {  // the 2-cell's own label
+        const j = balanced(cell, i); labels.middle = cell.slice(i + 1, j < 0 ? cell.length : j).replace(/^[\^_]/, "");
+        i = j < 0 ? cell.length : j + 1;
+      } else break;
+    }
+    if (dir) arrows.push({dir, style, labels});
+    ARROW.lastIndex = i;
+  }
+  object += cell.slice(i);
+  return [object.trim(), arrows];
+}
+
+function horizontal(a, right) {
+  const up = a.labels[right ? "above" : "below"], down = a.labels[right ? "below" : "above"];
+  if (a.style === "2cell") {  // two parallel arrows and the 2-morphism between them
+    const t = a.labels.middle.trim();
+    return `\\underset{${down}}{\\overset{${up}}{\\rightrightarrows}}` + (t ? `{\\scriptstyle\\Downarrow ${t}}` : "");
+  }
+  if (!a.style) return a.labels.middle || up || down ? `{\\scriptstyle ${a.labels.middle || up || down}}` : "";  // @{}: a label, no arrow
+  const dashed = /\.|--/.test(a.style), hook = /\^\{?\(|\(\}?->/.test(a.style) || a.style.includes("hook");
+  const name = /^=+$/.test(a.style) ? "xlongequal"
+             : /->>|>>/.test(a.style) ? (right ? "xtwoheadrightarrow" : "xtwoheadleftarrow")
+             : hook ? (right ? "xhookrightarrow" : "xhookleftarrow") : (right ? "xrightarrow" : "xleftarrow");
+  if (dashed && !up && !down) return right ? "\\dashrightarrow" : "\\dashleftarrow";
+  return `\\${name}` + (down ? `[{${down}}]` : "") + `{${up}}`;
+}
+
+function vertical(a, down) {
+  const left = a.labels[down ? "below" : "above"], right = a.labels[down ? "above" : "below"];
+  if (!a.style) return a.labels.middle || left || right ? `{\\scriptstyle ${a.labels.middle || left || right}}` : "";
+  if (a.style === "2cell") return `{\\scriptstyle ${left}}\\Big\\Downarrow{\\scriptstyle ${a.labels.middle || right}}`;
+  const arrow = /^=+$/.test(a.style) ? "\\Big\\Vert" : (down ? "\\Big\\downarrow" : "\\Big\\uparrow");
+  return (left ? `{\\scriptstyle ${left}}` : "") + arrow + (right ? `{\\scriptstyle ${right}}` : "");
+}
+
+const DIAGONAL = {dr: "\\searrow", rd: "\\searrow", dl: "\\swarrow", ld: "\\swarrow", ur: "\\nearrow", ru: "\\nearrow",
+                  ul: "\\nwarrow", lu: "\\nwarrow"};
+
+function xymatrixToArray(body) {
+  body = body.replace(/(^|[^\\])%.*$/gm, "$1");  // comments: a line joined to the next would lose it
+  const rows = splitTop(body, "\\\\").map((r) => splitTop(r, "&"));
+  while (rows.length > 1 && rows[rows.length - 1].every((c) => !c.trim())) rows.pop();
+  const R = rows.length, C = Math.max(...rows.map((r) => r.length));
+  const grid = Array.from({length: 2 * R - 1}, () => Array(2 * C - 1).fill(""));
+  const put = (y, x, s) => { if (y >= 0 && x >= 0 && y < 2 * R - 1 && x < 2 * C - 1) grid[y][x] = grid[y][x] ? grid[y][x] + "\\;" + s : s; };
+  rows.forEach((row, i) => row.forEach((cell, j) => {
+    const [object, arrows] = cellArrows(cell);
+    put(2 * i, 2 * j, object.replace(/^\*[+!\-=]*(?:<[^>]*>|\[[^\]]*\])*/, "")    // *+<10pt> frames and spacing
+                            .replace(/\\(?:txt|makebox(?:\[[^\]]*\])*)\s*\{/g, "{").replace(/\$/g, ""));
+    for (const a of arrows) {
+      const dy = (a.dir.match(/d/g) || []).length - (a.dir.match(/u/g) || []).length;
+      const dx = (a.dir.match(/r/g) || []).length - (a.dir.match(/l/g) || []).length;
+      if (!dx && !dy) continue;
+      if (!dy) {
+        for (let s = 0; s < Math.abs(dx); s++) put(2 * i, 2 * (j + Math.sign(dx) * s) + Math.sign(dx), s ? (dx > 0 ? "\\longrightarrow" : "\\longleftarrow") : horizontal(a, dx > 0));
+      } else if (!dx) {
+        for (let s = 0; s < Math.abs(dy); s++) put(2 * (i + Math.sign(dy) * s) + Math.sign(dy), 2 * j, s ? vertical({labels: {above: "", below: ""}, style: a.style}, dy > 0) : vertical(a, dy > 0));
+      } else {
+        const key = (dy > 0 ? "d" : "u") + (dx > 0 ? "r" : "l");
+        const lab = a.labels.middle || a.labels.above || a.labels.below;
+        const arrow = !a.style ? "" : (a.style === "2cell" ? "\\Downarrow" : DIAGONAL[key]);  // @{}: the label alone
+        put(2 * i + Math.sign(dy), 2 * j + Math.sign(dx), arrow + (lab ? `{\\scriptstyle ${lab}}` : ""));
+      }
+    }
+  }));
+  return "\\begin{array}{" + "c".repeat(2 * C - 1) + "}" + grid.map((r) => r.join(" & ")).join(" \\\\[0.4em] ") + "\\end{array}";
+}
+
+// Every \xymatrix{...} (with its @ spacing options) of a formula as an array.
+function xymatrices(tex) {
+  let out = "", i = 0;
+  for (;;) {
+    const at = tex.indexOf("\\xymatrix", i);
+    if (at < 0) return out + tex.slice(i);
+    let j = at + 9;
+    while (j < tex.length && tex[j] !== "{") j++;  // @C=3pc@R-1em, @1 ...
+    const end = j < tex.length ? balanced(tex, j) : -1;
+    if (end < 0) return out + tex.slice(i);
+    out += tex.slice(i, at) + xymatrixToArray(tex.slice(j + 1, end));
+    i = end + 1;
+  }
 }
 
 // {\it ...}, {\em ...}, {\bf ...}, \emph{...}, \textit{...}, \textbf{...} around text that holds math:
@@ -148,6 +309,8 @@ function markStyles(src) {
   return out + src.slice(last);
 }
 
+const URL_ONLY = /^\s*(?:https?:\/\/|www\.)[^\s$]+\s*$/;
+
 // A statement as its source writes it (LaTeX) -> HTML with rendered math; no $ delimiter survives.
 function texToHtml(src) {
   src = markStyles(src || "");
@@ -158,6 +321,7 @@ function texToHtml(src) {
     else if (m[2] !== undefined) out += mathToHtml(m[2], true);
     else if (m[3] !== undefined) out += mathToHtml(m[3], false);
     else if (m[4] !== undefined) out += mathToHtml(m[4], true);
+    else if (URL_ONLY.test(m[6])) out += esc(m[6].trim());  // an address an author put between dollars
     else out += mathToHtml(m[6], false);
     last = m.index + m[0].length;
   }
