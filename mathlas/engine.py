@@ -547,8 +547,12 @@ class Bundle:
         key_weights = plan.key_weights
         if found is not None:
             n = len(self)
+            # a finding is placed where its own scores would rank it among the bundle's rankings
+            # (the same filters, depth and k_rrf), not as a one-document channel of its own
             ranking = found.search(req.query, vector if "dense" in channels else None, plan.depth,
-                                   lexical="lexical" in channels)
+                                   lexical="lexical" in channels, bundle_rankings=rankings if plan.bundle_part else {},
+                                   channel_weights=weights,
+                                   k_rrf=float(self.fusion["k_rrf"] if req.k_rrf is None else req.k_rrf))
             if len(ranking):
                 rankings[F_SOURCE] = Ranking(ranking.keys + n, ranking.scores)
                 weights[F_SOURCE] = found.fusion_weight({c: float(weights.get(c, 1.0)) for c in channels})

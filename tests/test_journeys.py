@@ -166,3 +166,32 @@ def test_open_bundles_are_bounded(tiny_bundle_dir, formal_bundle_dir, default_bu
     assert sorted(b.name for b in cache.loaded()) == sorted([first.name, "informal"])
     assert cache.get(tiny_bundle_dir) is first
     assert cache.get(formal_bundle_dir) is not None and len(cache.loaded()) == 2
+
+
+def test_http_mcp_reads_lean_ids_and_resources_within_what_is_served(web):  # noqa: F811
+    """Over /mcp a get_by_id of a lean: id without a bundle reads the served formal bundle (the
+    bundle policy used to send it to the informal default), and the resources go through the same
+    policy: a path names no bundle, and no answer shows one."""
+    from test_web_mcp import mcp_session
+
+    async def work(s):
+        return (await s.call_tool("get_by_id", {"id": "lean:Nat.Prime.two_le"}),
+                await s.read_resource("mathlas://bundle/default"),
+                await s.call_tool("get_statement", {"id": "lean:Nat.Prime.two_le"}))
+
+    doc, default, statement = mcp_session(web.base, work)
+    assert not doc.is_error, doc.content[0].text
+    assert doc.structured_content["bundle"] == "formaltest-0.1.0" and doc.structured_content["fields"]["signature"]
+    assert not statement.is_error and statement.structured_content["id"] == "lean:Nat.Prime.two_le"
+    summary = json.loads(default.contents[0].text)
+    assert summary["name"] == "tiny" and "path" not in summary  # the served default, no path
+
+    async def bad(s):
+        try:
+            await s.read_resource("mathlas://bundle/%2Fetc")
+        except Exception as e:  # noqa: BLE001 - the SDK raises the server's resource error
+            return str(e)
+        return "read"
+
+    message = mcp_session(web.base, bad)
+    assert message != "read" and "/etc" not in message.replace("'/etc'", "").replace("%2Fetc", "")

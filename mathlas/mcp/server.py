@@ -121,10 +121,10 @@ def _answer(name: str, result: Any, arguments: dict[str, Any]) -> CallToolResult
                           structured_content=structured)
 
 
-# A policy for the tools' ``bundle`` argument: (tool name, the value the client sent) -> the bundle
-# spec to open, or a ``UsageError``. The stdio server has none (a local client may name any path);
+# A policy for the tools' ``bundle`` argument: (tool name, the value the client sent, the call's
+# other arguments) -> the bundle spec to open, or a ``UsageError``. The stdio server has none (a local client may name any path);
 # the HTTP server passes one that allows only the bundles it serves (mathlas.web).
-BundlePolicy = Callable[[str, Any], Any]
+BundlePolicy = Callable[[str, Any, dict], Any]
 
 
 def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Callable[..., CallToolResult]:
@@ -141,7 +141,7 @@ def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -
             if search:  # fewer hits per answer than the library allows; offset pages on
                 integer(kwargs.get("k", 10), "k", 1, registry.MCP_MAX_K)
             if bundle_policy is not None and takes_bundle:
-                kwargs["bundle"] = bundle_policy(name, kwargs.get("bundle"))
+                kwargs["bundle"] = bundle_policy(name, kwargs.get("bundle"), kwargs)
             result = fn(**kwargs)
             if search:
                 result = registry.search_answer(name, result, detail)
@@ -289,39 +289,50 @@ def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None)
 
 # ------------------------------------------------------------------------------ resources
 
-def read_document(id: str) -> str:  # `id`: the URI template's variable
-    """A document as JSON, as get_by_id returns it."""
+def read_document(id: str, bundle_policy: BundlePolicy | None = None) -> str:  # `id`: the URI template's variable
+    """A document as JSON, as get_by_id returns it (from the bundle ``bundle_policy`` allows)."""
     from mathlas.tools.informal import get_by_id
 
     try:
-        return compact_json(dataclasses.asdict(get_by_id(id)))
+        bundle = bundle_policy("get_by_id", None, {"id": id}) if bundle_policy else None
+        return compact_json(dataclasses.asdict(get_by_id(id, bundle)))
     except UsageError as e:
         raise ResourceNotFoundError(str(e)) from None
     except MathlasError as e:
         raise ResourceError(str(e)) from None
 
 
-def read_bundle(name: str) -> str:
-    """A bundle's manifest in brief, as JSON (``default``: the bundle the tools use by default)."""
+def read_bundle(name: str, bundle_policy: BundlePolicy | None = None) -> str:
+    """A bundle's manifest in brief, as JSON (``default``: the bundle the tools use by default);
+    with a ``bundle_policy``, only a bundle it allows."""
     from mathlas.bundle import read_manifest
     from mathlas.releases.install import resolve_bundle
 
     try:
-        root = resolve_bundle(None if name == "default" else name, quiet=True)
+        spec = None if name == "default" else name
+        if bundle_policy is not None:
+            spec = bundle_policy("search_existing_math", spec, {})
+        root = resolve_bundle(spec, quiet=True)
         return compact_json(read_manifest(root).summary())  # no path: a client learns nothing of the disk
     except MathlasError as e:
         raise ResourceNotFoundError(str(e)) from None
 
 
-def add_resources(server: MCPServer) -> None:
-    """The document and bundle resource templates."""
+def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None) -> None:
+    """The document and bundle resource templates (their bundles checked by ``bundle_policy``)."""
+    def document(id: str) -> str:  # noqa: A002 - the URI template's variable
+        return read_document(id, bundle_policy)
+
+    def bundle(name: str) -> str:
+        return read_bundle(name, bundle_policy)
+
     server.resource("mathlas://doc/{id}", name="document", title="Document by id", mime_type="application/json",
                     description="A document by stable id (e.g. mathlas://doc/stacks:00DV), as get_by_id returns it; "
                                 "percent-encode / and # in the id.",
-                    security=ResourceSecurity(exempt_params={"id"}))(read_document)  # ids are never paths
+                    security=ResourceSecurity(exempt_params={"id"}))(document)  # ids are never paths
     server.resource("mathlas://bundle/{name}", name="bundle", title="Bundle summary", mime_type="application/json",
                     description="An installed bundle (name or name-version; default: the one the tools use): "
-                                "documents and licence per source, encoder, format version.")(read_bundle)
+                                "documents and licence per source, encoder, format version.")(bundle)
 
 
 def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None = None) -> MCPServer:
@@ -338,7 +349,7 @@ def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None 
             log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
                        log_level=log_level)
-    add_resources(server)
+    add_resources(server, bundle_policy)
     return server
 
 

@@ -38,6 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from mathlas.request import SURFACE_MAX_K
 from mathlas.web import api, theoremsearch
 from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback, without_server_paths
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
@@ -48,7 +49,7 @@ log = logging.getLogger("mathlas.serve")
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 64 * 1024          # request bodies over this get 413
-MAX_K = 100                   # k / n_results over HTTP
+MAX_K = SURFACE_MAX_K         # k / n_results over HTTP
 DEFAULT_TIMEOUT = 30.0        # seconds a request may take before it gets 504
 WORKER_THREADS = 4            # library calls running at once per process (--threads); the rest wait in order
 PAGE_HEADERS = {

@@ -17,6 +17,7 @@ from typing import Any
 from mathlas.web import api
 
 FORMAL_TOOLS = frozenset({"search_formal_math", "get_dependencies"})
+DOCUMENT_TOOLS = frozenset({"get_by_id", "get_statement"})  # a lean: id is read from the formal bundle
 # an installed bundle's name, ``name-version`` or ``name@version``: no separators, no leading dot
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+@-]{0,127}")
 
@@ -30,9 +31,10 @@ class HttpBundlePolicy:
     def __init__(self, served: api.Served):
         self.served = served
 
-    def __call__(self, tool: str, value: Any) -> str | None:
+    def __call__(self, tool: str, value: Any, arguments: dict | None = None) -> str | None:
         if value is None or (isinstance(value, str) and not value.strip()):
-            return self.served.formal if tool in FORMAL_TOOLS else self.served.specs[0]
+            lean_id = tool in DOCUMENT_TOOLS and str((arguments or {}).get("id") or "").strip().startswith("lean:")
+            return self.served.formal if tool in FORMAL_TOOLS or lean_id else self.served.specs[0]
         if not isinstance(value, str) or _NAME.fullmatch(value.strip()) is None or ".." in value:
             raise self._refuse(value)
         value = value.strip()
