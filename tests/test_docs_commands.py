@@ -71,8 +71,10 @@ def documented_commands() -> dict[str, list[str]]:
             i = 0
             while i < len(lines):
                 start, line = i, lines[i]
-                # a continued line, or a quoted argument over several lines
-                while (line.rstrip().endswith("\\") or line.count('"') % 2) and i + 1 < len(lines):
+                # a continued line, a quoted argument over several lines, or a usage line's indented
+                # [--options] on the next line
+                while i + 1 < len(lines) and (line.rstrip().endswith("\\") or line.count('"') % 2
+                                              or re.match(r"\s+\[", lines[i + 1])):
                     i += 1
                     line = (line.rstrip()[:-1] if line.rstrip().endswith("\\") else line) + " " + lines[i].strip()
                 i += 1
@@ -181,7 +183,9 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas serve --host 0.0.0.0": NotRun("binds every interface of the machine running the tests; "
                                            "tests/test_web_security.py starts it with a token on a test address"),
     # README: the CLI synopsis
-    "mathlas search QUERY [-k N] [--offset N] [--source S ...] [--exclude-source S ...] [--kind K ...]": Synopsis(),
+    "mathlas search QUERY [-k N] [--offset N] [--source S ...] [--exclude-source S ...] [--kind K ...] "
+    "[--kind-weight KIND=W ...] [--prior NAME=W ...] [--[no-]rerank] [--mode hybrid|lexical|dense] [--bundle B] "
+    "[--json] [-q]": Synopsis(),
     "mathlas show ID [--bundle B] [--json]": Synopsis(),
     "mathlas eval QUERIES.jsonl [--bundle B] [-k 20] [--mode M ...] [--prior NAME=W ...] [--json]": Synopsis(),
     "mathlas index list | info [B] | verify [B] | path [B] | remove NAME@VERSION": Synopsis(),
@@ -349,22 +353,31 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def check_synopsis(command: str) -> None:
-    """Every subcommand the usage line names exists and every option it shows belongs to one of them."""
+    """Every command and subcommand the usage line names exists (``mathlas index list | info [B]``:
+    ``list`` and ``info`` are subcommands of ``index``; ``mathlas checklist S | scaffold ...``: ``scaffold``
+    is a command) and every option it shows belongs to one of them."""
     from mathlas.cli.main import build_parser
 
     root = build_parser()
-    words = re.findall(r"[\w@.-]+", command)
     top = _subparsers(root)
-    assert words[0] == "mathlas" and words[1] in top, f"no command {words[1]!r}"
     options = set(_parser_options(root))
-    current = top[words[1]]
-    for word in words[1:]:
-        for parser in (top.get(word), _subparsers(current).get(word)):
-            if parser is not None:
+    for segment in re.split(r"\s+(?=mathlas\s)", command):  # README puts two short ones on a line
+        words = segment.split()
+        assert words[0] == "mathlas" and words[1] in top, f"no command {words[1]!r} in `{command}`"
+        group = top[words[1]]
+        options |= _parser_options(group)
+        named = [words[2]] if len(words) > 2 and _subparsers(group) else []
+        named += [w for before, w in zip(words, words[1:]) if before == "|"]
+        for word in named:
+            for name in word.split("|"):
+                if not re.fullmatch(r"[a-z][\w-]*", name):
+                    continue  # a placeholder (NAME, URL) or an option
+                parser = _subparsers(group).get(name) or top.get(name)
+                assert parser is not None, f"`{command}` names {name!r}, which is neither a subcommand nor a command"
                 options |= _parser_options(parser)
-                if _subparsers(parser):
-                    current = parser
-    for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", command):
+    shown = re.findall(r"(?<![\w-])(--?(?:\[no-\])?[a-z][\w-]*)", command)
+    for option in (o for opt in shown for o in ([opt.replace("[no-]", ""), opt.replace("[no-]", "no-")]
+                                                   if "[no-]" in opt else [opt])):
         assert option in options, f"{option} is not an option of `{command}`"
 
 
