@@ -198,6 +198,9 @@ def test_readable_on_a_phone(web, browser):
         assert pg.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
         box = pg.locator("#q").bounding_box()
         assert box and box["width"] > 200
+        goto_ready(pg, web.base + "/")  # the landing part: sources table and examples fit too
+        assert pg.is_visible("#indexed table.sources")
+        assert pg.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     finally:
         pg.close()
 
@@ -336,3 +339,17 @@ def test_every_statement_renders_without_katex_trouble(web, page, tiny):
             trouble["cards of " + source] = found
     assert not trouble, "KaTeX could not draw: " + "; ".join(
         f"{where}: {found[0]}" + (f" (+{len(found) - 1} more)" if len(found) > 1 else "") for where, found in trouble.items())
+
+
+def test_an_xy_pic_diagram_is_drawn(web, page):
+    """The snake lemma's diagram (Stacks writes it with xy-pic's \\xymatrix, which KaTeX lacks): its
+    objects and arrows, with the vertical maps' labels, in one typeset array."""
+    page.goto(web.base + "/doc/stacks:07JW")
+    page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+    assert katex_trouble(page, "#doc") == []
+    display = page.locator("#doc-body .katex-display").first.locator(".katex-html")
+    diagram = display.inner_text()
+    for glyph in ("X", "Y", "Z", "U", "V", "W", "α", "β", "γ"):
+        assert glyph in diagram, glyph
+    assert display.locator(".x-arrow").count() == 6  # the rows' horizontal maps, drawn as extensible arrows
+    assert diagram.count("↓") == 3                   # alpha, beta, gamma
