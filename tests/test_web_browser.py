@@ -353,3 +353,18 @@ def test_an_xy_pic_diagram_is_drawn(web, page):
         assert glyph in diagram, glyph
     assert display.locator(".x-arrow").count() == 6  # the rows' horizontal maps, drawn as extensible arrows
     assert diagram.count("↓") == 3                   # alpha, beta, gamma
+
+
+def test_a_shared_url_names_its_bundle_by_name(web, page):
+    goto_ready(page, web.base + "/?q=primes&bundle=papers")
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert "results from papers-0.1.0" in page.inner_text("#status")
+    assert page.input_value("#bundle") == "papers-0.1.0" and page.is_visible("#bundle-field")
+    assert set(page.locator("#results .badge").all_inner_texts()) == {"arxiv"}
+    page.select_option("#bundle", "tiny-0.1.0")  # another bundle: its own sources, searched at once
+    wait_js(page, "location.search.includes('bundle=tiny-0.1.0')")
+    wait_js(page, "document.querySelector('#status').textContent.includes('results from tiny-0.1.0')")
+    assert page.locator("#sources input[value='stacks']").count() == 1
+    page.go_back()  # the URL that named it "papers"
+    wait_js(page, "document.querySelector('#status').textContent.includes('results from papers-0.1.0')")
+    assert page.input_value("#bundle") == "papers-0.1.0"

@@ -445,7 +445,16 @@ function urlToForm() {
   document.getElementById("corpus").value = u.get("corpus") === "lean" ? "lean" : "informal";
   document.getElementById("mode").value = ["lexical", "dense"].includes(u.get("mode")) ? u.get("mode") : "hybrid";
   document.getElementById("module").value = u.get("module") || "";
-  if (u.get("bundle")) document.getElementById("bundle").value = u.get("bundle");
+  // the bundle by label, name or spec (a shared URL may say "papers"); none: the default, the first
+  const asked = u.get("bundle");
+  const served = (BUNDLES.served || []).filter((b) => b.label);
+  const b = asked ? served.find((x) => [x.label, x.name, x.spec, `${x.name}@${x.version}`].includes(asked)) : served[0];
+  const sel = document.getElementById("bundle");
+  if (b) sel.value = b.label;
+  else if (asked) {  // not served: sent as asked, so the server's refusal names what is served
+    if (![...sel.options].some((o) => o.value === asked)) sel.append(el("option", {value: asked, text: `${asked} (not served)`}));
+    sel.value = asked;
+  }
   fillSources();
   fillKinds(u.get("kind") || "");
   const wanted = new Set(u.getAll("source"));
@@ -492,8 +501,8 @@ function fillKinds(wanted, dropUnknown) {
   sel.textContent = "";
   sel.append(el("option", {value: "", text: "any"}));
   for (const [k, n] of Object.entries(kinds)) sel.append(el("option", {value: k, text: `${k} (${n.toLocaleString()})`}));
-  if (wanted && !(wanted in kinds) && dropUnknown) wanted = "";  // another bundle chosen: its own kinds only
-  if (wanted && !(wanted in kinds)) sel.append(el("option", {value: wanted, text: `${wanted} (not in this bundle)`}));
+  if (wanted && !Object.hasOwn(kinds, wanted) && dropUnknown) wanted = "";  // another bundle chosen: its own kinds only
+  if (wanted && !Object.hasOwn(kinds, wanted)) sel.append(el("option", {value: wanted, text: `${wanted} (not in this bundle)`}));
   sel.value = wanted || "";
 }
 
