@@ -451,16 +451,20 @@ class Bundle:
         return self.rank(SearchRequest.make(query, k, **options))
 
     def rank(self, req: SearchRequest, findings: "FindingsStore | None" = None,
-             fields: Sequence[str] = ()) -> list[Hit]:
+             fields: Sequence[str] = (), scores_out: dict | None = None) -> list[Hit]:
         """Run a checked request: plan it (``plan``: the checks that need the bundle, filters,
         weights, depth), run each channel to the same depth, fuse their rankings in one RRF, then
         the document priors, the reranker and the statement-first rule, and cut to ``k`` (after
         ``offset``). Every step works on the whole fused list, so a hit's ranks and place do not
         depend on ``k``. With a findings store, the findings are one more channel
         (``mathlas.findings.search``; source ``findings``, kind ``finding``) whose keys follow the
-        bundle's. ``fields``: metadata columns to copy into each hit's ``fields``."""
+        bundle's. ``fields``: metadata columns to copy into each hit's ``fields``. ``scores_out``: a
+        dict given the bundle channels' own rankings (``"rankings"``, raw scores; no findings) for
+        the answer's confidence (``mathlas.confidence``)."""
         plan = self.plan(req, findings)
         rankings, channel_weights, key_weights = self._run_channels(req, plan)
+        if scores_out is not None:
+            scores_out["rankings"] = {c: r for c, r in rankings.items() if c in MODE_CHANNELS["hybrid"]}
         fusion = self.fusion
         fused = rrf(rankings, plan.depth, k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
                     channel_weights=channel_weights, key_weights=key_weights)

@@ -48,6 +48,11 @@ class SearchResult:
     mode: str
     hits: list[Hit]
     next: list[NextStep] = field(default_factory=list)
+    # how close the best hits are (mathlas.confidence): strong, weak or none, its 0-1 confidence and,
+    # unless strong, one line saying what that means
+    match: str = "weak"
+    confidence: float = 0.0
+    note: str = ""
 
 
 @dataclass
@@ -60,6 +65,9 @@ class FormalSearchResult:
     prior_weight: float
     hits: list[Hit]
     next: list[NextStep] = field(default_factory=list)
+    match: str = "weak"      # as SearchResult's
+    confidence: float = 0.0
+    note: str = ""
 
 
 @dataclass
@@ -101,7 +109,8 @@ def search(req: SearchRequest, bundle: BundleSpec = None, *, findings: bool = Tr
     from mathlas.findings.store import open_store
 
     b = _open(bundle)
-    hits = b.rank(req, findings=open_store() if findings else None)
+    scores: dict = {}
+    hits = b.rank(req, findings=open_store() if findings else None, scores_out=scores)
     steps = [NextStep("get_by_id", {"id": h.id}, "the whole statement, link and license") for h in hits[:NEXT_FOR_TOP]]
     if _NUMBER.fullmatch(req.query) and "identify_constant" in available_tool_names():
         steps.insert(0, NextStep("identify_constant", {"value": req.query.strip()},
@@ -109,7 +118,8 @@ def search(req: SearchRequest, bundle: BundleSpec = None, *, findings: bool = Tr
     if not hits and req.filtered:
         steps.append(NextStep("search_existing_math", {"query": req.query},
                               "nothing passed the filters: search all sources"))
-    return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps)
+    return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps,
+                        **_match(b, req, scores, hits))
 
 
 def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
@@ -128,7 +138,9 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     mask = module_mask(b, list(req.modules), req.labels["modules"]) if req.modules else None
     inner = SearchRequest.make(req.query, req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
                                labels={"kinds": req.labels["kinds"]})
-    hits = [formal_hit(h) for h in b.rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)]
+    scores: dict = {}
+    hits = [formal_hit(h) for h in b.rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS,
+                                          scores_out=scores)]
     spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
     steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
              for h in hits[:2]]
@@ -140,7 +152,17 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
                                   "check a proof that uses the hit with the Lean kernel"))
     if not hits and req.modules:
         steps.append(NextStep("search_formal_math", {"query": req.query}, "nothing in those modules: search everything"))
-    return FormalSearchResult(query=req.query, bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits, next=steps)
+    return FormalSearchResult(query=req.query, bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
+                              next=steps, **_match(b, req, scores, hits))
+
+
+def _match(b: "Bundle", req, scores: dict, hits: list[Hit]) -> dict:
+    """``match``, ``confidence`` and ``note`` of an answer (``mathlas.confidence``), from the channels'
+    raw rankings ``Bundle.rank`` left in ``scores``."""
+    from mathlas.confidence import assess
+
+    a = assess(scores.get("rankings"), req.mode, req.query, b.manifest.fusion, has_hits=bool(hits))
+    return {"match": a.match, "confidence": a.confidence, "note": a.note}
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

@@ -120,6 +120,9 @@ def cmd_search(args) -> int:
     if args.json:
         print_json(result)
         return 0
+    if result.hits and result.match != "strong":  # how far to trust the hits (mathlas.confidence)
+        print(f"mathlas: {result.note} (match: {result.match}, confidence {result.confidence:.2f})",
+              file=sys.stderr, flush=True)
     print_hits(result.hits, start=args.offset + 1)
     if not result.hits:
         hint = ("nothing passed the filters; try without --source/--kind or another --mode" if req.filtered

@@ -36,6 +36,8 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
         lines = [f"No hits ({where})."]
     else:
         lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where}); get_by_id(id) gives the whole statement:"]
+        if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.confidence)
+            lines.insert(0, f"match: {data['match']} (confidence {data.get('confidence', 0):.2f}): {data.get('note', '')}")
         lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:
         if step["tool"] != "get_by_id":  # the header says how to open a hit

@@ -1,0 +1,135 @@
+"""How close an answer's best hits are to its query: a calibrated ``confidence`` in [0, 1] and a
+``match`` of ``strong``, ``weak`` or ``none``, with a one-line ``note`` when it is not ``strong``.
+
+Every search answers with ten hits whether or not the sources hold the math asked about. This module
+reads the channels' own raw scores (``Bundle.rank(..., scores_out=...)`` hands over each channel's
+ranking) and says how much those ten deserve to be trusted:
+
+* dense: the top cosine ``d1``, its margin over the tenth ``d1 - d10`` and the top's lead over the
+  rest of the top ten in their own spread (``(d1 - mean d2..d10) / std d1..d10``);
+* lexical: the top BM25 score per distinct query word (BM25 adds one bounded term per matched
+  word, so this is near its ceiling when the best document holds every rare word of the query), the
+  same lead as for dense and ``log(l1 / l10)``;
+* hybrid: whether the channels agree (the dense top hit is in the lexical top ten, or the lexical
+  top hit in the dense top ten).
+
+A logistic model of those features gives ``confidence``; ``none`` below ``none_below``, ``strong``
+at ``strong_at`` or above, ``weak`` between. Its constants are fitted per mode by
+``scripts/bench_match.py`` (on informal-dev: each query as asked, against the same queries with
+their targets and the documents that restate them hidden, and asked of sources of another field);
+a bundle's manifest may carry its own in ``fusion.match`` (``{"hybrid": {...}, ...}``), fitted the
+same way on its own dev set. The numbers, and how little 40 queries can say, are in
+docs/benchmarks.md ("Knowing when nothing is known").
+
+Pure numpy over the rankings: no model, no I/O, microseconds a query.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.fusion import Ranking
+
+MATCHES = ("strong", "weak", "none")
+STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at its be that this every any "
+                      "if then there".split())
+# How many of each channel's top hits the features read (a ranking shorter than this is read whole).
+TOP = 10
+# The features each mode's model reads, in the order of its weights.
+FEATURES = {
+    "hybrid": ("d1", "d_margin", "d_lead", "l_per_word", "l_lead", "l_ratio", "agree"),
+    "dense": ("d1", "d_margin", "d_lead"),
+    "lexical": ("l_per_word", "l_lead", "l_ratio"),
+}
+
+# Fitted by scripts/bench_match.py on the default bundle (informal-1.1.0) and informal-dev (40
+# queries; weights over the raw features, in FEATURES order). Leave-one-query-out, hybrid: false
+# none on the queries as asked .025 [0, .07]; none on the queries asked of sources of another field
+# .975 [.93, 1]; none with only the targets (and their restatements) hidden .025 [0, .07]: what
+# stays is mostly still related, and this model cannot tell it from the target. docs/benchmarks.md.
+DEFAULT_MATCH: dict[str, dict] = {
+    "hybrid": {"weights": [5.9967, 1.0994, 0.3752, 0.3774, -0.0389, -0.985, 0.5323], "bias": -6.2505,
+               "none_below": 0.2984, "strong_at": 0.8064},
+    "dense": {"weights": [8.8643, 0.3556, 0.4308], "bias": -6.529, "none_below": 0.3307, "strong_at": 0.8056},
+    "lexical": {"weights": [0.7799, -0.102, -1.6122], "bias": -2.4001, "none_below": 0.3334, "strong_at": 0.7955},
+}
+
+NOTES = {
+    "none": "nothing close was found: the hits only share words or themes with the query, "
+            "and the sources may not hold this",
+    "weak": "no clear match: the hits are related, but check them before relying on one",
+    "empty": "nothing was found",
+    "findings": "only saved findings were searched; their confidence is not calibrated",
+}
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """An answer's ``confidence`` (0-1), its ``match`` (strong, weak, none) and ``note`` (empty when strong)."""
+
+    confidence: float
+    match: str
+    note: str
+
+
+def _lead(s: np.ndarray) -> float:
+    """The top score's lead over the rest of the top ``TOP``, in the spread of those scores."""
+    s = s[:TOP]
+    if len(s) < 2:
+        return 0.0
+    return float((s[0] - s[1:].mean()) / (s.std() + 1e-6))
+
+
+def query_words(query: str) -> int:
+    """How many distinct words of ``query`` the lexical channel searches (stopwords left out)."""
+    from mathlas.lexical import query_terms
+
+    return len(set(query_terms(query)) - STOPWORDS)
+
+
+def features(rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, float]:
+    """The features of each channel's raw ranking for ``query`` (a missing or empty channel gives zeros)."""
+    out = {name: 0.0 for name in ("d1", "d_margin", "d_lead", "l_per_word", "l_lead", "l_ratio", "agree")}
+    dense, lexical = rankings.get("dense"), rankings.get("lexical")
+    if dense is not None and len(dense):
+        d = np.asarray(dense.scores[:TOP], dtype=np.float64)
+        out.update(d1=float(d[0]), d_margin=float(d[0] - d[-1]), d_lead=_lead(d))
+    if lexical is not None and len(lexical):
+        s = np.asarray(lexical.scores[:TOP], dtype=np.float64)
+        out.update(l_per_word=float(s[0]) / max(1, query_words(query)), l_lead=_lead(s), l_ratio=float(math.log(max(s[0], 1e-6) / max(s[-1], 1e-6))))
+    if dense is not None and lexical is not None and len(dense) and len(lexical):
+        dk, lk = dense.keys[:TOP].tolist(), lexical.keys[:TOP].tolist()
+        out["agree"] = float(dk[0] in lk or lk[0] in dk)
+    return out
+
+
+def model_for(mode: str, fusion: Mapping | None = None) -> dict:
+    """The model for ``mode``: the bundle's ``fusion.match[mode]`` if it declares one, else the default."""
+    declared = ((fusion or {}).get("match") or {}).get(mode)
+    if isinstance(declared, Mapping) and len(declared.get("weights") or ()) == len(FEATURES[mode]):
+        return {**DEFAULT_MATCH[mode], **declared}
+    return DEFAULT_MATCH[mode]
+
+
+def score(feats: Mapping[str, float], model: Mapping, mode: str) -> float:
+    """The model's confidence for these features."""
+    z = float(model["bias"]) + sum(float(w) * feats[f] for w, f in zip(model["weights"], FEATURES[mode]))
+    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+def assess(rankings: Mapping[str, "Ranking"] | None, mode: str, query: str = "", fusion: Mapping | None = None,
+           has_hits: bool = True) -> Assessment:
+    """The confidence, match and note of the answer to ``query`` whose bundle channels ranked
+    ``rankings`` in ``mode`` (``fusion``: the bundle's fusion block, for its own ``match`` models)."""
+    if not has_hits:
+        return Assessment(0.0, "none", NOTES["empty"])
+    if not rankings or not any(len(r) for r in rankings.values()):  # only saved findings were searched
+        return Assessment(0.5, "weak", NOTES["findings"])
+    model = model_for(mode, fusion)
+    c = score(features(rankings, query), model, mode)
+    match = "strong" if c >= float(model["strong_at"]) else "none" if c < float(model["none_below"]) else "weak"
+    return Assessment(round(c, 3), match, NOTES.get(match, ""))
