@@ -6,8 +6,10 @@ import re
 
 import pytest
 
+from mathlas_build.display import leaks
 from mathlas_build.document import Document
 from mathlas_build.retrieval_text import retrieval_text
+from mathlas_build import display
 from mathlas_build.sources import metamath, proofwiki, reader
 from conftest import by_id, corpus
 
@@ -127,24 +129,50 @@ def test_metamath_counts_kinds_links(mm_docs):
         assert re.fullmatch(r"metamath:[A-Za-z0-9._-]+", d.id) and d.name == label == d.extra["label"]
         assert d.link == f"https://us.metamath.org/mpeuni/{label}.html"
         assert d.source == "metamath" and d.license == "CC0-1.0" and d.file == "set.mm" and d.line > 0
-        assert d.statement.strip() and f"{label} $" in d.body
+        assert d.statement.strip() and f"{label} $" in d.extra["formula"]
+        assert len(d.title.split()) >= 2, d.id                                  # titled (issue 21)
+    # typeset: set.mm's ASCII reaches KaTeX only where a mathbox token has no latexdef, or where a comment
+    # quotes set.mm in prose outside ` ... ` (a proof listing, as the author wrote it)
         assert d.kind != "definition" or label.startswith("df-")
         assert not re.search(r"(OLD|ALT)\d*$", label), label
+    leaky = [d.id for d in mm_docs.values() if leaks(d.body, setmm=True)]
+    assert len(leaky) <= 20, leaky[:20]
     assert "metamath:conventions" not in mm_docs and "metamath:helloworld" not in mm_docs   # guide page, joke
     assert "metamath:ex-fv" in mm_docs and "metamath:ex-natded5.2" in mm_docs              # examples stay
+
+
+def test_metamath_display_text(mm_docs):
+    # 1.1.0 gave KaTeX set.mm's ASCII ("|- ( J e. CNrm -> J e. Nrm )" drawn as italic letters) and left
+    # HTML entities in the description; the title was the section path, the heading the label
+    d = mm_docs["metamath:cnrmnrm"]
+    assert d.body == "A completely normal space is normal.\n\n$\\vdash ( J \\in {\\rm CNrm} \\rightarrow J \\in {\\rm Nrm} )$"
+    assert d.title == "A completely normal space is normal" and d.name == "cnrmnrm"
+    assert d.extra["formula"] == "cnrmnrm $p |- ( J e. CNrm -> J e. Nrm ) $."
+    inf3 = mm_docs["metamath:inf3"]
+    assert "&" not in inf3.body and r"\texttt{ax-inf}" in inf3.body
+    assert inf3.title == "Our Axiom of Infinity ax-inf implies the standard Axiom of Infinity"
+    assert mm_docs["metamath:hbe1"].title == "𝑥 is not free in ∃ 𝑥 𝜑"                  # math from althtmldef
+    assert "xrightarrow" in mm_docs["metamath:f1f"].body                                # -1-1-> without raisebox
+    for i in ("metamath:ax-mp", "metamath:cnrmnrm", "metamath:inf3", "metamath:tcsni", "metamath:sylow1"):
+        assert leaks(mm_docs[i].body, setmm=True) == [], i
+        assert "In " + mm_docs[i].extra["context_title"] in retrieval_text(mm_docs[i])     # as in 1.1.0
 
 
 def test_metamath_known_statements(mm_docs):
     mp = mm_docs["metamath:ax-mp"]
     assert mp.kind == "axiom" and mp.slogan.startswith("Rule of Modus Ponens.")
-    assert mp.body.endswith("min $e |- ph $.\nmaj $e |- ( ph -> ps ) $.\nax-mp $a |- ps $.")
-    assert mp.title.startswith("CLASSICAL FIRST-ORDER LOGIC WITH EQUALITY > Propositional calculus")
+    assert mp.extra["formula"] == "min $e |- ph $.\nmaj $e |- ( ph -> ps ) $.\nax-mp $a |- ps $."
+    assert mp.body.endswith("Hypotheses: $\\vdash \\varphi$ (\\texttt{min}); "
+                            "$\\vdash ( \\varphi \\rightarrow \\psi )$ (\\texttt{maj}).\n\nAssertion: $\\vdash \\psi$")
+    assert mp.title == "Rule of Modus Ponens"
+    assert mp.extra["context_title"].startswith("CLASSICAL FIRST-ORDER LOGIC WITH EQUALITY > Propositional calculus")
     cleq = mm_docs["metamath:df-cleq"]
     assert cleq.kind == "definition" and "equality connective between classes" in cleq.slogan
     assert mm_docs["metamath:ax-ext"].kind == "axiom" and "Extensionality" in mm_docs["metamath:ax-ext"].slogan
     syl = mm_docs["metamath:sylow1"]
     assert syl.kind == "theorem" and syl.slogan.startswith("Sylow's first theorem.")
-    assert "sylow1 $p |- ( ph -> E. g e. ( SubGrp ` G ) ( # ` g ) = ( P ^ N ) ) $." in syl.body
+    assert "sylow1 $p |- ( ph -> E. g e. ( SubGrp ` G ) ( # ` g ) = ( P ^ N ) ) $." in syl.extra["formula"]
+    assert syl.title == "Sylow's first theorem"
     assert "there exists g element of SubGrp G" in syl.statement and "P element of primes" in syl.statement
     fta = mm_docs["metamath:fta"]
     assert "Fundamental Theorem of Algebra" in fta.slogan and "complex numbers" in fta.statement
@@ -201,11 +229,13 @@ def test_proofwiki_counts_kinds(pw_docs):
     assert len(pw_docs) == 11010
     kinds = {d.kind for d in pw_docs.values()}
     assert kinds == {"theorem", "lemma", "corollary"}
-    cats = {d.title for d in pw_docs.values()}
+    cats = {d.extra["category"] for d in pw_docs.values()}
     assert {"Topology", "Abstract Algebra", "Set Theory", "Numbers"} <= cats and len(cats) == 10
     for d in pw_docs.values():
         assert re.fullmatch(r"proofwiki:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", d.id), d.id
-        assert d.source == "proofwiki" and d.license == "CC-BY-SA-3.0" and d.link == ""
+        assert d.source == "proofwiki" and d.license == "CC-BY-SA-3.0"
+        assert d.link.startswith("https://proofwiki.org/w/index.php?search=") and d.extra["link_kind"] == "search"
+        assert d.title not in cats and len(d.title.split()) >= 2, d.id     # a heading, never the category
         assert d.body.strip() and d.statement.strip()
         assert not _TEMPLATE.search(d.statement) and "'''" not in d.statement, (d.id, d.statement[:200])
         assert d.extra["split"] in ("train", "dev", "test") and d.file == f"output/{d.extra['split']}.json"
@@ -214,8 +244,7 @@ def test_proofwiki_counts_kinds(pw_docs):
 def test_proofwiki_duplicates_once(pw_docs):
     dups = [d for d in pw_docs.values() if "duplicate_ids" in d.extra]
     assert len(dups) == 47
-    texts = [d.body for d in pw_docs.values()]
-    assert len(texts) == len(set(texts))
+    assert len({d.statement for d in pw_docs.values()}) >= 10990      # (a few texts differ in markup only)
     for d in dups:
         others = d.extra["duplicate_ids"].split()
         assert all(o not in pw_docs and o > d.id for o in others)
@@ -223,12 +252,38 @@ def test_proofwiki_duplicates_once(pw_docs):
 
 def test_proofwiki_known_statements(pw_docs):
     d = pw_docs["proofwiki:3815bc3c-256a-4a72-8f11-f08f43b7217a"]
-    assert d.kind == "theorem" and d.title == "Topology" and d.extra["split"] == "train"
+    assert d.kind == "theorem" and d.extra["category"] == "Topology" and d.extra["split"] == "train"
+    assert d.title == "T is not a first-countable space"
+    assert d.link == "https://proofwiki.org/w/index.php?search=not+first-countable+space"
+    assert d.body == "Let $T = \\left(S, \\tau_p\\right)$ be a Fortissimo space. Then $T$ is not a first-countable space."
     assert d.statement == "Let T = (S, tau_p) be a Fortissimo space. Then T is not a first-countable space."
     e = pw_docs["proofwiki:c07a95f1-492c-48aa-a263-902eccaf861b"]
     assert e.name == "Euclid, Elements, Book V, Proposition 12"
     assert e.statement.startswith("If any number of magnitudes be proportional")
     assert retrieval_text(e).startswith("Euclid, Elements, Book V, Proposition 12. If any number")
+
+
+def test_proofwiki_display_text(pw_docs):
+    # 1.1.0's bodies were the wiki source: {{eqn}} / {{iff}} templates, ":" indents, \\paren, \\struct,
+    # \\closedint and ProofWiki's other MathJax macros; a wiki table
+    for i in ("proofwiki:ca89e6a5-df51-4729-8e0f-5bbd6f02766b", "proofwiki:c07a95f1-492c-48aa-a263-902eccaf861b",
+              "proofwiki:883710eb-83f3-47f0-b776-386a683feb9a", "proofwiki:6f702395-8a90-4865-a565-2750b37fdea5",
+              "proofwiki:d140a820-5153-4591-ba0b-da6b40fe1fa0"):
+        assert leaks(pw_docs[i].body) == [], (i, leaks(pw_docs[i].body))
+        assert display.math_commands(pw_docs[i].body) == set(), i
+    assert sum(bool(leaks(d.body)) for d in pw_docs.values()) <= 5
+    assert sum(bool(display.math_commands(d.body)) for d in pw_docs.values()) == 0
+    titled = [d.title for d in pw_docs.values()]
+    assert len(set(titled)) > 10000 and not {"Topology", "Numbers", "Abstract Algebra"} & set(titled)
+
+
+def test_wiki_display():
+    w = proofwiki.wiki_to_display
+    eq = w("Then:\n{{begin-eqn}}\n{{eqn | l = x\n | o = \\le\n | r = y\n | c = by [[Definition:Order|order]]\n}}\n"
+           "{{end-eqn}}\n:$a = b$\nQ3BoldQ3 {{iff}}".replace("Q3", "\'\'\'"))
+    assert eq == "Then:\n\n$$x \\le y$$\n(by order)\n\n$$a = b$$\n\\textbf{Bold} if and only if"
+    assert proofwiki.heading("Let G be a group. Then G is abelian.", "Algebra") == "G is abelian"
+    assert proofwiki.search_link("G is abelian") == "https://proofwiki.org/w/index.php?search=abelian"
 
 
 def test_wiki_templates():

@@ -7,6 +7,7 @@ API (stable, used by every source reader):
                                              # programming, e.g. bodies using \\@ifnextchar, are left out so the
                                              # macro name survives as a word)
     latex_to_text(tex, macros=None) -> str   # expand macros, drop markup, keep words and symbol names
+    expand_macros(tex, macros) -> str        # expand macros only, the rest as written (display text)
     split_environments(tex, names) -> list[Environment(name, optional_arg, content, start_line)]
     strip_comments(tex) -> str               # drop % comments (not \\%), keeping line numbers
 
@@ -32,6 +33,7 @@ __all__ = [
     "split_environments",
     "strip_comments",
     "label_words",
+    "expand_macros",
 ]
 
 
@@ -452,6 +454,25 @@ def _expand(toks: list[str], macros: dict) -> list[str]:
                 continue
         out.append(t)
     return out
+
+
+def expand_macros(tex: str, macros: Macros) -> str:
+    """``tex`` with ``macros`` expanded and everything else left as written (the display text of
+    ``mathlas_build.display``; ``latex_to_text`` goes on to words). Never raises."""
+    if not tex or not macros:
+        return tex or ""
+    try:
+        # white space as latex_to_text sees it (one space, which macro arguments skip), but a blank line stays
+        toks = [("\n\n" if t.count("\n") > 1 else " ") if t.isspace() else t for t in _TOKEN_RE.findall(tex)]
+        toks = _expand(toks, macros)
+        out: list[str] = []
+        for t in toks:   # a control word right before a letter (a body's last word): keep them apart
+            if out and out[-1][:1] == "\\" and out[-1][1:2].isalpha() and t[:1].isalpha():
+                out.append(" ")
+            out.append(t)
+        return "".join(out)
+    except Exception:  # pragma: no cover - the expander is bounded; keep the text as written
+        return tex
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -82,8 +82,9 @@ def retrieval_text(doc: Document) -> str:
         implied = notation_words(doc.statement)
         if implied:
             parts.append(_sentence("Notation: " + ", ".join(implied)))
-    if doc.title.strip():
-        parts.append(_sentence("In " + doc.title.strip()))
+    where = str(doc.extra.get("context_title") or doc.title).strip()   # a reader whose title is not the place
+    if where:
+        parts.append(_sentence("In " + where))
     return " ".join(parts)
 
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import (LineIndex, label_words, latex_to_text, parse_macros, split_environments,
                                   strip_comments)
@@ -65,6 +66,17 @@ def chapter_files(root: Path) -> list[str]:
     return stems or list(DEFAULT_CHAPTERS)
 
 
+# For the display text: the book's binders as the book typesets them (the word overrides above give
+# latex_to_text "product x:A", the page gets \prod_{(x:A)}).
+DISPLAY_OVERRIDES = {
+    "prd": (1, r"\prod_{(#1)}\,"), "tprd": (1, r"\prod_{(#1)}\,"), "dprd": (1, r"\prod_{(#1)}\,"),
+    "lprd": (1, r"\prod_{(#1)}\,"), "sm": (1, r"\sum_{(#1)}\,"), "tsm": (1, r"\sum_{(#1)}\,"),
+    "dsm": (1, r"\sum_{(#1)}\,"), "lsm": (1, r"\sum_{(#1)}\,"),
+    "lam": (1, r"\lambda #1.\,"), "lamu": (1, r"\lambda #1.\,"), "lamt": (1, r"\lambda #1.\,"),
+    "fall": (1, r"\forall (#1).\,"), "exis": (1, r"\exists (#1).\,"),
+}
+
+
 def book_macros(root: Path) -> dict:
     macros = parse_macros(read_tex(Path(root) / "macros.tex"))
     macros.update(MACRO_OVERRIDES)
@@ -74,6 +86,8 @@ def book_macros(root: Path) -> dict:
 def read(root: Path, **options) -> Iterator[Document]:
     root = Path(root)
     macros = book_macros(root)
+    shown = {**macros, **DISPLAY_OVERRIDES}
+    audit = DisplayAudit(SOURCE, macros)
     for stem in chapter_files(root):
         path = root / f"{stem}.tex"
         text = strip_comments(read_tex(path))
@@ -107,7 +121,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                 kind=KINDS[env.name],
                 name=name,
                 title=title,
-                body=body,
+                body=audit.checked(display_tex(body, shown)),
                 statement=latex_to_text(body, macros),
                 link=f"{LINK_BASE}{path.name}#L{env.start_line}",
                 license=LICENSE,
@@ -117,3 +131,4 @@ def read(root: Path, **options) -> Iterator[Document]:
                 line=env.start_line,
                 extra={"label": label, "env": env.name},
             )
+    audit.report()

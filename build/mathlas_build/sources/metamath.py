@@ -54,7 +54,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit
 from mathlas_build.document import Document
+from mathlas_build.mmtex import Typesetting, comment_tex, comment_text, first_sentence, formula_tex, typesetting
 
 SOURCE = "metamath"
 LICENSE = "CC0-1.0"
@@ -247,6 +249,30 @@ def metamath_text(st: Statement) -> str:
     return "\n".join(lines)
 
 
+def display_body(st: Statement, description: str, ts: Typesetting) -> str:
+    """The display text: the description (``mmtex.comment_tex``), then the hypotheses and the assertion
+    typeset from set.mm's own latexdefs, each in ``$...$`` (``$\\vdash ( J \\in {\\rm CNrm} \\rightarrow ...)$``)."""
+    if not ts.latex:      # a database without a $t comment: the statement as it writes it, not as math
+        return f"{description}\n\n{metamath_text(st)}" if description else metamath_text(st)
+    parts = [comment_tex(description, ts)] if description else []
+    if st.hyps:
+        parts.append("Hypotheses: " + "; ".join(f"${formula_tex(expr, ts)}$ (\\texttt{{{label}}})"
+                                                for label, expr in st.hyps) + ".")
+        parts.append(f"Assertion: ${formula_tex(st.expr, ts)}$")
+    else:
+        parts.append(f"${formula_tex(st.expr, ts)}$")
+    return "\n\n".join(parts)
+
+
+def title_of(st: Statement, description: str, ts: Typesetting) -> str:
+    """The human title: the description's first sentence in plain text (math in Unicode from set.mm's
+    althtmldefs), else the statement's kind and label; never a single word."""
+    title = first_sentence(comment_text(description, ts)) if description else ""
+    if len(title.split()) < 2:
+        title = " ".join(x for x in (title, f"({kind_of(st)} {st.label})") if x)
+    return title
+
+
 def statement_words(st: Statement) -> str:
     words = symbol_words(st.expr)
     if st.hyps:
@@ -267,17 +293,20 @@ def read(root: Path, *, file: str = "set.mm", obsolete: bool = False, mathboxes:
     """Yield one Document per ``|-`` statement of ``root/file`` (``root`` may be the file itself)."""
     path = database(root, file)
     text = path.read_text(encoding="utf-8", errors="replace")
+    ts = typesetting(text)
+    audit = DisplayAudit(SOURCE)
     for st in statements(text):
         if not is_statement(st) or (not obsolete and is_obsolete(st)):
             continue
         if not mathboxes and st.sections[0] == MATHBOXES:
             continue
         description = strip_markers(st.comment)
-        body = f"{description}\n\n{metamath_text(st)}" if description else metamath_text(st)
         yield Document(
             id=f"{SOURCE}:{st.label}", source=SOURCE, kind=kind_of(st), name=st.label,
-            title=" > ".join(h for h in st.sections if h), body=body, statement=statement_words(st),
-            link=LINK.format(label=st.label), license=LICENSE, slogan=comment_words(st.comment),
-            file=path.name, line=st.line,
-            extra={"label": st.label, "discouraged": bool(_MARKERS.search(st.comment))},
+            title=title_of(st, description, ts), body=audit.checked(display_body(st, description, ts)),
+            statement=statement_words(st), link=LINK.format(label=st.label), license=LICENSE,
+            slogan=comment_words(st.comment), file=path.name, line=st.line,
+            extra={"label": st.label, "discouraged": bool(_MARKERS.search(st.comment)),
+                   "context_title": " > ".join(h for h in st.sections if h), "formula": metamath_text(st)},
         )
+    audit.report()

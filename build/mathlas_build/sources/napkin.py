@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import Macros, latex_to_text, parse_macros
 from mathlas_build.sources.texscan import blank_comments, headings, label_tail_words, read_group, read_tex, \
@@ -141,6 +142,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         raise FileNotFoundError(f"Napkin tex folder not found: {texdir}")
     macros = load_macros(root)
     parts = part_titles(root, macros)
+    audit = DisplayAudit(SOURCE, macros)
     for rel, tex in statement_files(texdir, _ENV_RE, skip=_NOT_CHAPTERS):
         chapter_id = rel.with_suffix("").as_posix()
         chapters = _heading(tex, "chapter", macros)
@@ -179,7 +181,8 @@ def read(root: Path, **options) -> Iterator[Document]:
                 extra["label"] = label
             yield Document(
                 id=f"{SOURCE}:{chapter_id}:{st.n}", source=SOURCE, kind=KINDS[st.env], name=name, title=title,
-                body=st.body, statement=statement,
+                body=audit.checked(display_tex(clean, macros)), statement=statement,
                 link=LINK.format(path=rel.as_posix(), line=st.line), license=LICENSE,
                 keywords=keywords, file=f"tex/{rel.as_posix()}", line=st.line, extra=extra,
             )
+    audit.report()

@@ -36,6 +36,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, _args, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import Macros, latex_to_text, parse_macros
 from mathlas_build.sources.texscan import blank_comments, label_tail_words, read_group, read_tex, statement_files, \
@@ -418,6 +419,30 @@ class XParse:
         return "".join(out)
 
 
+_INDCASE = re.compile(r"\\indcase(?![A-Za-z@])\s*(\*)?\s*(!)?")
+
+
+def indcases(tex: str) -> str:
+    """``\\indcase{A}{B \\land C}{text}`` (an xparse command with ``\\DeclareDocumentMacro`` inside, which no
+    table expresses) as the config typesets it: ``$A \\ident B \\land C$: text``, with ``\\indfrm`` (A) and
+    ``\\indcomplex`` (B \\land C) replaced in the text; the starred (atomic) case ``$A$ is atomic: text``."""
+    out, i = [], 0
+    while True:
+        m = _INDCASE.search(tex, i)
+        if not m:
+            out.append(tex[i:])
+            return "".join(out)
+        out.append(tex[i:m.start()])
+        args, i = _args(tex, m.end(), 3, optional=False)
+        args += [""] * (3 - len(args))
+        frm, complex_, text = args
+        text = "exercise." if m.group(2) else text
+        text = re.sub(r"\\indfrmp?(?![A-Za-z@])", lambda _: " " + frm + " ", text)
+        text = re.sub(r"\\indcomplex(?![A-Za-z@])", lambda _: " " + complex_ + " ", text)
+        head = f"${frm}$ is atomic: " if m.group(1) else f"${frm} \\ident {complex_}$: "
+        out.append(head + text)
+
+
 class Config:
     """What the project's ``.sty`` files define: macros, localisable tokens, selective-inclusion tags and the
     xparse commands with optional arguments; ``text(tex)`` turns Open Logic LaTeX into words with all of them."""
@@ -547,6 +572,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         raise FileNotFoundError(f"Open Logic content folder not found: {content}")
     cfg = load_config(root)
     titles = _Titles(cfg)
+    audit = DisplayAudit(SOURCE, cfg.macros)
     for rel, tex in statement_files(content, _ENV_RE):
         parts = rel.with_suffix("").parts
         crumbs = []
@@ -590,7 +616,9 @@ def read(root: Path, **options) -> Iterator[Document]:
                 extra["labels"] = " ".join(x.strip() for x in labels)
             yield Document(
                 id=doc_id, source=SOURCE, kind=KINDS[st.env], name=name, title=title,
-                body=st.body, statement=statement,
+                body=audit.checked(display_tex(cfg.prepare(indcases(_LABEL_RE.sub(" ", st.inner))), cfg.macros)),
+                statement=statement,
                 link=LINK.format(path=rel.as_posix(), line=st.line), license=LICENSE,
                 keywords=keywords, file=f"content/{rel.as_posix()}", line=st.line, extra=extra,
             )
+    audit.report()

@@ -2,7 +2,10 @@
 
 id ``planetmath:<\\pmcanonicalname>``; a canonical name that occurs in several files gives each of them
 ``planetmath:<file stem>``.  The body is the article between ``\\begin{document}`` and ``\\end{document}``,
-turned into words with the macros of that entry's own preamble.
+turned into words with the macros of that entry's own preamble. The file's text is repaired first
+(``display.repair_text``: 61 entries hold mojibake such as ``CramÃ©r``), and ``body`` is the display text
+(``display.display_tex``: the preamble's macros expanded, ``\\PMlinkname{text}{target}`` -> text, sections as
+bold paragraphs, display environments as ``$$...$$``).
 """
 from __future__ import annotations
 
@@ -11,8 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, display_tex, repair_text
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
+from mathlas_build.sources.hott import DISPLAY_OVERRIDES as HOTT_BINDERS
 from mathlas_build.sources.texscan import braced, read_tex
 
 SOURCE = "planetmath"
@@ -86,12 +91,13 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
     metas: dict[Path, dict] = {}
     for p in paths:
         if folders is None or p.parent.name in folders:
-            texts[p] = read_tex(p)
+            texts[p] = repair_text(read_tex(p))     # mojibake (CramÃ©r) and HTML entities, once
             metas[p] = parse_metadata(texts[p])
         else:  # only the canonical name is needed, for the duplicate count
             with open(p, encoding="utf-8", errors="replace") as fh:
                 head = fh.read(4000)
             metas[p] = {"canonicalname": parse_metadata(head)["canonicalname"]}
+    audit = DisplayAudit(SOURCE)
     counts = Counter((metas[p]["canonicalname"] or p.stem) for p in paths)
     for p in paths:
         if p not in texts:
@@ -122,6 +128,8 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             body_line = text.count("\n", 0, pre_start) + 1
         body = body.strip("\n")
         macros = parse_macros(preamble)
+        # the HoTT book's chapters on PlanetMath use the book's binders without defining them
+        shown = {**HOTT_BINDERS, **macros} if "\\prd" in body or "\\sm" in body or "\\lam" in body else macros
         kind = meta["type"].lower().strip() or "entry"
         keywords = []
         for k in meta["defines"] + meta["synonyms"]:
@@ -135,7 +143,7 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             kind=kind,
             name=title,
             title=class_title(p.parent.name),
-            body=body.strip(),
+            body=audit.checked(display_tex(body.strip(), shown)),
             statement=latex_to_text(body, macros),
             link=f"https://planetmath.org/{canonical.lower()}",
             license=LICENSE,
@@ -145,3 +153,4 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             line=body_line,
             extra={"canonicalname": canonical, "msc": list(meta["msc"]), "related": list(meta["related"])},
         )
+    audit.report()

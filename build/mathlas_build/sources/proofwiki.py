@@ -30,7 +30,9 @@ import json
 import re
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote_plus
 
+from mathlas_build.display import DisplayAudit, display_tex, math_commands, repair_text, replace_command, segments
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
 
@@ -169,6 +171,211 @@ def wiki_to_latex(text: str) -> str:
     return re.sub(r"(?m)^[:\s]+", "", s)
 
 
+# For the display text: ProofWiki's macros (its MathJax configuration) as standard TeX KaTeX draws.
+DISPLAY_MACROS = parse_macros(r"""
+\newcommand{\struct}[1]{\left(#1\right)}
+\newcommand{\map}[2]{#1\left(#2\right)}
+\newcommand{\paren}[1]{\left(#1\right)}
+\newcommand{\set}[1]{\left\{#1\right\}}
+\newcommand{\tuple}[1]{\left(#1\right)}
+\newcommand{\sqbrk}[1]{\left[#1\right]}
+\newcommand{\sequence}[1]{\left\langle #1\right\rangle}
+\newcommand{\family}[1]{\left\langle #1\right\rangle}
+\newcommand{\closedint}[2]{\left[#1 \,.\,.\, #2\right]}
+\newcommand{\openint}[2]{\left(#1 \,.\,.\, #2\right)}
+\newcommand{\hointl}[2]{\left(#1 \,.\,.\, #2\right]}
+\newcommand{\hointr}[2]{\left[#1 \,.\,.\, #2\right)}
+\newcommand{\size}[1]{\left\lvert #1\right\rvert}
+\newcommand{\card}[1]{\left\lvert #1\right\rvert}
+\newcommand{\order}[1]{\left\lvert #1\right\rvert}
+\newcommand{\norm}[1]{\left\lVert #1\right\rVert}
+\newcommand{\powerset}[1]{\mathcal{P}\left(#1\right)}
+\newcommand{\eqclass}[2]{\left[#1\right]_{#2}}
+\newcommand{\divides}{\mathrel{\mid}}
+\newcommand{\ds}{\displaystyle}
+\newcommand{\rd}{\mathrm{d}}
+\newcommand{\d}{\mathrm{d}}
+\newcommand{\O}{\varnothing}
+\newcommand{\R}{\mathbb{R}}
+\newcommand{\Q}{\mathbb{Q}}
+\newcommand{\Z}{\mathbb{Z}}
+\newcommand{\N}{\mathbb{N}}
+\newcommand{\C}{\mathbb{C}}
+\newcommand{\RR}{\mathbb{R}}
+\newcommand{\QQ}{\mathbb{Q}}
+\newcommand{\ZZ}{\mathbb{Z}}
+\newcommand{\NN}{\mathbb{N}}
+\newcommand{\CC}{\mathbb{C}}
+\newcommand{\BB}{\mathbb{B}}
+\newcommand{\MM}{\mathbb{M}}
+\newcommand{\PP}{\mathbb{P}}
+\newcommand{\FF}{\mathbb{F}}
+\newcommand{\KK}{\mathbb{K}}
+\newcommand{\Img}{\operatorname{Img}}
+\newcommand{\Dom}{\operatorname{Dom}}
+\newcommand{\Cdm}{\operatorname{Cdm}}
+\newcommand{\Preimg}{\operatorname{Preimg}}
+\newcommand{\Rng}{\operatorname{Rng}}
+\newcommand{\lcm}{\operatorname{lcm}}
+\newcommand{\sgn}{\operatorname{sgn}}
+\newcommand{\Area}{\operatorname{Area}}
+\newcommand{\Arg}{\operatorname{Arg}}
+\newcommand{\expect}[1]{E\left(#1\right)}
+\newcommand{\var}[1]{\operatorname{var}\left(#1\right)}
+\newcommand{\condprob}[2]{\Pr\left(#1 \mid #2\right)}
+\newcommand{\Cl}{\operatorname{Cl}}
+\newcommand{\Int}{\operatorname{Int}}
+\newcommand{\diam}{\operatorname{diam}}
+\newcommand{\cis}{\operatorname{cis}}
+\newcommand{\Tr}{\operatorname{Tr}}
+\newcommand{\adj}{\operatorname{adj}}
+\newcommand{\rank}{\operatorname{rank}}
+\newcommand{\Aut}{\operatorname{Aut}}
+\newcommand{\Fix}{\operatorname{Fix}}
+\newcommand{\Stab}{\operatorname{Stab}}
+\newcommand{\Orb}{\operatorname{Orb}}
+\newcommand{\Gal}{\operatorname{Gal}}
+\newcommand{\Char}{\operatorname{Char}}
+\newcommand{\Ln}{\operatorname{Ln}}
+\newcommand{\floor}[1]{\left\lfloor #1\right\rfloor}
+\newcommand{\ceiling}[1]{\left\lceil #1\right\rceil}
+\newcommand{\gen}[1]{\left\langle #1\right\rangle}
+\newcommand{\innerprod}[2]{\left\langle #1, #2\right\rangle}
+\newcommand{\dotprod}{\cdot}
+\newcommand{\cross}{\times}
+\newcommand{\symdif}{\ominus}
+\newcommand{\relcomp}[2]{\complement_{#1}\left(#2\right)}
+\newcommand{\isomorphic}{\cong}
+\newcommand{\pdiff}[2]{\frac{\partial #1}{\partial #2}}
+\newcommand{\valueat}[2]{\left.#1\right|_{#2}}
+\newcommand{\intlimits}[3]{\left[#1\right]_{#2}^{#3}}
+\newcommand{\bigintlimits}[3]{\left[#1\right]_{#2}^{#3}}
+\newcommand{\laptrans}[1]{\mathcal{L}\left\{#1\right\}}
+\newcommand{\vect}[1]{\mathbf{#1}}
+\newcommand{\lt}{<}
+\newcommand{\gt}{>}
+\newcommand{\degrees}{^\circ}
+\newcommand{\cmod}[1]{\left\lvert #1\right\rvert}
+\newcommand{\ideal}[1]{\left(#1\right)}
+\newcommand{\conjclass}[1]{\left[#1\right]}
+\newcommand{\fractpart}[1]{\left\{#1\right\}}
+\newcommand{\bszero}{\mathbf{0}}
+\newcommand{\bsone}{\mathbf{1}}
+""")
+
+
+def katex_math(tex: str) -> str:
+    """What is left of ProofWiki's MathJax vocabulary after ``DISPLAY_MACROS``, inside math: a doubled
+    capital (``\\EE``, ``\\LL``) as blackboard bold, any other unknown name (``\\arcsec``, ``\\sech``, ``\\Res``)
+    as an upright operator, which is how ProofWiki typesets them."""
+    out = []
+    for is_math, piece in segments(tex):
+        if is_math and math_commands(piece):
+            unknown = math_commands(piece)
+            piece = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])", lambda m: m.group(0) if m.group(1) not in unknown else (
+                "\\mathbb{%s}" % m.group(1)[0] if re.fullmatch(r"([A-Z])\1", m.group(1))
+                else "\\operatorname{%s}" % m.group(1)), piece)
+        out.append(piece)
+    return "".join(out)
+
+
+def _display_template(name: str, pos: list[str], named: dict[str, str]) -> str:
+    """One template as display LaTeX: ``{{eqn}}`` a display equation with its comment after it,
+    everything else as ``_render`` writes it in words."""
+    if name == "eqn":
+        parts = [named.get(k, "") for k in ("q", "ll", "lo", "l")]
+        if named.get("l") or named.get("r"):
+            parts += [named.get("o", "="), named.get("r", "")]
+        eq = " ".join(x for x in parts if x)
+        c = named.get("c", "").strip()
+        return (f"\n$${eq}$$" if eq.strip() else "") + (f"\n({c})" if c else "") + "\n"
+    return _render(name, pos, named)
+
+
+_BOLD = re.compile("'''(.+?)'''")
+
+
+def _tables(s: str) -> str:
+    """Wiki tables (``{| ... |- ... ! a !! b ... |}``) as one line a row, cells joined with `` | ``."""
+    out = []
+    for line in s.split("\n"):
+        t = line.strip()
+        if t.startswith(("{|", "|}", "|-", "|+")):
+            if t.startswith("|}"):
+                out.append("")
+            continue
+        if t.startswith(("!", "|")) and not t.startswith("||"):
+            cells = re.split(r"\s*(?:!!|\|\|)\s*", t[1:])
+            cells = [c.split("|", 1)[1] if "|" in c and "=" in c.split("|", 1)[0] else c for c in cells]
+            out.append(" | ".join(c.strip() for c in cells))
+            continue
+        out.append(line)
+    return "\n".join(out)
+_ITALIC = re.compile("''(.+?)''")
+
+
+def wiki_to_display(text: str) -> str:
+    """ProofWiki wiki markup -> display LaTeX: ``{{eqn}}`` rows as display equations, ``:$...$`` lines as
+    ``$$...$$``, bold and italic quotes as ``\\textbf`` / ``\\emph``, ``[[target|text]]`` as its text, other
+    templates as ``_render`` gives them (maintenance templates dropped), ``:`` indents dropped."""
+    text = re.sub(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", text)    # links first: their | is not a template's
+    out, i = [], 0
+    while True:
+        j = text.find("{{", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        k = _template_end(text, j)
+        inner = text[j + 2:k - 2] if text.startswith("}}", k - 2) else text[j + 2:k]
+        out.append(_display_template(*_params(wiki_to_display(inner) if "{{" in inner else inner)))
+        i = k
+    s = _tables("".join(out))
+    s = re.sub(r"(?m)^:+\s*\$([^$]+)\$\s*([.,;:]?)\s*$", lambda m: f"$${m.group(1)}{m.group(2)}$$", s)
+    s = _BOLD.sub(r"\\textbf{\1}", s)
+    s = _ITALIC.sub(r"\\emph{\1}", s)
+    s = re.sub(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", s)
+    s = re.sub(r"(?m)^[:*#]+\s*", "", s)
+    return re.sub(r"\n{3,}", "\n\n", s).strip()
+
+
+_LEADS = re.compile(r"^(?:Let|Suppose|Consider|Assume|Given|Define|Fix)\b", re.I)
+_HEAD_STOP = set("""a an the of and or to in on for is are be let then that with as by at from this these those it
+its which where such if iff there exists any all each every some denote denotes denoted we us""".split())
+
+
+def heading(words: str, category: str = "") -> str:
+    """A human heading from a statement's words: its first clause that says something (the first
+    sentence, or the first one after the ``Let ...`` / ``Suppose ...`` set-up ones), at most about 90
+    characters cut at a word, two or more words, never the category alone."""
+    s = " ".join(words.split())
+    sentences = [re.sub(r"^(?:Then|Hence|So|Thus)\b[,:]?\s*", "", x.strip()) for x in
+                 re.split(r"(?<=[.;!?])\s+(?=[A-Z(])", s) if x.strip()]
+    pick = next((x for x in sentences if not _LEADS.match(x) and len(x.split()) >= 2), "")
+    if not pick:
+        pick = sentences[0] if sentences else s
+    pick = pick.rstrip(" .:;,")
+    if len(pick) > 90:
+        pick = pick[:90].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
+    if len(pick.split()) < 2 or pick.lower() == category.lower():
+        pick = f"{pick} ({category})" if category and pick else (pick or "ProofWiki statement")
+        if len(pick.split()) < 2:
+            pick = f"ProofWiki {pick}"
+    first = pick.split(" ", 1)[0]
+    return pick[:1].upper() + pick[1:] if len(first) > 1 and first.isalpha() and first.islower() else pick
+
+
+SEARCH = "https://proofwiki.org/w/index.php?search={q}"
+
+
+def search_link(words: str) -> str:
+    """ProofWiki's own search for the key words of a heading: the dump keeps no page names, so this
+    is the link a person can follow (a search, ``extra["link_kind"] = "search"``)."""
+    keys = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", words) if w.lower() not in _HEAD_STOP]
+    q = " ".join(keys[:8]) or " ".join(words.split()[:8])          # a formula: search its own text
+    return SEARCH.format(q=quote_plus(q)) if q else ""
+
+
 def euclid_name(text: str) -> str:
     m = re.search(r"\{\{\s*EuclidPropStatement\s*\|([^{}]*?)\|\s*body\s*=", text)
     if not m:
@@ -197,6 +404,7 @@ def read(root: Path, *, splits: list[str] | tuple[str, ...] = SPLITS, **options)
             if not isinstance(rec, dict) or not str(rec.get("text") or "").strip():
                 raise ValueError(f"{f}: record {uuid!r} without text")
             records.append((uuid, split, rec))
+    audit = DisplayAudit(SOURCE, DISPLAY_MACROS)
     by_text: dict[str, list[str]] = {}
     for uuid, _, rec in records:
         by_text.setdefault(rec["text"].strip(), []).append(uuid)
@@ -210,8 +418,17 @@ def read(root: Path, *, splits: list[str] | tuple[str, ...] = SPLITS, **options)
         extra = {"split": split, "category": category, "premises": len(rec.get("premises") or [])}
         if len(uuids) > 1:
             extra["duplicate_ids"] = " ".join(f"{SOURCE}:{u}" for u in uuids[1:])
+        clean = repair_text(text)                      # HTML entities (&#337;) and mojibake, once
+        shown = replace_command(clean, ["index"], 2, lambda n, a: "\\left[" + " : ".join(a) + "\\right]")  # [G : H]
+        statement = latex_to_text(wiki_to_latex(clean), MACROS)
+        name = euclid_name(clean)
+        title = heading(statement, category)
+        extra["link_kind"] = "search"
+        extra["context_title"] = category              # the retrieval text's "In <category>." as before
         yield Document(
-            id=f"{SOURCE}:{uuid}", source=SOURCE, kind=KINDS.get(kind, kind or "theorem"), name=euclid_name(text),
-            title=category, body=text, statement=latex_to_text(wiki_to_latex(text), MACROS), link="",
-            license=LICENSE, file=f"output/{split}.json", line=0, extra=extra,
+            id=f"{SOURCE}:{uuid}", source=SOURCE, kind=KINDS.get(kind, kind or "theorem"), name=name,
+            title=title, body=audit.checked(katex_math(display_tex(wiki_to_display(shown), DISPLAY_MACROS))),
+            statement=statement, link=search_link(name or title) or search_link(statement), license=LICENSE, file=f"output/{split}.json",
+            line=0, extra=extra,
         )
+    audit.report()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import LineIndex, label_words, latex_to_text, parse_macros, split_environments, strip_comments
 from mathlas_build.sources.texscan import braced, headings, read_tex
@@ -62,6 +63,7 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
     ``include_obsolete``: also index ``obsolete.tex``."""
     root = Path(root)
     macros = parse_macros(read_tex(root / "preamble.tex"))
+    audit = DisplayAudit(SOURCE, macros)
     tags = read_tags(root)
     stats = {"files": 0, "statements": 0, "indexed": 0, "no_label": 0, "no_tag": 0, "untagged": []}
     last_stats.clear()
@@ -136,7 +138,7 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
                 kind=env.name,
                 name=name,
                 title=title,
-                body=body,
+                body=audit.checked(display_tex(body, file_macros)),
                 statement=latex_to_text(body, file_macros),
                 link=f"https://stacks.math.columbia.edu/tag/{tag}",
                 license=LICENSE,
@@ -148,6 +150,7 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
             )
         last_stats.update(stats)
     last_stats.update(stats)
+    audit.report()
     if verbose and (stats["no_tag"] or stats["no_label"]):
         print(f"stacks: indexed {stats['indexed']} of {stats['statements']} statements; "
               f"skipped {stats['no_tag']} without a tag, {stats['no_label']} without a label",

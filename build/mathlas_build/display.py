@@ -1,0 +1,429 @@
+"""Display text: a statement's source LaTeX made ready for a reader (issue 21).
+
+A document's ``body`` is what the page typesets with KaTeX and what the CLI and MCP summaries show; its
+``statement`` (``latex.latex_to_text``) is what search reads. Readers used to put the raw source into
+``body``: book macros KaTeX has never heard of (``\\prd``, ``\\Entails``), index and label debris
+(``\\index{...}``, ``\\ollabel{...}``), PlanetMath's link markup (``\\PMlinkname{text}{target}``), section
+commands, picture environments, mojibake (``CramÃ©r``) and HTML entities (``&#337;``). ``display_tex`` turns
+such a body into LaTeX that only uses what KaTeX draws inside math and what the page renders outside it:
+
+1. mojibake repaired (``ftfy.fix_encoding``, only where the text shows mojibake) and HTML entities unescaped;
+2. ``%`` comments stripped; ``\\index``, ``\\label``, ``\\ollabel`` and PlanetMath's link-escape commands
+   dropped, ``\\PMlinkname{text}{target}`` (and the other ``\\PMlink*``) -> text;
+3. the corpus's own macros (the ``Macros`` table its reader already builds for the words) expanded, less
+   the structural commands the page renders itself (``\\emph``, ``\\item``, ``\\ref``, ...);
+4. display environments (``equation``, ``align``, ``eqnarray``, ``gather``, ``multline``, ``displaymath``,
+   ``\\[...\\]``) -> ``$$...$$`` (alignments as ``aligned``, gatherings as ``gathered``); pictures
+   (``pspicture``, ``picture``, ``tikzpicture``, ``figure``) and ``\\includegraphics`` dropped;
+5. inside math: ``\\mbox`` / ``\\hbox`` / ``\\textsc`` ... -> ``\\text``, ``\\ensuremath{x}`` -> ``x``,
+   ``\\label`` / ``\\qedhere`` / ``\\xspace`` dropped, ``\\bm`` -> ``\\boldsymbol``, ``\\mathds`` -> ``\\mathbb``;
+6. outside math: ``\\section{x}`` and its kin -> a bold paragraph, ``\\footnote{x}`` -> `` (x)``,
+   ``\\href{u}{t}`` -> ``t``, ``\\cref`` / ``\\autoref`` -> ``\\ref``, accents and named symbols -> Unicode
+   (``\\'e`` -> é, ``\\S`` -> §), any other command -> its last braced argument (``\\textsc{x}`` -> ``x``) or
+   nothing.
+
+What KaTeX draws is the list ``katex_commands.txt`` (every ``"\\\\name"`` literal of the vendored
+``katex.min.js``); ``DisplayAudit`` counts, per source, the documents whose display text still holds a
+command outside it, split into the commands the corpus defines itself and the rest (packages such as
+``xymatrix``), and prints the count at the end of each reader (the build log; docs/building.md).
+"""
+from __future__ import annotations
+
+import html
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from mathlas_build.latex import Macros, expand_macros, strip_comments
+
+KATEX: frozenset[str] = frozenset(
+    line.strip() for line in (Path(__file__).with_name("katex_commands.txt")).read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#"))
+
+# Commands the page renders outside math (mathlas/web/static/app.js textToHtml): never expanded, kept.
+PAGE_TEXT = frozenset("""emph textit textsl textbf texttt text textrm mbox textup item begin end noindent medskip
+smallskip bigskip par newline hfill quad qquad ref eqref cite bibitem em it sl bf""".split())
+# Never expanded even where a corpus redefines them: the structure the cleaner or the page handles.
+_NO_EXPAND = PAGE_TEXT | frozenset("""label index section subsection subsubsection paragraph subparagraph chapter
+part footnote href url cref Cref autoref ensuremath""".split())
+
+_MOJIBAKE = re.compile(r"[ÃÂâ][\u0080-\u00bf\u2018-\u203a\u20ac\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc]")
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]+);")
+
+
+def repair_text(s: str) -> str:
+    """Mojibake repaired (UTF-8 read as cp1252/latin-1: ``CramÃ©r`` -> ``Cramér``) and HTML entities
+    unescaped (``&#337;`` -> ``ő``, ``&amp;`` -> ``&``). Text without either comes back unchanged."""
+    if _MOJIBAKE.search(s):
+        try:
+            import ftfy
+        except ImportError:
+            raise ImportError("repairing mojibake needs ftfy: pip install 'mathlas[build]' (or pip install ftfy)") \
+                from None
+        s = ftfy.fix_encoding(s)
+    if "&" in s and _ENTITY.search(s):
+        s = html.unescape(s)
+    return s
+
+
+# ------------------------------------------------------------------------------------------ command scanning
+
+def _group(tex: str, i: int, open_: str = "{", close: str = "}") -> tuple[str, int] | None:
+    """The balanced group opening at ``tex[i]`` (after spaces): (content, index after it), else None."""
+    j = i
+    while j < len(tex) and tex[j] in " \t":
+        j += 1
+    if j >= len(tex) or tex[j] != open_:
+        return None
+    depth, k = 0, j
+    while k < len(tex):
+        c = tex[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == open_ or (open_ != "{" and c == "{"):
+            depth += 1
+        elif c == close or (open_ != "{" and c == "}"):
+            depth -= 1
+            if depth == 0:
+                return tex[j + 1:k], k + 1
+        k += 1
+    return None
+
+
+def _args(tex: str, i: int, n: int, optional: bool = True) -> tuple[list[str], int]:
+    """Up to ``n`` braced arguments from ``tex[i]`` (optional ``*`` and ``[...]`` arguments skipped)."""
+    if tex.startswith("*", i):
+        i += 1
+    while optional:
+        g = _group(tex, i, "[", "]")
+        if g is None:
+            break
+        i = g[1]
+    out: list[str] = []
+    while len(out) < n:
+        g = _group(tex, i)
+        if g is None:
+            break
+        out.append(g[0])
+        i = g[1]
+    return out, i
+
+
+def replace_command(tex: str, names: Iterable[str], nargs: int, render) -> str:
+    """Every ``\\name`` of ``names`` with up to ``nargs`` braced arguments -> ``render(name, args)``."""
+    names = list(names)
+    if not any("\\" + n in tex for n in names):
+        return tex
+    pat = re.compile(r"\\(%s)(?![A-Za-z@])" % "|".join(sorted(map(re.escape, names), key=len, reverse=True)))
+    out, i = [], 0
+    while True:
+        m = pat.search(tex, i)
+        if not m:
+            out.append(tex[i:])
+            return "".join(out)
+        out.append(tex[i:m.start()])
+        args, i = _args(tex, m.end(), nargs)
+        out.append(render(m.group(1), args))
+
+
+# ------------------------------------------------------------------------------------------ math segments
+
+_MATH_ENVS = ("equation", "align", "alignat", "flalign", "gather", "multline", "eqnarray", "displaymath", "math",
+              "xalignat", "dmath", "CD", "myeqn", "narrowmultline")   # the last two: the HoTT book on PlanetMath
+_ENV_ALT = "|".join(e + r"\*?" for e in _MATH_ENVS)
+# $$..$$, \[..\], \(..\), math environments, $..$ (an escaped \$ is text): the page's own pattern
+MATH_RE = re.compile(r"\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([\s\S]+?)\\\)|"
+                     r"(\\begin\{(" + _ENV_ALT + r")\}([\s\S]*?)\\end\{\5\})|(?<!\\)\$((?:\\\$|[^$])+?)\$")
+
+
+def segments(tex: str) -> list[tuple[bool, str]]:
+    """``tex`` cut into (is_math, piece) as the page cuts it; a math piece keeps its delimiters."""
+    out: list[tuple[bool, str]] = []
+    last = 0
+    for m in MATH_RE.finditer(tex):
+        if m.start() > last:
+            out.append((False, tex[last:m.start()]))
+        out.append((True, m.group(0)))
+        last = m.end()
+    if last < len(tex):
+        out.append((False, tex[last:]))
+    return out
+
+
+def _math_inner(piece: str) -> str:
+    m = MATH_RE.fullmatch(piece)
+    if not m:
+        return piece
+    for g in (1, 2, 3, 6, 7):
+        if m.group(g) is not None:
+            return m.group(g)
+    return piece
+
+
+_ALIGNING = {"align", "alignat", "flalign", "eqnarray", "xalignat"}
+_GATHERING = {"gather", "multline", "dmath", "narrowmultline"}
+
+
+def _display(piece: str) -> str:
+    """A display piece (``\\[..\\]``, ``equation``, ``align``, ...) as ``$$...$$``; inline ones as ``$...$``."""
+    m = MATH_RE.fullmatch(piece)
+    if not m:
+        return piece
+    if m.group(7) is not None:
+        return piece
+    if m.group(3) is not None:
+        return "$" + m.group(3) + "$"
+    if m.group(4) is not None:
+        env = m.group(5).rstrip("*")
+        inner = m.group(6)
+        if env == "CD":
+            return "$$\\begin{CD}" + inner + "\\end{CD}$$"
+        if env == "math":
+            return "$" + inner + "$"
+        if env in ("alignat", "xalignat"):
+            inner = re.sub(r"\A\s*\{[^{}]*\}", "", inner)          # the column count
+        if env in _ALIGNING:
+            inner = inner.replace("&=&", "&=").replace("& = &", "&=")
+            return "$$\\begin{aligned}" + inner.strip() + "\\end{aligned}$$"
+        if env in _GATHERING and "\\\\" in inner:
+            return "$$\\begin{gathered}" + inner.strip() + "\\end{gathered}$$"
+        return "$$" + inner.strip() + "$$"
+    return "$$" + (m.group(1) if m.group(1) is not None else m.group(2)).strip() + "$$"
+
+
+# ------------------------------------------------------------------------------------------ cleaning
+
+_DROP_1 = ("index", "indexdef", "indexsee", "label", "ollabel", "PMlinkescapeword", "PMlinkescapephrase",
+           "includegraphics", "hypertarget", "phantomsection", "vspace", "hspace", "addcontentsline",
+           "markboth", "pagestyle", "thispagestyle", "setlength", "setcounter", "addtocounter")
+_LINKS_2 = ("PMlinkname", "PMlinkid", "PMlinkexternal", "PMlinktofile", "PMlinkescapetext", "href", "hyperref")
+_PICTURES = ("pspicture", "pspicture*", "picture", "tikzpicture", "figure", "figure*", "xy", "psmatrix",
+             "comment", "tikzcd")
+_TEXT_IN_MATH = ("mbox", "hbox", "textsc", "textnormal", "textmd", "intertext", "textsf", "makebox", "fbox",
+                 "textup", "textrm", "emph", "textit")
+_MATH_FIX = {"bm": "boldsymbol", "mathds": "mathbb", "mathbbm": "mathbb", "mathbbmss": "mathbb", "Bbb": "mathbb", "cal": "mathcal",
+             "slash": "/", "lefteqn": "", "mathscr": "mathscr", "mathpzc": "mathcal", "textsuperscript": "",
+             "dddot": "dot", "operatorname": "operatorname", "mathsfit": "mathsf", "mathbfit": "boldsymbol",
+             "nobreakdash": "", "colonequals": "coloneqq", "mathllap": "llap", "mathclap": "clap",
+             "textmu": "mu", "textdegree": "degree", "bigstar": "bigstar", "dashrightarrow": "dashrightarrow",
+             "lhd": "lhd", "rhd": "rhd", "unlhd": "unlhd", "unrhd": "unrhd", "dotsc": "dots", "dotsb": "dots",
+             "dotsm": "dots", "dotsi": "dots", "dotso": "dots", "ltimes": "ltimes", "rtimes": "rtimes",
+             "owns": "ni", "Tiny": "tiny", "footnotesize": "footnotesize", "mathbold": "mathbf",
+             "textasciitilde": "sim", "bigoplus": "bigoplus", "tfrac": "tfrac", "textbackslash": "backslash",
+             "varnothing": "varnothing", "ocircle": "bigcirc", "sslash": "/\\!\\!/", "nicefrac": "tfrac", "sfrac": "tfrac", "cfrac": "cfrac", "bbold": "mathbb"}
+_MATH_DROP = ("qedhere", "xspace", "ensuremath", "nonumber", "notag", "displaybreak", "allowdisplaybreaks", "protect",
+              "relax", "linebreak", "nolinebreak", "pagebreak", "noalign", "strut", "mathstrut", "smallskip",
+              "medskip", "bigskip", "vfill", "hfil", "hfill", "newline")
+_SECTIONS = ("part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph")
+_SYMBOLS = {"S": "§", "P": "¶", "ldots": "…", "dots": "…", "textellipsis": "…", "LaTeX": "LaTeX", "TeX": "TeX",
+            "textendash": "–", "textemdash": "—", "copyright": "©", "ss": "ß", "o": "ø", "O": "Ø", "ae": "æ",
+            "AE": "Æ", "oe": "œ", "OE": "Œ", "aa": "å", "AA": "Å", "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ",
+            "dag": "†", "ddag": "‡", "pounds": "£", "textbullet": "•", "textdegree": "°", "times": "×",
+            "textquoteright": "’", "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”",
+            "textasciitilde": "~", "textbar": "|", "textless": "<", "textgreater": ">", "checkmark": "✓",
+            "qed": "∎", "qedsymbol": "∎", "euro": "€", "degree": "°", "cdot": "·", "infty": "∞", "pm": "±",
+            "ge": "≥", "le": "≤", "geq": "≥", "leq": "≤", "neq": "≠", "to": "→", "rightarrow": "→",
+            "Rightarrow": "⇒", "iff": "⇔", "implies": "⇒", "cdots": "⋯", "alpha": "α", "beta": "β",
+            "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ", "mu": "μ", "pi": "π",
+            "sigma": "σ", "phi": "φ", "omega": "ω", "Omega": "Ω", "Gamma": "Γ", "Delta": "Δ", "Sigma": "Σ"}
+_ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+            ".": "\u0307", "c": "\u0327", "v": "\u030c", "u": "\u0306", "H": "\u030b", "k": "\u0328", "r": "\u030a",
+            "d": "\u0323", "b": "\u0331"}
+_ACCENT_RE = re.compile(r"\\([`'^\"~=.])\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))"
+                        r"|\\([cvuHkrdb])(?:\s*\{\s*\\?([A-Za-z])\s*\}|\s+([A-Za-z]))")
+
+
+def _accent(m: re.Match) -> str:
+    mark = m.group(1) or m.group(4)
+    letter = m.group(2) or m.group(3) or m.group(5) or m.group(6)
+    import unicodedata
+    return unicodedata.normalize("NFC", letter + _ACCENTS[mark])
+
+
+def _clean_math(piece: str) -> str:
+    piece = re.sub(r"[ \t]*\n\s*", " ", piece)     # math has no paragraphs; a blank line there is a macro's
+    piece = re.sub(r"\\ensuremath(?![A-Za-z@])", "", piece)     # its group stays a (harmless) math group
+    piece = replace_command(piece, ["label", "index", "ollabel"], 1, lambda n, a: "")
+    piece = replace_command(piece, _TEXT_IN_MATH, 1, lambda n, a: "\\text{" + (a[0] if a else "") + "}")
+    piece = replace_command(piece, ["ref", "eqref"], 1, lambda n, a: "\\text{(" + (a[0] if a else "") + ")}")
+    piece = re.sub(r"\\(%s)(?![A-Za-z@])" % "|".join(_MATH_DROP), "", piece)
+
+    def fix(m: re.Match) -> str:
+        name = m.group(1)
+        to = _MATH_FIX[name]
+        return ("\\" + to if to and to[0].isalpha() else to) + ("" if to and not to[0].isalpha() else " ")
+    return re.sub(r"\\(%s)(?![A-Za-z@])\s?" % "|".join(map(re.escape, _MATH_FIX)), fix, piece)
+
+
+def _clean_text(piece: str) -> str:
+    piece = replace_command(piece, _SECTIONS, 1, lambda n, a: "\n\n\\textbf{" + (a[0].strip() if a else "") + "}\n\n")
+    piece = replace_command(piece, ["footnote"], 1, lambda n, a: " (" + (a[0].strip() if a else "") + ")")
+    piece = replace_command(piece, ["url", "nolinkurl"], 1, lambda n, a: a[0] if a else "")
+    piece = replace_command(piece, ["cref", "Cref", "autoref", "vref", "Vref", "cpageref"], 1,
+                            lambda n, a: "\\ref{" + (a[0] if a else "") + "}")
+    piece = replace_command(piece, ["citep", "citet", "citealp", "citeauthor", "citeyear"], 1,
+                            lambda n, a: "\\cite{" + (a[0] if a else "") + "}")
+    piece = re.sub(r"\\begin\{(?:tabular\*?|array|tabularx|longtable)\}\s*(?:\[[^\]]*\])?\s*(?:\{[^{}]*\})?\s*"
+                   r"(?:\{(?:[^{}]|\{[^{}]*\})*\})?", "\n", piece)
+    piece = re.sub(r"\\end\{(?:tabular\*?|array|tabularx|longtable)\}", "\n", piece)
+    piece = re.sub(r"\\(?:hline|cline\{[^}]*\}|toprule|midrule|bottomrule)", "", piece)
+    piece = _ACCENT_RE.sub(_accent, piece)
+
+    def other(m: re.Match) -> str:
+        name = m.group(1)
+        if name in PAGE_TEXT:
+            return m.group(0)
+        if name in _SYMBOLS:
+            return _SYMBOLS[name] + (" " if m.group(2) else "")
+        return " " if m.group(2) else ""
+    piece = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])\*?(\s?)(?!\s*[\[{])", other, piece)
+    # a command with arguments: keep their text (\textsc{x} -> x, \underline{x} -> x), innermost first
+    for _ in range(4):
+        names = {n for n in re.findall(r"\\([A-Za-z]+)", piece) if n not in PAGE_TEXT}
+        if not names:
+            break
+        piece = replace_command(piece, names, 4, lambda n, a: " ".join(a))
+    return piece
+
+
+def _replace_env(tex: str, names: Iterable[str], render) -> str:
+    for env in names:
+        pat = re.compile(r"\\begin\{%s\}" % re.escape(env))
+        end = "\\end{%s}" % env
+        while True:
+            m = pat.search(tex)
+            if not m:
+                break
+            j = tex.find(end, m.end())
+            stop = len(tex) if j < 0 else j + len(end)
+            tex = tex[:m.start()] + render(tex[m.end():j if j >= 0 else len(tex)]) + tex[stop:]
+    return tex
+
+
+def display_tex(tex: str, macros: Macros | None = None) -> str:
+    """``tex`` (a statement as its source writes it) as display LaTeX: see the module docstring."""
+    if not tex:
+        return ""
+    s = strip_comments(repair_text(tex))
+    s = replace_command(s, _DROP_1, 1, lambda n, a: "")
+    s = replace_command(s, ["indexsee"], 1, lambda n, a: "")
+    s = replace_command(s, _LINKS_2, 2, lambda n, a: (a[-1] if n in ("href", "hyperref", "PMlinkescapetext")
+                                                      else a[0]) if a else "")
+    s = _replace_env(s, _PICTURES, lambda inner: "")
+    if macros:
+        table = {k: v for k, v in macros.items() if k not in _NO_EXPAND}
+        table["xspace"] = (0, "")
+        s = expand_macros(s, table)
+        s = replace_command(s, _DROP_1, 1, lambda n, a: "")
+        s = replace_command(s, _LINKS_2, 2, lambda n, a: (a[-1] if n in ("href", "hyperref", "PMlinkescapetext")
+                                                          else a[0]) if a else "")
+    # \ensuremath outside math is math: give it its dollars before the text is cut
+    out = []
+    for is_math, piece in segments(s):
+        if is_math:
+            out.append(piece)
+        else:
+            out.append(replace_command(piece, ["ensuremath"], 1, lambda n, a: "$" + (a[0] if a else "") + "$"))
+    s = "".join(out)
+    out = []
+    for is_math, piece in segments(s):
+        if is_math:
+            d = _display(piece)
+            inner = _math_inner(d)
+            cleaned = _clean_math(inner)
+            out.append(d.replace(inner, cleaned, 1) if inner in d else d)
+        else:
+            out.append(_clean_text(piece))
+    s = "".join(out)
+    s = re.sub(r"[ \t]*\n[ \t]*", "\n", s)
+    s = re.sub(r"\n{3,}", "\n\n", s)
+    return s.strip()
+
+
+# ------------------------------------------------------------------------------------------ measurement
+
+def math_commands(tex: str) -> set[str]:
+    """Control words inside the math of ``tex`` that KaTeX does not draw (environment names aside)."""
+    found: set[str] = set()
+    for is_math, piece in segments(tex):
+        if is_math:
+            found.update(c for c in re.findall(r"\\([A-Za-z]+)", _math_inner(piece)) if c not in KATEX)
+    return found
+
+
+def text_commands(tex: str) -> set[str]:
+    """Control words outside math that the page does not render (they would show as raw text)."""
+    found: set[str] = set()
+    for is_math, piece in segments(tex):
+        if not is_math:
+            found.update(c for c in re.findall(r"\\([A-Za-z]+)", piece) if c not in PAGE_TEXT)
+    return found
+
+
+class DisplayAudit:
+    """Per source: documents whose display text still holds a command KaTeX cannot draw (inside math) or
+    the page does not render (outside math), split into those the corpus defines (``defined``) and others."""
+
+    def __init__(self, source: str, defined: Iterable[str] = ()):
+        self.source, self.defined = source, set(defined)
+        self.docs = 0
+        self.with_defined = 0
+        self.with_other = 0
+        self.commands: Counter = Counter()
+
+    def add(self, body: str) -> None:
+        self.docs += 1
+        bad = math_commands(body) | text_commands(body)
+        if bad & self.defined:
+            self.with_defined += 1
+        if bad - self.defined:
+            self.with_other += 1
+        self.commands.update(bad)
+
+    def checked(self, body: str) -> str:
+        """``add(body)``, then ``body`` (for a reader's ``Document(body=audit.checked(...))``)."""
+        self.add(body)
+        return body
+
+    def line(self) -> str:
+        top = ", ".join(f"\\{c} {n}" for c, n in self.commands.most_common(8))
+        return (f"[display] {self.source}: {self.with_defined:,} of {self.docs:,} documents hold a macro the corpus "
+                f"defines that KaTeX cannot draw; {self.with_other:,} another command KaTeX or the page does not "
+                f"draw" + (f" ({top})" if top else ""))
+
+    def report(self, quiet: bool = False) -> None:
+        if not quiet:
+            print(self.line(), file=sys.stderr, flush=True)
+
+
+_SETMM_ASCII = re.compile(r"\|-|(?<![\\\w])(?:e\.|->|<->|C_(?![A-Za-z{\\\\])|/\\|\\/|A\.|E\.)(?![\w.])")
+_LEAKS = (
+    ("\\ollabel", re.compile(r"\\ollabel")),
+    ("\\PMlink", re.compile(r"\\PMlink")),
+    ("\\index", re.compile(r"\\index")),
+    ("{{", re.compile(r"\{\{\s*[A-Za-z]")),
+    ("!!", re.compile(r"!!")),
+    ("mojibake", _MOJIBAKE),
+    ("HTML entity", _ENTITY),
+)
+
+
+def leaks(tex: str, setmm: bool = False) -> list[str]:
+    """What of a source's markup shows through a display text as a reader would see it: TeX commands
+    outside math that the page does not render, Open Logic / PlanetMath / index markup, wiki templates and
+    ``!!`` term macros outside math, mojibake, HTML entities, and (``setmm``) set.mm ASCII formulas given to KaTeX.
+    ``[]`` for a clean text (the tests of every reader, and the issue-21 checks, use it)."""
+    found: list[str] = []
+    text = "".join(piece for is_math, piece in segments(tex) if not is_math)
+    if text_commands(tex):
+        found.append("TeX outside math: " + " ".join(sorted("\\" + c for c in text_commands(tex))[:5]))
+    for name, pattern in _LEAKS:
+        where = text if name in ("{{", "!!", "\\index") else tex
+        if pattern.search(where):
+            found.append(name)
+    if setmm and any(is_math and _SETMM_ASCII.search(_math_inner(piece)) for is_math, piece in segments(tex)):
+        found.append("set.mm ASCII in math")
+    return found
