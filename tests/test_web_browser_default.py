@@ -86,3 +86,14 @@ def test_human_titles_and_link_labels(default_web, page, source):
             assert card.locator("a.out").inner_text() == label + " ↗"
         else:
             assert card.locator("a.out").count() == 0
+
+
+def test_a_slogan_shows_only_when_the_statement_does_not_say_it(default_web, page):
+    """Metamath's slogan is its comment in words, which its statement shows typeset: shown once.
+    A Stacks slogan says something the statement does not: shown above it."""
+    for doc_id, shown in (("metamath:sqrt2irr", False), ("stacks:00KZ", True)):
+        doc = default_web.get("/api/doc/" + doc_id).json()
+        assert doc["slogan"], doc_id
+        page.goto(default_web.base + "/doc/" + doc_id)
+        page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+        assert page.is_visible("#doc-slogan") == shown, doc_id

@@ -66,6 +66,7 @@ const MACROS = {
   "\\F": "\\mathbb{F}", "\\A": "\\mathbb{A}", "\\RR": "\\mathbb{R}", "\\Qp": "\\mathbb{Q}_p", "\\O": "\\mathcal{O}",
   "\\norm": "\\left\\lVert #1\\right\\rVert", "\\abs": "\\left\\lvert #1\\right\\rvert", "\\mc": "\\mathcal{#1}",
   "\\leftrightarroweq": "\\mathrel{\\underline{\\leftrightarrow}}",  // bisimilarity (Open Logic; a package symbol)
+  "\\L": "\\text{Ł}", "\\l": "\\text{ł}",  // LaTeX's Polish letters, which PlanetMath's names use in math too
   "\\ref": "\\text{(#1)}", "\\eqref": "\\text{(#1)}", "\\fr": "\\mathfrak{#1}", "\\sma": "\\mathfrak{a}", "\\smb": "\\mathfrak{b}", "\\smm": "\\mathfrak{m}", "\\smp": "\\mathfrak{p}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
 };
 
@@ -242,7 +243,8 @@ const DIAGONAL = {dr: "\\searrow", rd: "\\searrow", dl: "\\swarrow", ld: "\\swar
                   ul: "\\nwarrow", lu: "\\nwarrow"};
 
 function xymatrixToArray(body) {
-  body = body.replace(/(^|[^\\])%.*$/gm, "$1");  // comments: a line joined to the next would lose it
+  body = body.replace(/(^|[^\\])%.*$/gm, "$1")  // comments: a line joined to the next would lose it
+             .replace(/\\(?:save|restore)(?![A-Za-z])/g, "");  // xy-pic's position stack: the objects stay
   const rows = splitTop(body, "\\\\").map((r) => splitTop(r, "&"));
   while (rows.length > 1 && rows[rows.length - 1].every((c) => !c.trim())) rows.pop();
   const R = rows.length, C = Math.max(...rows.map((r) => r.length));
@@ -798,6 +800,14 @@ async function loadDeps(id, direction) {
   status.hidden = !status.textContent;
 }
 
+// Whether the body already says what the slogan says (Metamath's slogan is its comment in words,
+// which its body shows typeset): the slogan's first sentence, letters and digits only.
+function restates(body, slogan) {
+  const squash = (t) => (t || "").toLowerCase().replace(/[^a-z0-9]+/g, "");
+  const first = squash(slogan.split(/(?<=\.)\s/)[0]);
+  return first.length >= 12 && squash(body).includes(first);
+}
+
 async function startDocPage() {
   const id = decodeURIComponent(location.pathname.replace(/^\/doc\//, ""));
   const bundle = new URLSearchParams(location.search).get("bundle") || undefined;
@@ -817,7 +827,9 @@ async function startDocPage() {
   document.getElementById("doc-id").textContent = d.id;
   document.getElementById("doc-name").textContent = head;
   document.getElementById("doc-title").textContent = second || "";
-  if (d.slogan) { const s = document.getElementById("doc-slogan"); s.hidden = false; s.innerHTML = texToHtml(d.slogan); }
+  if (d.slogan && !restates(d.body, d.slogan)) {
+    const s = document.getElementById("doc-slogan"); s.hidden = false; s.innerHTML = texToHtml(d.slogan);
+  }
   const body = document.getElementById("doc-body");
   if (lean) {
     body.hidden = true;
