@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mathlas_build import display
+from mathlas_build.display import leaks
 from mathlas_build.document import Document
 from mathlas_build.sources import hott, planetmath, reader, stacks
 from conftest import by_id
@@ -215,3 +217,42 @@ def test_eval_targets_resolve(source, least, request):
     targets = _targets(source)
     assert len(targets) >= least
     assert not [t for t in targets if t not in docs]
+
+
+# ------------------------------------------------------------------ display text (issue 21)
+# Statements whose 1.1.0 body showed source debris: \\footnote and \\label in Stacks; \\index, \\label and
+# the book's macros (\\prd, \\defeq, \\ct) in HoTT; \\PMlinkname, \\PMlinkescapeword, \\index, mojibake
+# in PlanetMath.
+
+def test_stacks_display_text(stacks_docs):
+    for i in ("stacks:02MO", "stacks:0BMY", "stacks:06VL", "stacks:0068", "stacks:08F6"):
+        assert leaks(stacks_docs[i].body) == [], (i, leaks(stacks_docs[i].body))
+    assert stacks_docs["stacks:09GA"].body == ("A field $K$ is said to be a {\\it number field} if it has "
+                                              "characteristic $0$ and the extension $K/\\mathbf{Q}$ is finite.")
+    defined = set(stacks.parse_macros(stacks.read_tex(STACKS / "preamble.tex")))
+    assert not any(display.math_commands(d.body) & defined for d in stacks_docs.values())
+    assert not any(leaks(d.body) for d in stacks_docs.values())
+
+
+def test_hott_display_text(hott_docs):
+    for i in ("hott:lem:opp", "hott:thm:interval-funext", "hott:ct:isoprecat", "hott:thm:omg", "hott:def:pointedtype"):
+        d = hott_docs[i]
+        assert leaks(d.body) == [] and display.math_commands(d.body) == set(), (i, leaks(d.body))
+    assert "\\prod_{(x:A)}" in hott_docs["hott:thm:path-lifting"].body or "\\prod_{(" in hott_docs["hott:lem:mapdep"].body
+    defined = set(hott.book_macros(HOTT))
+    assert not any(display.math_commands(d.body) & defined for d in hott_docs.values())
+    assert not any(leaks(d.body) for d in hott_docs.values())
+
+
+def test_planetmath_display_text():
+    names = ["AdHoc", "FiniteProjectivePlane", "LeonardoDaPisa", "RemainderArithmeticVsEgyptianFractions",
+             "1012Images", "StableFixedPoint"]
+    docs = by_id(list(planetmath.read(PLANETMATH, folders=_planetmath_folders(names))), "PlanetMath")
+    for name in names:
+        d = docs[f"planetmath:{name}"]
+        assert leaks(d.body) == [], (d.id, leaks(d.body))
+    assert docs["planetmath:StableFixedPoint"].body == (
+        "Let $X$ be a vector field on a manifold $M$. A fixed point of $X$ is said to be stable if it is both "
+        "attracting and Lyapunov stable.")
+    assert "Fibonacci" in docs["planetmath:LeonardoDaPisa"].body
+    assert "\u00c3" not in docs["planetmath:RemainderArithmeticVsEgyptianFractions"].statement     # mojibake repaired

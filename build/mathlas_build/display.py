@@ -33,6 +33,7 @@ import html
 import re
 import sys
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -112,12 +113,18 @@ def _args(tex: str, i: int, n: int, optional: bool = True) -> tuple[list[str], i
     return out, i
 
 
+@lru_cache(maxsize=256)
+def _command_re(names: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"\\(%s)(?![A-Za-z@])" % "|".join(sorted(map(re.escape, names), key=len, reverse=True)))
+
+
 def replace_command(tex: str, names: Iterable[str], nargs: int, render) -> str:
     """Every ``\\name`` of ``names`` with up to ``nargs`` braced arguments -> ``render(name, args)``."""
-    names = list(names)
-    if not any("\\" + n in tex for n in names):
+    if "\\" not in tex:
         return tex
-    pat = re.compile(r"\\(%s)(?![A-Za-z@])" % "|".join(sorted(map(re.escape, names), key=len, reverse=True)))
+    pat = _command_re(tuple(sorted(names)))
+    if not pat.search(tex):
+        return tex
     out, i = [], 0
     while True:
         m = pat.search(tex, i)
@@ -178,7 +185,7 @@ def _display(piece: str) -> str:
         return "$" + m.group(3) + "$"
     if m.group(4) is not None:
         env = m.group(5).rstrip("*")
-        inner = m.group(6)
+        inner = re.sub(r"\\(?:nonumber|notag)(?![A-Za-z@])", "", m.group(6))    # numbering: the page has none
         if env == "CD":
             return "$$\\begin{CD}" + inner + "\\end{CD}$$"
         if env == "math":
@@ -243,19 +250,25 @@ def _accent(m: re.Match) -> str:
     return unicodedata.normalize("NFC", letter + _ACCENTS[mark])
 
 
+_MATH_DROP_RE = re.compile(r"\\(?:%s)(?![A-Za-z@])" % "|".join(_MATH_DROP))
+_MATH_FIX_RE = re.compile(r"\\(%s)(?![A-Za-z@])\s?" % "|".join(sorted(map(re.escape, _MATH_FIX), key=len, reverse=True)))
+_MATH_CMD_RE = re.compile(r"\\([A-Za-z]+)")
+
+
+def _fix(m: re.Match) -> str:
+    to = _MATH_FIX[m.group(1)]
+    return ("\\" + to if to and to[0].isalpha() else to) + ("" if to and not to[0].isalpha() else " ")
+
+
 def _clean_math(piece: str) -> str:
     piece = re.sub(r"[ \t]*\n\s*", " ", piece)     # math has no paragraphs; a blank line there is a macro's
-    piece = re.sub(r"\\ensuremath(?![A-Za-z@])", "", piece)     # its group stays a (harmless) math group
+    if "\\" not in piece or not set(_MATH_CMD_RE.findall(piece)) - KATEX - {"begin", "end"}:
+        return piece                                  # nothing KaTeX lacks: the common case
     piece = replace_command(piece, ["label", "index", "ollabel"], 1, lambda n, a: "")
     piece = replace_command(piece, _TEXT_IN_MATH, 1, lambda n, a: "\\text{" + (a[0] if a else "") + "}")
     piece = replace_command(piece, ["ref", "eqref"], 1, lambda n, a: "\\text{(" + (a[0] if a else "") + ")}")
-    piece = re.sub(r"\\(%s)(?![A-Za-z@])" % "|".join(_MATH_DROP), "", piece)
-
-    def fix(m: re.Match) -> str:
-        name = m.group(1)
-        to = _MATH_FIX[name]
-        return ("\\" + to if to and to[0].isalpha() else to) + ("" if to and not to[0].isalpha() else " ")
-    return re.sub(r"\\(%s)(?![A-Za-z@])\s?" % "|".join(map(re.escape, _MATH_FIX)), fix, piece)
+    piece = _MATH_DROP_RE.sub("", piece)
+    return _MATH_FIX_RE.sub(_fix, piece)
 
 
 def _clean_text(piece: str) -> str:
@@ -303,6 +316,21 @@ def _replace_env(tex: str, names: Iterable[str], render) -> str:
     return tex
 
 
+_TABLES: dict[int, tuple[Macros, Macros]] = {}
+
+
+def _expandable(macros: Macros) -> Macros:
+    """``macros`` less the commands the cleaner or the page handles (one copy per table, kept)."""
+    held = _TABLES.get(id(macros))
+    if held is None or held[0] is not macros:
+        table = {k: v for k, v in macros.items() if k not in _NO_EXPAND}
+        table["xspace"] = (0, "")
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        held = _TABLES[id(macros)] = (macros, table)
+    return held[1]
+
+
 def display_tex(tex: str, macros: Macros | None = None) -> str:
     """``tex`` (a statement as its source writes it) as display LaTeX: see the module docstring."""
     if not tex:
@@ -314,20 +342,14 @@ def display_tex(tex: str, macros: Macros | None = None) -> str:
                                                       else a[0]) if a else "")
     s = _replace_env(s, _PICTURES, lambda inner: "")
     if macros:
-        table = {k: v for k, v in macros.items() if k not in _NO_EXPAND}
-        table["xspace"] = (0, "")
-        s = expand_macros(s, table)
+        s = expand_macros(s, _expandable(macros))
         s = replace_command(s, _DROP_1, 1, lambda n, a: "")
         s = replace_command(s, _LINKS_2, 2, lambda n, a: (a[-1] if n in ("href", "hyperref", "PMlinkescapetext")
                                                           else a[0]) if a else "")
-    # \ensuremath outside math is math: give it its dollars before the text is cut
-    out = []
-    for is_math, piece in segments(s):
-        if is_math:
-            out.append(piece)
-        else:
-            out.append(replace_command(piece, ["ensuremath"], 1, lambda n, a: "$" + (a[0] if a else "") + "$"))
-    s = "".join(out)
+    if "\\ensuremath" in s:    # outside math it is math: give it its dollars before the text is cut
+        s = "".join(piece if is_math else
+                    replace_command(piece, ["ensuremath"], 1, lambda n, a: "$" + (a[0] if a else "") + "$")
+                    for is_math, piece in segments(s))
     out = []
     for is_math, piece in segments(s):
         if is_math:
