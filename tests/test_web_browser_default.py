@@ -6,8 +6,8 @@ in a real headless Chromium against a real ``mathlas serve``: what only a full b
 - A Metamath hit is headed by its human title (the comment's first sentence) when the bundle has one,
   with its label beside it; other hits by their name, with the section path or category beside it,
   or by the title when they have no name. A link is labelled as what it is: ``fields.link_label``,
-  or "ProofWiki search" for a link that searches the source (``fields.link_kind`` "search"), or
-  "source".
+  or "ProofWiki search" for a link that searches the source (``fields.link_kind`` "search", or a
+  ``search=`` link), or "source".
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_human_titles_and_link_labels(default_web, page, source):
             assert card.locator(".meta .second").inner_text() == beside
         if h["link"]:  # what the link is, the document's fields say (a hit carries few fields)
             fields = {**default_web.get("/api/doc/" + h["id"]).json()["fields"], **h["fields"]}
-            search = fields.get("link_kind") == "search"
+            search = fields.get("link_kind") == "search" or "search=" in h["link"]
             label = fields.get("link_label") or ("ProofWiki search" if search else "source")
             assert card.locator("a.out").inner_text() == label + " ↗"
         else:

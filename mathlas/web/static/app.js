@@ -383,15 +383,15 @@ function headings(d) {
 // (ProofWiki's pages are unknown, so its link is ProofWiki's own search) says so.
 const SOURCE_NAMES = {proofwiki: "ProofWiki", planetmath: "PlanetMath", metamath: "Metamath", stacks: "Stacks Project"};
 
-function linkLabel(source, fields) {
+function linkLabel(source, fields, link) {
   const f = fields || {};
   if (f.link_label) return f.link_label;
-  if (f.link_kind === "search") return (SOURCE_NAMES[source] || source) + " search";
+  if (f.link_kind === "search" || /[?&]search=/.test(link || "")) return (SOURCE_NAMES[source] || source) + " search";
   return "";
 }
 
 function outLink(link, source, fields, long) {
-  const label = linkLabel(source, fields);
+  const label = linkLabel(source, fields, link);
   return el("a", {class: "out", href: link, target: "_blank", rel: "noopener noreferrer",
                   title: label ? link : "open at the source", text: (label || (long ? link : "source")) + " ↗"});
 }
@@ -620,7 +620,7 @@ async function loadBody(id, bundle, target, card) {
     if (!DOC_CACHE.has(key)) DOC_CACHE.set(key, api("/api/doc/" + encodeURIComponent(id), {bundle}));
     const d = await DOC_CACHE.get(key);
     const out = card && card.querySelector(".meta a.out");
-    const label = linkLabel(d.source, d.fields);
+    const label = linkLabel(d.source, d.fields, d.link);
     if (out && label) { out.textContent = label + " ↗"; out.title = out.href; }
     if (d.body && d.body.trim()) {
       target.innerHTML = texToHtml(d.body);
