@@ -5,7 +5,7 @@ One Document per record of ``benchmark/test.jsonl`` and ``benchmark/valid.jsonl`
 * id ``proofnet:<id>`` with the record's id kept as-is, pipe included (``proofnet:Rudin|exercise_3_7``);
 * kind ``exercise``; name = book + exercise words (``Rudin|exercise_3_7`` -> ``Rudin exercise 3.7``,
   ``Putnam|exercise_2018_a5`` -> ``Putnam 2018 A5``); title = the textbook;
-* body = ``nl_statement`` (LaTeX), statement = its words; ``extra["formal_statement"]`` = the Lean 3 statement.
+* body = ``nl_statement`` (LaTeX) as display text (``display.display_tex``), statement = its words; ``extra["formal_statement"]`` = the Lean 3 statement.
 
 ProofNet has no per-statement web page, so ``link`` is empty.
 """
@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text
 
@@ -62,6 +63,7 @@ def read(root: Path, **options) -> Iterator[Document]:
     if missing:
         raise FileNotFoundError(f"ProofNet benchmark file(s) not found: {', '.join(missing)}")
     seen: dict[str, str] = {}
+    audit = DisplayAudit(SOURCE)
     for f, split in zip(files, SPLITS):
         with f.open(encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, start=1):
@@ -83,6 +85,8 @@ def read(root: Path, **options) -> Iterator[Document]:
                 extra = {"formal_statement": rec.get("formal_statement") or "", "split": split, "book": book}
                 yield Document(
                     id=f"{SOURCE}:{rid}", source=SOURCE, kind="exercise", name=exercise_name(rid),
-                    title=BOOKS.get(book, book), body=body.strip(), statement=latex_to_text(body),
+                    title=BOOKS.get(book, book), body=audit.checked(display_tex(body.strip())),
+                    statement=latex_to_text(body),
                     link="", license=LICENSE, file=f"benchmark/{f.name}", line=lineno, extra=extra,
                 )
+    audit.report()
