@@ -3,6 +3,8 @@
 
 id ``hott:<label>`` from the ``\\label{...}`` at the start of the environment; an unlabelled statement gets
 ``hott:<chapter file stem>:<n>``, n = 1-based position among the indexed statements of that file.
+The body is display text (``display.display_tex`` with the book's macros, the binders as the book typesets
+them: ``DISPLAY_OVERRIDES``): no ``\\index`` / ``\\label``, no macro KaTeX does not know.
 """
 from __future__ import annotations
 

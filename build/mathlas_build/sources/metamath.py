@@ -5,9 +5,15 @@ One Document per ``|-`` statement (``label $p |- ... $= proof $.`` or ``label $a
 * id ``metamath:<label>``, link ``https://us.metamath.org/mpeuni/<label>.html``, ``name`` = the label;
 * kind ``theorem`` for ``$p``; for ``$a`` by set.mm's label convention ``definition`` (``df-``) or
   ``axiom`` (``ax-`` and anything else);
-* ``title`` = the section path from the ruler comments (part > chapter > section > subsection);
-* ``body`` = the description, then the statement as set.mm writes it, hypotheses first
-  (``min $e |- ph $.`` / ``maj $e |- ( ph -> ps ) $.`` / ``ax-mp $a |- ps $.``): the math symbols as written;
+* ``title`` = the description's first sentence in plain text, its math in Unicode from set.mm's
+  ``althtmldef``\ s (``mmtex.first_sentence``; "A completely normal space is normal"); the section path from
+  the ruler comments (part > chapter > section > subsection) is ``extra["context_title"]``, and the retrieval
+  text still ends with it;
+* ``body`` = display text (``display_body``): the description (``mmtex.comment_tex``), then the hypotheses and
+  the assertion typeset from set.mm's own ``latexdef``\ s, each in ``$...$``
+  (``Hypotheses: $\\vdash \\varphi$ (\\texttt{min}); ... Assertion: $\\vdash \\psi$``); a database without a
+  ``$t`` comment keeps the statement as it writes it; ``extra["formula"]`` = the statement as set.mm writes it,
+  hypotheses first (``min $e |- ph $.`` / ``maj $e |- ( ph -> ps ) $.`` / ``ax-mp $a |- ps $.``);
 * ``slogan`` = the description in words: the comment that precedes the statement, with the credit lines
   (``(Contributed by NM, 5-Aug-1993.)``, ``(Revised by ...)``, ``(Proof shortened by ...)``) and the
   ``(New usage is discouraged.)`` / ``(Proof modification is discouraged.)`` markers stripped,
@@ -16,7 +22,7 @@ One Document per ``|-`` statement (``label $p |- ... $= proof $.`` or ``label $a
   ``SYMBOL_WORDS`` table below; tokens it does not name stay as written (``Grp``, ``sin``, ``A``, ``ph``).
 
 The shared retrieval text is then ``label. description. statement words. In section path.`` (the label is
-one word, so the English description leads what the encoder reads).
+one word, so the English description leads what the encoder reads), as in 1.1.0.
 
 Not documents: syntax axioms (``$a`` with the typecodes ``wff`` / ``class`` / ``setvar``), ``$f`` variable
 types, ``$e`` hypotheses (they are part of the statement they belong to), the ``$t`` / ``$j`` blocks, the two

@@ -15,7 +15,8 @@ line), else the words of its ``\\label``, else (definitions) the first ``\\vocab
 term goes to ``keywords``. Title: ``Part > Chapter > Section`` (part from ``Napkin.tex``'s ``\\part``/``\\include`` order).
 
 Macros: ``tex/macros.tex`` through ``parse_macros``, on top of a hand-written table of the ``evan.sty`` macros the text
-uses (evan.sty is not in the repository).
+uses (evan.sty is not in the repository). The body is display text: the statement after its ``[title]``, labels
+dropped, through ``display.display_tex`` with those macros (``\\vocab{x}`` -> x, ``\\ii`` -> ``\\item``, ...).
 """
 from __future__ import annotations
 

@@ -28,7 +28,10 @@ Open Logic's own markup is rewritten before ``latex_to_text``:
   the project's ``.sty`` files go to ``latex_to_text`` as a ``Macros`` table (``parse_macros`` plus the xparse ones),
   less TeX machinery, self-referential definitions and a few overrides (``\\Complement{A}`` -> "complement of A").
 
-Titles are ``Part > Chapter > Section`` from ``\\olpart``, ``\\olchapter`` and ``\\olsection``.
+Titles are ``Part > Chapter > Section`` from ``\\olpart``, ``\\olchapter`` and ``\\olsection``. The ``body`` is display
+text: the statement after its ``[title]``, prepared as above (tokens as words, tags resolved, ``\\olref`` and
+``\\ollabel`` dropped, ``\\indcase`` typeset as the configuration does), then ``display.display_tex`` with the
+``.sty`` macros, so KaTeX gets standard TeX.
 """
 from __future__ import annotations
 

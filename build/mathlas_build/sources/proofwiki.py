@@ -6,14 +6,21 @@ distinct statement:
 
 * id ``proofwiki:<uuid>``;
 * kind from ``type`` (``theorem``, ``lemma``; the dataset's ``corollaries`` becomes ``corollary``);
-* ``body`` = ``text`` as the dump has it (ProofWiki LaTeX with its macros ``\\struct``, ``\\map``, ``\\paren``...
-  and wiki templates ``{{eqn}}``, ``{{iff}}``...); ``statement`` = its words: the templates rendered
-  (``{{iff}}`` -> "if and only if", ``{{eqn | l = .. | r = ..}}`` -> the equation, maintenance templates such
-  as ``{{explain}}`` / ``{{proofread}}`` dropped), ProofWiki's structural macros expanded, then ``latex_to_text``;
-* ``title`` = the ProofWiki category (``Topology``, ``Abstract Algebra``, ...), the only context the dump keeps;
+* ``text`` is first repaired (``display.repair_text``: HTML entities such as ``&#337;``);
+* ``body`` = display text: the wiki markup rendered (``wiki_to_display``: ``{{eqn}}`` rows and ``:$...$`` lines
+  as display equations, tables as rows, links as their text, maintenance templates dropped), ProofWiki's
+  MathJax macros as standard TeX (``DISPLAY_MACROS``, then ``katex_math``); ``statement`` = its words: the
+  templates rendered (``{{iff}}`` -> "if and only if", ``{{eqn | l = .. | r = ..}}`` -> the equation,
+  maintenance templates such as ``{{explain}}`` / ``{{proofread}}`` dropped), ProofWiki's structural macros
+  expanded, then ``latex_to_text``;
+* ``title`` = a heading made from the statement (``heading``: its first sentence after the ``Let ...`` set-up,
+  about 90 characters at most, two or more words, never the category); the ProofWiki category (``Topology``,
+  ``Abstract Algebra``, ...), the only context the dump keeps, is ``extra["category"]`` and
+  ``extra["context_title"]`` (the retrieval text ends ``In <category>.`` as before);
 * ``name`` is empty except for Euclid's propositions (``{{EuclidPropStatement|book=V|prop=12|...}}`` ->
   "Euclid, Elements, Book V, Proposition 12"): **the dump has no page titles and no URLs** (its kb.json, which
-  had them, is not in the corpus), so ``link`` is empty too and nothing names the ProofWiki page;
+  had them, is not in the corpus), so ``link`` is ProofWiki's own search for the heading's key words
+  (``search_link``; ``extra["link_kind"] = "search"``), the one link to the page a person can follow;
 * ``extra``: ``split`` (where the statement was first found), ``category``, ``premises`` (how many premise
   UUIDs the dataset lists; the premises themselves are in the missing kb.json).
 
