@@ -1,8 +1,13 @@
-"""Reciprocal Rank Fusion. Pure functions over channel rankings; no I/O.
+"""Fusion of channel rankings. Pure functions over channel rankings; no I/O.
 
-``score(d) = w_source(d) * sum_c  w_c / (k_rrf + rank_c(d))`` with 1-based ranks. A document absent
-from a channel's list contributes nothing for that channel. Ties break by the better best rank,
-then by key, so fusion is deterministic.
+Reciprocal Rank Fusion (``rrf``): ``score(d) = w_source(d) * sum_c  w_c / (k_rrf + rank_c(d))``
+with 1-based ranks. A document absent from a channel's list contributes nothing for that channel.
+Ties break by the better best rank, then by key, so fusion is deterministic.
+
+Score fusion (``convex``): ``score(d) = w_source(d) * sum_c  w_c * cal_c(s_c(d))``, each channel's
+raw scores calibrated over its own list (``CALIBRATIONS``) so that the channel's lowest listed
+score, and a document the channel did not list, count 0. Unlike RRF it keeps how far ahead a
+channel's first hits are.
 """
 from __future__ import annotations
 
@@ -76,6 +81,98 @@ def rrf(rankings: dict[str, Ranking], k: int, *, k_rrf: float = 10.0,
     order = np.lexsort((all_keys, best, -scores))[:k]
     return [Fused(int(all_keys[i]), float(scores[i]),
                   {n: (int(ranks[i, c]) or None) for c, n in enumerate(names)}) for i in order]
+
+
+# How ``convex`` puts each channel's raw scores on one scale, from the channel's own list (its first
+# ``top_n`` scores; all of it by default): ``minmax`` = (s - min) / (max - min), ``zscore`` =
+# (s - min) / std (the z-score shifted so the list's floor is 0: a channel whose first hit stands far
+# above the rest gives it more), ``logistic`` = sigmoid(a + b*s) - sigmoid(a + b*min), a probability
+# of relevance from a per-channel fit (``params[channel] = (a, b)``), less the floor's.
+CALIBRATIONS = ("minmax", "zscore", "logistic")
+
+
+def calibrate(scores: np.ndarray, calibration: str, top_n: int | None = None,
+              params: tuple[float, float] | None = None) -> np.ndarray:
+    """One channel's raw scores (best first) on the ``calibration`` scale, floor 0 (clipped there:
+    scores past ``top_n`` below the top-n floor count 0)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if len(s) == 0:
+        return s
+    head = s[:top_n] if top_n else s
+    lo = float(head.min())
+    if calibration == "minmax":
+        spread = float(head.max()) - lo
+        out = (s - lo) / spread if spread > 0 else np.zeros_like(s)
+    elif calibration == "zscore":
+        spread = float(head.std())
+        out = (s - lo) / spread if spread > 0 else np.zeros_like(s)
+    elif calibration == "logistic":
+        if params is None:
+            raise ValueError("logistic calibration needs its fitted (a, b) for every weighted channel")
+        a, b = params
+        out = 1 / (1 + np.exp(-(a + b * s))) - 1 / (1 + np.exp(-(a + b * lo)))
+    else:
+        raise ValueError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}")
+    return np.maximum(out, 0.0)
+
+
+def convex(rankings: dict[str, Ranking], k: int, *, calibration: str = "minmax",
+           channel_weights: dict[str, float] | None = None, top_n: int | None = None,
+           params: dict[str, tuple[float, float]] | None = None,
+           key_weights: np.ndarray | None = None) -> list[Fused]:
+    """Fuse named rankings into the top ``k`` documents by a weighted sum of calibrated scores
+    (``calibrate``; weights as given, e.g. lexical 0.4 / dense 0.6). A document listed by no
+    channel of positive weight, or whose ``key_weights`` is 0, is left out. Ties as in ``rrf``."""
+    names = list(rankings)
+    if k <= 0 or not names:
+        return []
+    firsts = []
+    for n in names:
+        r = rankings[n]
+        cal = calibrate(r.scores, calibration, top_n, (params or {}).get(n))
+        keys, idx = np.unique(r.keys, return_index=True)  # a key listed twice keeps its best place
+        firsts.append((keys, idx + 1, cal[idx]))
+    all_keys = np.unique(np.concatenate([f[0] for f in firsts]))
+    if len(all_keys) == 0:
+        return []
+    ranks = np.zeros((len(all_keys), len(names)), dtype=np.int64)
+    values = np.zeros((len(all_keys), len(names)))
+    for c, (keys, rank, cal) in enumerate(firsts):
+        at = np.searchsorted(all_keys, keys)
+        ranks[at, c], values[at, c] = rank, cal
+    w = np.array([1.0 if channel_weights is None else float(channel_weights.get(n, 1.0)) for n in names])
+    present = ranks > 0
+    scores = (values * w).sum(axis=1)
+    keep = (present & (w > 0)).any(axis=1)
+    if key_weights is not None:
+        kw = key_weights[all_keys]
+        scores, keep = scores * kw, keep & (kw > 0)
+    best = np.where(present & (w > 0), ranks, np.iinfo(np.int64).max).min(axis=1)
+    all_keys, scores, ranks, best = all_keys[keep], scores[keep], ranks[keep], best[keep]
+    order = np.lexsort((all_keys, best, -scores))[:k]
+    return [Fused(int(all_keys[i]), float(scores[i]),
+                  {n: (int(ranks[i, c]) or None) for c, n in enumerate(names)}) for i in order]
+
+
+def fit_logistic(scores: np.ndarray, relevant: np.ndarray, l2: float = 1e-3, steps: int = 50) -> tuple[float, float]:
+    """``(a, b)`` of ``P(relevant | s) = sigmoid(a + b*s)`` by Newton's method on the (slightly
+    L2-regularised) log-likelihood; the raw score is standardised inside for stability."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(relevant, dtype=np.float64)
+    if len(s) == 0 or y.min() == y.max():
+        raise ValueError("a logistic fit needs both relevant and irrelevant examples")
+    mu, sd = float(s.mean()), float(s.std()) or 1.0
+    x = np.stack([np.ones_like(s), (s - mu) / sd], axis=1)
+    beta = np.zeros(2)
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        grad = x.T @ (p - y) + l2 * beta
+        hess = (x * (p * (1 - p))[:, None]).T @ x + l2 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return float(beta[0] - beta[1] * mu / sd), float(beta[1] / sd)
 
 
 # ------------------------------------------------------------------------------ document priors

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mathlas.fusion import Ranking, rrf
+from mathlas.fusion import Ranking, calibrate, convex, fit_logistic, rrf
 
 
 def test_rrf_scores_and_ranks_by_hand():
@@ -47,3 +47,62 @@ def test_k_rrf_changes_the_order():
     # with a large k_rrf every document scores about the same; a small one rewards top ranks
     small = rrf({"l": lex, "d": den}, k=5, k_rrf=1)
     assert small[0].key in (1, 5) and small[-1].key == 3
+
+
+# ------------------------------------------------------------------------------ score fusion
+
+def test_calibrations_by_hand():
+    assert calibrate([10, 6, 2], "minmax").tolist() == pytest.approx([1, 0.5, 0])
+    sd = np.std([3.0, 2.0, 1.0])
+    assert calibrate([3, 2, 1], "zscore").tolist() == pytest.approx([2 / sd, 1 / sd, 0])
+    sig = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731
+    assert calibrate([2, 0], "logistic", params=(0.0, 1.0)).tolist() == pytest.approx([sig(2) - sig(0), 0])
+    # the floor and spread come from the first top_n; scores below that floor clip to 0
+    assert calibrate([10, 8, 6, 0], "minmax", top_n=3).tolist() == pytest.approx([1, 0.5, 0, 0])
+    assert calibrate([5, 5], "minmax").tolist() == [0, 0]
+    with pytest.raises(ValueError, match="logistic calibration needs"):
+        calibrate([1, 0], "logistic")
+    with pytest.raises(ValueError, match="unknown calibration"):
+        calibrate([1, 0], "softmax")
+
+
+def test_convex_scores_and_ranks_by_hand():
+    lex = Ranking.of([1, 2, 3], [10, 6, 2])
+    den = Ranking.of([3, 1, 4], [0.9, 0.8, 0.5])
+    fused = convex({"lexical": lex, "dense": den}, k=10, channel_weights={"lexical": 0.5, "dense": 0.5})
+    got = {f.key: f.score for f in fused}
+    assert got == pytest.approx({1: 0.5 + 0.5 * 0.75, 2: 0.25, 3: 0.5, 4: 0.0})
+    assert [f.key for f in fused] == [1, 3, 2, 4]
+    assert fused[0].ranks == {"lexical": 1, "dense": 2}
+    assert fused[2].ranks == {"lexical": 2, "dense": None}
+    assert [f.key for f in convex({"lexical": lex, "dense": den}, k=2)] == [1, 3]
+
+
+def test_convex_keeps_how_far_ahead_a_first_hit_is():
+    # lexical is sure of key 1 (30 against 5); dense barely prefers key 2 over it (.80 against .78)
+    lex = Ranking.of([1, 2, 3, 6], [30, 5, 4.9, 4.8])
+    den = Ranking.of([2, 3, 1, 5], [0.80, 0.79, 0.78, 0.50])
+    both = {"lexical": lex, "dense": den}
+    assert rrf(both, k=1, k_rrf=10)[0].key == 2  # ranks alone: 1/12 + 1/11 beats 1/11 + 1/13
+    assert convex(both, k=1, calibration="minmax")[0].key == 1
+    assert convex(both, k=1, calibration="zscore")[0].key == 1
+
+
+def test_convex_weights_and_key_weights_drop():
+    lex, den = Ranking.of([1, 2], [2, 1]), Ranking.of([3, 1], [2, 1])
+    fused = convex({"lexical": lex, "dense": den}, k=10, channel_weights={"dense": 0})
+    assert [f.key for f in fused] == [1, 2]  # key 3 only in a weight-0 channel
+    fused = convex({"lexical": lex, "dense": den}, k=10, key_weights=np.array([1.0, 0.0, 1.0, 2.0]))
+    assert [f.key for f in fused] == [3, 2]
+    assert fused[0].score == pytest.approx(2.0)
+    assert convex({"a": Ranking.empty()}, k=3) == [] and convex({}, k=3) == []
+
+
+def test_fit_logistic_recovers_a_known_curve():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(-3, 3, 20000)
+    y = rng.uniform(size=s.size) < 1 / (1 + np.exp(-(1.0 + 2.0 * s)))
+    a, b = fit_logistic(s, y)
+    assert a == pytest.approx(1.0, abs=0.1) and b == pytest.approx(2.0, abs=0.1)
+    with pytest.raises(ValueError, match="both relevant and irrelevant"):
+        fit_logistic([1.0, 2.0], [0, 0])
