@@ -59,9 +59,8 @@ DEFAULT_MATCH: dict[str, dict] = {
 }
 
 NOTES = {
-    "none": "nothing close was found: the hits only share words or themes with the query, "
-            "and the sources may not hold this",
-    "weak": "no clear match: the hits are related, but check them before relying on one",
+    "none": "nothing close was found: the sources may not hold this",
+    "weak": "no clear match among these hits",
     "empty": "nothing was found",
     "findings": "only saved findings were searched; their confidence is not calibrated",
 }
@@ -69,7 +68,7 @@ NOTES = {
 
 @dataclass(frozen=True)
 class Assessment:
-    """An answer's ``confidence`` (0-1), its ``match`` (strong, weak, none) and ``note`` (empty when strong)."""
+    """An answer's ``confidence`` (0-1, two decimals), its ``match`` (strong, weak, none) and ``note`` (empty when strong)."""
 
     confidence: float
     match: str
@@ -132,4 +131,4 @@ def assess(rankings: Mapping[str, "Ranking"] | None, mode: str, query: str = "",
     model = model_for(mode, fusion)
     c = score(features(rankings, query), model, mode)
     match = "strong" if c >= float(model["strong_at"]) else "none" if c < float(model["none_below"]) else "weak"
-    return Assessment(round(c, 3), match, NOTES.get(match, ""))
+    return Assessment(round(c, 2), match, NOTES.get(match, ""))

@@ -14,10 +14,10 @@ raw top ten (``Bundle.rank(..., scores_out=)``) four ways:
 * ``other-kind``: asked of ``--other-bundle`` (e.g. informal queries of the Mathlib bundle), when given.
 
 The logistic model of each mode is fitted on ``asked`` (label 1) against ``restated`` and
-``elsewhere`` (label 0), classes weighted equally; ``none_below`` is the highest threshold that
+``elsewhere`` and ``other-kind`` where the run has them (label 0), classes weighted equally; ``none_below`` is the highest threshold that
 flags at most ``--max-false-none`` of ``asked`` in-sample (2.5%, so that the cross-validated rate
 stays under the 5% allowed); ``strong_at`` the confidence that at most 5% of the
-``restated``/``elsewhere`` queries reach. The rates are then measured by leave-one-query-out
+negative queries reach. The rates are then measured by leave-one-query-out
 (fit and thresholds from the other queries), with bootstrap 95% intervals over queries: 40 queries
 is a small sample, and the intervals say how small.
 
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mathlas.confidence import FEATURES, features  # noqa: E402
 
-NEGATIVES = ("restated", "elsewhere")
+NEGATIVES = ("restated", "elsewhere", "other-kind")  # those a run has
 MODES = ("hybrid", "dense", "lexical")
 LOGIC_PREFIXES = ("openlogic", "hott")
 
@@ -76,7 +76,9 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
             restated &= dense.rescore(t, every) < restated_cos
         far = far_b if any(t.split(":", 1)[0] in LOGIC_PREFIXES for t in q["targets"]) else far_a
         elsewhere = np.isin(codes, [b.source_names.index(s) for s in far if s in b.source_names])
-        conds = {"asked": (b, None), "hidden": (b, hidden), "restated": (b, restated), "elsewhere": (b, elsewhere)}
+        conds = {"asked": (b, None), "hidden": (b, hidden), "restated": (b, restated)}
+        if elsewhere.any():  # a bundle of one source (Mathlib) has no other field to ask
+            conds["elsewhere"] = (b, elsewhere)
         if other is not None:
             conds["other-kind"] = (other, None)
         row = {"id": q["id"], "style": q.get("style", ""), "restated_hidden": int((~restated).sum())}
@@ -107,7 +109,7 @@ def _matrix(rows: list[dict], cond: str, mode: str) -> np.ndarray:
 def fit(rows: list[dict], mode: str, max_false_none: float, l2: float = 1.0) -> dict:
     """The logistic model (weights over raw features) and thresholds from ``rows``."""
     pos = _matrix(rows, "asked", mode)
-    neg = np.vstack([_matrix(rows, c, mode) for c in NEGATIVES])
+    neg = np.vstack([_matrix(rows, c, mode) for c in NEGATIVES if c in rows[0]])
     x = np.vstack([pos, neg])
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
     sw = np.where(y == 1, 0.5 / len(pos), 0.5 / len(neg)) * len(y)  # the two classes weigh the same

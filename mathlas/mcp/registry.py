@@ -109,6 +109,9 @@ class SearchAnswer:
     mode: str
     hits: list[HitSummary | Hit]
     next: list[NextStep]
+    match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.confidence)
+    confidence: float = 0.0
+    note: str = ""
 
 
 @dataclass
@@ -121,6 +124,9 @@ class FormalSearchAnswer:
     prior_weight: float
     hits: list[HitSummary | Hit]
     next: list[NextStep]
+    match: str = "weak"
+    confidence: float = 0.0
+    note: str = ""
 
 
 ANSWERS = {"search_existing_math": SearchAnswer, "search_formal_math": FormalSearchAnswer}

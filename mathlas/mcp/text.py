@@ -35,9 +35,10 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
     if not hits:
         lines = [f"No hits ({where})."]
     else:
-        lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where}); get_by_id(id) gives the whole statement:"]
+        trust = ""
         if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.confidence)
-            lines.insert(0, f"match: {data['match']} (confidence {data.get('confidence', 0):.2f}): {data.get('note', '')}")
+            trust = f" match: {data['match']}, {data.get('note', '')} (confidence {data.get('confidence', 0):.2f});"
+        lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where});{trust} get_by_id(id) gives the whole statement:"]
         lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:
         if step["tool"] != "get_by_id":  # the header says how to open a hit
