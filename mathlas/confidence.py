@@ -51,6 +51,7 @@ FEATURES = {
 # none on the queries as asked .025 [0, .07]; none on the queries asked of sources of another field
 # .975 [.93, 1]; none with only the targets (and their restatements) hidden .025 [0, .07]: what
 # stays is mostly still related, and this model cannot tell it from the target. docs/benchmarks.md.
+FITTED_ON = "informal-1.1.0"  # the bundle DEFAULT_MATCH was fitted on (refit after a rebuild)
 DEFAULT_MATCH: dict[str, dict] = {
     "hybrid": {"weights": [5.9967, 1.0994, 0.3752, 0.3774, -0.0389, -0.985, 0.5323], "bias": -6.2505,
                "none_below": 0.2984, "strong_at": 0.8064},

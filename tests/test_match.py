@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import EVAL, REPO
-from mathlas.confidence import DEFAULT_MATCH, FEATURES, assess, features
+from mathlas.confidence import DEFAULT_MATCH, FEATURES, FITTED_ON, assess, features
 from mathlas.fusion import Ranking
 from mathlas.request import SearchRequest
 from mathlas.service import search
@@ -79,8 +79,9 @@ def test_the_same_answer_whatever_k(default_bundle_dir):
 def test_the_constants_are_what_the_script_fits(default_bundle_dir):
     """DEFAULT_MATCH is scripts/bench_match.py's fit on informal-dev and the default bundle: a rebuilt
     bundle or a changed feature shows here, and the script's output is what goes back in."""
-    if default_bundle_dir.name != "informal-1.1.0":
-        pytest.skip(f"the constants were fitted on informal-1.1.0, not {default_bundle_dir.name}: run scripts/bench_match.py")
+    if default_bundle_dir.name != FITTED_ON:
+        pytest.skip(f"the constants were fitted on {FITTED_ON}, not {default_bundle_dir.name}: run scripts/bench_match.py "
+                    f"and put its models in mathlas/confidence.py")
     sys.path.insert(0, str(REPO / "scripts"))
     import bench_match
 
@@ -128,3 +129,16 @@ def test_no_heavy_import_for_the_module():
     code = "import sys, mathlas.confidence; print(sorted(m for m in ('tantivy', 'onnxruntime', 'usearch') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(REPO), timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_lean_answers_carry_the_match_too(formal_bundle_dir):
+    """search_formal_math's answer has the same fields (uncalibrated on Lean: docs/benchmarks.md)."""
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    r = lean_search(LeanSearchRequest.make("a natural number greater than one with no divisors but one and itself"),
+                    formal_bundle_dir)
+    assert r.hits and r.match in ("strong", "weak", "none") and 0 <= r.confidence <= 1
+    assert (r.note == "") == (r.match == "strong")
+    off = lean_search(LeanSearchRequest.make(OFF_TOPIC), formal_bundle_dir)
+    assert off.match == "none", (off.match, off.confidence)
