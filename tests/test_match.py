@@ -142,3 +142,12 @@ def test_lean_answers_carry_the_match_too(formal_bundle_dir):
     assert (r.note == "") == (r.match == "strong")
     off = lean_search(LeanSearchRequest.make(OFF_TOPIC), formal_bundle_dir)
     assert off.match == "none", (off.match, off.confidence)
+
+
+def test_http_json_carries_it(default_bundle_dir):
+    """GET /api/search's JSON (the handler's own function; tests/test_web_api.py serves it over HTTP)."""
+    from mathlas.web.api import search as api_search
+
+    data = api_search(OFF_TOPIC, k=3)
+    assert data["match"] == "none" and data["note"].startswith("nothing close was found")
+    assert api_search("Nakayama lemma", k=3)["match"] == "strong"
