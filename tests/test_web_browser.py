@@ -155,12 +155,12 @@ def test_filter_and_share_the_url(web, page, browser):
     wait_js(page, "location.search.includes('source=proofnet')")
     wait_js(page, "[...document.querySelectorAll('#results .badge')].every(b => b.textContent === 'proofnet')")
     shared = page.url
-    ids = page.locator("#results code").all_inner_texts()
+    ids = page.locator("#results .meta > code").all_inner_texts()
     other = browser.new_page()  # someone opening the shared link
     try:
         other.goto(shared)
         other.wait_for_selector("#results li.hit", timeout=WAIT)
-        assert other.locator("#results code").all_inner_texts() == ids
+        assert other.locator("#results .meta > code").all_inner_texts() == ids
         assert other.is_checked("#sources input[value='proofnet']")
         assert other.input_value("#q") == "exercise"
     finally:

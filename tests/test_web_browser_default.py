@@ -38,7 +38,7 @@ def cards_of(web, pg, params: dict) -> list[dict]:
     url = "/?" + "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
     goto_ready(pg, web.base + url)
     wait_js(pg, f"document.querySelectorAll('#results li.hit').length === {len(hits)}")
-    assert pg.locator("#results li.hit code").all_inner_texts() == [h["id"] for h in hits]
+    assert pg.locator("#results li.hit .meta > code").all_inner_texts() == [h["id"] for h in hits]
     return hits
 
 
