@@ -50,10 +50,15 @@ def _unquote(s: str) -> str:
 
 
 def fix_tex(tex: str) -> str:
-    """A latexdef with what KaTeX lacks replaced (``\\mbox`` -> ``\\text``, ``\\underaccent`` ...)."""
+    """A latexdef with what KaTeX lacks replaced (``\\mbox`` -> ``\\text``, ``\\underaccent`` ...), and the
+    characters that mean something else to KaTeX escaped (a bare ``&`` or ``#``, a ``^`` or ``\\^`` with
+    nothing to put up: ``..^``, ``RR^``)."""
     for pat, to in _TEX_FIXES:
         tex = pat.sub(to, tex)
-    return _TEXT_IOTA.sub(r"\\mathrm{\\iota}", tex)        # KaTeX has no \rotatebox: a plain iota
+    tex = _TEXT_IOTA.sub(r"\\mathrm{\\iota}", tex)
+    tex = re.sub(r"\\text\{\\iota\}", r"\\mathrm{\\iota}", tex)   # KaTeX has no \rotatebox: a plain iota
+    tex = re.sub(r"(?<!\\)([&#])", r"\\\1", tex)
+    return re.sub(r"\\?\^(?=\s*(?:\}|$))", r"\\hat{}", tex)
 
 
 # set.mm draws its arrow-with-labels relations with \raisebox and a nested $...$, which neither KaTeX nor

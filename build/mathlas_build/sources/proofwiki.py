@@ -198,7 +198,7 @@ DISPLAY_MACROS = parse_macros(r"""
 \newcommand{\norm}[1]{\left\lVert #1\right\rVert}
 \newcommand{\powerset}[1]{\mathcal{P}\left(#1\right)}
 \newcommand{\eqclass}[2]{\left[#1\right]_{#2}}
-\newcommand{\divides}{\mathrel{\mid}}
+\newcommand{\divides}{\mid}
 \newcommand{\ds}{\displaystyle}
 \newcommand{\rd}{\mathrm{d}}
 \newcommand{\d}{\mathrm{d}}
@@ -284,6 +284,12 @@ def katex_math(tex: str) -> str:
                 else "\\operatorname{%s}" % m.group(1)), piece)
         out.append(piece)
     return "".join(out)
+
+
+# A 0-argument macro is one token to TeX (``\\overline \\R``): a symbol's expansion too, as a group (relations
+# and operators keep their spacing: no group).
+DISPLAY_MACROS = {k: ((0, "{" + v[1] + "}") if not v[0] and re.match(r"\\(?:mathbb|operatorname|mathrm|mathcal)\{", v[1])
+                      else v) for k, v in DISPLAY_MACROS.items()}
 
 
 def _display_template(name: str, pos: list[str], named: dict[str, str]) -> str:
