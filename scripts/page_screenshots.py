@@ -7,9 +7,10 @@ browser tests do) and writes, 1200 CSS pixels wide at most:
 
     serve-landing.png    the page before a query: what is indexed, example queries
     serve-search.png     an informal search (the README's query)
-    serve-document.png   a document page (the top hit of that search)
+    serve-document.png   a document page (Stacks' Nakayama's lemma, 00DV)
     serve-metamath.png   a Metamath card        serve-openlogic.png  an Open Logic card
     serve-lean.png       Lean cards (signature, docstring, module) from the formal bundle
+    serve-lean-document.png  a Lean declaration's page: declaration, docstring, uses and used-by
 
 Each file is checked to be under 200 KB. Talk goes to stderr; the paths written to stdout.
 """
@@ -23,13 +24,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
 QUERY = "a finitely generated module M over a local ring with M = mM is zero"
+DOCUMENT = "stacks:00DV"
 CARDS = {"metamath": "the square root of 2 is irrational", "openlogic": "compactness theorem"}
 LEAN_QUERY = "doubling a natural number"
+LEAN_DOCUMENT = "lean:Toy.double_eq_two_mul"  # of the tests' toy project; the top hit elsewhere
 MAX_BYTES = 200_000
 WIDTH = 1200
 
@@ -102,8 +106,12 @@ def main(argv: list[str] | None = None) -> int:
             pg.goto(base + "/?q=" + quote(QUERY))
             settle(pg)
             shot("serve-search.png")
-            top = pg.locator("#results a.open").first.get_attribute("href")
-            pg.goto(base + top)
+            doc = "/doc/" + DOCUMENT  # Nakayama's lemma; the top hit where the bundle lacks it
+            try:
+                urllib.request.urlopen(base + "/api/doc/" + quote(DOCUMENT, safe=":"), timeout=30).close()
+            except urllib.error.HTTPError:
+                doc = pg.locator("#results a.open").first.get_attribute("href")
+            pg.goto(base + doc)
             pg.wait_for_selector("#doc:not([hidden])")
             pg.wait_for_timeout(300)
             end = pg.locator("#doc").bounding_box()
@@ -123,6 +131,17 @@ def main(argv: list[str] | None = None) -> int:
             wait_js(pg, "document.querySelectorAll('#results li.hit pre.lean').length > 0")
             pg.wait_for_timeout(300)
             shot("serve-lean.png")
+            doc = "/doc/" + LEAN_DOCUMENT
+            try:
+                urllib.request.urlopen(base + "/api/doc/" + quote(LEAN_DOCUMENT, safe=":"), timeout=30).close()
+            except urllib.error.HTTPError:
+                doc = pg.locator("#results a.open").first.get_attribute("href")
+            pg.goto(base + doc)
+            wait_js(pg, "!document.querySelector('#deps-uses-status').textContent.includes('loading') && "
+                        "!document.querySelector('#deps-used_by-status').textContent.includes('loading')")
+            end = pg.locator("#doc").bounding_box()
+            shot("serve-lean-document.png", clip={"x": 0, "y": 0, "width": WIDTH,
+                                                  "height": min(860, end["y"] + end["height"] + 24)})
             browser.close()
     finally:
         proc.terminate()
