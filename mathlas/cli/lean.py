@@ -10,8 +10,6 @@ Building runs the build pipeline (``mathlas-build lean``) in a child process: th
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import subprocess
 import sys
 from typing import Any
@@ -25,7 +23,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="lean_command", required=True, metavar="SUBCOMMAND")
     s = sub.add_parser("search", help="search_formal_math: Lean declarations by words, name fragment or notation")
     s.add_argument("query")
-    s.add_argument("-k", type=int, default=10)
+    s.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+    s.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     s.add_argument("--module", action="append", dest="modules", help="only this module or below (repeatable)")
     s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")
     s.add_argument("--mode", choices=MODES, default="hybrid")
@@ -82,33 +81,38 @@ def run_build_lean(args: argparse.Namespace) -> int:
         return 130
 
 
+# What the CLI calls each argument of a Lean search or walk, for messages
+LEAN_CLI_LABELS = {"modules": "--module", "kinds": "--kind", "prior_weight": "--prior-weight"}
+DEPS_CLI_LABELS = {"direction": "--used-by", "depth": "--depth", "limit": "--limit"}
+
+
 def run(args: argparse.Namespace) -> int:
-    from mathlas.tools.lean_search import get_dependencies, search_formal_math
+    from mathlas.cli.common import print_json
+    from mathlas.request import DependencyRequest, LeanSearchRequest
+    from mathlas.service import dependencies, lean_search
 
     if args.lean_command == "search":
-        r = search_formal_math(args.query, k=args.k, modules=args.modules, kinds=args.kinds, mode=args.mode,
-                               prior_weight=args.prior_weight, bundle=args.bundle)
+        from mathlas.cli.search import print_hits
+
+        req = LeanSearchRequest.make(args.query, args.k, mode=args.mode, modules=args.modules, kinds=args.kinds,
+                                     prior_weight=args.prior_weight, offset=args.offset, labels=LEAN_CLI_LABELS)
+        r = lean_search(req, args.bundle)
         if args.json:
-            json.dump(dataclasses.asdict(r), sys.stdout, ensure_ascii=False)
-            sys.stdout.write("\n")
+            print_json(r)
             return 0
+        if r.hits and r.match != "strong":  # how far to trust the hits (mathlas.confidence)
+            print(f"mathlas: {r.note} (match: {r.match}, confidence {r.confidence:.2f})", file=sys.stderr)
+        print_hits(r.hits, start=args.offset + 1)
         if not r.hits:
-            print("no declarations found", file=sys.stderr)
-        for i, h in enumerate(r.hits, 1):
-            tags = f"  [{', '.join(h.stacks)}]" if h.stacks else ""
-            print(f"{i:>2}. {h.id}  ({h.kind}, {h.module}){tags}")
-            if h.signature:
-                print(f"      {h.signature[:200]}")
-            if h.docstring:
-                print(f"      -- {h.docstring[:200]}")
-            print(f"      {h.link}")
+            print("mathlas: no declarations found; try other words, a name fragment (prime two le) or no --module",
+                  file=sys.stderr)
         return 0
     if args.lean_command == "deps":
-        r = get_dependencies(args.id, direction="used_by" if args.used_by else "uses", depth=args.depth,
-                             limit=args.limit, bundle=args.bundle)
+        req = DependencyRequest.make(args.id, "used_by" if args.used_by else "uses", args.depth, args.limit,
+                                     labels=DEPS_CLI_LABELS)
+        r = dependencies(req, args.bundle)
         if args.json:
-            json.dump(dataclasses.asdict(r), sys.stdout, ensure_ascii=False)
-            sys.stdout.write("\n")
+            print_json(r)
             return 0
         verb = "is used by" if args.used_by else "uses"
         more = f" (showing {len(r.declarations)})" if r.truncated else ""
