@@ -276,6 +276,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
             subst={"../shared/eval/formal-qr-dev.jsonl": "{head30:formal-qr-dev.jsonl}", "mathlib": "{formal}"}),
     "python scripts/tune_fusion.py ../shared/eval/formal-dev.jsonl ../shared/eval/formal-qr-dev.jsonl --bundle mathlib "
     "--k-rrf 5,10,30 --lexical 0.5,1,2": NotRun("a grid search over the full formal bundle `mathlib` (Mathlib, 23 min to build)"),
+    "python scripts/tune_fusion.py ../shared/eval/informal-dev.jsonl --unrestricted --top 25": NotRun(MEASURES),
     "python scripts/bench_search.py": NotRun(MEASURES),
     "python scripts/bench_recall.py": NotRun(MEASURES + " (an exact scan per query)"),
     "python scripts/bench_peers.py": NotRun("needs the bench extra (bm25s, faiss-cpu), which CI does not install; "
