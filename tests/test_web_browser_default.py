@@ -97,3 +97,23 @@ def test_a_slogan_shows_only_when_the_statement_does_not_say_it(default_web, pag
         page.goto(default_web.base + "/doc/" + doc_id)
         page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
         assert page.is_visible("#doc-slogan") == shown, doc_id
+
+
+# Documents whose display text once broke the page's typesetting: \textit{Alg} inside math (the
+# display build expands Stacks' \Alg to it; the page's emphasis markers went into KaTeX: 1,032 Stacks
+# documents), Metamath's bare # (set size), \^ of ..^ and \text{\iota}.
+TYPESET = ("stacks:06Z4", "stacks:06UT", "metamath:df-hash", "metamath:hashginv", "metamath:df-fzo",
+           "metamath:df-iota")
+
+
+def test_display_text_typesets_cleanly(default_web, page):
+    from test_web_browser import katex_trouble
+
+    trouble = {}
+    for doc_id in TYPESET:
+        page.goto(default_web.base + "/doc/" + doc_id)
+        page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+        assert page.locator("#doc-body .katex").count() > 0, doc_id
+        if found := katex_trouble(page, "#doc"):
+            trouble[doc_id] = found[:2]
+    assert not trouble

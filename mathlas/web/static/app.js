@@ -124,6 +124,10 @@ function textToHtml(t) {
 function mathToHtml(tex, display) {
   if (!window.katex) return "<code>" + esc(tex) + "</code>";
   if (tex.includes("\\xymatrix")) tex = xymatrices(tex.replace(/\\(?:begin|end)\{xy\}/g, ""));
+  // A statement never defines macros: a bare # is the symbol (Metamath's set size, `# ` A`), and
+  // \^ without its group the caret Metamath writes in `..^` (half-open ranges).
+  tex = tex.replace(/(^|[^\\])#(?![0-9])/g, "$1\\#").replace(/\\\^(?![{A-Za-z])/g, "\\hat{}")
+           .replace(/\\text\{\s*(\\[A-Za-z]+)\s*\}/g, "\\mathrm{$1}");  // \text{\iota}: a symbol, upright
   return katex.renderToString(tex, {displayMode: display, throwOnError: false, strict: "ignore", trust: false,
                                     macros: Object.assign({}, MACROS), maxExpand: 1000, output: "htmlAndMathml"});
 }
@@ -296,8 +300,12 @@ const MARK = {em: ["\u0001", "\u0002"], strong: ["\u0003", "\u0004"]};
 
 function markStyles(src) {
   let out = "", last = 0, m;
+  // inside math a \textit{Alg} is KaTeX's to draw (the display build expands \Alg to it): left alone
+  const math = [...src.matchAll(MATH)].map((x) => [x.index, x.index + x[0].length]);
+  const inMath = (at) => math.some(([a, b]) => a <= at && at < b);
   STYLE_OPEN.lastIndex = 0;
   while ((m = STYLE_OPEN.exec(src))) {
+    if (inMath(m.index)) continue;
     let depth = 1, i = STYLE_OPEN.lastIndex;
     for (; i < src.length && depth; i++) {
       if (src[i] === "\\") { i++; continue; }
