@@ -165,7 +165,13 @@ def test_openapi_describes_every_endpoint(web):
     routes = {getattr(r, "path", "") for r in create_app(ServeConfig()).routes} - {"/static"}
     assert {r.replace("{id:path}", "{id}") for r in routes} <= paths
     schemas = doc["components"]["schemas"]
-    assert set(schemas["SearchResult"]["properties"]) == {"query", "bundle", "mode", "hits", "next"}
+    from dataclasses import fields
+
+    from mathlas.service import SearchResult
+
+    # the schema is the library's result, field for field (match, confidence and note included)
+    assert set(schemas["SearchResult"]["properties"]) == {f.name for f in fields(SearchResult)}
+    assert {"query", "bundle", "mode", "hits", "next", "match", "confidence", "note"} <= set(schemas["SearchResult"]["properties"])
     hit = schemas["SearchResult"]["properties"]["hits"]["items"]["$ref"].rsplit("/", 1)[1]
     assert set(schemas[hit]["properties"]) >= {"id", "source", "kind", "score", "ranks"}
     assert {"theorem_id", "paper", "similarity", "score", "has_metadata"} <= set(schemas["TheoremSearchTheorem"]["properties"])
