@@ -368,3 +368,18 @@ def test_a_shared_url_names_its_bundle_by_name(web, page):
     page.go_back()  # the URL that named it "papers"
     wait_js(page, "document.querySelector('#status').textContent.includes('results from papers-0.1.0')")
     assert page.input_value("#bundle") == "papers-0.1.0"
+
+
+def test_the_page_says_when_nothing_close_was_found(web, page):
+    """The answer's match (issue 22 part 6) shows on the page as the JSON says it: a note above the
+    hits when the match is weak or none, nothing when it is strong."""
+    for q in ("recipe for a chocolate cake with strawberries", "Noetherian ring"):
+        answer = web.get("/api/search", params={"q": q, "k": 20}).json()
+        goto_ready(page, web.base + "/?q=" + q.replace(" ", "+"))
+        wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+        shown = page.is_visible("#match")
+        assert shown == (answer["match"] != "strong"), (q, answer["match"])
+        if shown:
+            text = page.inner_text("#match")
+            assert answer["note"] in text and f"match: {answer['match']}" in text
+    assert web.get("/api/search", params={"q": "recipe for a chocolate cake with strawberries"}).json()["match"] != "strong"

@@ -671,6 +671,7 @@ async function runSearch() {
   const list = document.getElementById("results");
   const about = document.getElementById("about");
   document.getElementById("suggest").hidden = true;
+  document.getElementById("match").hidden = true;
   if (!f.q) {
     list.textContent = "";
     about.hidden = !BUNDLES || !BUNDLES.served.length;  // nothing to say before a token is given
@@ -694,6 +695,14 @@ async function runSearch() {
     const position = new Map(r.hits.map((h, i) => [h.id, i + 1]));
     r.hits.forEach((h, i) => list.append(hitCard(h, i, r.bundle, f.corpus === "lean", position)));
     const ms = Math.round(performance.now() - t0);
+    const match = document.getElementById("match");
+    match.hidden = !(r.hits.length && r.match && r.match !== "strong");
+    if (!match.hidden) {  // how far to trust the hits (the answer's match, confidence and note)
+      match.className = `match match-${r.match}`;
+      match.dataset.match = r.match;
+      match.textContent = (r.match === "none" ? "Nothing close was found: " : "No clear match among these hits: ")
+        + `${r.note} (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)})`;
+    }
     if (r.hits.length) {
       setStatus(`${r.hits.length} results from ${r.bundle} (${r.mode}) in ${ms} ms`);
     } else {
