@@ -36,6 +36,8 @@ def test_display_tex_removes_debris():
     assert r"\textbf{Proof}" in out and r"\ref{thm:x}" in out and "(a note)" in out
     assert out.endswith("(a note). $$\\begin{aligned}a &= b \\\\ c &= d\\end{aligned}$$")
     assert leaks(out) == [] and leaks(tex) != []
+    assert display_tex(r"\indexsee{axiom!univalence}{univalence axiom}For any $A$ \end {proof}") == \
+        r"For any $A$ \end{proof}"
 
 
 def test_display_tex_math_fixes():

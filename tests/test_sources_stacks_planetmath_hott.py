@@ -238,6 +238,8 @@ def test_hott_display_text(hott_docs):
     for i in ("hott:lem:opp", "hott:thm:interval-funext", "hott:ct:isoprecat", "hott:thm:omg", "hott:def:pointedtype"):
         d = hott_docs[i]
         assert leaks(d.body) == [] and display.math_commands(d.body) == set(), (i, leaks(d.body))
+    assert hott_docs["hott:axiom:univalence"].body == (      # \\indexdef{..} \\indexsee{..}{..} gone, \\type expanded
+        "For any $A,B:{\\mathcal{U}}$, the function~\\eqref{eq:uidtoeqv} is an equivalence.")
     assert "\\prod_{(x:A)}" in hott_docs["hott:thm:path-lifting"].body or "\\prod_{(" in hott_docs["hott:lem:mapdep"].body
     defined = set(hott.book_macros(HOTT))
     assert not any(display.math_commands(d.body) & defined for d in hott_docs.values())

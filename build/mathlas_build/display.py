@@ -203,7 +203,7 @@ def _display(piece: str) -> str:
 
 # ------------------------------------------------------------------------------------------ cleaning
 
-_DROP_1 = ("index", "indexdef", "indexsee", "label", "ollabel", "PMlinkescapeword", "PMlinkescapephrase",
+_DROP_1 = ("index", "indexdef", "label", "ollabel", "PMlinkescapeword", "PMlinkescapephrase",
            "includegraphics", "hypertarget", "phantomsection", "vspace", "hspace", "addcontentsline",
            "markboth", "pagestyle", "thispagestyle", "setlength", "setcounter", "addtocounter")
 _LINKS_2 = ("PMlinkname", "PMlinkid", "PMlinkexternal", "PMlinktofile", "PMlinkescapetext", "href", "hyperref")
@@ -336,8 +336,9 @@ def display_tex(tex: str, macros: Macros | None = None) -> str:
     if not tex:
         return ""
     s = strip_comments(repair_text(tex))
+    s = re.sub(r"\\(begin|end|bibitem)\s+(?=[{\[])", r"\\\1", s)        # \end {proof}: as the page reads it
     s = replace_command(s, _DROP_1, 1, lambda n, a: "")
-    s = replace_command(s, ["indexsee"], 1, lambda n, a: "")
+    s = replace_command(s, ["indexsee"], 2, lambda n, a: "")         # \indexsee{entry}{see}: two arguments
     s = replace_command(s, _LINKS_2, 2, lambda n, a: (a[-1] if n in ("href", "hyperref", "PMlinkescapetext")
                                                       else a[0]) if a else "")
     s = _replace_env(s, _PICTURES, lambda inner: "")
