@@ -80,20 +80,21 @@ def test_planetmath_existential_stays_one_precondition(bundle):
 
 def test_planetmath_displayed_math(bundle):
     c = applicability_checklist("planetmath:GronwallsLemma", bundle=bundle)
-    assert c.conclusion.startswith(r"\[ \phi(t)\leq K\exp\left(L\int_{t_0}^t \psi(s)ds\right) \]")
-    assert any(r"\[ \phi(t)\leq K+L\int" in t for t in texts(c))  # the display stays whole
+    # the bundle's display text (1.2.0) writes displays as $$...$$
+    assert c.conclusion.startswith(r"$$\phi(t)\leq K\exp\left(L\int_{t_0}^t \psi(s)ds\right)$$")
+    assert any(r"$$\phi(t)\leq K+L\int" in t and t.count("$$") == 2 for t in texts(c))  # the display stays whole
     c = applicability_checklist("planetmath:WeylsInequality", bundle=bundle)
-    assert c.conclusion == r"\[ \lambda_i(A)\leq \lambda_i(A+E)\]"
+    assert c.conclusion == r"$$\lambda_i(A)\leq \lambda_i(A+E)$$"
     assert texts(c)[0] == "Let $A$ and $E$ be two $n \\times n$ Hermitian matrices, with $E$ positive semidefinite"
     c = applicability_checklist("planetmath:ArtinReesTheorem", bundle=bundle)
     assert texts(c) == ["Let $A$ be a Noetherian ring", r"Let $\mathfrak{a}$ be an ideal",
                         "Let $M$ be a finitely generated module", "Let $N$ be a submodule"]
-    assert c.conclusion.startswith(r"there exists an integer $k \geq 1$") and c.conclusion.endswith(r"\]")
+    assert c.conclusion.startswith(r"there exists an integer $k \geq 1$") and c.conclusion.endswith("$$")
 
 
 def test_hott_quantifier_and_noun_phrase_hypotheses(bundle):
     c = applicability_checklist("hott:axiom:univalence", bundle=bundle)
-    assert texts(c) == [r"For any $A,B:\type$"]
+    assert texts(c) == [r"For any $A,B:{\mathcal{U}}$"]  # the book's \type macro, expanded by the build
     assert c.conclusion == r"the function \eqref{eq:uidtoeqv} is an equivalence"
     c = applicability_checklist("hott:ctb-uniformly-continuous-sup", bundle=bundle)
     assert c.preconditions == [] and "has a supremum" in c.conclusion
