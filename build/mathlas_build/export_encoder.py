@@ -210,7 +210,7 @@ def export_onnx_fp32(src: Path, out_dir: Path, opset: int = 18, method: str = "a
 
 def quantize_int8(fp32_path: Path, out_path: Path, per_channel: bool = True, reduce_range: bool = False,
                   keep_fp32: Sequence[str] = ()) -> Path:
-    """int8 dynamic quantization (weights int8, activations quantized at run time).
+    r"""int8 dynamic quantization (weights int8, activations quantized at run time).
 
     ``keep_fp32``: regexes (``re.search``) of node names left unquantized, e.g.
     ``r"layer\.\d+/output/dense"`` keeps the FFN down-projections fp32 (all-MiniLM-L6-v2: min cosine 0.989 -> 0.995, but
