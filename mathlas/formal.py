@@ -52,7 +52,10 @@ def open_formal(bundle: "str | Bundle | None") -> "Bundle":
     try:
         b = open_bundle(spec)
     except BundleNotFoundError as e:
-        raise BundleNotFoundError(f"{e}; the formal bundle is not shipped in the wheel: {BUILD_HINT}") from None
+        if os.sep in spec or "/" in spec:  # a directory that is not there: say so
+            raise BundleNotFoundError(f"{e}; {BUILD_HINT}") from None
+        # a name: lead with what works (no formal release is published to install)
+        raise BundleNotFoundError(f"no formal bundle named {spec!r} is installed; {BUILD_HINT}") from None
     if "module" not in b.table.column_names:
         raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; "
                          f"pass bundle=<a formal bundle> or set ${FORMAL_ENV}")

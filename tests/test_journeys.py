@@ -195,3 +195,11 @@ def test_http_mcp_reads_lean_ids_and_resources_within_what_is_served(web):  # no
 
     message = mcp_session(web.base, bad)
     assert message != "read" and "/etc" not in message.replace("'/etc'", "").replace("%2Fetc", "")
+
+
+def test_no_formal_bundle_leads_with_what_works(tmp_path):
+    """Without a formal bundle, the hint leads with build-lean (no formal release is published, so
+    `mathlas index install mathlib` cannot work)."""
+    p = mathlas("lean", "search", "prime two le", env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
+    line = one_line(p, 1, "no formal bundle named 'mathlib' is installed; build it with `mathlas index build-lean PATH`")
+    assert "index install" not in line
