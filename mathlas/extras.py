@@ -60,3 +60,14 @@ def require(extra: str, what: str) -> None:
         error = MissingExtra(f"{what} needs the {extra} extra: pip install 'mathlas[{extra}]'")
         error.name = module
         raise error
+
+
+def exit_unless(extra: str, what: str) -> None:
+    """For a ``python -m`` entry point: print ``require``'s one line and exit 2 when ``extra`` is missing."""
+    import sys
+
+    try:
+        require(extra, what)
+    except MissingExtra as e:
+        print(f"mathlas: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,13 +1,9 @@
 """``python -m mathlas.mcp``: the MCP stdio server (= ``mathlas mcp``)."""
 import sys
 
-from mathlas.extras import MissingExtra, require
+from mathlas.extras import exit_unless
 
-try:
-    require("mcp", "python -m mathlas.mcp")
-except MissingExtra as e:
-    print(f"mathlas: {e}", file=sys.stderr)
-    sys.exit(2)
+exit_unless("mcp", "python -m mathlas.mcp")
 
 from mathlas.mcp.server import main  # noqa: E402 - only once the extra is known to be there
 

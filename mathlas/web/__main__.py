@@ -1,13 +1,9 @@
 """``python -m mathlas.web serve ...``: the serve command on its own."""
 import sys
 
-from mathlas.extras import MissingExtra, require
+from mathlas.extras import exit_unless
 
-try:
-    require("serve", "python -m mathlas.web")
-except MissingExtra as e:
-    print(f"mathlas: {e}", file=sys.stderr)
-    sys.exit(2)
+exit_unless("serve", "python -m mathlas.web")
 
 from mathlas.cli.serve import main  # noqa: E402 - only once the extra is known to be there
 

@@ -158,9 +158,9 @@ def _render(name: str, pos: list[str], named: dict[str, str]) -> str:
     return ""
 
 
-def wiki_to_latex(text: str) -> str:
-    """ProofWiki wiki markup -> LaTeX text: templates rendered or dropped, ``'''bold'''`` / ``''italic''``
-    quotes and ``[[link|text]]`` brackets removed, the ``:`` indentation at line starts dropped."""
+def _templates(text: str, render, again) -> str:
+    """``text`` with each top-level ``{{...}}`` template replaced by ``render(*params)``; a template
+    holding templates has them rendered first by ``again`` (the caller itself)."""
     out, i = [], 0
     while True:
         j = text.find("{{", i)
@@ -170,9 +170,15 @@ def wiki_to_latex(text: str) -> str:
         out.append(text[i:j])
         k = _template_end(text, j)
         inner = text[j + 2:k - 2] if text.startswith("}}", k - 2) else text[j + 2:k]
-        out.append(_render(*_params(wiki_to_latex(inner) if "{{" in inner else inner)))
+        out.append(render(*_params(again(inner) if "{{" in inner else inner)))
         i = k
-    s = "".join(out)
+    return "".join(out)
+
+
+def wiki_to_latex(text: str) -> str:
+    """ProofWiki wiki markup -> LaTeX text: templates rendered or dropped, ``'''bold'''`` / ``''italic''``
+    quotes and ``[[link|text]]`` brackets removed, the ``:`` indentation at line starts dropped."""
+    s = _templates(text, _render, wiki_to_latex)
     s = re.sub(r"'{2,}", "", s)
     s = re.sub(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", s)
     return re.sub(r"(?m)^[:\s]+", "", s)
@@ -332,18 +338,7 @@ def wiki_to_display(text: str) -> str:
     ``$$...$$``, bold and italic quotes as ``\\textbf`` / ``\\emph``, ``[[target|text]]`` as its text, other
     templates as ``_render`` gives them (maintenance templates dropped), ``:`` indents dropped."""
     text = re.sub(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", text)    # links first: their | is not a template's
-    out, i = [], 0
-    while True:
-        j = text.find("{{", i)
-        if j < 0:
-            out.append(text[i:])
-            break
-        out.append(text[i:j])
-        k = _template_end(text, j)
-        inner = text[j + 2:k - 2] if text.startswith("}}", k - 2) else text[j + 2:k]
-        out.append(_display_template(*_params(wiki_to_display(inner) if "{{" in inner else inner)))
-        i = k
-    s = _tables("".join(out))
+    s = _tables(_templates(text, _display_template, wiki_to_display))
     s = re.sub(r"(?m)^:+\s*\$([^$]+)\$\s*([.,;:]?)\s*$", lambda m: f"$${m.group(1)}{m.group(2)}$$", s)
     s = _BOLD.sub(r"\\textbf{\1}", s)
     s = _ITALIC.sub(r"\\emph{\1}", s)
