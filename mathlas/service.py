@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Union
 
 from mathlas.errors import UsageError
 from mathlas.hit import Document, Hit, snippet
-from mathlas.request import DependencyRequest, LeanSearchRequest, SearchRequest
+from mathlas.request import LABELS, DependencyRequest, LeanSearchRequest, SearchRequest
 from mathlas.tools import NextStep, available_tool_names
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,8 +136,9 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     elif req.prior_weight:
         raise UsageError(f"bundle {b.label} declares no {PRIOR} prior; leave {req.labels['prior_weight']} out")
     mask = module_mask(b, list(req.modules), req.labels["modules"]) if req.modules else None
-    inner = SearchRequest.make(req.query, req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
-                               labels={"kinds": req.labels["kinds"]})
+    # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check
+    inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
+                          labels={**LABELS, "kinds": req.labels["kinds"]})
     scores: dict = {}
     hits = [formal_hit(h) for h in b.rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS,
                                           scores_out=scores)]
