@@ -1,0 +1,114 @@
+"""Query-time expansion of common mathematical abbreviations: "FTA over C" also searches for "fundamental
+theorem of algebra" and "fundamental theorem of arithmetic", which is how the sources name it.
+
+``ABBREVIATIONS`` is checked by hand; an abbreviation is in it only when its meanings in mathematics are
+few and all listed (FTA, IFT and FLT have two each, and both are searched). Letter pairs that are as
+often a product of matrices or a pair of points (``AB``, ``PA``, ``GL``) and abbreviations with many
+readings (``CW``, ``UMP``, ``LU``, ``QR``, ``WLOG``) are left out.
+
+A token expands only when it is a whole word in exactly the table's case ("ac" and "Ac" never expand),
+outside code and formulas (backticks, ``$...$``, ``\\(...\\)``, ``\\[...\\]``, a dotted name such as
+``Nat.GCD``) and not next to an operator (``AC = CA`` is a product of matrices). Only the first 1,000
+characters of a query are scanned. Pure: no I/O.
+"""
+from __future__ import annotations
+
+import re
+
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    # named theorems
+    "FTA": ("fundamental theorem of algebra", "fundamental theorem of arithmetic"),
+    "FTC": ("fundamental theorem of calculus",),
+    "CRT": ("Chinese remainder theorem",),
+    "PNT": ("prime number theorem",),
+    "MVT": ("mean value theorem",),
+    "IVT": ("intermediate value theorem",),
+    "IFT": ("implicit function theorem", "inverse function theorem"),
+    "FLT": ("Fermat's last theorem", "Fermat's little theorem"),
+    "DCT": ("dominated convergence theorem",),
+    "MCT": ("monotone convergence theorem",),
+    "BCT": ("Baire category theorem",),
+    "CLT": ("central limit theorem",),
+    "LLN": ("law of large numbers",),
+    "SLLN": ("strong law of large numbers",),
+    "WLLN": ("weak law of large numbers",),
+    "LTE": ("lifting the exponent lemma",),
+    "AM-GM": ("arithmetic mean geometric mean inequality",),
+    # foundations
+    "AC": ("axiom of choice",),
+    "ZF": ("Zermelo Fraenkel set theory",),
+    "ZFC": ("Zermelo Fraenkel set theory with choice",),
+    "LEM": ("law of excluded middle",),
+    "CH": ("continuum hypothesis",),
+    "GCH": ("generalized continuum hypothesis",),
+    "RH": ("Riemann hypothesis",),
+    "GRH": ("generalized Riemann hypothesis",),
+    "TFAE": ("the following are equivalent",),
+    # algebra and number theory
+    "PID": ("principal ideal domain",),
+    "UFD": ("unique factorization domain",),
+    "DVR": ("discrete valuation ring",),
+    "GCD": ("greatest common divisor",),
+    "LCM": ("least common multiple",),
+    "LUB": ("least upper bound",),
+    "GLB": ("greatest lower bound",),
+    # analysis, probability, linear algebra
+    "ODE": ("ordinary differential equation",),
+    "PDE": ("partial differential equation",),
+    "SVD": ("singular value decomposition",),
+    "FFT": ("fast Fourier transform",),
+    "PMF": ("probability mass function",),
+    "CDF": ("cumulative distribution function",),
+}
+
+MAX_SCAN = 1_000
+
+# code and formulas, blanked out before scanning
+_MASK = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+# an upper-case word (AM-GM counts as one), not part of a dotted or underscored name
+_TOKEN = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:-[A-Z][A-Z0-9]*)?(?!\w|\.\w)")
+_OPERATORS = set("=+*/^<>≤≥≠·∘⁻∣")
+
+
+def _near_operator(text: str, start: int, end: int) -> bool:
+    before = text[:start].rstrip()[-1:]
+    after = text[end:].lstrip()[:1]
+    return before in _OPERATORS or after in _OPERATORS
+
+
+def expand(query: str) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """The query with the expansions of its abbreviations appended once at the end, and the
+    abbreviations used with their expansions (the query unchanged and ``{}`` when none).
+
+    >>> expand("FTA over C")[0]
+    'FTA over C fundamental theorem of algebra fundamental theorem of arithmetic'
+    """
+    head = query[:MAX_SCAN]
+    scan = _MASK.sub(lambda m: " " * len(m.group()), head)
+    used: dict[str, tuple[str, ...]] = {}
+    for m in _TOKEN.finditer(scan):
+        if _near_operator(scan, m.start(), m.end()):
+            continue
+        token = m.group()
+        for key in [token] if token in ABBREVIATIONS else token.split("-"):  # IVT-MVT is two
+            if key in ABBREVIATIONS and key not in used:
+                used[key] = ABBREVIATIONS[key]
+    if not used:
+        return query, {}
+    lowered = query.lower()
+    added: list[str] = []
+    for phrases in used.values():
+        for phrase in phrases:  # a phrase the query already says is not said twice
+            if phrase.lower() not in lowered and phrase not in added:
+                added.append(phrase)
+    if not added:
+        return query, used
+    return f"{query.rstrip()} {' '.join(added)}", used
+
+
+def describe(used: dict[str, tuple[str, ...]]) -> str:
+    """One line for the answer: ``expanded FTA: fundamental theorem of algebra / fundamental theorem of
+    arithmetic; IVT: intermediate value theorem`` ("" when nothing was expanded)."""
+    if not used:
+        return ""
+    return "expanded " + "; ".join(f"{key}: {' / '.join(phrases)}" for key, phrases in used.items())
