@@ -29,6 +29,7 @@ from mathlas.bundle import (DEFAULT_FUSION, DEFAULT_RERANK_TOP_N, ENCODER_DIR, M
 from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters, PaperColumns, PaperFilter
+from mathlas.intent import definition_intent
 from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf, statements_first
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 from mathlas.request import MAX_K, SearchRequest
@@ -79,6 +80,7 @@ class SearchPlan:
     about: np.ndarray | None
     found: Any = None
     findings_weight: float = 0.0
+    intent: str | None = None   # "definition": the query read as a noun phrase (mathlas.intent)
 
 
 class Bundle:
@@ -148,6 +150,22 @@ class Bundle:
     def fusion(self) -> dict:
         """The RRF defaults: the manifest's measured ``fusion`` block over ``DEFAULT_FUSION``."""
         return {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
+
+    @property
+    def definition_intent(self) -> dict | None:
+        """The manifest's ``fusion.definition_intent`` (kinds, factor on their fused score, factor on
+        the priors' weights for a query that reads as a noun phrase; mathlas.intent), or None."""
+        spec = (self.manifest.fusion or {}).get("definition_intent")
+        if not spec:
+            return None
+        kinds, factor, prior = spec.get("kinds") if isinstance(spec, dict) else None, \
+            spec.get("factor", 1.0) if isinstance(spec, dict) else None, \
+            spec.get("prior_factor", 1.0) if isinstance(spec, dict) else None
+        if not (isinstance(kinds, list) and all(isinstance(x, str) for x in kinds) and is_number(factor)
+                and factor >= 0 and is_number(prior) and prior >= 0):
+            raise BundleCorruptError(f"bundle {self.root.name}: manifest fusion.definition_intent must give "
+                                     f"kinds (a list), factor and prior_factor (numbers >= 0), got {spec!r}")
+        return {"kinds": kinds, "factor": float(factor), "prior_factor": float(prior)}
 
     @property
     def priors(self) -> dict[str, dict]:
@@ -515,7 +533,14 @@ class Bundle:
         # only findings asked for (by source or kind): the bundle's channels have nothing to add
         bundle_part = not ((req.sources and not include) or (req.kinds and not kinds))
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
-        key_weights = self._key_weights(weights, req.kind_weights, req.labels["kind_weights"])
+        intent = self.definition_intent if bundle_part and definition_intent(req.query) else None
+        if intent:  # a noun phrase: definitions first, and "how much is built on this" counts more
+            favoured = {x: intent["factor"] for x in intent["kinds"] if x in self._kind_names}
+            kind_weights = {**favoured, **(req.kind_weights or {})}
+            prior_weights = {n: w * intent["prior_factor"] for n, w in prior_weights.items()}
+        else:
+            kind_weights = req.kind_weights
+        key_weights = self._key_weights(weights, kind_weights, req.labels["kind_weights"])
         about = self.about_keys if bundle_part else None
         # Fusion, priors and the statement-first rule need candidates beyond k: each channel then
         # ranks FUSION_DEPTH deep whatever k is, so ranks and order do not depend on k.
@@ -531,7 +556,8 @@ class Bundle:
             found = found if found.has_documents() else None
         filters = self.filters(include, sorted(exclude), kinds, req.paper, req.mask) if bundle_part else Filters()
         return SearchPlan(filters=filters, bundle_part=bundle_part, key_weights=key_weights, priors=prior_weights,
-                          depth=depth, about=about, found=found, findings_weight=f_weight)
+                          depth=depth, about=about, found=found, findings_weight=f_weight,
+                          intent="definition" if intent else None)
 
     def _run_channels(self, req: SearchRequest, plan: "SearchPlan") -> tuple[dict[str, Ranking], dict[str, float],
                                                                              np.ndarray | None]:

@@ -27,7 +27,7 @@ from mathlas_build.recipe import Recipe, SourceSpec
 FORMAL_OPTIONS = {
     "batch_size": 64,
     "threads": 2,
-    "lexical_boosts": {"text": 1.0},
+    "lexical_boosts": {"text": 1.0, "alias": 1.0, "context": 0.5},
     "lexical_symbols": "lean",
     "lexical_identifiers": "tokenizer",
     # 280k declarations: thermometer codes keep dense recall@10 >= 0.99 at the default pool
@@ -95,6 +95,10 @@ def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version:
         options["dirs"] = list(dirs)
     if license:
         options["license"] = license
+    # the Stacks statements of @[stacks TAG] attributes, from the default bundle beside the encoder
+    stacks = Path(encoder).parent
+    if (stacks / "meta" / "documents.parquet").is_file():
+        options["stacks_bundle"] = str(stacks)
     # the manifest's attribution: the project as itself, then each package as itself
     from mathlas_build.sources.lean import tree_origin
 

@@ -88,6 +88,29 @@ def retrieval_text(doc: Document) -> str:
     return " ".join(parts)
 
 
+def alias_field(doc: Document) -> str:
+    """The lexical ``alias`` field: names people use for the statement that its own text lacks
+    (Lean: the project's lists of named results and Stacks tags, mathlas_build.sources.lean_aliases)."""
+    return str(doc.extra.get("aliases") or "")
+
+
+def context_field(doc: Document) -> str:
+    """The lexical ``context`` field of a Lean declaration: what a ``def`` is (its value), a
+    structure's fields, its binders as words (``[Group G]`` -> "G is a group"), its notation as
+    words (``∫⁻`` -> "lower Lebesgue integral") and the definitions its statement mentions with their
+    docstrings' first sentences. Empty for other sources (their statements are words already)."""
+    if doc.source != "lean":
+        return ""
+    from mathlas_build.lean_gloss import binder_words, notation_gloss
+
+    x = doc.extra
+    sig = x.get("signature") or ""
+    value = x.get("value") or ""
+    parts = [value, x.get("fields") or "", *binder_words(sig), " ".join(notation_gloss(f"{sig} {value}")),
+             x.get("context") or ""]
+    return " ".join(_sentence(p) for p in parts if p and p.strip())
+
+
 def name_field(doc: Document) -> str:
     """The lexical ``name`` field: the statement's name and the words it defines."""
     if doc.source == "lean":

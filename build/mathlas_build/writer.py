@@ -17,7 +17,7 @@ import numpy as np
 
 from mathlas import bundle as fmt
 from mathlas_build.document import Document
-from mathlas_build.retrieval_text import lexical_text
+from mathlas_build.retrieval_text import alias_field, context_field, lexical_text
 
 
 def _say(msg: str, quiet: bool) -> None:
@@ -101,7 +101,9 @@ def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[s
     for key, (d, text, name) in enumerate(zip(docs, texts, names)):
         writer.add_document(tantivy.Document(
             key=key, name=fmt.lexical_words(name, identifiers), title=fmt.lexical_words(d.title, identifiers),
-            text=fmt.lexical_words(lexical_text(d, text), identifiers), source=d.source, kind=d.kind))
+            text=fmt.lexical_words(lexical_text(d, text), identifiers),
+            alias=fmt.lexical_words(alias_field(d), identifiers),
+            context=fmt.lexical_words(context_field(d), identifiers), source=d.source, kind=d.kind))
     writer.commit()
     writer.wait_merging_threads()
     index.reload()

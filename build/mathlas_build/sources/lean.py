@@ -74,6 +74,7 @@ from typing import Iterator
 
 
 from mathlas_build.document import Document
+from mathlas_build.sources import lean_aliases as la
 from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
 from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
@@ -668,6 +669,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             parts = gen.structure_parts(masked, text, sig, end, bend, doc_at, line_of)
         elif kw in ("inductive", "class inductive"):
             parts = {"ctors": gen.inductive_ctors(masked, end, bend, doc_at, line_of)}
+        value = la.definition_value(masked[end:bend]) if kw in ("def", "abbrev", "irreducible_def") else ""
         simps = gen.simps_request(attrs) if kw in ("def", "abbrev", "instance") else None
         if simps is not None:
             simps["ctor_value"] = gen.constructor_value(masked[end:bend])
@@ -684,6 +686,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 "signature": sig, "header": head_src, "docstring": doc_at.get(cm.start(), doc_at.get(start, "")),
                 "attributes": attrs, "modifiers": mods, "derived": derived,
                 "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
+                "value": value,
             })
         consumed = end
     return decls
@@ -718,6 +721,29 @@ def _doc(full: str, kind: str, d: dict, extra: dict, *, body: str, signature: st
     statement = " ".join(x for x in (docstring, words, signature) if x)
     return Document(id=f"lean:{full}", source=SOURCE, kind=kind, name=words, title=d["module"], body=body,
                     statement=statement, link=link, license=license, file=d["rel"], line=line, extra=extra)
+
+
+def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_of: dict, stacks_names: dict,
+              glossary: "la.DefinitionGlossary", stats: dict) -> None:
+    """The words a declaration's name and signature lack (lean_aliases): ``aliases`` (the project's
+    lists and its Stacks tags' statements, "; "-joined), ``value`` (a def's body), ``fields`` (a
+    structure's) and ``context`` (the definitions its statement mentions)."""
+    names = list(aliases_of.get(full, ()))
+    for tag in str(extra.get("stacks") or "").split():
+        if tag in stacks_names:
+            names.append(stacks_names[tag])
+    if names:
+        extra["aliases"] = "; ".join(dict.fromkeys(names))
+        stats["aliased"] += 1
+    if d is not None:
+        if d.get("value"):
+            extra["value"] = d["value"]
+        fields = la.structure_fields(d.get("parts")) if d["kind"] in ("structure", "class") else ""
+        if fields:
+            extra["fields"] = fields
+    context = glossary.gloss(extra.get("signature") or "", deps)
+    if context:
+        extra["context"] = context
 
 
 def _visibility(decls: list[dict], add_of: dict[str, str], extras: dict):
@@ -858,6 +884,10 @@ def read(root: Path, **options) -> Iterator[Document]:
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
     t_names = time.time() - t0 - t_parse
+    aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
+    stacks_names = la.stacks_aliases(options.get("stacks_bundle"))
+    glossary = la.DefinitionGlossary(decls, split_words)
+    stats["aliased"] = 0
     for k, d in enumerate(decls):
         full = d["full"]
         if not full:
@@ -878,6 +908,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                     else am.group(2)
         if d["derived"]:
             extra["derived_name"] = True
+        _describe(extra, full, d, deps, aliases_of, stacks_names, glossary, stats)
         origin = origins[d["tree"]]
         link = origin.link(d["rel"], d["line"])
         lic = origin.license
@@ -888,8 +919,11 @@ def read(root: Path, **options) -> Iterator[Document]:
             stats["to_additive"] += 1
             add_deps = sorted({add_of.get(x, x) for x in deps} - {add})
             stats["edges"] += len(add_deps)
-            yield _doc(add, d["kind"], d, {**extra, "full_name": add, "generated": "to_additive",
-                                           "generated_from": full, "dependencies": add_deps},
+            add_extra = {k: v for k, v in extra.items() if k not in ("aliases", "context")}
+            add_extra.update({"full_name": add, "generated": "to_additive", "generated_from": full,
+                              "dependencies": add_deps})
+            _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
+            yield _doc(add, d["kind"], d, add_extra,
                        body=d["header"], signature=d["signature"], docstring=d["docstring"],
                        line=d["line"], link=link, license=lic)
         for g in d["gen"]:
@@ -900,6 +934,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             gx = {"full_name": g["name"], "module": d["module"], "signature": g["signature"],
                   "docstring": g["docstring"], "attributes": "", "modifiers": "",
                   "dependencies": sorted(gdeps), "generated": g["generated"], "generated_from": g["from"]}
+            _describe(gx, g["name"], None, gx["dependencies"], aliases_of, stacks_names, glossary, stats)
             if "written" in g:
                 gx["name_written"] = g["written"]
             if "parent" in g:
@@ -920,7 +955,8 @@ def read(root: Path, **options) -> Iterator[Document]:
     print(f"lean: {stats['files']} files, {stats['declarations']} declarations, "
           f"{stats['to_additive']} to_additive, {stats['field']} fields, {stats['constructor']} constructors, "
           f"{stats['simps']} simps, {stats['irreducible_def']} irreducible_def lemmas, "
-          f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped; "
+          f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped, "
+          f"{stats['aliased']} with aliases; "
           f"{stats['edges']} dependency edges, {frac:.3f} of {resolver.tokens} identifier tokens resolved; "
           f"{time.time() - t0:.1f} s (parse {t_parse:.1f}, names {t_names:.1f}, resolve and emit "
           f"{time.time() - t0 - t_parse - t_names:.1f})", file=sys.stderr)
