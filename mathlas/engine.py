@@ -18,20 +18,21 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from mathlas.abbreviations import expand as expand_abbreviations
 from mathlas.bundle import (DEFAULT_FUSION, DEFAULT_RERANK_TOP_N, ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR,
                             Manifest, encoder_fingerprint, verify)
 from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.filters import Filters, PaperColumns, PaperFilter
-from mathlas.intent import definition_intent
 from mathlas.fusion import PRIOR_TRANSFORMS, Fused, Ranking, add_priors, prior_values, rrf, statements_first
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
+from mathlas.intent import definition_intent
 from mathlas.request import MAX_K, SearchRequest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,6 +82,8 @@ class SearchPlan:
     found: Any = None
     findings_weight: float = 0.0
     intent: str | None = None   # "definition": the query read as a noun phrase (mathlas.intent)
+    query: str = ""             # what the channels search: the query with its abbreviations expanded
+    expansions: dict = field(default_factory=dict)  # abbreviation -> expansions used (mathlas.abbreviations)
 
 
 class Bundle:
@@ -483,6 +486,7 @@ class Bundle:
         rankings, channel_weights, key_weights = self._run_channels(req, plan)
         if scores_out is not None:
             scores_out["rankings"] = {c: r for c, r in rankings.items() if c in MODE_CHANNELS["hybrid"]}
+            scores_out["expansions"] = plan.expansions
         fusion = self.fusion
         fused = rrf(rankings, plan.depth, k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
                     channel_weights=channel_weights, key_weights=key_weights)
@@ -518,6 +522,7 @@ class Bundle:
         from mathlas.findings import SOURCE as F_SOURCE
 
         with_findings = findings is not None
+        query, used = expand_abbreviations(req.query)
         self._check_sources(req.sources, req.labels["sources"], with_findings)
         self._check_sources(req.exclude_sources, req.labels["exclude_sources"], with_findings)
         self._check_kinds(req.kinds, req.labels["kinds"], with_findings)
@@ -557,7 +562,7 @@ class Bundle:
         filters = self.filters(include, sorted(exclude), kinds, req.paper, req.mask) if bundle_part else Filters()
         return SearchPlan(filters=filters, bundle_part=bundle_part, key_weights=key_weights, priors=prior_weights,
                           depth=depth, about=about, found=found, findings_weight=f_weight,
-                          intent="definition" if intent else None)
+                          intent="definition" if intent else None, query=query, expansions=used)
 
     def _run_channels(self, req: SearchRequest, plan: "SearchPlan") -> tuple[dict[str, Ranking], dict[str, float],
                                                                              np.ndarray | None]:
@@ -568,18 +573,19 @@ class Bundle:
         channels = MODE_CHANNELS[req.mode]
         found = plan.found
         vector = None
+        query = plan.query or req.query
         if "dense" in channels and (plan.bundle_part or (found is not None and found.has_vectors())):
-            vector = self.query_vector(req.query)
+            vector = self.query_vector(query)
         rankings: dict[str, Ranking] = {}
         if plan.bundle_part:
-            rankings = self.channel_rankings(req.query, plan.depth, plan.filters, req.mode, req.pool, vector)
+            rankings = self.channel_rankings(query, plan.depth, plan.filters, req.mode, req.pool, vector)
         weights = dict(self.fusion["weights"] if req.channel_weights is None else req.channel_weights)
         key_weights = plan.key_weights
         if found is not None:
             n = len(self)
             # a finding is placed where its own scores would rank it among the bundle's rankings
             # (the same filters, depth and k_rrf), not as a one-document channel of its own
-            ranking = found.search(req.query, vector if "dense" in channels else None, plan.depth,
+            ranking = found.search(query, vector if "dense" in channels else None, plan.depth,
                                    lexical="lexical" in channels, bundle_rankings=rankings if plan.bundle_part else {},
                                    channel_weights=weights,
                                    k_rrf=float(self.fusion["k_rrf"] if req.k_rrf is None else req.k_rrf))

@@ -56,6 +56,9 @@ class LexicalChannel:
         self.identifiers = identifiers
         # "lean": notation in a query also searches as Mathlib's naming words (a * b ∈ I -> mul mem)
         self.symbols = symbols
+        # with "lean", notation in a query also searches as English words (mathlas.lean_gloss.NOTATION:
+        # ``∫⁻`` -> "lower Lebesgue integral"), the words a formal bundle's context field holds
+        self.notation_english = True
         self.boosts = {f: float(w) for f, w in (boosts or DEFAULT_LEXICAL_BOOSTS).items() if w}
         if not self.boosts or set(self.boosts) - set(LEXICAL_FIELDS):
             raise BundleCorruptError(f"bundle {Path(root).name}: bad lexical boosts {boosts!r}")
@@ -90,8 +93,10 @@ class LexicalChannel:
     def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
         if self.symbols == "lean":
             from mathlas.bundle import with_symbol_words
+            from mathlas.lean_gloss import notation_gloss
 
-            query = with_symbol_words(query)
+            english = " ".join(notation_gloss(query)) if self.notation_english else ""
+            query = with_symbol_words(query) + (f" {english}" if english else "")
         terms = query_terms(query, self.identifiers)
         if not terms or k <= 0:
             return Ranking.empty()

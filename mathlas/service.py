@@ -53,6 +53,8 @@ class SearchResult:
     match: str = "weak"
     confidence: float = 0.0
     note: str = ""
+    # the abbreviations the query was searched with, expanded (mathlas.abbreviations), as one line
+    expanded: str = ""
 
 
 @dataclass
@@ -68,6 +70,7 @@ class FormalSearchResult:
     match: str = "weak"      # as SearchResult's
     confidence: float = 0.0
     note: str = ""
+    expanded: str = ""
 
 
 @dataclass
@@ -162,8 +165,11 @@ def _match(b: "Bundle", req, scores: dict, hits: list[Hit]) -> dict:
     raw rankings ``Bundle.rank`` left in ``scores``."""
     from mathlas.confidence import assess
 
+    from mathlas.abbreviations import describe
+
     a = assess(scores.get("rankings"), req.mode, req.query, b.manifest.fusion, has_hits=bool(hits))
-    return {"match": a.match, "confidence": a.confidence, "note": a.note}
+    return {"match": a.match, "confidence": a.confidence, "note": a.note,
+            "expanded": describe(scores.get("expansions") or {})}
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

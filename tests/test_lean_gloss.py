@@ -1,9 +1,9 @@
-"""Words for Lean signatures and notation (mathlas_build.lean_gloss): exact sentences for instance and
+"""Words for Lean signatures and notation (mathlas.lean_gloss): exact sentences for instance and
 hypothesis binders, nothing for what cannot be read with confidence, and the notation table's
 longest-match reading."""
 from __future__ import annotations
 
-from mathlas_build.lean_gloss import (
+from mathlas.lean_gloss import (
     NOTATION,
     binder_words,
     binders,

@@ -101,7 +101,7 @@ def context_field(doc: Document) -> str:
     docstrings' first sentences. Empty for other sources (their statements are words already)."""
     if doc.source != "lean":
         return ""
-    from mathlas_build.lean_gloss import binder_words, notation_gloss
+    from mathlas.lean_gloss import binder_words, notation_gloss
 
     x = doc.extra
     sig = x.get("signature") or ""

@@ -112,6 +112,7 @@ class SearchAnswer:
     match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.confidence)
     confidence: float = 0.0
     note: str = ""
+    expanded: str = ""   # abbreviations searched with their expansions (mathlas.abbreviations)
 
 
 @dataclass
@@ -127,6 +128,7 @@ class FormalSearchAnswer:
     match: str = "weak"
     confidence: float = 0.0
     note: str = ""
+    expanded: str = ""
 
 
 ANSWERS = {"search_existing_math": SearchAnswer, "search_formal_math": FormalSearchAnswer}

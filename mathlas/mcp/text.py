@@ -38,6 +38,8 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
         trust = ""
         if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.confidence)
             trust = f" match: {data['match']}, {data.get('note', '')} (confidence {data.get('confidence', 0):.2f});"
+        if data.get("expanded"):  # the abbreviations the query was searched with
+            trust += f" {data['expanded']};"
         lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where});{trust} get_by_id(id) gives the whole statement:"]
         lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:

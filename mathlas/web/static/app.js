@@ -696,12 +696,17 @@ async function runSearch() {
     r.hits.forEach((h, i) => list.append(hitCard(h, i, r.bundle, f.corpus === "lean", position)));
     const ms = Math.round(performance.now() - t0);
     const match = document.getElementById("match");
-    match.hidden = !(r.hits.length && r.match && r.match !== "strong");
-    if (!match.hidden) {  // how far to trust the hits (the answer's match, confidence and note)
-      match.className = `match match-${r.match}`;
-      match.dataset.match = r.match;
+    const doubtful = Boolean(r.hits.length && r.match && r.match !== "strong");
+    match.hidden = !(doubtful || r.expanded);
+    match.className = doubtful ? `match match-${r.match}` : "match";
+    match.dataset.match = doubtful ? r.match : "";
+    match.textContent = "";
+    if (doubtful) {  // how far to trust the hits (the answer's match, confidence and note)
       match.textContent = (r.match === "none" ? "Nothing close was found: " : "No clear match among these hits: ")
         + `${r.note} (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)})`;
+    }
+    if (r.expanded) {  // the abbreviations the query was searched with (mathlas.abbreviations)
+      match.textContent = (match.textContent ? match.textContent + " · " : "") + `Searched with ${r.expanded}.`;
     }
     if (r.hits.length) {
       setStatus(`${r.hits.length} results from ${r.bundle} (${r.mode}) in ${ms} ms`);
