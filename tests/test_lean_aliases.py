@@ -121,3 +121,34 @@ def test_alias_and_context_fields_are_searched(lean_project_bundle_dir):
 
 def test_toy_project_docs_are_not_read_as_lean(tmp_path):
     assert not any(Path(d.file).parts[0] == "docs" for d in read(LEAN_PROJECT))
+
+
+def test_notation_commands_name_their_definition():
+    text = ('/-- The lower integral. -/\nnoncomputable def lintegral (f : α → ℝ) : ℝ := 0\n'
+            'notation3 "∫⁻ "(...)", "r:60:(scoped f => f)" ∂"μ:70 => lintegral μ r\n'
+            '-- notation "∯" => lintegral\n'
+            'infixl:65 " ∈ " => Membership.mem\n'
+            'scoped[Foo] notation "𝓝" => nhds\n'
+            'notation "#" s => Finset.card s\n')
+    from mathlas_build.sources.lean import mask
+
+    masked, _ = mask(text)
+    extras: dict = {}
+    la.scan_notations(text, masked, "F.lean", extras)
+    # the commented one, the common ∈ and the ASCII # are left out; notation3 takes the last =>
+    assert extras["notation_heads"] == [("∫⁻", "lintegral", "F.lean"), ("𝓝", "nhds", "F.lean")]
+
+    class NoResolver:
+        def context(self, *a):
+            return None
+
+        def resolve(self, token, ctx):
+            return ()
+
+    g = la.DefinitionGlossary([{"full": "MeasureTheory.lintegral", "kind": "def",
+                                "docstring": "The **lower Lebesgue integral** of `f`."}], split_words)
+    g.add_notations([("∫⁻", "lintegral", "F.lean"), ("∫", "unknownHead", "F.lean")], NoResolver())
+    assert g.notation == {"∫⁻": "MeasureTheory.lintegral"}
+    assert g.gloss("(f : α → ℝ) : ∫⁻ x, f x ∂μ = 0", []) == \
+        "Measure Theory lintegral: The **lower Lebesgue integral** of `f`."
+    assert g.gloss("(f : α → ℝ) : f = f", []) == ""

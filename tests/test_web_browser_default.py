@@ -117,3 +117,19 @@ def test_display_text_typesets_cleanly(default_web, page):
         if found := katex_trouble(page, "#doc"):
             trouble[doc_id] = found[:2]
     assert not trouble
+
+
+def test_the_page_says_which_abbreviations_it_expanded(default_web, page):
+    """An abbreviation searched with its expansions (issue 22 part 3) is named above the hits, as
+    /api/search's ``expanded`` says; a query without one shows no such line."""
+    answer = default_web.get("/api/search", params={"q": "CRT", "k": 20}).json()
+    assert answer["expanded"] == "expanded CRT: Chinese remainder theorem"
+    goto_ready(page, default_web.base + "/?q=CRT")
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert page.is_visible("#match")
+    assert f"Searched with {answer['expanded']}." in page.inner_text("#match")
+    plain = default_web.get("/api/search", params={"q": "Nakayama lemma", "k": 20}).json()
+    assert plain["expanded"] == "" and plain["match"] == "strong"
+    goto_ready(page, default_web.base + "/?q=Nakayama+lemma")
+    wait_js(page, "document.querySelector('#status').textContent.includes('results from')")
+    assert not page.is_visible("#match")

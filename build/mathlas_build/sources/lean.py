@@ -474,6 +474,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     opens) and ``simps_projections`` (structure, rules, ns, opens)."""
     masked, docs = mask(text)
     extras = extras if extras is not None else {}
+    la.scan_notations(text, masked, rel, extras)
     extras.setdefault("imports", {})[rel] = {m.group(1) for m in _IMPORT.finditer(masked)}
     doc_at: dict[int, str] = {}
     for a, e, d in docs:
@@ -887,6 +888,7 @@ def read(root: Path, **options) -> Iterator[Document]:
     aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
     stacks_names = la.stacks_aliases(options.get("stacks_bundle"))
     glossary = la.DefinitionGlossary(decls, split_words)
+    glossary.add_notations(extras.get("notation_heads", ()), resolver)
     stats["aliased"] = 0
     for k, d in enumerate(decls):
         full = d["full"]

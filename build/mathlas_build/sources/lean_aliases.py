@@ -163,6 +163,36 @@ def structure_fields(parts: dict | None) -> str:
     return text
 
 
+# ``notation "∑' " ... => tsum``, ``notation3 "∫⁻ "(...)", "r:60:(scoped f => f)" ∂"μ:70 => lintegral μ r``,
+# ``infixl:65 " +ᵥ " => HVAdd.hVAdd``: the atom (first string) and the head (first identifier after the
+# last ``=>``). Read from the raw text at a command the mask left in place (not inside a comment).
+_NOTATION = re.compile(r'^(?:@\[[^\]\n]*\]\s*)?(?:(?:scoped(?:\[[\w.]+\])?|local)\s+)?(?:notation3?|infixl?|infixr|prefix|postfix)\b'
+                       r'[^\n]*(?:\n[ \t]+[^\n]*)*', re.M)
+_ATOM = re.compile(r'"\s*([^"\s][^"]*?)\s*"')
+_HEAD = re.compile(r"=>\s*(?:@)?(?!fun\b)([^\W\d][\w'!?.]*)")
+# the logic and order symbols every statement uses: their heads (Membership.mem, LE.le...) describe
+# nothing about a particular declaration
+COMMON_ATOMS = frozenset("∈ ∉ → ↔ ≤ ≥ < > ≠ ∧ ∨ ¬ ∀ ∃ ⁻¹ • ∘ × ⊆ ⊂ ∩ ∪ ∣ ⊔ ⊓ ⊤ ⊥ ∅ ᶜ = + * - / ^ ∑ ∏ ‖".split())
+NOTATIONS_PER_DECLARATION = 3
+
+
+def scan_notations(text: str, masked: str, rel: str, extras: dict) -> None:
+    """Notation commands of one file as ``extras["notation_heads"]`` entries ``(atom, head, rel)``:
+    an atom with a character outside ASCII that is not one of ``COMMON_ATOMS``."""
+    for m in _NOTATION.finditer(text):
+        if masked[m.start():m.start() + 3] != text[m.start():m.start() + 3]:
+            continue  # inside a comment or a string
+        cmd = m.group()
+        am = _ATOM.search(cmd)
+        heads = list(_HEAD.finditer(cmd))
+        if not am or not heads:
+            continue
+        atom = am.group(1).strip()
+        if atom in COMMON_ATOMS or atom.isascii():
+            continue
+        extras.setdefault("notation_heads", []).append((atom, heads[-1].group(1), rel))
+
+
 class DefinitionGlossary:
     """The definitions a statement mentions, in words: ``gloss(signature, dependencies)`` gives, for up
     to ``CONTEXT_DEFINITIONS`` definitions among ``dependencies`` whose last name component occurs in
@@ -177,8 +207,45 @@ class DefinitionGlossary:
                 sentence = first_sentence(d.get("docstring") or "")
                 self.gloss_of[full] = sentence
 
+    def add_notations(self, entries, resolver) -> None:
+        """The project's notation (``scan_notations``): atom -> the definition it stands for, when its
+        head resolves (from the root namespace) to a definition of the project."""
+        self.notation: dict[str, str] = {}
+        by_last: dict[str, list[str]] = {}
+        for full in self.gloss_of:
+            by_last.setdefault(full.rsplit(".", 1)[-1], []).append(full)
+        for atom, head, rel in entries:
+            if atom in self.notation:
+                continue
+            full = head if head in self.gloss_of else next(
+                (n for n in resolver.resolve(head, resolver.context("", (), rel)) if n in self.gloss_of), None)
+            if full is None:  # written inside its namespace: the one definition of that last name, if one
+                tail = head.rsplit(".", 1)[-1]
+                same = [n for n in by_last.get(tail, ()) if n.endswith("." + head) or n == head]
+                full = same[0] if len(same) == 1 else None
+            if full:
+                self.notation[atom] = full
+        self._atoms = sorted(self.notation, key=len, reverse=True)
+
+    def notation_gloss(self, signature: str) -> list[tuple[int, str]]:
+        """(position, definition) for the project's notation in ``signature`` (a longer atom hides
+        the shorter ones inside it), at most ``NOTATIONS_PER_DECLARATION`` definitions."""
+        found: list[tuple[int, str]] = []
+        taken: list[tuple[int, int]] = []
+        for atom in getattr(self, "_atoms", ()):
+            at = signature.find(atom)
+            if at < 0 or any(a <= at < b for a, b in taken):
+                continue
+            taken.append((at, at + len(atom)))
+            full = self.notation[atom]
+            if all(full != f for _, f in found):
+                found.append((at, full))
+            if len(found) == NOTATIONS_PER_DECLARATION:
+                break
+        return found
+
     def gloss(self, signature: str, dependencies: list[str]) -> str:
-        if not signature or not dependencies:
+        if not signature:
             return ""
         order: dict[str, int] = {}
         for m in _TOKEN.finditer(signature):
@@ -191,6 +258,8 @@ class DefinitionGlossary:
             at = order.get(dep.rsplit(".", 1)[-1])
             if at is not None:
                 found.append((at, dep))
+        named = {dep for _, dep in found}
+        found += [(at, full) for at, full in self.notation_gloss(signature) if full not in named]
         parts = []
         for _, dep in sorted(found)[:CONTEXT_DEFINITIONS]:
             words = self.split_words(dep)
