@@ -122,7 +122,7 @@ PAPER_COLUMNS = ("paper_id", "paper_title", "authors", "year", "categories", "ci
 # tantivy text fields of bm25/. Which of them a query searches, and with what boost, is the
 # manifest's ``lexical.boosts`` (a recipe choice): on informal statements the noisy label-word
 # names hurt BM25 (docs/benchmarks.md), on Lean declarations the name is the best field.
-LEXICAL_FIELDS = ("name", "title", "text", "alias", "context")
+LEXICAL_FIELDS = ("name", "title", "text", "alias", "context", "gloss")
 DEFAULT_LEXICAL_BOOSTS = {"text": 1.0}
 LEXICAL_TOKENIZER = "en_stem"
 # manifest ``lexical.identifiers``: "split" (the default) indexes lexical_words(text); "tokenizer"

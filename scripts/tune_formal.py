@@ -1,12 +1,13 @@
 """The formal bundle's lexical fields and definition-intent rule, measured on the formal dev sets.
 
     python scripts/tune_formal.py [--bundle mathlib] [--sets formal-dev.jsonl,formal-qr-dev.jsonl]
-        [--alias 0,0.5,1,2] [--context 0,0.25,0.5,1] [--factor 1,1.25,1.5,2] [--prior-factor 1,3]
+        [--alias 0,0.5,1,2] [--context 0,0.25,0.5,1] [--gloss 0,0.25,0.5] [--factor 1,1.25,1.5,2] [--prior-factor 1,3]
         [--json OUT]
 
-Issue 22 gave Lean declarations two more BM25 fields: ``alias`` (the names the project's lists and
-Stacks tags give a declaration) and ``context`` (a def's value, a structure's fields, binders and
-notation as words, the definitions a statement mentions), and a definition-intent rule (a query that
+Issue 22 gave Lean declarations three more BM25 fields: ``alias`` (the names the project's lists and
+Stacks tags give a declaration), ``context`` (a def's value, a structure's fields, binders and
+notation as words) and ``gloss`` (the definitions a statement mentions, with their docstrings' first
+sentences), and a definition-intent rule (a query that
 reads as a noun phrase weighs definitions, structures and classes up; mathlas.intent). This script
 measures them on the bundle as built, without rebuilding: stage 1 varies the two fields' boosts with
 the rule off, stage 2 the rule's factors with the best boosts of stage 1 (objective: the mean of the
@@ -82,6 +83,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="formal-dev.jsonl,formal-qr-dev.jsonl")
     ap.add_argument("--alias", default="0,0.5,1,2")
     ap.add_argument("--context", default="0,0.25,0.5,1")
+    ap.add_argument("--gloss", default="0,0.25,0.5")
     ap.add_argument("--factor", default="1.25,1.5,2,3")
     ap.add_argument("--prior-factor", default="1,3,10")
     ap.add_argument("--json", type=Path)
@@ -104,18 +106,18 @@ def main(argv=None) -> int:
     base_key = ("before",)
     results[base_key] = {n: run(b, qs, {"text": text}, None, english=False) for n, qs in sets.items()}
     print(line("before (text field only)", results[base_key]), flush=True)
-    for a, c in itertools.product(floats(args.alias), floats(args.context)):
-        per = {n: run(b, qs, {"text": text, "alias": a, "context": c}, None) for n, qs in sets.items()}
-        results[("boosts", a, c)] = per
-        print(line(f"alias {a:g} context {c:g} (no intent)", per), flush=True)
-        out["stage1"].append({"alias": a, "context": c, **{n: metrics(r) for n, r in per.items()}})
+    for a, c, g in itertools.product(floats(args.alias), floats(args.context), floats(args.gloss)):
+        per = {n: run(b, qs, {"text": text, "alias": a, "context": c, "gloss": g}, None) for n, qs in sets.items()}
+        results[("boosts", a, c, g)] = per
+        print(line(f"alias {a:g} context {c:g} gloss {g:g} (no intent)", per), flush=True)
+        out["stage1"].append({"alias": a, "context": c, "gloss": g, **{n: metrics(r) for n, r in per.items()}})
     best = max((k for k in results if k[0] == "boosts"),
                key=lambda k: np.mean([mrr(r) for r in results[k].values()]))
-    _, a, c = best
-    print(f"stage 1 best: alias {a:g} context {c:g} ({time.time() - t0:.0f} s)", flush=True)
+    _, a, c, g = best
+    print(f"stage 1 best: alias {a:g} context {c:g} gloss {g:g} ({time.time() - t0:.0f} s)", flush=True)
     for f, p in itertools.product(floats(args.factor), floats(args.prior_factor)):
         intent = {"kinds": DEFINITION_KINDS, "factor": f, "prior_factor": p}
-        per = {n: run(b, qs, {"text": text, "alias": a, "context": c}, intent) for n, qs in sets.items()}
+        per = {n: run(b, qs, {"text": text, "alias": a, "context": c, "gloss": g}, intent) for n, qs in sets.items()}
         results[("intent", f, p)] = per
         print(line(f"  + intent factor {f:g} prior x{p:g}", per), flush=True)
         out["stage2"].append({"factor": f, "prior_factor": p, **{n: metrics(r) for n, r in per.items()}})

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mathlas_build.retrieval_text import alias_field, context_field
+from mathlas_build.retrieval_text import alias_field, context_field, gloss_field
 from mathlas_build.sources import lean_aliases as la
 from mathlas_build.sources.lean import read, split_words
 
@@ -92,9 +92,10 @@ def test_reader_fills_aliases_values_fields_and_context(toy_docs):
     assert "Is Even: A natural number is even when it is the double of some number." in ctx
     assert "double n" in ctx
     assert "value" in toy_docs["lean:Toy.IsEven"].extra and "∃ k" in toy_docs["lean:Toy.IsEven"].extra["value"]
-    # everything reaches the context field; other sources have none
-    field = context_field(toy_docs["lean:Toy.isEven_double"])
-    assert "A natural number is even" in field
+    # the definitions mentioned reach the gloss field, the def's value the context field
+    assert "A natural number is even" in gloss_field(toy_docs["lean:Toy.isEven_double"])
+    assert "A natural number is even" not in context_field(toy_docs["lean:Toy.isEven_double"])
+    assert context_field(double).startswith("n + n.")
 
 
 def test_aliases_option_off(tmp_path):

@@ -151,7 +151,8 @@ def test_lexical_manifest_validates_recipe_options():
     from mathlas_build.writer import lexical_manifest
 
     assert lexical_manifest({}) == {"boosts": {"text": 1.0}}
-    assert lexical_manifest(FORMAL_OPTIONS) == {"boosts": {"text": 1.0}, "symbols": "lean", "identifiers": "tokenizer"}
+    assert lexical_manifest(FORMAL_OPTIONS) == {"boosts": {"text": 1.0, "alias": 3.0, "context": 0.25, "gloss": 0.0},
+                                                "symbols": "lean", "identifiers": "tokenizer"}
     with pytest.raises(ValueError, match="lexical_identifiers"):
         lexical_manifest({"lexical_identifiers": "camel"})
     with pytest.raises(ValueError, match="lexical_symbols"):

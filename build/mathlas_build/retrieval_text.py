@@ -96,9 +96,9 @@ def alias_field(doc: Document) -> str:
 
 def context_field(doc: Document) -> str:
     """The lexical ``context`` field of a Lean declaration: what a ``def`` is (its value), a
-    structure's fields, its binders as words (``[Group G]`` -> "G is a group"), its notation as
-    words (``∫⁻`` -> "lower Lebesgue integral") and the definitions its statement mentions with their
-    docstrings' first sentences. Empty for other sources (their statements are words already)."""
+    structure's fields, its binders as words (``[Group G]`` -> "G is a group") and its notation as
+    words (``∫⁻`` -> "lower Lebesgue integral"). Empty for other sources (their statements are words
+    already)."""
     if doc.source != "lean":
         return ""
     from mathlas.lean_gloss import binder_words, notation_gloss
@@ -106,9 +106,15 @@ def context_field(doc: Document) -> str:
     x = doc.extra
     sig = x.get("signature") or ""
     value = x.get("value") or ""
-    parts = [value, x.get("fields") or "", *binder_words(sig), " ".join(notation_gloss(f"{sig} {value}")),
-             x.get("context") or ""]
+    parts = [value, x.get("fields") or "", *binder_words(sig), " ".join(notation_gloss(f"{sig} {value}"))]
     return " ".join(_sentence(p) for p in parts if p and p.strip())
+
+
+def gloss_field(doc: Document) -> str:
+    """The lexical ``gloss`` field of a Lean declaration: the definitions its statement mentions, by
+    name or through the project's notation, with their docstrings' first sentences
+    (``extra["context"]``, mathlas_build.sources.lean_aliases.DefinitionGlossary)."""
+    return str(doc.extra.get("context") or "") if doc.source == "lean" else ""
 
 
 def name_field(doc: Document) -> str:

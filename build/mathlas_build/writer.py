@@ -17,7 +17,7 @@ import numpy as np
 
 from mathlas import bundle as fmt
 from mathlas_build.document import Document
-from mathlas_build.retrieval_text import alias_field, context_field, lexical_text
+from mathlas_build.retrieval_text import alias_field, context_field, gloss_field, lexical_text
 
 
 def _say(msg: str, quiet: bool) -> None:
@@ -103,7 +103,8 @@ def write_bm25(docs: Sequence[Document], texts: Sequence[str], names: Sequence[s
             key=key, name=fmt.lexical_words(name, identifiers), title=fmt.lexical_words(d.title, identifiers),
             text=fmt.lexical_words(lexical_text(d, text), identifiers),
             alias=fmt.lexical_words(alias_field(d), identifiers),
-            context=fmt.lexical_words(context_field(d), identifiers), source=d.source, kind=d.kind))
+            context=fmt.lexical_words(context_field(d), identifiers),
+            gloss=fmt.lexical_words(gloss_field(d), identifiers), source=d.source, kind=d.kind))
     writer.commit()
     writer.wait_merging_threads()
     index.reload()

@@ -32,6 +32,9 @@ VALUE_CHARS = 240
 FIELDS_CHARS = 320
 GLOSS_CHARS = 160
 CONTEXT_DEFINITIONS = 4
+# a definition whose name ends this many signatures (``Finset.card``, ``Real``) says nothing particular
+# about any one of them: it is not glossed
+UBIQUITOUS = 1500
 
 _DECL = re.compile(r"^[^\W\d][\w'!?.«»]*$")
 # a full stop after two word characters ends a sentence ("e.g." and "a.k.a." do not)
@@ -201,9 +204,17 @@ class DefinitionGlossary:
     def __init__(self, decls: list[dict], split_words) -> None:
         self.split_words = split_words
         self.gloss_of: dict[str, str] = {}
+        seen_in: dict[str, int] = {}  # name component -> how many signatures hold it
+        for d in decls:
+            for part in {p for m in _TOKEN.finditer(d.get("signature") or "") for p in m.group().split(".")}:
+                seen_in[part] = seen_in.get(part, 0) + 1
+        self.ubiquitous = 0
         for d in decls:
             full = d.get("full")
             if full and d["kind"] in DEFINITION_KINDS:
+                if seen_in.get(full.rsplit(".", 1)[-1], 0) > UBIQUITOUS:
+                    self.ubiquitous += 1
+                    continue
                 sentence = first_sentence(d.get("docstring") or "")
                 self.gloss_of[full] = sentence
 
