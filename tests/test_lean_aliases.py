@@ -114,10 +114,13 @@ def test_alias_and_context_fields_are_searched(lean_project_bundle_dir):
     assert b.column("aliases") is not None
     ids = [h.id for h in b.search("Gauss's Summation Formula", k=3, mode="lexical")]
     assert ids[0] == "lean:Toy.gauss_sum"
-    # "twice" is in the docstrings of double and gauss_sum only; isEven_double's context field quotes
-    # double's, so the word finds it too
-    ctx_hits = {h.id for h in b.search("twice", k=10, mode="lexical")}
-    assert {"lean:Toy.double", "lean:Toy.isEven_double"} <= ctx_hits
+    # "twice" is in the docstrings of double and gauss_sum only; isEven_double's gloss field quotes
+    # double's: the field is built, and searched only where a bundle's boosts say so (0 as shipped)
+    assert b.manifest.lexical["boosts"]["gloss"] == 0
+    hits = {h.id for h in b.search("twice", k=10, mode="lexical")}
+    assert "lean:Toy.double" in hits and "lean:Toy.isEven_double" not in hits
+    b.lexical.boosts = {**b.lexical.boosts, "gloss": 1.0}
+    assert "lean:Toy.isEven_double" in {h.id for h in b.search("twice", k=10, mode="lexical")}
 
 
 def test_toy_project_docs_are_not_read_as_lean(tmp_path):
