@@ -161,9 +161,8 @@ class Bundle:
         spec = (self.manifest.fusion or {}).get("definition_intent")
         if not spec:
             return None
-        kinds, factor, prior = spec.get("kinds") if isinstance(spec, dict) else None, \
-            spec.get("factor", 1.0) if isinstance(spec, dict) else None, \
-            spec.get("prior_factor", 1.0) if isinstance(spec, dict) else None
+        kinds, factor, prior = ((spec.get("kinds"), spec.get("factor", 1.0), spec.get("prior_factor", 1.0))
+                                if isinstance(spec, dict) else (None, None, None))
         if not (isinstance(kinds, list) and all(isinstance(x, str) for x in kinds) and is_number(factor)
                 and factor >= 0 and is_number(prior) and prior >= 0):
             raise BundleCorruptError(f"bundle {self.root.name}: manifest fusion.definition_intent must give "
@@ -538,7 +537,8 @@ class Bundle:
         # only findings asked for (by source or kind): the bundle's channels have nothing to add
         bundle_part = not ((req.sources and not include) or (req.kinds and not kinds))
         exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
-        intent = self.definition_intent if bundle_part and definition_intent(req.query) else None
+        declared = self.definition_intent if bundle_part else None  # the manifest first: most bundles have none
+        intent = declared if declared and definition_intent(req.query) else None
         if intent:  # a noun phrase: definitions first, and "how much is built on this" counts more
             favoured = {x: intent["factor"] for x in intent["kinds"] if x in self._kind_names}
             kind_weights = {**favoured, **(req.kind_weights or {})}

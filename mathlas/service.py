@@ -163,9 +163,8 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
 def _match(b: "Bundle", req, scores: dict, hits: list[Hit]) -> dict:
     """``match``, ``confidence`` and ``note`` of an answer (``mathlas.confidence``), from the channels'
     raw rankings ``Bundle.rank`` left in ``scores``."""
-    from mathlas.confidence import assess
-
     from mathlas.abbreviations import describe
+    from mathlas.confidence import assess
 
     a = assess(scores.get("rankings"), req.mode, req.query, b.manifest.fusion, has_hits=bool(hits))
     return {"match": a.match, "confidence": a.confidence, "note": a.note,

@@ -196,6 +196,15 @@ def scan_notations(text: str, masked: str, rel: str, extras: dict) -> None:
         extras.setdefault("notation_heads", []).append((atom, heads[-1].group(1), rel))
 
 
+def _name_parts(signature: str) -> dict[str, int]:
+    """Each name component of a signature's identifiers (``n.divisors`` -> n, divisors) at its first position."""
+    order: dict[str, int] = {}
+    for m in _TOKEN.finditer(signature):
+        for part in m.group().split("."):
+            order.setdefault(part, m.start())
+    return order
+
+
 class DefinitionGlossary:
     """The definitions a statement mentions, in words: ``gloss(signature, dependencies)`` gives, for up
     to ``CONTEXT_DEFINITIONS`` definitions among ``dependencies`` whose last name component occurs in
@@ -204,24 +213,20 @@ class DefinitionGlossary:
     def __init__(self, decls: list[dict], split_words) -> None:
         self.split_words = split_words
         self.gloss_of: dict[str, str] = {}
+        self.notation: dict[str, str] = {}  # atom -> definition (add_notations)
+        self._atoms: list[str] = []         # its atoms, longest first
         seen_in: dict[str, int] = {}  # name component -> how many signatures hold it
         for d in decls:
-            for part in {p for m in _TOKEN.finditer(d.get("signature") or "") for p in m.group().split(".")}:
+            for part in _name_parts(d.get("signature") or ""):
                 seen_in[part] = seen_in.get(part, 0) + 1
-        self.ubiquitous = 0
         for d in decls:
             full = d.get("full")
-            if full and d["kind"] in DEFINITION_KINDS:
-                if seen_in.get(full.rsplit(".", 1)[-1], 0) > UBIQUITOUS:
-                    self.ubiquitous += 1
-                    continue
-                sentence = first_sentence(d.get("docstring") or "")
-                self.gloss_of[full] = sentence
+            if full and d["kind"] in DEFINITION_KINDS and seen_in.get(full.rsplit(".", 1)[-1], 0) <= UBIQUITOUS:
+                self.gloss_of[full] = first_sentence(d.get("docstring") or "")
 
     def add_notations(self, entries, resolver) -> None:
         """The project's notation (``scan_notations``): atom -> the definition it stands for, when its
         head resolves (from the root namespace) to a definition of the project."""
-        self.notation: dict[str, str] = {}
         by_last: dict[str, list[str]] = {}
         for full in self.gloss_of:
             by_last.setdefault(full.rsplit(".", 1)[-1], []).append(full)
@@ -243,7 +248,7 @@ class DefinitionGlossary:
         the shorter ones inside it), at most ``NOTATIONS_PER_DECLARATION`` definitions."""
         found: list[tuple[int, str]] = []
         taken: list[tuple[int, int]] = []
-        for atom in getattr(self, "_atoms", ()):
+        for atom in self._atoms:
             at = signature.find(atom)
             if at < 0 or any(a <= at < b for a, b in taken):
                 continue
@@ -258,10 +263,7 @@ class DefinitionGlossary:
     def gloss(self, signature: str, dependencies: list[str]) -> str:
         if not signature:
             return ""
-        order: dict[str, int] = {}
-        for m in _TOKEN.finditer(signature):
-            for part in m.group().split("."):
-                order.setdefault(part, m.start())
+        order = _name_parts(signature)
         found = []
         for dep in dependencies:
             if dep not in self.gloss_of:
