@@ -4,7 +4,8 @@ hit looks, and the bridge from a Stacks tag to the declarations tagged with it.
 The formal bundle (``mathlib`` by default, ``$MATHLAS_FORMAL_BUNDLE``, or any bundle built with
 ``mathlas index build-lean PATH``) holds one document per Lean declaration, id
 ``lean:<Fully.Qualified.Name>``, with the metadata columns ``module``, ``signature``, ``docstring``,
-``dependencies``, ``pagerank`` and ``stacks``, and the reference graph ``graph/dependencies.npz``.
+``dependencies``, ``pagerank`` and ``stacks`` (optional: ``aliases``, the names people use that the
+declaration's own name lacks, "; "-joined), and the reference graph ``graph/dependencies.npz``.
 Search is the core hybrid search with an optional PageRank prior (``mathlas.service.lean_search``).
 Where a declaration carries ``@[stacks TAG]`` its hit links to ``stacks:TAG``; ``stacks_to_lean``
 gives the way back for the informal bundle's documents.
@@ -69,8 +70,14 @@ def _stacks_ids(value: Any) -> list[str]:
 
 
 # The metadata a formal hit carries in ``Hit.fields``, and how long its texts may be
-FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated")
+FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated", "aliases")
 FIELD_CHARS = 600
+
+
+def _aliases(value: Any) -> list[str]:
+    """The ``aliases`` column ("A; B"; None where a bundle has no such column) as a list of names."""
+    names = dict.fromkeys(" ".join(a.split()) for a in str(value or "").split("; "))
+    return [snippet(a, FIELD_CHARS) for a in names if a]
 
 
 _MODULE_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]]" = weakref.WeakKeyDictionary()
@@ -106,13 +113,15 @@ def module_mask(b: "Bundle", prefixes: list[str], what: str = "modules") -> "np.
 
 def formal_hit(h: Hit) -> Hit:
     """A hit as the formal tools show it: the qualified name, texts cut to ``FIELD_CHARS``, the
-    Stacks tags as ids, the title in place of a missing module."""
+    Stacks tags as ids, the aliases as a list (empty when none, or when the bundle has no such
+    column), the title in place of a missing module."""
     x = h.fields
     h.name = h.id.split(":", 1)[1]  # the qualified name (the bundle's name column holds its words)
     h.fields = {"module": x.get("module") or h.title,
                 "signature": snippet(x.get("signature"), FIELD_CHARS),
                 "docstring": snippet(x.get("docstring"), FIELD_CHARS),
-                "stacks": _stacks_ids(x.get("stacks")), "generated": x.get("generated") or ""}
+                "stacks": _stacks_ids(x.get("stacks")), "generated": x.get("generated") or "",
+                "aliases": _aliases(x.get("aliases"))}
     return h
 
 

@@ -18,6 +18,8 @@ from typing import Any
 CORE_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
 SNIPPET_CHARS = 280
 SUMMARY_SNIPPET_CHARS = 120    # at most 160 (issue 13); 120 keeps a k=10 answer under 3,000 characters
+KNOWN_AS = 3                   # a Lean hit's aliases a summary or a listing shows, each cut to KNOWN_AS_CHARS
+KNOWN_AS_CHARS = 80
 
 
 @dataclass
@@ -25,7 +27,7 @@ class Hit:
     """One ranked document. ``text`` is a snippet of the retrieval text; ``ranks`` gives each
     channel's 1-based rank (None: not in that channel's list); ``fields`` what the source knows
     beyond the common fields, for the tools that show it (formal: module, signature, docstring,
-    stacks, generated)."""
+    stacks, generated, aliases)."""
 
     id: str
     source: str
@@ -69,6 +71,12 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
     return text[:cut if cut > limit // 2 else limit] + " …"
 
 
+def known_as(aliases: list[str] | None) -> list[str]:
+    """The first ``KNOWN_AS`` of a Lean hit's aliases, each cut to ``KNOWN_AS_CHARS``: what a summary,
+    a listing or a line shows (the hit itself has them all)."""
+    return [snippet(a, KNOWN_AS_CHARS) for a in (aliases or [])[:KNOWN_AS]]
+
+
 @dataclass
 class HitSummary:
     """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
@@ -82,11 +90,24 @@ class HitSummary:
     score: float
 
 
+@dataclass
+class LeanHitSummary(HitSummary):
+    """A Lean hit's summary: a ``HitSummary`` and the names people use for the declaration that its
+    own name lacks (``known_as``; empty when none), so an agent sees why it matched."""
+
+    aliases: list[str] = field(default_factory=list)
+
+
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     """``hit`` as a ``HitSummary``. The snippet is the signature when the hit has one (Lean), else
-    its text without the name it usually starts with, cut at a word boundary to ``limit``."""
+    its text without the name it usually starts with, cut at a word boundary to ``limit``. A Lean
+    hit (``mathlas.formal.formal_hit``: its fields have ``aliases``) gives a ``LeanHitSummary``."""
     text = " ".join(str(hit.fields.get("signature") or hit.text or "").split())
     name = hit.name.strip()
     if name and text.lower().startswith(name.lower()):
         text = text[len(name):].lstrip(" .:;,")
-    return HitSummary(id=hit.id, kind=hit.kind, name=hit.name, snippet=snippet(text, limit), score=round(hit.score, 4))
+    summary = {"id": hit.id, "kind": hit.kind, "name": hit.name, "snippet": snippet(text, limit),
+               "score": round(hit.score, 4)}
+    if "aliases" in hit.fields:
+        return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]))
+    return HitSummary(**summary)

@@ -6,12 +6,15 @@ tools' text content is ``line`` per hit (one line each: a model pays for every c
 ``mathlas.hit.Hit``, or a ``HitSummary``), the same fields ``--json``, MCP's structured content and
 the HTTP API carry, so a change of the hit's shape cannot break one text surface silently. A Lean
 hit is one whose ``fields`` hold a ``signature``: it shows its kind, module, signature, docstring
-and Stacks tags instead of a text snippet.
+and Stacks tags instead of a text snippet, and the names people use for it (its ``aliases``, a few,
+each cut short: ``mathlas.hit.known_as``) as "also known as".
 """
 from __future__ import annotations
 
 import textwrap
 from typing import Any, Mapping
+
+from mathlas.hit import known_as
 
 SIGNATURE_CHARS = 300   # a Lean signature in a listing (the JSON has up to formal.FIELD_CHARS)
 
@@ -24,6 +27,12 @@ def _name(h: Mapping[str, Any]) -> str:
     """The name to show beside the id: none when the id already says it (Lean: ``lean:<name>``)."""
     name = (h.get("name") or "").strip()
     return "" if not name or h["id"].endswith(name) else name
+
+
+def also_known_as(h: Mapping[str, Any]) -> str:
+    """``A; B``: the first few aliases (``known_as``) of a Lean hit (under ``fields``) or of its
+    summary (``aliases``); empty when it has none."""
+    return "; ".join(known_as(h.get("aliases") or (h.get("fields") or {}).get("aliases")))
 
 
 def why_here(h: Mapping[str, Any], positions: Mapping[str, int]) -> str:
@@ -56,6 +65,9 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
         lines.append(f"    {meta}" + (f"  [{why}]" if why else "") + (f"  ({', '.join(tags)})" if tags else ""))
         if h.get("link"):
             lines.append(f"    {h['link']}")
+        aka = also_known_as(h)
+        if aka:
+            lines.append(f"    also known as: {aka}")
         if _lean(h):
             lines += textwrap.wrap(_cut(fields["signature"], SIGNATURE_CHARS), width=width - 4, max_lines=3,
                                    placeholder=" …", initial_indent="    ", subsequent_indent="      ")
@@ -72,12 +84,17 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
 def line(rank: int, h: Mapping[str, Any]) -> str:
     """One hit on one line, as MCP text content shows it:
     ``3. stacks:00DV lemma · Nakayama's lemma: Let R be a ring ... (0.0328)``; a Lean hit's text is
-    its signature; full hits (not summaries) add link and license."""
+    its signature, its aliases (a summary's or a full hit's) follow the kind in brackets
+    (``1. lean:inner_mul_le_norm_mul_norm theorem [also known as: Cauchy-Schwarz inequality]: ...``);
+    full hits (not summaries) add link and license."""
     head = f"{rank}. {h['id']} {h.get('kind') or '?'}"
     name = _name(h)
     if name:
         head += f" · {name}"
     fields = h.get("fields") or {}
+    aka = also_known_as(h)
+    if aka:
+        head += f" [also known as: {aka}]"
     text = h["snippet"] if "snippet" in h else fields.get("signature") or h.get("text") or ""
     out = f"{head}: {text}" if text else head
     out += f" ({h['score']:.4g})"
@@ -99,6 +116,8 @@ def document(doc: Mapping[str, Any]) -> str:
         out.append(f"\nslogan: {doc['slogan']}")
     if fields.get("module"):
         out.append(f"module: {fields['module']}")
+    if fields.get("aliases"):  # a Lean declaration's, "; "-joined as the bundle holds them
+        out.append(f"also known as: {fields['aliases']}")
     if fields.get("formal"):
         out.append("Lean declarations tagged with it: " + ", ".join(fields["formal"]))
     if fields.get("docstring"):

@@ -514,7 +514,7 @@ def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
         assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["fields"]["module"]
         summary = server.call("search_formal_math", query="prime two le", k=3)
         top = ok(summary)["hits"][0]
-        assert set(top) == SUMMARY_KEYS and top["name"] == "Nat.Prime.two_le"
+        assert set(top) == SUMMARY_KEYS | {"aliases"} and top["name"] == "Nat.Prime.two_le"  # a Lean summary
         assert top["snippet"] and top["snippet"].removesuffix(" …") in r["hits"][0]["fields"]["signature"]
         assert summary.content[0].text.splitlines()[1].startswith("1. lean:Nat.Prime.two_le ")
         d = ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le", direction="uses"))

@@ -107,3 +107,20 @@ def test_lean_kinds_and_the_servers_refusal(lean_web, page):
     wait_js(page, "document.querySelector('#status').classList.contains('error')")
     assert page.inner_text("#status") == answer.json()["error"]
     assert page.locator("#results li.hit").count() == 0
+
+
+def test_lean_card_and_page_say_also_known_as(lean_web, page):
+    """The toy project's docs/100.yaml names Toy.gauss_sum "Gauss's Summation Formula": its card and
+    its page say so (as text: the alias is corpus text), a card of a declaration with none does not."""
+    query = "Gauss's Summation Formula"
+    hits = lean_web.get("/api/lean/search", params={"q": query, "k": 20}).json()["hits"]
+    assert hits[0]["id"] == "lean:Toy.gauss_sum" and hits[0]["fields"]["aliases"] == [query]
+    goto_ready(page, lean_web.base + "/?corpus=lean&q=" + quote(query))
+    wait_js(page, f"document.querySelectorAll('#results li.hit').length === {len(hits)}")
+    cards = page.locator("#results li.hit")
+    assert cards.nth(0).locator(".aka").inner_text() == "also known as Gauss's Summation Formula"
+    for i, h in enumerate(hits):
+        assert cards.nth(i).locator(".aka").count() == (1 if h["fields"]["aliases"] else 0), h["id"]
+    page.goto(lean_web.base + "/doc/lean:Toy.gauss_sum")
+    page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+    assert "also known as\nGauss's Summation Formula" in page.inner_text("#doc-fields")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mathlas.hit import Hit, HitSummary
+from mathlas.hit import Hit, HitSummary, LeanHitSummary
 from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.tools import NextStep
 
@@ -117,13 +117,13 @@ class SearchAnswer:
 
 @dataclass
 class FormalSearchAnswer:
-    """search_formal_math over MCP: hits are summaries unless detail="full"."""
+    """search_formal_math over MCP: hits are summaries (with the declaration's aliases) unless detail="full"."""
 
     query: str
     bundle: str
     mode: str
     prior_weight: float
-    hits: list[HitSummary | Hit]
+    hits: list[LeanHitSummary | Hit]
     next: list[NextStep]
     match: str = "weak"
     confidence: float = 0.0
