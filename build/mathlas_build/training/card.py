@@ -17,7 +17,7 @@ CARD_JSON, CARD_MD = "card.json", "card.md"
 
 def write_card(recipe, out: Path, pairs: list, built: dict[str, int], excluded: Counter,
                excluded_by_kind: dict[str, Counter], no_negative: Counter, sources: dict[str, dict],
-               eval_info: dict, timings: dict) -> dict:
+               eval_info: dict, timings: dict, mining: dict | None = None) -> dict:
     from mathlas_build.training.pairs import KINDS
 
     kinds: dict[str, dict] = {name: {"pairs": 0, "with_negative": 0, "licenses": Counter()} for name in built}
@@ -43,6 +43,8 @@ def write_card(recipe, out: Path, pairs: list, built: dict[str, int], excluded: 
         "eval": eval_info,
         "timings": timings,
     }
+    if mining and mining.get("dense_bundles"):
+        card["mining"] = mining
     (out / CARD_JSON).write_text(json.dumps(card, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     (out / CARD_MD).write_text(markdown(card), encoding="utf-8")
     return card
@@ -65,5 +67,11 @@ def markdown(card: dict) -> str:
     lines += [f"- {why}: {n:,}" for why, n in card["excluded"].items() if why != "total"]
     lines += ["", "| source | documents read | licence | attribution |", "|---|---:|---|---|"]
     lines += [f"| {s} | {v['count']:,} | {v['license']} | {v['attribution']} |" for s, v in card["sources"].items()]
+    m = card.get("mining")
+    if m:
+        lines += ["", f"Hard negatives: {m['dense_share']:.0%} of each kind's pairs mined with the encoder of "
+                      f"{', '.join(m['dense_bundles'])} (pools covered: "
+                      + ", ".join(f"{p} {c:.0%}" for p, c in m["pool_coverage"].items()) + "), the rest with BM25:", ""]
+        lines += [f"- `{k}`: dense {v.get('dense', 0):,}, BM25 {v.get('bm25', 0):,}" for k, v in m["by_kind"].items()]
     lines += ["", f"Build time: {card['timings']}.", ""]
     return "\n".join(lines)

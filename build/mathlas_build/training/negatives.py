@@ -147,3 +147,114 @@ def is_duplicate(positive_text: str, candidate_text: str, max_overlap: float = 0
     a, b = normalise(positive_text[:COMPARE_CHARS]), normalise(candidate_text[:COMPARE_CHARS])
     return a == b or jaccard(set(a.split()), set(b.split())) >= max_overlap
 
+
+
+# ------------------------------------------------------------------------ dense mining (issue 22, part 5)
+
+class DenseBundle:
+    """A built bundle's document vectors and the query encoder that made them: mining hard negatives with
+    the trained encoder costs no corpus re-embedding, only the pairs' queries.
+
+    Vectors are the bundle's int8 rows times their scales (``vectors/float.i8.npy``, ``float.scale.npy``),
+    rows in the order of ``meta/documents.parquet``'s ``id`` column; queries go through the bundle's own
+    ``encoder/`` (its prompt and pooling), so query and documents share one model."""
+
+    def __init__(self, directory, threads: int | None = None):
+        from pathlib import Path
+
+        import pyarrow.parquet as pq
+
+        from mathlas.encoder import Encoder
+
+        self.directory = Path(directory)
+        for rel in ("meta/documents.parquet", "vectors/float.i8.npy", "vectors/float.scale.npy", "encoder/encoder.json"):
+            if not (self.directory / rel).is_file():
+                raise FileNotFoundError(f"{self.directory}: not a bundle with vectors ({rel} missing); "
+                                        "give a built bundle's directory in [negatives] dense_bundles")
+        ids = pq.read_table(self.directory / "meta/documents.parquet", columns=["id"]).column("id").to_pylist()
+        self.row = {i: r for r, i in enumerate(ids)}
+        self.i8 = np.load(self.directory / "vectors/float.i8.npy", mmap_mode="r")
+        self.scale = np.load(self.directory / "vectors/float.scale.npy", mmap_mode="r")
+        self.encoder = Encoder(self.directory / "encoder", threads=threads)
+        manifest = self.directory / "manifest.json"
+        import json
+
+        m = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+        self.label = f"{m.get('name', self.directory.name)}-{m.get('version', '?')}"
+
+    def vectors(self, ids: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """float32 vectors of the ``ids`` the bundle holds, and the positions (in ``ids``) they belong to."""
+        pos = [k for k, i in enumerate(ids) if i in self.row]
+        rows = np.asarray([self.row[ids[k]] for k in pos], np.int64)
+        order = np.argsort(rows)                                  # mmap reads in file order
+        out = np.empty((len(rows), self.i8.shape[1]), np.float32)
+        out[order] = np.asarray(self.i8[rows[order]], np.float32) * np.asarray(self.scale[rows[order]], np.float32)[:, None]
+        return out, pos
+
+
+class DenseMiner:
+    """Hard negatives among one pool of documents ranked by a trained encoder (``DenseBundle``).
+
+    The same rules as ``Miner`` (never the positive, its copies or an excluded id), plus the
+    positive-aware cut of dense mining: a candidate scored at or above ``margin`` times the positive's
+    own score is more likely an unlabelled positive than a negative, and is skipped (a positive the
+    bundle does not hold gets no dense negative: there is no score to cut at). ``mine_many``
+    embeds a kind's queries in one batch and ranks them against the pool with exact dot products
+    (blocks of 256 queries), so the cost is the queries' encoding plus one matrix product."""
+
+    def __init__(self, docs: Sequence, bundle: DenseBundle, excluded: set[str] = frozenset(),
+                 max_overlap: float = 0.8, margin: float = 0.95):
+        ids = [d.id for d in docs]
+        vecs, pos = bundle.vectors(ids)
+        self.docs = [docs[k] for k in pos]
+        self.row = {d.id: r for r, d in enumerate(self.docs)}
+        self.matrix = vecs
+        self.bundle = bundle
+        self.coverage = len(self.docs) / max(len(docs), 1)
+        self.excluded = excluded
+        self.max_overlap = max_overlap
+        self.margin = margin
+        self._shown: dict = {}
+
+    def mine_many(self, pairs: Sequence, view, rng: random.Random, *, top: int = 30,
+                  pick_from: int = 5) -> list[tuple[str, str] | None]:
+        """One (id, text in ``view``) or None per pair (``.query``, ``.pos_id``, ``.pos``), in order."""
+        if not pairs or not len(self.docs):
+            return [None] * len(pairs)
+        q = self.bundle.encoder.encode_queries([p.query for p in pairs])
+        out: list[tuple[str, str] | None] = []
+        k = min(top + 1, len(self.docs))
+        for start in range(0, len(pairs), 256):
+            block = q[start:start + 256]
+            scores = block @ self.matrix.T
+            tops = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            for j, p in enumerate(pairs[start:start + 256]):
+                s = scores[j]
+                cand = tops[j][np.lexsort((tops[j], -s[tops[j]]))]
+                r0 = self.row.get(p.pos_id)
+                if r0 is None or s[r0] <= 0:        # no score to cut at: BM25 mines this one
+                    out.append(None)
+                    continue
+                out.append(self._pick(p, cand, s, self.margin * float(s[r0]), view, rng, pick_from))
+        return out
+
+    def _pick(self, p, cand, s, ceiling: float, view, rng: random.Random, pick_from: int):
+        pos_norm = normalise(p.pos[:COMPARE_CHARS])
+        pos_toks = set(pos_norm.split())
+        got = []
+        for r in cand.tolist():
+            d = self.docs[r]
+            if d.id == p.pos_id or d.id in self.excluded or float(s[r]) >= ceiling:
+                continue
+            shown = self._shown.get((view, d.id))
+            if shown is None:
+                text = view(d)
+                norm = normalise(text[:COMPARE_CHARS])
+                shown = self._shown[(view, d.id)] = (text, norm, set(norm.split()))
+            text, norm, toks = shown
+            if norm == pos_norm or jaccard(pos_toks, toks) >= self.max_overlap:
+                continue
+            got.append((d.id, text))
+            if len(got) >= pick_from:
+                break
+        return rng.choice(got) if got else None

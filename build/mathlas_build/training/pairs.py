@@ -33,7 +33,7 @@ from mathlas_build.links import PROOF_OF, name_key
 from mathlas_build.retrieval_text import retrieval_text
 from mathlas_build.sources import reader
 from mathlas_build.sources.texscan import label_tail_words
-from mathlas_build.training.negatives import Miner, normalise
+from mathlas_build.training.negatives import DenseBundle, DenseMiner, Miner, normalise
 from mathlas_build.training.recipe import TrainingRecipe
 
 # Stored document texts are cut here: far past what any encoder embeds (256 tokens), and PlanetMath
@@ -51,6 +51,7 @@ class Pair:
     query_id: str = ""          # the document the query was taken from, when there is one
     neg_id: str = ""
     neg: str = ""
+    neg_by: str = ""            # what mined the negative: "dense", "bm25", or "" (given by the kind, or none)
     licenses: tuple[str, ...] = ()
 
 
@@ -244,6 +245,49 @@ def _proofnet(c: Corpus):
         yield Pair("proofnet-to-informal", clip(formal.statement), d.id, full(d), formal.id)
 
 
+def _lean_alias(c: Corpus):
+    """The project's own names for a declaration (docs/100.yaml, 1000.yaml, overview.yaml,
+    undergrad.yaml; the Stacks statement of an ``@[stacks]`` tag: ``lean_aliases``) -> the declaration.
+    The alias field the lexical channel reads is not in the embedded text, so the full text is the positive."""
+    for d in c.docs.get("lean", []):
+        if not lean_ok(d):
+            continue
+        for alias in str(d.extra.get("aliases") or "").split("; "):
+            if len(alias.split()) >= 1 and len(alias) >= 4:
+                yield Pair("lean-alias", clip(alias, 200), d.id, full(d), "")
+
+
+_TRIVIAL_VALUE = re.compile(r"^[\w.'₀-₉]+$")
+
+
+def _lean_value(c: Corpus):
+    """A definition's value, as people write the notation (``#{i | x i ≠ y i}``) -> the definition
+    (whose embedded text has its name, docstring and type, not the value)."""
+    for d in c.docs.get("lean", []):
+        value = " ".join(str(d.extra.get("value") or "").split())
+        if lean_ok(d) and len(value) >= 8 and len(value.split()) >= 2 and not _TRIVIAL_VALUE.match(value):
+            yield Pair("lean-value", clip(value, 200), d.id, full(d), "")
+
+
+def _lean_claim(c: Corpus):
+    """A theorem's claim with its hypotheses in words where ``lean_gloss`` has them ("p is prime"),
+    the others as written (``p ≠ 2``: no assumption is left out, or the claim would be false), and its
+    notation named ("lower Lebesgue integral") -> the declaration without its docstring. Only
+    theorems with at least one hypothesis said in words."""
+    from mathlas.lean_gloss import conclusion, hypotheses, notation_gloss
+
+    for d in c.docs.get("lean", []):
+        if d.kind not in ("theorem", "lemma") or not lean_ok(d):
+            continue
+        sig = str(d.extra.get("signature") or "")
+        hyps, claim = hypotheses(sig), conclusion(sig)
+        if not any(said for _, said in hyps) or not claim or len(claim) > 160:
+            continue
+        named = notation_gloss(claim)
+        query = f"If {', '.join(h for h, _ in hyps)}, then {claim}" + (f" ({', '.join(named)})" if named else "")
+        yield Pair("lean-claim", clip(query, 300), d.id, without(docstring="")(d), d.id)
+
+
 @dataclass
 class Kind:
     build: Callable[[Corpus], Iterator[Pair]]
@@ -266,6 +310,10 @@ KINDS: dict[str, Kind] = {
     "lean-docstring": Kind(_lean_docstring, "lean", without(docstring=""), "Mathlib docstring -> name + signature"),
     "stacks-to-lean": Kind(_stacks_lean, "lean", full, "@[stacks TAG]: Stacks statement -> Lean declaration"),
     "lean-to-stacks": Kind(_stacks_lean, "stacks", full, "@[stacks TAG]: Lean declaration -> Stacks statement"),
+    "lean-alias": Kind(_lean_alias, "lean", full, "the project's lists and Stacks tags: alias -> Lean declaration"),
+    "lean-value": Kind(_lean_value, "lean", full, "a Lean definition's value (notation) -> the definition"),
+    "lean-claim": Kind(_lean_claim, "lean", without(docstring=""),
+                       "hypotheses in words + the claim -> the Lean theorem (docstring left out)"),
     "thousand-lean": Kind(_thousand, "lean", full, "1000-plus theorem name -> the Lean declarations it lists"),
     "thousand-metamath": Kind(_thousand, "metamath", full, "1000-plus theorem name -> the Metamath labels it lists"),
     "proofnet-to-formal": Kind(_proofnet, "proofnet-formal", lambda d: d.statement,
@@ -385,6 +433,11 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
     no_negative: Counter = Counter()
     kept: list[Pair] = []
     done_builders: dict[Callable, list[Pair]] = {}
+    dense = [DenseBundle(Path(b)) for b in recipe.negatives.get("dense_bundles", [])]
+    dense_share = float(recipe.negatives.get("dense_share", 1.0))
+    dense_margin = float(recipe.negatives.get("dense_margin", 0.95))
+    dense_miners: dict[str, DenseMiner | None] = {}
+    mined_by: dict[str, Counter] = defaultdict(Counter)
     for name, cap in recipe.pairs.items():
         kind = KINDS[name]
         if kind.build not in done_builders:
@@ -409,8 +462,14 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
             cands = _rng(recipe.seed, "sample", name).sample(cands, cap)
         rng = _rng(recipe.seed, "negatives", name)
         t0 = time.perf_counter()
-        for p in cands:
-            if not p.neg_id:
+        dense_got = _mine_dense(cands, kind, corpus, dense, dense_miners, dense_share, recipe.seed, name, neg_opts,
+                                dev, overlap, dense_margin) if dense else {}
+        for k, p in enumerate(cands):
+            if not p.neg_id and k in dense_got:
+                p.neg_id, p.neg = dense_got[k]
+                p.neg_by = "dense"
+                mined_by[name]["dense"] += 1
+            elif not p.neg_id:
                 pool = corpus.by_id[p.pos_id].source if kind.pool == "*" else kind.pool
                 if pool not in miners:
                     docs = corpus.docs.get(pool, [])
@@ -420,6 +479,8 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
                     no_negative[name] += 1
                 else:
                     p.neg_id, p.neg = got
+                    p.neg_by = "bm25"
+                    mined_by[name]["bm25"] += 1
             p.licenses = tuple(sorted({x for x in (_license(corpus, p.query_id), _license(corpus, p.pos_id),
                                                   _license(corpus, p.neg_id)) if x}
                                       | ({"Unlicense"} if name.startswith("thousand") else set())))
@@ -427,13 +488,56 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
         if not quiet:
             print(f"[pairs] {name}: {len(cands):,} kept of {built[name]:,} "
                   f"({sum(excluded_by_kind[name].values()):,} excluded as dev targets, "
-                  f"{no_negative[name]:,} without a negative; negatives {time.perf_counter() - t0:.1f} s)",
+                  f"{no_negative[name]:,} without a negative, {mined_by[name]['dense']:,} dense; "
+                  f"negatives {time.perf_counter() - t0:.1f} s)",
                   file=sys.stderr, flush=True)
     with open(out / "pairs.jsonl", "w", encoding="utf-8") as fh:
         for p in kept:
             fh.write(json.dumps({"kind": p.kind, "query": p.query, "pos_id": p.pos_id, "pos": p.pos[:TEXT_LIMIT],
-                                 "neg_id": p.neg_id, "neg": p.neg[:TEXT_LIMIT], "query_id": p.query_id,
+                                 "neg_id": p.neg_id, "neg": p.neg[:TEXT_LIMIT], "neg_by": p.neg_by, "query_id": p.query_id,
                                  "licenses": list(p.licenses)}, ensure_ascii=False) + "\n")
     eval_info = write_eval_corpora(recipe, corpus, dev, out)
+    mining = {"dense_bundles": [b.label for b in dense], "dense_share": dense_share if dense else 0.0,
+              "pool_coverage": {pool: round(m.coverage, 4) for pool, m in dense_miners.items() if m is not None},
+              "by_kind": {k: dict(v) for k, v in mined_by.items()}}
     return write_card(recipe, out, kept, built, excluded, excluded_by_kind, no_negative, corpus.info, eval_info,
-                      timings={"read_s": round(t_read, 1), "total_s": round(time.perf_counter() - t_start, 1)})
+                      timings={"read_s": round(t_read, 1), "total_s": round(time.perf_counter() - t_start, 1)},
+                      mining=mining)
+
+
+# A dense miner serves a pool when the bundle holds at least this share of the pool's documents.
+DENSE_COVERAGE = 0.5
+
+
+def _dense_miner(pool: str, corpus: Corpus, dense: list[DenseBundle], dev: DevSets, overlap: float,
+                 margin: float) -> DenseMiner | None:
+    docs = corpus.docs.get(pool, [])
+    best = None
+    for b in dense:
+        m = DenseMiner(docs, b, excluded=dev.blocked, max_overlap=overlap, margin=margin)
+        if m.coverage >= DENSE_COVERAGE and (best is None or m.coverage > best.coverage):
+            best = m
+    return best
+
+
+def _mine_dense(cands: list[Pair], kind: Kind, corpus: Corpus, dense: list[DenseBundle], miners: dict,
+                share: float, seed: int, name: str, neg_opts: dict, dev: DevSets, overlap: float,
+                margin: float) -> dict:
+    """Dense negatives (position in ``cands`` -> (id, text)) for the seeded ``share`` of a kind's pairs
+    whose pool a bundle covers; the others, and any the dense miner finds nothing for, go to BM25."""
+    pick = _rng(seed, "dense-share", name)
+    by_pool: dict[str, list[int]] = defaultdict(list)
+    for k, p in enumerate(cands):
+        if not p.neg_id and pick.random() < share:
+            by_pool[corpus.by_id[p.pos_id].source if kind.pool == "*" else kind.pool].append(k)
+    out = {}
+    for pool, ks in by_pool.items():
+        if pool not in miners:
+            miners[pool] = _dense_miner(pool, corpus, dense, dev, overlap, margin)
+        m = miners[pool]
+        if m is None:
+            continue
+        rng = _rng(seed, "dense-negatives", name, pool)
+        got = m.mine_many([cands[k] for k in ks], kind.view, rng, top=neg_opts["top"], pick_from=neg_opts["pick_from"])
+        out.update({k: g for k, g in zip(ks, got) if g is not None})
+    return out
