@@ -214,6 +214,11 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "
                                                             "tests/test_training.py makes pairs from a few documents"),
     "mathlas-build train-encoder build/recipes/pairs.toml": NotRun(TRAINING),
+    "mathlas-build pairs build/recipes/pairs-2.toml": NotRun(
+        "reads the full corpora and mines with two built bundles (12 min); tests/test_training.py builds dense-mined "
+        "pairs of a few Mathlib files against the tests' formal bundle, and checks pairs-2.toml loads"),
+    "mathlas-build train-encoder --threads 2 build/recipes/pairs-2.toml >> work/train/minilm-math-v2/nohup.out 2>&1 &":
+        NotRun(TRAINING),
     "mathlas-build train-encoder --threads 2 build/recipes/pairs.toml >> work/train/minilm-math-v1/nohup.out 2>&1 &":
         NotRun(TRAINING),
     "mathlas-build train-encoder build/recipes/pairs.toml --eval-checkpoint --threads 1": NotRun(TRAINING),
