@@ -214,6 +214,10 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "
                                                             "tests/test_training.py makes pairs from a few documents"),
     "mathlas-build train-encoder build/recipes/pairs.toml": NotRun(TRAINING),
+    "python scripts/bench_encoders.py --pairs-dir work/pairs/math-pairs-2 --encoder minilm-base=work/encoders/minilm-base "
+    "--encoder minilm-trained=<default bundle>/encoder --encoder e5-small-base=work/encoders/e5-small-base "
+    "--latency-queries 30": NotRun("needs round 2's pair set and exported encoders (work/, not in the repository); "
+                                   "its figures are in docs/training.md"),
     "mathlas-build pairs build/recipes/pairs-2.toml": NotRun(
         "reads the full corpora and mines with two built bundles (12 min); tests/test_training.py builds dense-mined "
         "pairs of a few Mathlib files against the tests' formal bundle, and checks pairs-2.toml loads"),
