@@ -156,3 +156,16 @@ def test_notation_commands_name_their_definition():
     assert g.gloss("(f : α → ℝ) : ∫⁻ x, f x ∂μ = 0", []) == \
         "Measure Theory lintegral: The **lower Lebesgue integral** of `f`."
     assert g.gloss("(f : α → ℝ) : f = f", []) == ""
+
+
+def test_a_semicolon_inside_a_name_does_not_split_it():
+    # the aliases column is "; "-joined and split on "; " at run time: a Stacks slogan holding "; "
+    # must stay one name
+    from collections import Counter
+
+    from mathlas_build.sources.lean import _describe
+
+    extra = {"stacks": "00DV", "signature": ""}
+    _describe(extra, "Foo.bar", None, [], {"Foo.bar": ["Nakayama's lemma"]},
+              {"00DV": "Nakayama. If M is finite; then M = 0"}, la.DefinitionGlossary([], split_words), Counter())
+    assert extra["aliases"].split("; ") == ["Nakayama's lemma", "Nakayama. If M is finite, then M = 0"]

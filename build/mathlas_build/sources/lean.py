@@ -734,7 +734,8 @@ def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_o
         if tag in stacks_names:
             names.append(stacks_names[tag])
     if names:
-        extra["aliases"] = "; ".join(dict.fromkeys(names))
+        # "; " separates the names (the runtime splits on it): one inside a name becomes ", "
+        extra["aliases"] = "; ".join(dict.fromkeys(" ".join(n.replace("; ", ", ").split()) for n in names))
         stats["aliased"] += 1
     if d is not None:
         if d.get("value"):
