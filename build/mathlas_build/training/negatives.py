@@ -92,7 +92,36 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / max(len(a | b), 1)
 
 
-class Miner:
+class _Candidates:
+    """What both miners share: a candidate is shown in the pair kind's ``view`` (cached per view and
+    id: a document is often a candidate) and refused when it is the positive, an excluded id, or the
+    positive's text or a near copy of it in that view."""
+
+    docs: list
+    excluded: set[str]
+    max_overlap: float
+    _shown: dict
+
+    def _positive_key(self, positive_text: str) -> tuple[str, set[str]]:
+        norm = normalise(positive_text[:COMPARE_CHARS])
+        return norm, set(norm.split())
+
+    def _shown_if_negative(self, d, positive_id: str, positive: tuple[str, set[str]], view) -> str | None:
+        """``d``'s text in ``view`` when it may be the positive's negative, else None."""
+        if d.id == positive_id or d.id in self.excluded:
+            return None
+        shown = self._shown.get((view, d.id))
+        if shown is None:
+            text = view(d)
+            norm = normalise(text[:COMPARE_CHARS])
+            shown = self._shown[(view, d.id)] = (text, norm, set(norm.split()))
+        text, norm, toks = shown
+        if norm == positive[0] or jaccard(positive[1], toks) >= self.max_overlap:
+            return None
+        return text
+
+
+class Miner(_Candidates):
     """Mines hard negatives among one pool of documents (one source).
 
     BM25 runs over the documents' full retrieval texts (what the bundle's lexical channel sees); a
@@ -120,24 +149,15 @@ class Miner:
         positive's section first, and picks at random among the first ``pick_from`` (the very top
         BM25 hits are the likeliest unlabelled positives, so the pick is not always rank 1)."""
         rows, _ = self.index.search(query, top + 1)
-        pos_norm = normalise(positive_text[:COMPARE_CHARS])
-        pos_toks = set(pos_norm.split())
+        positive = self._positive_key(positive_text)
         r0 = self.row.get(positive_id)
         group = self.docs[r0].title if r0 is not None else None
         same, other = [], []
         for r in rows.tolist():
             d = self.docs[r]
-            if d.id == positive_id or d.id in self.excluded:
-                continue
-            shown = self._shown.get((view, d.id))
-            if shown is None:
-                text = view(d)
-                norm = normalise(text[:COMPARE_CHARS])
-                shown = self._shown[(view, d.id)] = (text, norm, set(norm.split()))
-            text, norm, toks = shown
-            if norm == pos_norm or jaccard(pos_toks, toks) >= self.max_overlap:
-                continue
-            (same if group and d.title == group else other).append((d.id, text))
+            text = self._shown_if_negative(d, positive_id, positive, view)
+            if text is not None:
+                (same if group and d.title == group else other).append((d.id, text))
         cands = (same + other)[:pick_from]
         return rng.choice(cands) if cands else None
 
@@ -192,7 +212,7 @@ class DenseBundle:
         return out, pos
 
 
-class DenseMiner:
+class DenseMiner(_Candidates):
     """Hard negatives among one pool of documents ranked by a trained encoder (``DenseBundle``).
 
     The same rules as ``Miner`` (never the positive, its copies or an excluded id), plus the
@@ -239,22 +259,15 @@ class DenseMiner:
         return out
 
     def _pick(self, p, cand, s, ceiling: float, view, rng: random.Random, pick_from: int):
-        pos_norm = normalise(p.pos[:COMPARE_CHARS])
-        pos_toks = set(pos_norm.split())
+        positive = self._positive_key(p.pos)
         got = []
         for r in cand.tolist():
+            if float(s[r]) >= ceiling:
+                continue
             d = self.docs[r]
-            if d.id == p.pos_id or d.id in self.excluded or float(s[r]) >= ceiling:
-                continue
-            shown = self._shown.get((view, d.id))
-            if shown is None:
-                text = view(d)
-                norm = normalise(text[:COMPARE_CHARS])
-                shown = self._shown[(view, d.id)] = (text, norm, set(norm.split()))
-            text, norm, toks = shown
-            if norm == pos_norm or jaccard(pos_toks, toks) >= self.max_overlap:
-                continue
-            got.append((d.id, text))
-            if len(got) >= pick_from:
-                break
+            text = self._shown_if_negative(d, p.pos_id, positive, view)
+            if text is not None:
+                got.append((d.id, text))
+                if len(got) >= pick_from:
+                    break
         return rng.choice(got) if got else None
