@@ -300,3 +300,16 @@ def test_proofwiki_deterministic(pw_docs):
     again = list(proofwiki.read(corpus("ps-proofwiki")))
     assert [d.id for d in again] == list(pw_docs)
     assert _digest(again) == _digest(pw_docs.values())
+
+
+def test_metamath_aliases_from_the_1000_plus_list():
+    # the list's theorem names reach the labels it lists, entities decoded; the option is relative to root
+    corpus("1000-plus")
+    docs = {d.id: d for d in metamath.read(corpus("metamath"), mathboxes=False, thousand_plus="../1000-plus")}
+    assert docs["metamath:pythag"].extra["aliases"] == "Pythagorean theorem"
+    assert docs["metamath:htth"].extra["aliases"] == "Hellinger–Toeplitz theorem"
+    assert docs["metamath:sylow1"].extra["aliases"] == "Sylow theorems"
+    assert 20 <= sum("aliases" in d.extra for d in docs.values()) <= 38
+    assert "aliases" not in docs["metamath:ax-mp"].extra
+    with pytest.raises(FileNotFoundError, match="1000\\+ theorems list"):
+        metamath.thousand_aliases(corpus("metamath"), "nowhere")

@@ -286,6 +286,29 @@ def statement_words(st: Statement) -> str:
     return words
 
 
+def thousand_aliases(root: Path, thousand_plus) -> dict[str, str]:
+    """set.mm label -> the 1000+ list's names for it, "; "-joined (the aliases column's form)."""
+    if not thousand_plus:
+        return {}
+    import html
+
+    from mathlas_build.training import thousand
+
+    base = Path(root) if Path(root).is_dir() else Path(root).parent
+    where = Path(thousand_plus)
+    where = where if where.is_absolute() else base / where
+    if not (where / "_thm").is_dir():
+        raise FileNotFoundError(f"1000+ theorems list not found at {where} (thousand_plus: the folder holding _thm/)")
+    names: dict[str, list[str]] = {}
+    for t in thousand.read(where):
+        title = " ".join(html.unescape(t.title).replace("; ", ", ").split())
+        for label in t.metamath:
+            names.setdefault(label, [])
+            if title not in names[label]:
+                names[label].append(title)
+    return {label: "; ".join(v) for label, v in names.items()}
+
+
 def database(root: Path, file: str = "set.mm") -> Path:
     root = Path(root)
     path = root / file if root.is_dir() else root
@@ -296,8 +319,12 @@ def database(root: Path, file: str = "set.mm") -> Path:
 
 def read(root: Path, *, file: str = "set.mm", obsolete: bool = False, mathboxes: bool = True,
          **options) -> Iterator[Document]:
-    """Yield one Document per ``|-`` statement of ``root/file`` (``root`` may be the file itself)."""
+    """Yield one Document per ``|-`` statement of ``root/file`` (``root`` may be the file itself).
+
+    ``thousand_plus`` (a path, relative to ``root``): the 1000+ theorems list, whose theorem names
+    become the ``aliases`` of the set.mm labels it lists ("Pythagorean theorem" for ``pythag``)."""
     path = database(root, file)
+    aliases = thousand_aliases(root, options.get("thousand_plus"))
     text = path.read_text(encoding="utf-8", errors="replace")
     ts = typesetting(text)
     audit = DisplayAudit(SOURCE)
@@ -313,6 +340,7 @@ def read(root: Path, *, file: str = "set.mm", obsolete: bool = False, mathboxes:
             statement=statement_words(st), link=LINK.format(label=st.label), license=LICENSE,
             slogan=comment_words(st.comment), file=path.name, line=st.line,
             extra={"label": st.label, "discouraged": bool(_MARKERS.search(st.comment)),
-                   "context_title": " > ".join(h for h in st.sections if h), "formula": metamath_text(st)},
+                   "context_title": " > ".join(h for h in st.sections if h), "formula": metamath_text(st),
+                   **({"aliases": aliases[st.label]} if st.label in aliases else {})},
         )
     audit.report()
