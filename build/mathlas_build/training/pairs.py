@@ -470,7 +470,7 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
                 p.neg_by = "dense"
                 mined_by[name]["dense"] += 1
             elif not p.neg_id:
-                pool = corpus.by_id[p.pos_id].source if kind.pool == "*" else kind.pool
+                pool = _pool_of(p, kind, corpus)
                 if pool not in miners:
                     docs = corpus.docs.get(pool, [])
                     miners[pool] = Miner(docs, excluded=dev.blocked, max_overlap=overlap)
@@ -505,6 +505,11 @@ def build_pairs(recipe: TrainingRecipe, out: Path | None = None, quiet: bool = F
                       mining=mining)
 
 
+def _pool_of(p: Pair, kind: Kind, corpus: Corpus) -> str:
+    """The source a pair's negatives come from: the kind's pool, or the positive's own source ("*")."""
+    return corpus.by_id[p.pos_id].source if kind.pool == "*" else kind.pool
+
+
 # A dense miner serves a pool when the bundle holds at least this share of the pool's documents.
 DENSE_COVERAGE = 0.5
 
@@ -529,7 +534,7 @@ def _mine_dense(cands: list[Pair], kind: Kind, corpus: Corpus, dense: list[Dense
     by_pool: dict[str, list[int]] = defaultdict(list)
     for k, p in enumerate(cands):
         if not p.neg_id and pick.random() < share:
-            by_pool[corpus.by_id[p.pos_id].source if kind.pool == "*" else kind.pool].append(k)
+            by_pool[_pool_of(p, kind, corpus)].append(k)
     out = {}
     for pool, ks in by_pool.items():
         if pool not in miners:
