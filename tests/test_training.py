@@ -290,6 +290,28 @@ def test_a_checkpoint_is_evaluated_beside_the_run(tiny_run, tmp_path):
     assert json.loads((root / "runs" / "tiny" / "eval-checkpoints.json").read_text())[-1] == row
 
 
+def test_a_stopped_run_exports_its_checkpoint_and_says_so(tiny_run, tmp_path):
+    from mathlas_build.training.train import export_checkpoint
+
+    root, base, pairs, _, _, _ = tiny_run
+    recipe = load_training_recipe(_train_recipe(tmp_path, base))
+    first = train_encoder(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", max_steps=4, export=False, quiet=True)
+    assert first["step"] == 4 < first["total"]
+    out = export_checkpoint(recipe, pairs_path=pairs, runs_root=tmp_path / "runs", encoders_root=tmp_path / "enc",
+                            quiet=True)
+    assert out["check"]["fp32_cos_min"] >= 0.999, out
+    meta = json.loads((tmp_path / "enc" / "tiny" / "encoder.json").read_text())
+    assert meta["training"]["steps"] == 4 and meta["training"]["total_steps"] == first["total"]
+    assert meta["training"]["complete"] is False
+    # the finished run's export says complete
+    done = json.loads((root / "encoders" / "tiny" / "encoder.json").read_text())["training"]
+    assert done["complete"] is True and done["steps"] == done["total_steps"]
+    from mathlas_build.recipe import RecipeError
+
+    with pytest.raises(RecipeError, match="no checkpoint"):
+        export_checkpoint(recipe, pairs_path=pairs, runs_root=tmp_path / "none", quiet=True)
+
+
 def test_prompts_and_pooling_come_from_an_encoder_config(tiny_run, tmp_path):
     from mathlas_build.training.train import _settings
 

@@ -17,6 +17,9 @@ def add_training_parsers(sub) -> None:
                     "[train]")
     t.add_argument("--eval-checkpoint", nargs="?", const="", metavar="CKPT",
                    help="only run the proxy evaluation of a checkpoint (default: the newest) and exit")
+    t.add_argument("--export-checkpoint", nargs="?", const="", metavar="CKPT",
+                   help="export a checkpoint (default: the newest) of a run stopped early, as a finished run "
+                        "exports (encoder.json says complete: false), and exit")
     t.set_defaults(func=_train)
     r = _run_parser(sub, "train-reranker", "train the cross-encoder reranker on the recipe's pairs (resumes), then "
                                            "export it (work/rerankers/<run>/)", "[rerank]")
@@ -57,9 +60,15 @@ def _pairs(args) -> int:
 
 def _train(args) -> int:
     from mathlas_build.training.recipe import load_training_recipe
-    from mathlas_build.training.train import evaluate_checkpoint, train_encoder
+    from mathlas_build.training.train import evaluate_checkpoint, export_checkpoint, train_encoder
 
     recipe = load_training_recipe(args.recipe, args.corpora, args.eval_dir)
+    if args.export_checkpoint is not None:
+        out = export_checkpoint(recipe, run=args.run, checkpoint=Path(args.export_checkpoint)
+                                if args.export_checkpoint else None, pairs_path=args.pairs, threads=args.threads,
+                                quiet=args.quiet)
+        print(json.dumps(out, indent=1))
+        return 0
     if args.eval_checkpoint is not None:
         row = evaluate_checkpoint(recipe, run=args.run, checkpoint=Path(args.eval_checkpoint) if args.eval_checkpoint
                                   else None, pairs_path=args.pairs, threads=args.threads, quiet=args.quiet)

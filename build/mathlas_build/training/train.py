@@ -403,8 +403,45 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
                "seconds": round(steps.seconds, 1), "steps_here": steps.done_here}
     if step >= total and export:
         summary["export"] = export_run(recipe, cfg, enc, base, run_dir, Path(encoders_root) / run, card, evals,
-                                       step, quiet)
+                                       step, quiet, total=total)
     return summary
+
+
+def export_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, checkpoint: Path | None = None,
+                      pairs_path: Path | None = None, runs_root: Path = Path("work/train"),
+                      encoders_root: Path = Path("work/encoders"), threads: int | None = None,
+                      quiet: bool = False) -> dict:
+    """Export one checkpoint (default: the run's newest) of a run that was stopped before its last step,
+    exactly as a finished run exports; ``encoder.json`` records the step, the run's total and
+    ``complete: false``, so a bundle built from it says what it holds. The run itself can still resume."""
+    import torch
+
+    cfg = _settings(recipe)
+    run = run or cfg["run"]
+    run_dir = Path(runs_root) / run
+    ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
+    if ckpt is None or not ckpt.is_file():
+        raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}: train first (mathlas-build train-encoder "
+                          f"{recipe.path.name})")
+    pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
+    card, _ = pair_set(pairs_path)
+    torch.set_num_threads(int(threads or cfg["threads"]))
+    base = resolve_base(cfg["base"], Path(runs_root).parent / "bases")
+    enc = TextEncoder(base, cfg)
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    enc.model.load_state_dict(state["model"])
+    enc.model.eval()
+    total = (len(load_pairs(pairs_path, int(cfg["max_pairs"]))) // int(cfg["batch_size"])) * int(cfg["epochs"])
+    eval_path = run_dir / "eval.json"
+    evals = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else {}
+    extra = run_dir / "eval-checkpoints.json"
+    if extra.is_file():
+        for row in json.loads(extra.read_text(encoding="utf-8")):
+            evals[f"checkpoint-{row['step']}"] = row
+    step = int(state["step"])
+    log(run_dir, f"exporting {ckpt.name} (step {step:,} of {total:,})", quiet)
+    return export_run(recipe, cfg, enc, base, run_dir, Path(encoders_root) / run, card, evals, step, quiet,
+                      total=total)
 
 
 def metric(run_dir: Path, row: dict) -> None:
@@ -427,7 +464,7 @@ def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: in
 
 
 def export_run(recipe: TrainingRecipe, cfg: dict, enc: TextEncoder, base: Path, run_dir: Path, out: Path,
-               card: dict, evals: dict, step: int, quiet: bool = False) -> dict:
+               card: dict, evals: dict, step: int, quiet: bool = False, total: int | None = None) -> dict:
     """Save the fine-tuned checkpoint, export it with ``export_encoder`` (ONNX, int8 per channel), check
     ONNX against torch, and record the training in ``encoder.json``."""
     from mathlas_build import export_encoder as ee
@@ -449,6 +486,7 @@ def export_run(recipe: TrainingRecipe, cfg: dict, enc: TextEncoder, base: Path, 
     meta = json.loads((out / "encoder.json").read_text(encoding="utf-8"))
     meta["training"] = {
         "recipe": recipe.path.name, "recipe_sha256": recipe.sha256, "base": cfg["base"], "steps": step,
+        "total_steps": total or step, "complete": step >= (total or step),
         "pairs": card.get("pairs"), "pairs_recipe_sha256": card.get("recipe_sha256"),
         "data_licenses": sorted(card.get("licenses", {})),
         "data_sources": {s: v.get("license") for s, v in card.get("sources", {}).items()},
