@@ -80,6 +80,32 @@ def bootstrap_mrr(ranks: list[int | None], rounds: int = 1000, seed: int = 0) ->
     return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
 
 
+def reciprocal(ranks: list[int | None]):
+    """Each query's reciprocal rank at 20 (0 past it or when missed), as a numpy array."""
+    import numpy as np
+
+    return np.array([1 / r if r is not None and r <= 20 else 0.0 for r in ranks])
+
+
+def paired_diff(a: list[int | None], b: list[int | None], rounds: int = 1000, seed: int = 0,
+                at: int | None = None) -> tuple[float, float, float]:
+    """MRR@20 of ``a`` less that of ``b`` (ranks of the same queries, in the same order) and its paired
+    bootstrap 95% interval; with ``at``, Hit@at instead of MRR@20."""
+    import numpy as np
+
+    if len(a) != len(b):
+        raise UsageError(f"paired runs must rank the same queries ({len(a)} vs {len(b)})")
+    if not a:
+        return 0.0, 0.0, 0.0
+    if at:
+        d = np.array([float(x is not None and x <= at) - float(y is not None and y <= at) for x, y in zip(a, b)])
+    else:
+        d = reciprocal(a) - reciprocal(b)
+    rng = np.random.default_rng(seed)
+    means = np.sort(d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1))
+    return float(d.mean()), float(means[int(0.025 * rounds)]), float(means[int(0.975 * rounds) - 1])
+
+
 NO_PRIOR = "-noprior"
 
 

@@ -41,7 +41,8 @@ import mathlas.engine as engine
 from mathlas.engine import open_bundle
 from mathlas.errors import UsageError
 from mathlas.fusion import CALIBRATIONS, convex, fit_logistic, rrf
-from mathlas.retrieval_eval import bootstrap_mrr, first_rank, label_prefixes, load_queries, metrics
+from mathlas.retrieval_eval import (bootstrap_mrr, first_rank, label_prefixes, load_queries, metrics, paired_diff,
+                                    reciprocal)
 
 ROUNDS = 1000
 
@@ -51,18 +52,6 @@ def floats(text: str) -> list[float]:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise SystemExit(f"not a comma-separated list of numbers: {text!r}") from None
-
-
-def reciprocal(ranks: list[int | None]) -> np.ndarray:
-    return np.array([1 / r if r is not None and r <= 20 else 0.0 for r in ranks])
-
-
-def paired_diff(a: list[int | None], b: list[int | None], rounds: int = ROUNDS, seed: int = 0) -> tuple[float, float, float]:
-    """MRR@20 of ``a`` less that of ``b`` (the same queries) and its bootstrap 95% interval."""
-    d = reciprocal(a) - reciprocal(b)
-    rng = np.random.default_rng(seed)
-    means = np.sort(d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1))
-    return float(d.mean()), float(means[int(0.025 * rounds)]), float(means[int(0.975 * rounds) - 1])
 
 
 class Channels:
@@ -222,11 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     shown = [r for i, r in enumerate(shown) if all(r is not s for s in shown[:i])]
     for r in shown:
         r["ci95"] = {n: [round(x, 3) for x in bootstrap_mrr(ranks, ROUNDS)] for n, ranks in r["ranks"].items()}
-        r["vs_bundle"] = {n: [round(x, 3) for x in paired_diff(ranks, mine["ranks"][n])] for n, ranks in r["ranks"].items()}
+        r["vs_bundle"] = {n: [round(x, 3) for x in paired_diff(ranks, mine["ranks"][n], ROUNDS)] for n, ranks in r["ranks"].items()}
     tuned = {m: tuned_by_cv(rows, m, sets, args.folds) for m in ["rrf", *calibrations]}
     for t in tuned.values():
         t["ci95"] = {n: [round(x, 3) for x in bootstrap_mrr(ranks, ROUNDS)] for n, ranks in t["ranks"].items()}
-        t["vs_bundle"] = {n: [round(x, 3) for x in paired_diff(ranks, mine["ranks"][n])] for n, ranks in t["ranks"].items()}
+        t["vs_bundle"] = {n: [round(x, 3) for x in paired_diff(ranks, mine["ranks"][n], ROUNDS)] for n, ranks in t["ranks"].items()}
     if args.json:
         print(json.dumps({"bundle": bundle.label, "sets": {n: len(q) for n, (q, _) in sets.items()},
                           "tuned_by_cv": {m: {k: v for k, v in t.items() if k != "ranks"} for m, t in tuned.items()},
