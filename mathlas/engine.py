@@ -432,6 +432,12 @@ class Bundle:
                 self._vectors.popitem(last=False)
         return vec
 
+    def forget_query_vectors(self) -> None:
+        """Drop the kept query vectors, so that the next search encodes its query as a new one would
+        (``scripts/bench_search.py`` times both cases)."""
+        with self._vectors_lock:
+            self._vectors.clear()
+
     @property
     def encoder_fingerprint(self) -> str:
         """Which encoder made this bundle's vectors (``mathlas.bundle.encoder_fingerprint``)."""

@@ -271,3 +271,18 @@ def test_dense_channel_loads_usearch_without_crashing_a_later_onnxruntime_import
     code = "from mathlas.bundle import usearch_index_class; usearch_index_class(); import onnxruntime; print('alive')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-2000:]
+
+
+def test_a_query_vector_is_kept_until_forgotten(tiny, monkeypatch):
+    """The bundle keeps the vectors of recent queries (a page of results asks again);
+    ``forget_query_vectors`` drops them, so a benchmark can time a new query's encoding."""
+    calls = []
+    real = tiny.encoder.encode_queries
+    monkeypatch.setattr(tiny.encoder, "encode_queries", lambda qs: calls.append(list(qs)) or real(qs))
+    tiny.forget_query_vectors()
+    first = tiny.search("a group of prime order is cyclic", k=3)
+    again = tiny.search("a group of prime order is cyclic", k=3)
+    assert [h.id for h in first] == [h.id for h in again] and len(calls) == 1
+    tiny.forget_query_vectors()
+    third = tiny.search("a group of prime order is cyclic", k=3)
+    assert len(calls) == 2 and [h.id for h in third] == [h.id for h in first]
