@@ -313,3 +313,7 @@ def test_metamath_aliases_from_the_1000_plus_list():
     assert "aliases" not in docs["metamath:ax-mp"].extra
     with pytest.raises(FileNotFoundError, match="1000\\+ theorems list"):
         metamath.thousand_aliases(corpus("metamath"), "nowhere")
+    # the manifest names the list's licence beside set.mm's
+    assert metamath.attribution({}) == metamath.ATTRIBUTION
+    line = metamath.attribution({"thousand_plus": "../1000-plus"})
+    assert line.startswith(metamath.ATTRIBUTION) and "1000+ theorems list" in line and "Unlicense" in line

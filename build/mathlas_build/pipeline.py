@@ -33,9 +33,12 @@ def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], d
             if spec.limit and len(docs) - n0 >= spec.limit:
                 break
         got = docs[n0:]
+        # a reader whose options bring in another work's data (metamath's thousand_plus) says so
+        attribution = spec.options.get("attribution") or (
+            mod.attribution(spec.options) if hasattr(mod, "attribution") else mod.ATTRIBUTION)
         for d in got:
             entry = info.setdefault(d.source, {"count": 0, "license": d.license or mod.LICENSE,
-                                               "attribution": spec.options.get("attribution", mod.ATTRIBUTION)})
+                                               "attribution": attribution})
             entry["count"] += 1
         if not quiet:
             print(f"[read] {spec.reader}: {len(got):,} documents in {time.perf_counter() - t0:.1f} s",

@@ -286,6 +286,15 @@ def statement_words(st: Statement) -> str:
     return words
 
 
+def attribution(options: dict) -> str:
+    """The manifest's attribution line: set.mm's, and the 1000+ list's when its names are aliases."""
+    if not options.get("thousand_plus"):
+        return ATTRIBUTION
+    from mathlas_build.training import thousand
+
+    return f"{ATTRIBUTION}; aliases (theorem names) from the {thousand.ATTRIBUTION}"
+
+
 def thousand_aliases(root: Path, thousand_plus) -> dict[str, str]:
     """set.mm label -> the 1000+ list's names for it, "; "-joined (the aliases column's form)."""
     if not thousand_plus:
