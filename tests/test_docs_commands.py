@@ -226,6 +226,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas-build train-encoder --threads 2 build/recipes/pairs.toml >> work/train/minilm-math-v1/nohup.out 2>&1 &":
         NotRun(TRAINING),
     "mathlas-build train-encoder build/recipes/pairs.toml --eval-checkpoint --threads 1": NotRun(TRAINING),
+    "mathlas-build train-encoder build/recipes/pairs-2.toml --export-checkpoint --threads 2": NotRun(
+        TRAINING + "; tests/test_training.py exports a stopped tiny run the same way"),
     "mathlas-build train-reranker build/recipes/pairs.toml": NotRun(TRAINING),
     "mathlas-build train-reranker build/recipes/pairs.toml --measure 4": NotRun(TRAINING),
     "mathlas-build build/recipes/informal.toml --pack artifacts": NotRun(BUILD),
