@@ -1,7 +1,7 @@
 """Dry-run planner: expected embedding time and bundle size for a corpus size, model and GPU count.
 
 Every number the planner uses is in the cost table below, each marked MEASURED (on this repository's
-2-core build machine, from the real ``informal-1.2.0`` bundle or a build log) or ESTIMATED (from
+2-core build machine, from the real ``informal-1.3.0`` bundle or a build log) or ESTIMATED (from
 published specifications and a stated assumption; no GPU was available to measure). ``format_plan``
 prints the sources next to the figures, so an estimate never passes for a measurement.
 
@@ -28,12 +28,13 @@ from pathlib import Path
 
 # The default bundle the per-document figures were measured on (tests/test_plan.py fails when the
 # shipped default bundle is another one: re-measure with bundle_bytes_per_doc / bundle_tokens_per_doc).
-MEASURED_BUNDLE = "informal-1.2.0"
-MEASURED_CORPUS = "informal-1.2.0 (65,027 documents, all-MiniLM-L6-v2-math, 384 dims)"
-# MEASURED from that bundle's manifest: bm25/ 15,841,820 B; meta/documents.parquet 19,276,695 B;
+MEASURED_BUNDLE = "informal-1.3.0"
+MEASURED_CORPUS = "informal-1.3.0 (65,027 documents, all-MiniLM-L6-v2-math-v2, 384 dims)"
+# MEASURED from that bundle's manifest: bm25/ 16,039,168 B; meta/documents.parquet 19,278,944 B;
 # vectors/binary.usearch 12,781,300 B = 65,027 x (48 B sign bits + 148.6 B HNSW links and key).
-# (informal-1.1.0, before the display text and titles of issue 21: bm25 236.6, meta 293.9.)
-BYTES_PER_DOC = {"bm25": 243.6, "meta": 296.44, "hnsw_graph": 148.6}
+# (informal-1.2.0, before the alias field: bm25 243.6; 1.1.0, before the display text and titles of
+# issue 21: bm25 236.6, meta 293.9.)
+BYTES_PER_DOC = {"bm25": 246.65, "meta": 296.48, "hnsw_graph": 148.55}
 # MEASURED: mean retrieval-text tokens of that bundle's 65,027 texts with its WordPiece tokenizer
 # (max 256; bundle_tokens_per_doc). informal-1.0.0's six sources had 149.5.
 TOKENS_PER_DOC = 112.1
@@ -74,8 +75,8 @@ class Device:
 # (595,776,512 / 4,021,774,336 / 8,188,515,328); embedding table 151,669 x hidden subtracted.
 # Dims 1024 / 2560 / 4096 and 28 / 36 / 36 layers per the Qwen3-Embedding model cards.
 MODELS: dict[str, Model] = {
-    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, 0.10, 23_662_337,
-                    "MEASURED: informal-1.2.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
+    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, 0.10, 23_663_578,
+                    "MEASURED: informal-1.3.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
                     "6 layers x (4·384² + 2·384·1536) matmul parameters"),
     "qwen3-0.6b": Model("Qwen3-Embedding-0.6B", 595_776_512, 440_467_456, 1024, 21, 0.35, 607_000_000,
                         "ESTIMATED: int8 per-channel ~1 B/parameter + 11 MB tokenizer",
