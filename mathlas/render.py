@@ -20,7 +20,9 @@ SIGNATURE_CHARS = 300   # a Lean signature in a listing (the JSON has up to form
 
 
 def _lean(h: Mapping[str, Any]) -> bool:
-    return bool((h.get("fields") or {}).get("signature"))
+    """A Lean declaration: its fields hold a signature, which may be empty (``def Primes := {p // p.Prime}``
+    has no binders and no type written: it was printed as an informal hit, its module as its title)."""
+    return "signature" in (h.get("fields") or {})
 
 
 def _name(h: Mapping[str, Any]) -> str:
@@ -69,7 +71,7 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
         if aka:
             lines.append(f"    also known as: {aka}")
         if _lean(h):
-            lines += textwrap.wrap(_cut(fields["signature"], SIGNATURE_CHARS), width=width - 4, max_lines=3,
+            lines += textwrap.wrap(_cut(fields["signature"] or "", SIGNATURE_CHARS), width=width - 4, max_lines=3,
                                    placeholder=" …", initial_indent="    ", subsequent_indent="      ")
             if fields.get("docstring"):
                 lines += textwrap.wrap(fields["docstring"], width=width - 4, max_lines=2, placeholder=" …",

@@ -113,7 +113,9 @@ def test_lean_search_text_output(formal_bundle_dir):
         assert lines[0].startswith(f"{i:>2}. {h['id']}")
         assert h["fields"]["module"] in lines[1] and h["kind"] in lines[1]
         assert h["link"] in block
-        assert h["fields"]["signature"].split()[0] in block  # the signature is shown, not a snippet
+        if h["fields"]["signature"]:   # Nat.Primes has none (``def Primes := ...``)
+            assert h["fields"]["signature"].split()[0] in block  # the signature is shown, not a snippet
+        assert h.get("text", "\u0000")[:40] not in block
         if h["fields"]["docstring"]:
             assert "-- " + h["fields"]["docstring"].split()[0] in block
 
@@ -203,3 +205,19 @@ def test_no_formal_bundle_leads_with_what_works(tmp_path):
     p = mathlas("lean", "search", "prime two le", env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
     line = one_line(p, 1, "no formal bundle named 'mathlib' is installed; build it with `mathlas index build-lean PATH`")
     assert "index install" not in line
+
+
+def test_a_lean_definition_without_a_signature_prints_as_lean():
+    """``def Primes := {p : ℕ // p.Prime}`` has no binders and no written type: its signature is empty.
+    It was printed as an informal hit (its module as its title, no docstring line)."""
+    from mathlas.render import listing
+
+    hit = {"id": "lean:Nat.Primes", "source": "lean", "kind": "def", "name": "Nat.Primes",
+           "title": "Mathlib.Data.Nat.Prime.Defs", "link": "https://example.org/Defs.lean#L438",
+           "ranks": {"lexical": 3, "dense": 7}, "text": "Nat.Primes: Nat Primes. The type of prime numbers.",
+           "fields": {"module": "Mathlib.Data.Nat.Prime.Defs", "signature": "", "docstring": "The type of prime numbers"}}
+    lines = listing([hit]).splitlines()
+    assert lines[0] == " 1. lean:Nat.Primes"
+    assert lines[1].startswith("    lean · def · Mathlib.Data.Nat.Prime.Defs  [lexical #3, dense #7]")
+    assert lines[-1] == "    -- The type of prime numbers"
+    assert not any("Nat Primes." in x for x in lines)
