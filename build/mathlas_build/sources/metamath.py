@@ -1,4 +1,4 @@
-"""Metamath reader: the ``$p`` theorems and the ``$a`` axioms and definitions of ``set.mm`` (CC0 1.0).
+r"""Metamath reader: the ``$p`` theorems and the ``$a`` axioms and definitions of ``set.mm`` (CC0 1.0).
 
 One Document per ``|-`` statement (``label $p |- ... $= proof $.`` or ``label $a |- ... $.``):
 
