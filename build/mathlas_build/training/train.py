@@ -407,6 +407,21 @@ def train_encoder(recipe: TrainingRecipe, *, run: str | None = None, pairs_path:
     return summary
 
 
+def _checkpoint_encoder(torch, cfg: dict, run_dir: Path, checkpoint: Path | None, runs_root: Path,
+                        threads: int | None):
+    """(the encoder with a checkpoint's weights, its base directory, the checkpoint's path and state) for a
+    checkpoint of ``run_dir`` (default: its newest); a missing one is a RecipeError naming the fix."""
+    ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
+    if ckpt is None or not ckpt.is_file():
+        raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}: train first (mathlas-build train-encoder)")
+    torch.set_num_threads(int(threads or cfg["threads"]))
+    base = resolve_base(cfg["base"], Path(runs_root).parent / "bases")
+    enc = TextEncoder(base, cfg)
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    enc.model.load_state_dict(state["model"])
+    return enc, base, ckpt, state
+
+
 def export_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, checkpoint: Path | None = None,
                       pairs_path: Path | None = None, runs_root: Path = Path("work/train"),
                       encoders_root: Path = Path("work/encoders"), threads: int | None = None,
@@ -419,18 +434,10 @@ def export_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, checkpo
     cfg = _settings(recipe)
     run = run or cfg["run"]
     run_dir = Path(runs_root) / run
-    ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
-    if ckpt is None or not ckpt.is_file():
-        raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}: train first (mathlas-build train-encoder "
-                          f"{recipe.path.name})")
+    enc, base, ckpt, state = _checkpoint_encoder(torch, cfg, run_dir, checkpoint, runs_root, threads)
+    enc.model.eval()
     pairs_path = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl")
     card, _ = pair_set(pairs_path)
-    torch.set_num_threads(int(threads or cfg["threads"]))
-    base = resolve_base(cfg["base"], Path(runs_root).parent / "bases")
-    enc = TextEncoder(base, cfg)
-    state = torch.load(ckpt, map_location="cpu", weights_only=False)
-    enc.model.load_state_dict(state["model"])
-    enc.model.eval()
     total = (len(load_pairs(pairs_path, int(cfg["max_pairs"]))) // int(cfg["batch_size"])) * int(cfg["epochs"])
     eval_path = run_dir / "eval.json"
     evals = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else {}
@@ -532,13 +539,7 @@ def evaluate_checkpoint(recipe: TrainingRecipe, *, run: str | None = None, check
 
     cfg = _settings(recipe)
     run_dir = Path(runs_root) / (run or cfg["run"])
-    ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
-    if ckpt is None or not ckpt.is_file():
-        raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}")
-    torch.set_num_threads(int(threads or cfg["threads"]))
-    enc = TextEncoder(resolve_base(cfg["base"], Path(runs_root).parent / "bases"), cfg)
-    state = torch.load(ckpt, map_location="cpu", weights_only=False)
-    enc.model.load_state_dict(state["model"])
+    enc, _, ckpt, state = _checkpoint_encoder(torch, cfg, run_dir, checkpoint, runs_root, threads)
     pairs_dir = Path(pairs_path or recipe.pairs_dir / "pairs.jsonl").parent
     t0 = time.perf_counter()
     res = proxy_eval(lambda texts, side: enc.encode(
