@@ -412,6 +412,8 @@ def _checkpoint_encoder(torch, cfg: dict, run_dir: Path, checkpoint: Path | None
     """(the encoder with a checkpoint's weights, its base directory, the checkpoint's path and state) for a
     checkpoint of ``run_dir`` (default: its newest); a missing one is a RecipeError naming the fix."""
     ckpt = Path(checkpoint) if checkpoint else (_checkpoints(run_dir) or [None])[-1]
+    if checkpoint and not ckpt.is_file():
+        raise RecipeError(f"checkpoint {ckpt} not found; the run's are in {run_dir / 'checkpoints'}")
     if ckpt is None or not ckpt.is_file():
         raise RecipeError(f"no checkpoint in {run_dir / 'checkpoints'}: train first (mathlas-build train-encoder)")
     torch.set_num_threads(int(threads or cfg["threads"]))
