@@ -120,6 +120,12 @@ def onnx_session(model: Path, threads: int | None = None, providers: Sequence[st
 
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    # int8 models multiply uint8 activations by int8 weights. On x86 CPUs without VNNI (AVX2, AVX-512
+    # before Cascade Lake) onnxruntime's fast kernel for that sums pairs of products in 16 bits, which
+    # saturate: the same query then gets another vector (cosine ~.99 to the exact one) and other hits
+    # than on a VNNI machine. This option has onnxruntime multiply in uint8 x uint8 there instead,
+    # which is exact, so every CPU computes the same vectors (tests/test_encoder_portable.py).
+    opts.add_session_config_entry("session.x64quantprecision", "1")
     shared = not threads and threads_from_env()
     threads = threads or shared
     if threads:

@@ -355,7 +355,7 @@ def onnx_check(model: CrossEncoder, out: Path, evalset: list[tuple[str, list[str
     """Torch against the exported ONNX models on the held-out groups (or a few fixed pairs): fp32's
     largest score difference, int8's Spearman correlation with torch over all pairs and the share of
     groups whose top document is the same."""
-    import onnxruntime as ort
+    from mathlas.encoder import onnx_session
 
     if not evalset:
         from mathlas_build.export_encoder import MATH_SENTENCES
@@ -365,7 +365,7 @@ def onnx_check(model: CrossEncoder, out: Path, evalset: list[tuple[str, list[str
     ref = model.score(flat)
     res: dict[str, Any] = {"pairs": len(flat), "groups": len(sizes)}
     for tag, path in (("fp32", out / "fp32" / "model.onnx"), ("int8", out / "model.onnx")):
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        sess = onnx_session(path)  # the runtime's session options: the same arithmetic as a search
         got = np.concatenate([sess.run(["scores"], model.inputs(flat[s:s + 64]))[0]
                               for s in range(0, len(flat), 64)])
         res[f"{tag}_max_abs_diff"] = float(np.abs(got - ref).max())
