@@ -466,9 +466,10 @@ def run_command(command: str, check: Run, request, tmp_path: Path) -> None:
 
 HIT = re.compile(r"^\s*(\d+)\. (\S+)  (.*)$")  # a search hit's first line: " 5. stacks:09B9  derived complete zero"
 RANK = re.compile(r"#(\d+)")
-# How far a rank the docs show may move on another machine: the int8 query encoder's arithmetic differs
-# between processors and onnxruntime releases, so two statements whose dense scores agree to about four
-# decimals can trade places (README's first search: stacks:09B9 and a PlanetMath proof, .62937 and .62932).
+# How far a rank the docs show may move on another machine. The int8 query encoder's integer arithmetic
+# is exact on every x86 CPU (mathlas.encoder.onnx_session; before that, README's stacks:09B9 and a
+# PlanetMath proof, dense scores .62937 and .62932, traded places between two CPUs), but its float steps
+# may round differently on other platforms and onnxruntime releases.
 RANK_SLACK = 2
 
 
