@@ -112,6 +112,31 @@ def model_files(directory: Path, model_file: str, what: str):
     return model, tok
 
 
+def int8_kernel_saturates() -> bool:
+    """Whether onnxruntime's fast int8 kernel is inexact on this CPU, so ``onnx_session`` asks for the
+    exact one (``session.x64quantprecision``: uint8 x uint8 products).
+
+    An int8 model multiplies uint8 activations by int8 weights. x86 CPUs without VNNI (AVX2; AVX-512
+    before Cascade Lake) add pairs of those products in 16 bits, which saturate: the same query then
+    gets another vector (cosine ~.99 to the exact one) and other hits than on a CPU with VNNI. The
+    exact kernel costs more where VNNI makes the fast one exact already (3.0 against 4.5 ms a query on
+    an AVX-512 VNNI CPU), so it is asked for only where it is needed: numpy's CPUID reading says
+    whether the CPU has AVX-512 VNNI. CPUs with only the 256-bit AVX-VNNI are not told apart and get
+    the exact kernel too. Other architectures' kernels are exact (tests/test_encoder_portable.py)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # numpy < 2
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as features
+        except ImportError:
+            return True
+    return not features.get("AVX512VNNI", False)
+
+
 def onnx_session(model: Path, threads: int | None = None, providers: Sequence[str] = ("CPUExecutionProvider",)):
     """An onnxruntime session for a bundle's model (the encoder's, the reranker's): ``threads`` intra-op
     threads, else ``$MATHLAS_ENCODER_THREADS`` without spinning (a server's setting), else
@@ -120,12 +145,8 @@ def onnx_session(model: Path, threads: int | None = None, providers: Sequence[st
 
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    # int8 models multiply uint8 activations by int8 weights. On x86 CPUs without VNNI (AVX2, AVX-512
-    # before Cascade Lake) onnxruntime's fast kernel for that sums pairs of products in 16 bits, which
-    # saturate: the same query then gets another vector (cosine ~.99 to the exact one) and other hits
-    # than on a VNNI machine. This option has onnxruntime multiply in uint8 x uint8 there instead,
-    # which is exact, so every CPU computes the same vectors (tests/test_encoder_portable.py).
-    opts.add_session_config_entry("session.x64quantprecision", "1")
+    if int8_kernel_saturates():
+        opts.add_session_config_entry("session.x64quantprecision", "1")
     shared = not threads and threads_from_env()
     threads = threads or shared
     if threads:
