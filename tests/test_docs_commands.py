@@ -213,6 +213,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     # building and training
     "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "
                                                             "tests/test_training.py makes pairs from a few documents"),
+    "mathlas-build train-encoder build/recipes/pairs-2.toml": NotRun(TRAINING),
     "mathlas-build train-encoder build/recipes/pairs.toml": NotRun(TRAINING),
     "python scripts/bench_encoders.py --pairs-dir work/pairs/math-pairs-2 --encoder minilm-base=work/encoders/minilm-base "
     "--encoder minilm-trained=<default bundle>/encoder --encoder e5-small-base=work/encoders/e5-small-base "
