@@ -118,11 +118,13 @@ def int8_kernel_saturates() -> bool:
 
     An int8 model multiplies uint8 activations by int8 weights. x86 CPUs without VNNI (AVX2; AVX-512
     before Cascade Lake) add pairs of those products in 16 bits, which saturate: the same query then
-    gets another vector (cosine ~.99 to the exact one) and other hits than on a CPU with VNNI. The
-    exact kernel costs more where VNNI makes the fast one exact already (3.0 against 4.5 ms a query on
-    an AVX-512 VNNI CPU), so it is asked for only where it is needed: numpy's CPUID reading says
+    gets another vector (cosine ~.99 to the exact one) and other hits than on a CPU with VNNI
+    (tests/test_encoder_portable.py shows it on an emulated AVX2 CPU). Where VNNI makes the fast
+    kernel exact already, the exact one only costs time (4.5 against 3.0 ms a query on an AVX-512 VNNI
+    CPU, the same vectors), so it is asked for only where it is needed: numpy's CPUID reading says
     whether the CPU has AVX-512 VNNI. CPUs with only the 256-bit AVX-VNNI are not told apart and get
-    the exact kernel too. Other architectures' kernels are exact (tests/test_encoder_portable.py)."""
+    the exact kernel too. The option is x86's; other architectures are left as onnxruntime runs them
+    (not measured here)."""
     import platform
 
     if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
