@@ -25,11 +25,11 @@ def test_first_use_installs_the_shipped_default(default_bundle_dir):
 def test_readme_search_finds_nakayama(default_bundle_dir):
     b = mathlas.open_bundle()
     assert b.root == default_bundle_dir
-    ids = [h.id for h in b.search("a finitely generated module M over a local ring with M = mM is zero", k=10)]
     # README: the dense channel ranks Nakayama's lemma first; BM25 misses it (not in its first 100),
     # so with 1.3.0's vectors the fused ranking puts it in the top ten (eighth), lifted above its
     # proof (the statement link). 1.2.0 had it third: the README says so.
     hits = b.search("a finitely generated module M over a local ring with M = mM is zero", k=10)
+    ids = [h.id for h in hits]
     nakayama = next(h for h in hits if h.id == "planetmath:NakayamasLemma")
     assert nakayama.ranks.get("dense") == 1 and nakayama.ranks.get("lexical") is None
     assert ids.index("planetmath:NakayamasLemma") < ids.index("planetmath:13C99-ProofOfNakayamasLemma")

@@ -497,6 +497,11 @@ def same_up_to_ranks(shown: str, printed: str) -> bool:
     return all(abs(int(a) - int(b)) <= RANK_SLACK for a, b in zip(RANK.findall(shown), RANK.findall(printed)))
 
 
+def unelided(line: str) -> str:
+    """A shown line without the ``...``/``…`` with which the docs elide the rest of the line, or lines."""
+    return line.rstrip(".…").rstrip() if line.endswith(("...", "…")) else line
+
+
 def assert_shown(shown: list[str], out: str) -> None:
     """Every line the docs show is in the output. Search hits are compared hit by hit: the same id, title,
     source line, link and text, at a rank (and channel ranks) within RANK_SLACK of the one shown."""
@@ -506,17 +511,14 @@ def assert_shown(shown: list[str], out: str) -> None:
         assert doc_id in printed, f"the docs show hit {doc_id} (#{rank}); the command printed:\n{out}"
         got_rank, got = printed[doc_id]
         assert abs(got_rank - rank) <= RANK_SLACK, f"the docs show {doc_id} at #{rank}, printed at #{got_rank}:\n{out}"
-        for i, line in enumerate(lines):
-            if line.endswith(("...", "…")):
-                line = line.rstrip(".…").rstrip()
+        for i, line in enumerate(map(unelided, lines)):
             assert i < len(got) and (got[i].startswith(line) or same_up_to_ranks(line, got[i])), \
                 f"the docs show {line!r} for {doc_id}; printed {got[i] if i < len(got) else None!r}:\n{out}"
             in_hits.add(line)
     for line in map(str.strip, shown):
         if HIT.match(line) or not line:
             continue
-        if line.endswith(("...", "…")):  # the docs elide the rest of the line, or lines
-            line = line.rstrip(".…").rstrip()
+        line = unelided(line)
         if line in in_hits:
             continue
         assert line in out, f"the docs show {line!r}; the command printed:\n{out}"

@@ -30,13 +30,12 @@ QUERIES = ["a finitely generated module M over a local ring with M = mM is zero"
 ENCODE = r"""
 import json, sys
 import numpy as np
-from mathlas.encoder import Encoder
+from mathlas.encoder import Encoder, int8_kernel_saturates
 enc = Encoder(sys.argv[1], threads=1)
 if sys.argv[2] == "plain":  # the session as onnxruntime makes it by default
     import onnxruntime as ort
     import mathlas.encoder
     mathlas.encoder.onnx_session = lambda model, *a: ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-from mathlas.encoder import int8_kernel_saturates
 print(json.dumps({"saturates": int8_kernel_saturates(), "vectors": enc.encode_queries(json.loads(sys.argv[3])).tolist()}))
 """
 
