@@ -27,7 +27,14 @@ Crash and concurrency design:
 * The vectors live in one ``.npz`` (not an ``.npy`` plus an ids file) because two files cannot be
   replaced together atomically: a reader must never pair new rows with old ids.
 
-Reads are cached on the file's (inode, size, mtime); searching is ``mathlas.findings.search``'s.
+Reads are cached per version of the file, and a version is named by something a rename cannot
+fake. ``remove`` replaces the file, and a filesystem may give the next temp file the inode number the
+old file had, so "same inode, not smaller" does not mean "appended". The reader therefore (1) keeps
+the parsed file's descriptor open (POSIX), so its inode number cannot be handed to another file while
+the cache names it, and (2) keeps the sha256 of the bytes it parsed and, when the file has changed,
+parses only the new tail if the file still starts with exactly those bytes, and the whole file
+otherwise (a rewrite in place, by an editor or ``>``, keeps the inode). Searching is
+``mathlas.findings.search``'s.
 """
 from __future__ import annotations
 
@@ -152,13 +159,34 @@ def _fsync_dir(path: Path) -> None:
 
 # ------------------------------------------------------------------------------ the store
 
+class _OpenFile:
+    """A descriptor kept open while a snapshot names its file: an inode in use cannot be reused, so
+    a later file with the same (device, inode) is this very file. Closed when the snapshot goes."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
 @dataclass
 class _Snapshot:
-    key: tuple            # (dev, ino, size, mtime_ns)
+    key: tuple            # (dev, ino, size, mtime_ns) of the parsed version
     clean_end: int        # byte offset after the last newline
+    digest: bytes         # sha256 of the bytes before clean_end
     findings: list[Finding]
     by_id: dict[str, Finding]
     derived: dict = field(default_factory=dict)  # what search builds from this snapshot (its BM25 index)
+    held: _OpenFile | None = None                 # the parsed file, kept open (POSIX)
+
+
+_EMPTY_DIGEST = hashlib.sha256(b"").digest()
+# Windows cannot replace a file another handle holds open, and remove() must replace it there too
+_HOLD_OPEN = os.name != "nt"
 
 
 class FindingsStore:
@@ -228,25 +256,42 @@ class FindingsStore:
             try:
                 st = os.stat(self.path)
             except FileNotFoundError:
-                self._snap = _Snapshot((None,), 0, [], {})
+                if self._snap is None or self._snap.key != (None,):
+                    self._snap = _Snapshot((None,), 0, _EMPTY_DIGEST, [], {})
                 return self._snap
             except OSError as e:
                 raise MathlasError(f"cannot read {self.path}: {e}") from None
-            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             old = self._snap
-            if old is not None and old.key == key:
-                return old
-            ino_key = (st.st_dev, st.st_ino)
-            with open(self.path, "rb") as fh:
-                if old is not None and old.key[:2] == ino_key and old.key[2] <= st.st_size:
-                    # the same file grew (appends only): parse just the new bytes after the last newline
-                    findings, by_id = list(old.findings), dict(old.by_id)
-                    fh.seek(old.clean_end)
-                    clean_end = self._parse(fh.read(), old.clean_end, ino_key, findings, by_id)
-                else:
-                    findings, by_id = [], {}
-                    clean_end = self._parse(fh.read(), 0, ino_key, findings, by_id)
-            self._snap = _Snapshot(key, clean_end, findings, by_id)
+            if old is not None and old.key == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) and \
+                    (old.held is not None or not _HOLD_OPEN):
+                return old  # the held descriptor keeps the inode ours: the same file, unchanged
+            try:
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except FileNotFoundError:  # removed between stat and open: read as missing next time
+                self._snap = None
+                return self._snapshot()
+            except OSError as e:
+                raise MathlasError(f"cannot read {self.path}: {e}") from None
+            held = _OpenFile(fd)
+            st = os.fstat(fd)  # the file we read, not the one stat saw
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            with open(fd, "rb", closefd=False) as fh:
+                data = fh.read()
+            ino_key = key[:2]
+            prefix = hashlib.sha256(data[:old.clean_end]) if old is not None and len(data) >= old.clean_end else None
+            if prefix is not None and prefix.digest() == old.digest:
+                # the file still starts with the bytes parsed last time (appends only): parse the tail
+                findings, by_id = list(old.findings), dict(old.by_id)
+                clean_end = self._parse(data[old.clean_end:], old.clean_end, ino_key, findings, by_id)
+                prefix.update(data[old.clean_end:clean_end])
+            else:  # a new file, or one rewritten (remove, an editor): parse it all
+                findings, by_id = [], {}
+                clean_end = self._parse(data, 0, ino_key, findings, by_id)
+                prefix = hashlib.sha256(data[:clean_end])
+            self._snap = _Snapshot(key, clean_end, prefix.digest(), findings, by_id,
+                                   held=held if _HOLD_OPEN else None)
+            if not _HOLD_OPEN:
+                del held  # closes it
             return self._snap
 
     def all(self) -> list[Finding]:
@@ -308,7 +353,7 @@ class FindingsStore:
             snap = self._snapshot()
             gone = snap.by_id.get(fid)
             if gone is None:
-                raise UsageError(f"no finding with id {fid!r} in {self.path}; `mathlas findings list` shows them")
+                raise UsageError(f"no finding with id {fid!r} in the findings store; `mathlas findings list` shows them")
             keep = [f for f in snap.findings if f.id != fid]
             data = b"".join(json.dumps(f.to_json(), ensure_ascii=False).encode("utf-8") + b"\n" for f in keep)
             self._replace(self.path, data)
