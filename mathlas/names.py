@@ -1,0 +1,426 @@
+"""Names as people type them: an exact Lean declaration name, its last components, a misspelt word.
+
+Ranking finds documents by what they say; a person who types ``Finset.sum_range_succ`` or
+``sum_range_succ`` wants that declaration, and one who types "fundamental theorm of algrebra" wants
+the fundamental theorem of algebra. ``NameIndex`` answers both before any ranking, from a bundle's
+columns alone (``id``, ``name``, ``aliases``), built on first use and kept with the bundle:
+
+* ``exact(query)``: the keys of the documents whose id is the query (``stacks:00FN``) or, in a formal
+  bundle, whose declaration name is (``Finset.sum_range_succ``, ``lean:`` prefix optional, backticks
+  allowed); the case as typed first, then any case (``nat.prime.two_le``);
+* ``suffix(query)``: in a formal bundle, the declarations whose name ends with the query's whole
+  dot-separated components (``sum_range_succ`` -> ``Finset.sum_range_succ``, ``Prime.two_le`` ->
+  ``Nat.Prime.two_le``; never ``Finset.sum_range_succ_comm``), the case as typed first, then any case;
+* ``correct(query)``: the query with each word that is not a name or alias word of the bundle, but is
+  within two edits of one (one edit for a word of four letters), replaced by that word, and what was
+  replaced. A word the bundle's texts use about as often as the correction (``count``) stays as typed:
+  a real word that no name happens to contain is not a typo.
+
+How: the ids sorted once (Arrow's sort, 8 bytes a document for the order), their lower-cased and
+reversed forms likewise for a formal bundle, and binary search over them (a name is a prefix of its
+sorted reversed suffixes' range). The misspelling index is SymSpell's (every word's deletions of up to
+two letters, of its first ``PREFIX`` letters, hashed and sorted in numpy arrays, then the candidates
+checked with the real edit distance), over the distinct name and alias words only, built the first
+time a query has a word outside them. No I/O, no model: some tens of microseconds a lookup.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.engine import Bundle
+
+LEAN_PREFIX = "lean:"
+# A word is corrected only when it has at least this many letters; words of MIN_TWO_EDITS letters and
+# more may be two edits away from their correction, shorter ones one edit.
+MIN_WORD = 4
+MIN_TWO_EDITS = 5
+MAX_EDITS = 2
+# SymSpell's prefix: deletions are made of a word's first PREFIX letters (a word and its misspelling
+# within two edits keep prefixes within two edits), which bounds the index at 29 entries a word.
+PREFIX = 7
+# A typed word the bundle's texts use in at least 1/KEEP_RATIO as many documents as its correction
+# is a word of its own, not a misspelling ("schwartz": 34 documents, against "schwarz": 47).
+KEEP_RATIO = 10
+# Only the first words of a long query are looked at (a pasted statement is not a name).
+MAX_QUERY_WORDS = 64
+STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at its be that this every any "
+                      "if then there than not no into over under".split())
+_WORD = re.compile(r"[^\W\d_]+")
+# what a word is not corrected inside: code and formulas, and identifiers (Nat.Prime, two_le, camelCase)
+_MASK = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|\S*[._]\S*", re.DOTALL)
+_SPLIT_NAME = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[^\W\d_]+")
+_NAME_TOKEN = re.compile(r"[^\s`]+")
+
+
+def name_query(query: str) -> str | None:
+    """The declaration name or id a query is, if it is one token (backticks and a ``lean:`` prefix
+    allowed): ``"`Finset.sum_range_succ`"`` -> ``Finset.sum_range_succ``; None for a phrase."""
+    q = query.strip().strip("`").strip()
+    if not q or any(c.isspace() for c in q) or len(q) > 300:
+        return None
+    return q
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A query with its misspelt words replaced (``query``; the query unchanged when nothing was),
+    and what was replaced (``corrected``: typed word -> the name word searched instead)."""
+
+    query: str
+    corrected: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line for the answer: ``searched for: fundamental theorem of algebra (theorm -> theorem,
+        algrebra -> algebra)``; "" when nothing was corrected."""
+        if not self.corrected:
+            return ""
+        fixes = ", ".join(f"{a} -> {b}" for a, b in self.corrected.items())
+        return f"searched for: {self.query} ({fixes})"
+
+
+def edit_distance(a: str, b: str, limit: int = MAX_EDITS) -> int:
+    """The optimal-string-alignment distance of ``a`` and ``b`` (insertions, deletions,
+    substitutions and swaps of neighbours), or ``limit + 1`` as soon as it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    if a == b:
+        return 0
+    over = limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        left = i
+        best = i
+        pa = a[i - 2] if i > 1 else ""
+        for j, cb in enumerate(b, 1):
+            v = prev[j - 1] if ca == cb else prev[j - 1] + 1
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if left + 1 < v:
+                v = left + 1
+            if j > 1 and i > 1 and ca == b[j - 2] and pa == cb and prev2[j - 2] + 1 < v:
+                v = prev2[j - 2] + 1
+            cur.append(v)
+            left = v
+            if v < best:
+                best = v
+        if best > limit:
+            return over
+        prev2, prev = prev, cur
+    return prev[-1] if prev[-1] <= limit else over
+
+
+def _deletions(word: str, edits: int) -> list[str]:
+    """``word`` and every string made from it by deleting up to ``edits`` (at most 2) letters (a
+    string may repeat where the word repeats a letter)."""
+    out = [word]
+    n = len(word)
+    for i in range(n):
+        one = word[:i] + word[i + 1:]
+        out.append(one)
+        if edits > 1:
+            out.extend(one[:j] + one[j + 1:] for j in range(i, n - 1))
+    return out
+
+
+def allowed_edits(word: str) -> int:
+    """How many edits a misspelling of ``word`` may be from its correction (0: not corrected)."""
+    return 0 if len(word) < MIN_WORD else 1 if len(word) < MIN_TWO_EDITS else MAX_EDITS
+
+
+class _Sorted:
+    """Strings sorted once (code point order: Arrow sorts UTF-8 bytes, the same order) with the
+    document key of each, searched by binary search."""
+
+    def __init__(self, strings, keys: np.ndarray | None = None):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+        order = pc.sort_indices(arr).to_numpy().astype(np.int64)
+        self.values = pc.take(arr, pa.array(order))  # contiguous: one string buffer, O(1) indexing
+        self.keys = order if keys is None else keys[order]
+
+    def _at(self, i: int) -> str:
+        return self.values[i].as_py()
+
+    def range(self, prefix: str, exact: bool = False) -> tuple[int, int]:
+        """[lo, hi) of the strings equal to ``prefix`` (``exact``) or starting with it."""
+        n = len(self.values)
+        lo = bisect.bisect_left(range(n), prefix, key=self._at)
+        if exact:
+            hi = lo
+            while hi < n and self._at(hi) == prefix:
+                hi += 1
+            return lo, hi
+        # the first string past every string that starts with ``prefix``
+        hi = bisect.bisect_left(range(lo, n), prefix + "\U0010ffff", key=self._at) + lo
+        return lo, hi
+
+    def keys_in(self, lo: int, hi: int) -> list[int]:
+        return sorted(int(k) for k in self.keys[lo:hi])
+
+
+class NameIndex:
+    """Exact-name, name-suffix and misspelling lookups over one bundle's documents (see the module
+    docstring). Build one with ``NameIndex.of(bundle)`` (kept with the bundle) or from columns."""
+
+    def __init__(self, ids, names=None, aliases=None, *, formal: bool | None = None):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self._ids = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), type=pa.string())
+        self._names = names
+        self._aliases = aliases
+        n = len(self._ids)
+        if formal is None:  # a formal bundle: every id is a Lean declaration's
+            formal = n > 0 and bool(pc.all(pc.starts_with(self._ids, LEAN_PREFIX)).as_py())
+        self.formal = formal
+        self._lock = threading.Lock()
+        self._exact: _Sorted | None = None
+        self._lower: _Sorted | None = None
+        self._reversed: _Sorted | None = None
+        self._reversed_lower: _Sorted | None = None
+        self._vocab: dict[str, int] | None = None
+        self._words: list[str] | None = None
+        self._hashes: np.ndarray | None = None
+        self._word_of: np.ndarray | None = None  # per deletion hash: its group of words
+        self._groups: list[list[int]] | None = None  # per group: the words that share a prefix
+
+    @classmethod
+    def of(cls, bundle: "Bundle") -> "NameIndex":
+        """The name index of an open bundle, made on first use and kept while the bundle lives."""
+        with _CACHE_LOCK:
+            index = _CACHE.get(bundle)
+            if index is None:
+                cols = bundle.table.column_names
+                index = _CACHE[bundle] = cls(bundle.table.column("id"),
+                                             bundle.table.column("name") if "name" in cols else None,
+                                             bundle.table.column("aliases") if "aliases" in cols else None,
+                                             formal="module" in cols or None)
+            return index
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # -- the sorted forms, each made on first use ------------------------------------------
+    def _made(self, attr: str, make: Callable[[], object]):
+        if getattr(self, attr) is None:
+            with self._lock:
+                if getattr(self, attr) is None:
+                    setattr(self, attr, make())
+        return getattr(self, attr)
+
+    def _sorted(self, which: str) -> _Sorted:
+        import pyarrow.compute as pc
+
+        makers = {
+            "_exact": lambda: _Sorted(self._ids),
+            "_lower": lambda: _Sorted(pc.utf8_lower(self._ids)),
+            "_reversed": lambda: _Sorted(pc.utf8_reverse(self._ids)),
+            "_reversed_lower": lambda: _Sorted(pc.utf8_reverse(pc.utf8_lower(self._ids))),
+        }
+        return self._made(which, makers[which])
+
+    def build(self) -> "NameIndex":
+        """Make every part now (the lookups make what they need on first use)."""
+        for which in ("_exact", *(("_lower", "_reversed", "_reversed_lower") if self.formal else ())):
+            self._sorted(which)
+        self._fuzzy()
+        return self
+
+    # -- lookups ------------------------------------------------------------------------------
+    def _candidates(self, q: str) -> list[str]:
+        """The ids a name query may be: itself, and in a formal bundle ``lean:`` + it."""
+        if self.formal:
+            name = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
+            return [LEAN_PREFIX + name] if name else []
+        return [q]
+
+    def exact(self, query: str) -> list[int]:
+        """Keys of the documents whose id (formal bundles: declaration name) is ``query``, as typed,
+        else in any case (formal bundles only); [] when none or when the query is a phrase."""
+        q = name_query(query)
+        if q is None:
+            return []
+        cands = self._candidates(q)
+        idx = self._sorted("_exact")
+        keys = [k for c in cands for k in idx.keys_in(*idx.range(c, exact=True))]
+        if keys or not self.formal:
+            return keys
+        low = self._sorted("_lower")
+        return [k for c in cands for k in low.keys_in(*low.range(c.lower(), exact=True))]
+
+    def suffix(self, query: str, limit: int | None = None) -> list[int]:
+        """Keys of the declarations (formal bundles) whose name ends with ``query``'s whole components
+        (``two_le``: ``Nat.Prime.two_le``, ``Nat.two_le``... and ``two_le`` itself), as typed, else in
+        any case; at most ``limit`` of them (key order). [] for an informal bundle or a phrase."""
+        q = name_query(query)
+        if q is None or not self.formal:
+            return []
+        q = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
+        q = q.lstrip(".")
+        if not q:
+            return []
+        for which, typed in (("_reversed", q), ("_reversed_lower", q.lower())):
+            idx = self._sorted(which)
+            rq = typed[::-1]
+            keys: list[int] = []
+            for tail in (".", ":"):  # ends with ".q", or is q ("lean:" + q reversed ends with ":")
+                keys += idx.keys_in(*idx.range(rq + tail))
+            if keys:
+                keys.sort()
+                return keys[:limit] if limit is not None else keys
+        return []
+
+    def suffix_count(self, query: str) -> int:
+        """How many declarations ``suffix(query)`` finds."""
+        return len(self.suffix(query))
+
+    # -- misspellings --------------------------------------------------------------------------
+    def _name_words(self) -> dict[str, int]:
+        """Each lower-cased word of the names and aliases (formal: of the declaration names, split on
+        dots, underscores and camelCase, and of the aliases), with how many documents use it."""
+        import pyarrow.compute as pc
+
+        cols = []
+        if self.formal:
+            cols.append(pc.utf8_slice_codeunits(self._ids, len(LEAN_PREFIX)))
+        elif self._names is not None:
+            cols.append(self._names)
+        if self._aliases is not None:
+            cols.append(self._aliases)
+        split = _SPLIT_NAME.findall if self.formal else _WORD.findall
+        vocab: dict[str, int] = {}
+        for col in cols:
+            # distinct values first: many documents share a name (and Lean names share their words)
+            values = pc.value_counts(col)
+            for item, count in zip(values.field(0).to_pylist(), values.field(1).to_pylist()):
+                for w in {x.lower() for x in split(item)} if item else ():
+                    if len(w) >= 3:
+                        vocab[w] = vocab.get(w, 0) + count
+        return vocab
+
+    def _fuzzy(self) -> dict[str, int]:
+        """The name words with their counts; the deletion index is made with it, on first use."""
+        if self._vocab is None:
+            with self._lock:
+                if self._vocab is None:
+                    vocab = self._name_words()
+                    words = sorted(vocab)
+                    # words that share their first PREFIX letters share their deletions: made once
+                    prefixes: dict[str, list[int]] = {}
+                    for i, w in enumerate(words):
+                        prefixes.setdefault(w[:PREFIX], []).append(i)
+                    hashes: list[int] = []
+                    group_of: list[int] = []
+                    groups = list(prefixes.values())
+                    for g, prefix in enumerate(prefixes):
+                        ds = set(_deletions(prefix, MAX_EDITS))
+                        hashes.extend(map(hash, ds))
+                        group_of.extend([g] * len(ds))
+                    h = np.asarray(hashes, dtype=np.int64)
+                    order = np.argsort(h, kind="stable")
+                    self._words, self._groups, self._hashes = words, groups, h[order]
+                    self._word_of = np.asarray(group_of, dtype=np.int32)[order]
+                    self._vocab = vocab
+        return self._vocab
+
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (any case) is a word of some name or alias."""
+        return word.lower() in self._fuzzy()
+
+    def nearest(self, word: str) -> tuple[str, int] | None:
+        """The name or alias word nearest to ``word`` within its allowed edits (fewest edits, then
+        the word most names use, then alphabetical) and its distance; None when there is none."""
+        w = word.lower()
+        edits = allowed_edits(w)
+        if not edits:
+            return None
+        vocab = self._fuzzy()
+        if w in vocab:
+            return w, 0
+        assert self._hashes is not None and self._word_of is not None and self._words is not None and self._groups
+        seen: set[int] = set()
+        best: tuple[int, int, str] | None = None
+        probes = np.fromiter({hash(d) for d in _deletions(w[:PREFIX], edits)}, dtype=np.int64)
+        lo = np.searchsorted(self._hashes, probes, side="left")
+        hi = np.searchsorted(self._hashes, probes, side="right")
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            for g in self._word_of[a:b].tolist():
+                if g in seen:
+                    continue
+                seen.add(g)
+                for i in self._groups[g]:
+                    cand = self._words[i]
+                    d = edit_distance(w, cand, edits)
+                    if d <= edits and (best is None or (d, -vocab[cand], cand) < best):
+                        best = (d, -vocab[cand], cand)
+        return (best[2], best[0]) if best else None
+
+    def correct(self, query: str, count: Callable[[str], int] | None = None) -> Correction:
+        """``query`` with each misspelt word replaced by the nearest name or alias word (see the
+        module docstring); ``count(word)``, when given, is how many of the bundle's documents use a
+        word: a typed word used at least 1/KEEP_RATIO as often as its correction is kept."""
+        scan = _MASK.sub(lambda m: " " * len(m.group()), query)
+        fixes: dict[str, str] = {}
+        spans: list[tuple[int, int, str]] = []
+        for n, m in enumerate(_WORD.finditer(scan)):
+            if n >= MAX_QUERY_WORDS:
+                break
+            typed = m.group()
+            low = typed.lower()
+            if low in STOPWORDS or not allowed_edits(low) or any(c.isupper() for c in typed[1:]):
+                continue  # also an abbreviation (FTA) or a camelCase identifier (sumTo): not a word
+            if low in fixes:
+                spans.append((m.start(), m.end(), fixes[low]))
+                continue
+            found = self.nearest(low)
+            if found is None or found[1] == 0:
+                continue
+            better = found[0]
+            if count is not None:
+                have = count(low)
+                if have and have * KEEP_RATIO >= count(better):
+                    continue
+            fixes[low] = better
+            spans.append((m.start(), m.end(), better))
+        if not spans:
+            return Correction(query)
+        out, last = [], 0
+        for a, b, word in spans:
+            typed = query[a:b]
+            out.append(query[last:a])
+            out.append(word.capitalize() if typed[:1].isupper() and typed[1:].islower() else word)
+            last = b
+        out.append(query[last:])
+        return Correction("".join(out), fixes)
+
+
+_CACHE: "weakref.WeakKeyDictionary[Bundle, NameIndex]" = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def text_counter(bundle: "Bundle") -> Callable[[str], int]:
+    """``count(word)``: how many of ``bundle``'s documents use ``word`` in their retrieval text (its
+    BM25 index, stemmed as it indexes), for ``NameIndex.correct``."""
+    lexical = bundle.lexical
+
+    def count(word: str) -> int:
+        if not _WORD.fullmatch(word):
+            return 0
+        try:
+            return int(lexical.searcher.search(lexical.index.parse_query(word, ["text"]), 1).count)
+        except ValueError:  # a word tantivy's parser refuses: no count, no guard
+            return 0
+
+    return count

@@ -1,0 +1,124 @@
+"""mathlas.names: exact Lean names, their last components and misspelt name words, before any ranking."""
+from __future__ import annotations
+
+import pytest
+
+from mathlas.names import Correction, NameIndex, edit_distance, name_query
+
+IDS = ["lean:Finset.sum_range_succ", "lean:Finset.sum_range_succ_comm", "lean:Finset.prod_range_succ",
+       "lean:Nat.Prime.two_le", "lean:Nat.prime_two", "lean:mul_comm", "lean:Nat.mul_comm", "lean:Int.mul_comm",
+       "lean:Nat.prime", "lean:Nat.Prime", "lean:Toy.sumTo_succ", "lean:Toy.sumTo"]
+
+
+def names(index_ids, keys):
+    return [index_ids[k] for k in keys]
+
+
+@pytest.fixture(scope="module")
+def toy_index():
+    return NameIndex(IDS)
+
+
+def test_edit_distance():
+    assert edit_distance("theorm", "theorem") == 1
+    assert edit_distance("algrebra", "algebra") == 1
+    assert edit_distance("hilbret", "hilbert") == 1  # a swap of neighbours is one edit
+    assert edit_distance("kitten", "sitting", 5) == 3
+    assert edit_distance("abcdef", "ghijkl") == 3  # past the limit: limit + 1
+    assert edit_distance("same", "same") == 0
+
+
+def test_name_query():
+    assert name_query(" `Finset.sum_range_succ` ") == "Finset.sum_range_succ"
+    assert name_query("sum of a range") is None
+    assert name_query("   ") is None
+
+
+def test_exact_name_as_typed_then_any_case(toy_index):
+    assert names(IDS, toy_index.exact("Finset.sum_range_succ")) == ["lean:Finset.sum_range_succ"]
+    assert names(IDS, toy_index.exact("lean:Finset.sum_range_succ")) == ["lean:Finset.sum_range_succ"]
+    assert names(IDS, toy_index.exact("`mul_comm`")) == ["lean:mul_comm"]
+    # the case as typed wins; only when nothing has it, any case
+    assert names(IDS, toy_index.exact("Nat.prime")) == ["lean:Nat.prime"]
+    assert names(IDS, toy_index.exact("nat.prime.two_le")) == ["lean:Nat.Prime.two_le"]
+    assert sorted(names(IDS, toy_index.exact("NAT.PRIME"))) == ["lean:Nat.Prime", "lean:Nat.prime"]
+    assert toy_index.exact("sum_range_succ") == [] and toy_index.exact("mul comm") == []
+
+
+def test_suffix_is_whole_components(toy_index):
+    assert names(IDS, toy_index.suffix("sum_range_succ")) == ["lean:Finset.sum_range_succ"]  # not ..._comm
+    assert names(IDS, toy_index.suffix("Prime.two_le")) == ["lean:Nat.Prime.two_le"]
+    assert names(IDS, toy_index.suffix("two_le")) == ["lean:Nat.Prime.two_le"]
+    assert sorted(names(IDS, toy_index.suffix("mul_comm"))) == ["lean:Int.mul_comm", "lean:Nat.mul_comm",
+                                                                "lean:mul_comm"]
+    assert toy_index.suffix("range_succ") == []  # a part of a component is not a component
+    assert names(IDS, toy_index.suffix("SUMTO_SUCC")) == ["lean:Toy.sumTo_succ"]  # any case when none as typed
+    assert toy_index.suffix("sum range succ") == []
+
+
+def test_informal_index_has_no_suffixes():
+    index = NameIndex(["stacks:00FN", "metamath:fta"], ["lemma", "fta"])
+    assert not index.formal
+    assert index.exact("metamath:fta") == [1]
+    assert index.exact("fta") == [] and index.suffix("fta") == []
+
+
+def test_correction_words_only_outside_names(toy_index):
+    assert toy_index.correct("prme") == Correction("prime", {"prme": "prime"})
+    # identifiers, formulas and code are never corrected, nor words of the vocabulary
+    assert toy_index.correct("Nat.prme `prme` $prme$").corrected == {}
+    assert toy_index.correct("prime").corrected == {}
+    # a word the texts use about as often as its correction is a word of its own
+    counts = {"prme": 5, "prime": 20}
+    assert toy_index.correct("prme", count=lambda w: counts.get(w, 0)).corrected == {}
+    counts["prime"] = 500
+    assert toy_index.correct("prme", count=lambda w: counts.get(w, 0)).query == "prime"
+
+
+# ------------------------------------------------------------------------------ on real bundles
+
+@pytest.fixture(scope="module")
+def lean_names(lean_project_bundle_dir):
+    import mathlas
+
+    b = mathlas.open_bundle(lean_project_bundle_dir)
+    return b, NameIndex.of(b)
+
+
+def test_toy_project_names(lean_names):
+    b, index = lean_names
+    ids = b.table.column("id").to_pylist()
+    assert index.formal and NameIndex.of(b) is index
+    assert names(ids, index.exact("Toy.sumTo_succ")) == ["lean:Toy.sumTo_succ"]
+    assert names(ids, index.exact("toy.sumto_succ")) == ["lean:Toy.sumTo_succ"]
+    assert names(ids, index.suffix("sumTo_succ")) == ["lean:Toy.sumTo_succ"]
+    assert names(ids, index.suffix("IsEven.add")) == ["lean:Toy.IsEven.add"]
+    assert names(ids, index.suffix("add_two")) == ["lean:Toy.IsEven.add_two"]
+    # Toy.double and Toy.Interval.double
+    assert sorted(names(ids, index.suffix("double"))) == ["lean:Toy.Interval.double", "lean:Toy.double"]
+    assert index.correct("dubble sumTo").query == "double sumTo"
+
+
+@pytest.fixture(scope="module")
+def informal_names(default_bundle_dir):
+    import mathlas
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    return b, NameIndex.of(b)
+
+
+def test_default_bundle_corrects_a_misspelt_name(informal_names):
+    from mathlas.names import text_counter
+
+    b, index = informal_names
+    count = text_counter(b)
+    fixed = index.correct("fundamental theorm of algrebra", count)
+    assert fixed.query == "fundamental theorem of algebra"
+    assert fixed.corrected == {"theorm": "theorem", "algrebra": "algebra"}
+    assert fixed.describe() == ("searched for: fundamental theorem of algebra "
+                                "(theorm -> theorem, algrebra -> algebra)")
+    assert index.correct("Hilbret basis theorem", count).query == "Hilbert basis theorem"
+    # spelt right, or a real word the texts use (Schwartz is not Schwarz): unchanged
+    for query in ("Banach fixed point theorem", "Cauchy Schwartz inequality", "Nakayama's lemma"):
+        assert index.correct(query, count) == Correction(query), query
+    assert index.exact("metamath:fta") == [b.key_of("metamath:fta")]
