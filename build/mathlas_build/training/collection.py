@@ -1,0 +1,140 @@
+"""The project's judged query collection (eval/collection/, protocol: shared/eval/JUDGING.md).
+
+Files (JSON lines):
+- ``drafts-*.jsonl``: the blind drafts (id, query, style, area, fact, typo), committed before any search;
+- ``targets/part-*.jsonl``: targets resolved by text search in the raw corpora (id, targets, searched, note);
+- ``offtopic.jsonl``: out-of-field queries (no target in any source; ``match`` must say none);
+- ``judgments.jsonl``: pooled judgments of compared top tens (qid, doc, label, why);
+- ``dropped.jsonl``: drafts left out, with the reason.
+
+``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
+and ``relevant`` (targets + hits judged equivalent). ``pool`` lists the unjudged hits of runs' top
+tens; ``report`` refuses a comparison while any compared top ten holds one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+
+LABELS = ("equivalent", "related", "unrelated")
+SPLIT_SEED = "mathlas-collection-1"
+CHECK_SHARE = 1 / 3
+METRICS = ("p@1", "hit@10", "mrr@20", "ndcg@10")
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def split_of(qid: str) -> str:
+    """tune or check, fixed by the id alone (a hash with ``SPLIT_SEED``): adding queries moves none."""
+    h = int(hashlib.sha256(f"{SPLIT_SEED}:{qid}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "check" if h < CHECK_SHARE else "tune"
+
+
+def judgments(root: Path) -> dict[tuple[str, str], dict]:
+    out: dict[tuple[str, str], dict] = {}
+    for path in sorted(Path(root).glob("judgments*.jsonl")):
+        for j in _lines(path):
+            if j.get("label") not in LABELS:
+                raise ValueError(f"{path.name}: {j.get('qid')} {j.get('doc')}: label {j.get('label')!r}")
+            out[(j["qid"], j["doc"])] = j
+    return out
+
+
+def load(root: Path, *, with_offtopic: bool = False) -> list[dict]:
+    """One record per kept query: the draft, its targets, split and ``relevant`` ids."""
+    root = Path(root)
+    drafts = [d for p in sorted(root.glob("drafts-*.jsonl")) for d in _lines(p)]
+    targets = {t["id"]: t for p in sorted((root / "targets").glob("part-*.jsonl")) for t in _lines(p)}
+    dropped = {d["id"] for d in _lines(root / "dropped.jsonl")}
+    judged = judgments(root)
+    equivalent = defaultdict(set)
+    for (qid, doc), j in judged.items():
+        if j["label"] == "equivalent":
+            equivalent[qid].add(doc)
+    out = []
+    for d in drafts:
+        if d["id"] in dropped or d["id"] not in targets:
+            continue
+        t = targets[d["id"]]
+        rec = {**d, "targets": list(t["targets"]), "split": split_of(d["id"])}
+        rec["relevant"] = sorted(set(rec["targets"]) | equivalent[d["id"]])
+        out.append(rec)
+    if with_offtopic:
+        for d in _lines(root / "offtopic.jsonl"):
+            out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic"})
+    return out
+
+
+def metrics_of(ranked: list[str], relevant: set[str]) -> dict[str, float]:
+    """P@1, Hit@10, MRR@20 and binary nDCG@10 of one deduplicated ranking."""
+    first = next((i for i, d in enumerate(ranked[:20]) if d in relevant), None)
+    gains = [1.0 if d in relevant else 0.0 for d in ranked[:10]]
+    dcg = sum(g / _log2(i + 2) for i, g in enumerate(gains))
+    ideal = sum(1.0 / _log2(i + 2) for i in range(min(10, len(relevant))))
+    return {"p@1": float(first == 0), "hit@10": float(first is not None and first < 10),
+            "mrr@20": 0.0 if first is None else 1.0 / (first + 1), "ndcg@10": dcg / ideal if ideal else 0.0}
+
+
+def _log2(x: float) -> float:
+    import math
+    return math.log2(x)
+
+
+def bootstrap(values: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
+    if not values:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+
+
+def unjudged(records: list[dict], runs: dict[str, dict[str, list[str]]], judged, depth: int = 10):
+    """(qid, doc, run names) of every top-``depth`` hit of the runs that is neither relevant nor judged."""
+    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in records:
+        rel = set(r["relevant"]) | set(r["targets"])
+        for name, run in runs.items():
+            for doc in run.get(r["id"], [])[:depth]:
+                if doc not in rel and (r["id"], doc) not in judged:
+                    out[(r["id"], doc)].add(name)
+    return out
+
+
+def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
+    """Mean metrics with 95% bootstrap intervals, overall and by split, style and source of the targets."""
+    per = {r["id"]: metrics_of(run.get(r["id"], []), set(r["relevant"])) for r in records if r["relevant"]}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for r in records:
+        if not r["relevant"]:
+            continue
+        groups["all"].append(r["id"])
+        groups[f"split={r['split']}"].append(r["id"])
+        groups[f"style={r['style']}"].append(r["id"])
+        for s in sorted({t.split(':', 1)[0] for t in r["relevant"]}):
+            groups[f"source={s}"].append(r["id"])
+    out = {}
+    for g, ids in groups.items():
+        row = {"n": len(ids)}
+        for m in METRICS:
+            vals = [per[i][m] for i in ids]
+            row[m] = sum(vals) / len(vals)
+            row[f"{m}_ci95"] = bootstrap(vals, seed=1)
+        out[g] = row
+    return {"groups": out, "per_query": per}
+
+
+def paired(records: list[dict], a: dict[str, list[str]], b: dict[str, list[str]], metric: str = "mrr@20",
+           rounds: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Mean of b - a on the same queries with its 95% paired bootstrap interval."""
+    diffs = [metrics_of(b.get(r["id"], []), set(r["relevant"]))[metric]
+             - metrics_of(a.get(r["id"], []), set(r["relevant"]))[metric] for r in records if r["relevant"]]
+    lo, hi = bootstrap(diffs, rounds, seed)
+    return sum(diffs) / max(1, len(diffs)), lo, hi

@@ -1,0 +1,118 @@
+"""Training the learned ranking stage (``mathlas.learned``) on judged queries.
+
+``pool(bundle, query)`` is the candidate pool of one query exactly as the runtime stage sees it: every
+channel's ranking ``depth`` deep over the whole bundle, the exact dense cosine of every candidate,
+the RRF score with the bundle's fusion settings, and the ``FEATURES`` matrix. ``train`` fits
+LightGBM's lambdarank on the pools of the tune queries (label 2: a target, 1: judged equivalent,
+0: anything else) and exports the trees as ``mathlas.learned.TreeModel``'s arrays.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from mathlas.filters import Filters
+from mathlas.fusion import rrf
+from mathlas.intent import definition_intent
+from mathlas.learned import FEATURES, DocInfo, features
+
+DEPTH = 100
+
+
+@dataclass
+class Pool:
+    keys: np.ndarray
+    X: np.ndarray
+    rrf_order: np.ndarray     # the pool's keys in RRF order
+
+
+_INFO: dict[int, DocInfo] = {}
+
+
+def doc_info(bundle) -> DocInfo:
+    info = _INFO.get(id(bundle))
+    if info is None:
+        info = _INFO[id(bundle)] = DocInfo.of(bundle.table)
+    return info
+
+
+def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
+    from mathlas.abbreviations import expand as expand_abbreviations
+
+    q, _ = expand_abbreviations(query)
+    vector = bundle.query_vector(q)
+    rankings = bundle.channel_rankings(q, depth, Filters(), "hybrid", None, vector)
+    fusion = bundle.fusion
+    fused = rrf(rankings, 2 * depth, k_rrf=float(fusion["k_rrf"]), channel_weights=dict(fusion["weights"]))
+    keys = np.array([f.key for f in fused], dtype=np.int64)
+    rrf_scores = np.array([f.score for f in fused], dtype=np.float32)
+    cos = bundle.dense.rescore(vector, keys) if len(keys) else np.zeros(0, dtype=np.float32)
+    X = features(doc_info(bundle), q, keys, rankings, cos, rrf_scores, definition_intent(query))
+    return Pool(keys, X, keys)
+
+
+def labels_for(bundle, p: Pool, targets: set[str], equivalent: set[str]) -> np.ndarray:
+    ids = bundle.column("id")
+    y = np.zeros(len(p.keys), dtype=np.int32)
+    for i, k in enumerate(p.keys.tolist()):
+        d = ids[k].as_py()
+        if d in targets:
+            y[i] = 2
+        elif d in equivalent:
+            y[i] = 1
+    return y
+
+
+def export_lightgbm(booster) -> dict:
+    """LightGBM's trees as flat arrays: node i -> (feature, threshold, left, right, value); leaves point
+    to themselves so a fixed number of levels ends on them."""
+    dump = booster.dump_model()
+    trees = []
+    depth = 0
+    for t in dump["tree_info"]:
+        feature, threshold, left, right, value = [], [], [], [], []
+
+        def add(node, level):
+            nonlocal depth
+            i = len(feature)
+            feature.append(0)
+            threshold.append(0.0)
+            left.append(i)
+            right.append(i)
+            value.append(0.0)
+            if "leaf_value" in node or "split_feature" not in node:
+                value[i] = float(node.get("leaf_value", 0.0))
+                depth = max(depth, level)
+                return i
+            if node.get("decision_type", "<=") != "<=":
+                raise ValueError(f"unsupported split {node.get('decision_type')}")
+            feature[i] = int(node["split_feature"])
+            threshold[i] = float(node["threshold"])
+            # LightGBM sends missing values left by default; features here are never missing
+            left[i] = add(node["left_child"], level + 1)
+            right[i] = add(node["right_child"], level + 1)
+            return i
+
+        add(t["tree_structure"], 0)
+        trees.append({"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value})
+    return {"kind": "trees", "features": list(FEATURES), "depth": depth, "trees": trees, "base": 0.0}
+
+
+def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
+          learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None):
+    import lightgbm as lgb
+
+    params = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [1, 10], "num_leaves": leaves,
+              "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
+              "bagging_fraction": 0.9, "bagging_freq": 1, "lambdarank_truncation_level": 20,
+              "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
+    data = lgb.Dataset(X, y, group=groups, feature_name=list(FEATURES))
+    booster = lgb.train(params, data, num_boost_round=trees)
+    return booster
+
+
+def save(spec: dict, path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(spec, f, separators=(",", ":"))

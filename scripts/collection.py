@@ -1,0 +1,181 @@
+"""The judged query collection: run a ranking over it, pool unjudged hits for judging, report.
+
+    python scripts/collection.py run --config rrf --out eval/collection/runs/rrf.json
+    python scripts/collection.py run --config ltr --model eval/collection/models/ltr.json --out ...
+    python scripts/collection.py pool eval/collection/runs/*.json --out batch-dir
+    python scripts/collection.py report eval/collection/runs/rrf.json eval/collection/runs/ltr.json
+
+Every run ranks the collection's queries (eval/collection, JUDGING.md) and shared/eval/informal-dev
+over the whole default bundle (no source restriction) and keeps each query's top 20 ids. ``report``
+gives P@1, Hit@10, MRR@20 and nDCG@10 with 95% bootstrap intervals by split (tune / check / dev),
+style and source, and the paired difference of each run against the first; it refuses while any
+compared top ten holds a hit that is neither a target nor judged (``pool`` writes those out).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build"))
+
+from mathlas_build.training import collection as C  # noqa: E402
+
+COLLECTION = ROOT / "eval" / "collection"
+DEV = ROOT.parent / "shared" / "eval" / "informal-dev.jsonl"
+
+
+def records(offtopic: bool = False) -> list[dict]:
+    recs = C.load(COLLECTION, with_offtopic=offtopic)
+    judged = C.judgments(COLLECTION)
+    if DEV.is_file():
+        for line in DEV.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                eq = {d for (qid, d), j in judged.items() if qid == q["id"] and j["label"] == "equivalent"}
+                recs.append({**q, "split": "dev", "relevant": sorted(set(q["targets"]) | eq), "fact": ""})
+    return recs
+
+
+def ranker(config: str, model: str | None):
+    from mathlas.engine import open_bundle
+
+    b = open_bundle()
+    ids = b.column("id")
+    if config in ("rrf", "lexical", "dense"):
+        mode = "hybrid" if config == "rrf" else config
+
+        def rank(q: str) -> list[str]:
+            return [h.id for h in b.search(q, k=20, mode=mode)]
+        return rank
+    if config.startswith("ltr") or config == "pool-rrf":
+        import numpy as np
+
+        from mathlas.learned import load_model
+        from mathlas_build.training import ltr
+
+        m = load_model(Path(model).parent.parent, Path(model).name) if model and config != "pool-rrf" else None
+
+        def rank(q: str) -> list[str]:
+            p = ltr.pool(b, q)
+            order = p.keys if m is None else p.keys[np.argsort(-m.score(p.X), kind="stable")]
+            return [ids[k].as_py() for k in order[:20].tolist()]
+        return rank
+    raise SystemExit(f"unknown config {config!r}")
+
+
+def cmd_run(a) -> None:
+    rank = ranker(a.config, a.model)
+    out = {}
+    for r in records(offtopic=True):
+        seen, ranked = set(), []
+        for d in rank(r["query"]):
+            if d not in seen:
+                seen.add(d)
+                ranked.append(d)
+        out[r["id"]] = ranked
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps({"config": a.config, "model": a.model, "runs": out}, indent=0), encoding="utf-8")
+    print(f"{len(out)} queries ranked -> {a.out}")
+
+
+def load_run(path: str) -> dict[str, list[str]]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))["runs"]
+
+
+def cmd_pool(a) -> None:
+    from mathlas.engine import open_bundle
+
+    recs = records()
+    runs = {Path(p).stem: load_run(p) for p in a.runs}
+    todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=a.depth)
+    b = open_bundle()
+    by_id = {r["id"]: r for r in recs}
+
+    def text(doc: str) -> str:
+        try:
+            d = b.get(doc)
+        except Exception:
+            return "(not in the bundle)"
+        return f"[{d.kind}] {d.name}: {(d.text or '')[:700]}"
+
+    items = []
+    for (qid, doc), names in sorted(todo.items()):
+        r = by_id[qid]
+        items.append({"qid": qid, "query": r["query"], "fact": r.get("fact", ""),
+                      "targets": {t: text(t)[:400] for t in r["targets"][:3]}, "doc": doc, "hit": text(doc),
+                      "runs": sorted(names)})
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    size = max(1, -(-len(items) // a.batches))
+    for i in range(a.batches):
+        part = items[i * size:(i + 1) * size]
+        (out / f"batch-{i + 1}.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in part),
+                                                  encoding="utf-8")
+    print(f"{len(items)} unjudged top-{a.depth} hits over {len(runs)} runs -> {a.batches} batches in {out}")
+
+
+def cmd_report(a) -> None:
+    recs = records()
+    runs = {Path(p).stem: load_run(p) for p in a.runs}
+    todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=10)
+    if todo and not a.allow_unjudged:
+        raise SystemExit(f"collection.py: {len(todo)} top-10 hits are not judged yet; run `pool` and judge them "
+                         "(or --allow-unjudged for a provisional look)")
+    result = {}
+    names = list(runs)
+    for name, run in runs.items():
+        s = C.summarize(recs, run)["groups"]
+        result[name] = s
+        print(f"\n## {name}" + ("  (PROVISIONAL: unjudged hits)" if todo else ""))
+        print("| group | n | P@1 | Hit@10 | MRR@20 [95%] | nDCG@10 |")
+        print("|---|---|---|---|---|---|")
+        for g in sorted(s, key=lambda g: (g.split("=")[0] != "all", g)):
+            row = s[g]
+            lo, hi = row["mrr@20_ci95"]
+            print(f"| {g} | {row['n']} | {row['p@1']:.3f} | {row['hit@10']:.3f} | {row['mrr@20']:.3f} "
+                  f"[{lo:.2f}, {hi:.2f}] | {row['ndcg@10']:.3f} |")
+    if len(names) > 1:
+        base = runs[names[0]]
+        print(f"\n## paired difference against {names[0]} (mean [95%])")
+        print("| run | split | P@1 | MRR@20 | Hit@10 |")
+        print("|---|---|---|---|---|")
+        for name in names[1:]:
+            for split in ("tune", "check", "dev", None):
+                sub = [r for r in recs if split is None or r["split"] == split]
+                cells = []
+                for m in ("p@1", "mrr@20", "hit@10"):
+                    d, lo, hi = C.paired(sub, base, runs[name], m)
+                    cells.append(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+                print(f"| {name} | {split or 'pooled'} | " + " | ".join(cells) + " |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--config", required=True, help="rrf | lexical | dense | pool-rrf | ltr")
+    r.add_argument("--model", help="ranker model.json (for ltr)")
+    r.add_argument("--out", required=True)
+    r.set_defaults(func=cmd_run)
+    p = sub.add_parser("pool")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.add_argument("--depth", type=int, default=10)
+    p.add_argument("--batches", type=int, default=4)
+    p.set_defaults(func=cmd_pool)
+    q = sub.add_parser("report")
+    q.add_argument("runs", nargs="+")
+    q.add_argument("--allow-unjudged", action="store_true")
+    q.add_argument("--json")
+    q.set_defaults(func=cmd_report)
+    a = ap.parse_args()
+    a.func(a)
+
+
+if __name__ == "__main__":
+    main()
