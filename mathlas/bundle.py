@@ -113,7 +113,7 @@ OPTIONAL_META_COLUMNS = (
     "paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref",
     "module", "signature", "docstring", "dependencies",
     "pagerank", "stacks", "attributes", "generated", "generated_from", "derived_name",
-    "label", "about", "aliases",
+    "label", "about", "aliases", "deprecated", "replaced_by", "alias_of",
 )
 # The paper fields paper filters read (mathlas.filters.PaperFilter); a bundle has them when a paper
 # source (the TheoremSearch dataset) built it. authors and categories are lists of strings.

@@ -95,10 +95,10 @@ def test_the_lean_project_bundle_fixture(lean_project_bundle_dir, lean_project_d
 
     assert (lean_project_dir / "lake-manifest.json").is_file()
     rows = {r["id"]: r for r in mathlas.open_bundle(lean_project_bundle_dir).table.to_pylist()}
-    assert len(rows) == 29 and {r["license"] for r in rows.values()} == {"MIT"}
+    assert len(rows) == 30 and {r["license"] for r in rows.values()} == {"MIT"}
     assert {r["link"] for r in rows.values()} == {""}
     written = [r for r in rows.values() if not r["generated"] and r["kind"] != "instance"]
-    assert len(written) == 24 and all(r["docstring"] for r in written)
+    assert len(written) == 25 and all(r["docstring"] for r in written)
     assert {r["kind"] for r in rows.values()} >= {"def", "theorem", "structure", "field", "constructor", "instance"}
     assert rows["lean:Toy.double_zero"]["attributes"] == "simp"
     assert rows["lean:Toy.IsEven.add"]["signature"].startswith("{m n : Nat} (hm : IsEven m)")

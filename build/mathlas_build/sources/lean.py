@@ -452,6 +452,12 @@ _OPEN_IN = re.compile(r"\bopen\b([^\n]*?)\bin\b")
 _SCOPED = re.compile(r"(?:scoped|local)(?:\[[^\]\n]*\])?\s+")
 _CLASS_KW = re.compile(r"\s+(inductive|abbrev)\b")
 _UNIV = re.compile(r"\.\{[^}\n]*\}")
+_STRING = re.compile(r'"[^"]*"')  # a string literal of the masked text (its inside blanked)
+# ``alias x := @target`` / ``alias ⟨a, b⟩ := target``: the name after ``:=``
+_ALIAS_TARGET = re.compile(r":=\s*@?((?:«[^»]*»|[^\s:()\[\]{}⦃⦄⟨⟩,:=|@`\"])+)")
+# ``deprecated [replacement] ["message"] [(since := "date")]``
+_DEPRECATED = re.compile(r'deprecated(?![\w.])\s*(?P<name>[^\s("]+)?\s*(?:"(?P<message>(?:\\.|[^"\\])*)")?'
+                         r'\s*(?:\(\s*since\s*:=\s*"(?P<since>[^"]*)"\s*\))?')
 _IN_PREFIX = re.compile(r"(?:\s|(?:set_option|variable|omit|include|open)\b[^\n]*\bin\b)*")
 
 
@@ -624,15 +630,21 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         names: list[str] = []
         derived = False
         sig_start = i
+        alias_dirs: dict[str, str] = {}  # alias ⟨mp, mpr⟩ := iff: each name's direction
+        alias_target = ""
         if kw == "alias":
             end = signature_end(masked, i)
             head = masked[i:end]
             am = re.match(r"\s*⟨([^⟩]*)⟩", head)
             if am:
-                names = [x.strip() for x in am.group(1).split(",") if x.strip() and x.strip() != "_"]
+                parts_ = [x.strip() for x in am.group(1).split(",")]
+                names = [x for x in parts_ if x and x != "_"]
+                alias_dirs = {x: ("mp", "mpr")[j] for j, x in enumerate(parts_[:2]) if x and x != "_"}
             else:
                 nm = _IDENT.match(masked, i)
                 names = [nm.group()] if nm else []
+            tm = _ALIAS_TARGET.match(masked, end)
+            alias_target = tm.group(1) if tm else ""
         else:
             nm = _IDENT.match(masked, i)
             if nm and not (kw == "instance" and nm.group() in ("where",)):
@@ -649,7 +661,10 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         if kw in ("inductive", "class inductive"):
             bar = gen.top_level(masked[sig_start:end], "| ")  # one-line `inductive C | a | b`
             end = sig_start + bar if bar >= 0 else end
-        head_src = " ".join(masked[start:end].split())
+        # the header as written, comments left out: strings back from the text (an attribute's
+        # ``(since := "2024-01-01")``), each at the same place in both
+        head_src = " ".join(_STRING.sub(lambda sm: text[sm.start() + start:sm.end() + start],
+                                        masked[start:end]).split())
         sig = " ".join(masked[sig_start:end].split())
         bend = max(body_end(end), end)
         if "$" in cur_ns() or any("$" in x for x in names):  # antiquotations in syntax quotations
@@ -664,7 +679,8 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         prefix = cur_ns()
         opens = tuple(cur_opens() + inline_opens)
         local_vars = file_vars.union(*(v for *_, v in stack)) if stack else file_vars
-        idents = lref.identifiers(masked[sig_start:bend], sig, local_vars)
+        # an alias refers to its target only (not to the other name of ``alias ⟨a, b⟩``)
+        idents = lref.identifiers(masked[end if alias_target else sig_start:bend], sig, local_vars)
         parts = None
         if kw in ("structure", "class"):
             parts = gen.structure_parts(masked, text, sig, end, bend, doc_at, line_of)
@@ -684,10 +700,11 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 "name": full, "kind": {"lemma": "lemma", "class inductive": "class",
                                        "irreducible_def": "def"}.get(kw, kw),
                 "keyword": kw, "line": line_of(start),
-                "signature": sig, "header": head_src, "docstring": doc_at.get(cm.start(), doc_at.get(start, "")),
+                "signature": sig, "header": f"{head_src} := {alias_target}" if alias_target else head_src,
+                "docstring": doc_at.get(cm.start(), doc_at.get(start, "")),
                 "attributes": attrs, "modifiers": mods, "derived": derived,
                 "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
-                "value": value,
+                "value": value, "alias_target": alias_target, "alias_dir": alias_dirs.get(name, ""),
             })
         consumed = end
     return decls
@@ -697,6 +714,56 @@ def _result_type(sig: str) -> str:
     """The type after a header's top-level colon (``(a : α) : β`` -> ``β``)."""
     c = gen.top_level(sig, ":")
     return sig[c + 1:].strip() if c >= 0 else ""
+
+
+_BINDS_RIGHT = ("∀", "∃", "fun ", "λ", "Π", "Σ", "∑", "∏", "⋃", "⋂")
+
+
+def _operand(x: str, left: bool) -> str:
+    """``x`` parenthesised where it would not stay one operand of ``→``: on its left, when it holds a
+    top-level ``→``/``↔`` or begins with a binder that extends to the right; on its right, when it
+    holds a top-level ``↔`` (which binds more loosely than ``→``)."""
+    if gen.top_level(x, "↔") >= 0 or left and (gen.top_level(x, "→") >= 0 or x.startswith(_BINDS_RIGHT)):
+        return f"({x})"
+    return x
+
+
+def alias_signature(target: str, direction: str = "") -> str:
+    """The statement an ``alias`` stands for, from its target's signature: the same statement for
+    ``alias x := t``; for ``alias ⟨mp, mpr⟩ := t`` with ``t : binders : A ↔ B`` (``∀ x, A ↔ B``
+    too), ``binders : A → B`` (``direction="mp"``) or ``binders : B → A`` (``"mpr"``). "" when the
+    target's statement is not an ``↔``."""
+    if not direction:
+        return target
+    c = gen.top_level(target, ":")
+    if c < 0:
+        return ""
+    binders, typ = target[:c].strip(), target[c + 1:].strip()
+    lead = ""
+    if typ.startswith("∀"):
+        comma = gen.top_level(typ, ",")
+        if comma > 0:
+            lead, typ = typ[:comma + 1] + " ", typ[comma + 1:].strip()
+    k = gen.top_level(typ, "↔")
+    if k < 0:
+        return ""
+    a, b = typ[:k].strip(), typ[k + 1:].strip()
+    a, b = (a, b) if direction == "mp" else (b, a)
+    implication = f"{_operand(a, True)} → {_operand(b, False)}"
+    return f"{binders} : {lead}{implication}".strip()
+
+
+def deprecation(attributes: list[str]) -> tuple[str, str] | None:
+    """``(note, replacement as written)`` of a ``@[deprecated ...]`` attribute: the note is ``since
+    <date>``, the message, both (``since 2024-01-01: Use simp``) or ``deprecated``; None when the
+    declaration is not deprecated."""
+    for a in attributes:
+        m = _DEPRECATED.fullmatch(a) if a.startswith("deprecated") else None
+        if m:
+            since, message = m.group("since"), " ".join((m.group("message") or "").split())
+            note = ": ".join(x for x in (f"since {since}" if since else "", message) if x) or "deprecated"
+            return note, m.group("name") or ""
+    return None
 
 
 def _files(root: Path, dirs) -> list[Path]:
@@ -746,6 +813,42 @@ def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_o
     context = glossary.gloss(extra.get("signature") or "", deps)
     if context:
         extra["context"] = context
+
+
+def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: "lref.Resolver") -> dict[str, str]:
+    """Each ``alias``'s target (full name -> full name), and its signature set to the statement it
+    stands for (``alias_signature``; "" where the target is not among the declarations read or is no
+    ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none."""
+    sig_of: dict[str, str] = {}
+    for d in decls:
+        if not d["full"]:
+            continue
+        own = "" if d["alias_target"] else d["signature"]
+        for name in (d["full"], add_of.get(d["full"])):
+            if name:
+                sig_of.setdefault(name, own)
+        for g in d["gen"]:
+            sig_of.setdefault(g["name"], g["signature"])
+    target_of: dict[str, str] = {}
+    aliases = [d for d in decls if d["full"] and d["alias_target"]]
+    for d in aliases:
+        ctx = resolver.context(d["ns"], d["opens"], d["rel"])
+        target = next(iter(resolver.resolve(d["alias_target"], ctx)), "")
+        if target and target != d["full"]:
+            target_of[d["full"]] = target
+    for _ in range(4):  # an alias of an alias of ...: one more step each round
+        changed = False
+        for d in aliases:
+            target = target_of.get(d["full"])
+            new = alias_signature(sig_of.get(target, ""), d["alias_dir"]) if target else ""
+            if new != sig_of.get(d["full"]):
+                sig_of[d["full"]] = new
+                changed = True
+        if not changed:
+            break
+    for d in aliases:
+        d["signature"] = sig_of.get(d["full"], "")
+    return target_of
 
 
 def _visibility(decls: list[dict], add_of: dict[str, str], extras: dict):
@@ -885,23 +988,40 @@ def read(root: Path, **options) -> Iterator[Document]:
     for k, names in simps.items():
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
+    alias_of = _alias_statements(decls, add_of, resolver)
     t_names = time.time() - t0 - t_parse
     aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
     stacks_names = la.stacks_aliases(options.get("stacks_bundle"))
     glossary = la.DefinitionGlossary(decls, split_words)
     glossary.add_notations(extras.get("notation_heads", ()), resolver)
     stats["aliased"] = 0
+    stats["deprecated"] = 0
     for k, d in enumerate(decls):
         full = d["full"]
         if not full:
             continue
         ctx = resolver.context(d["ns"], d["opens"], d["rel"])
         deps = resolver.dependencies(d["idents"], ctx, full)
+        if full in alias_of and alias_of[full] not in deps:
+            deps = sorted([*deps, alias_of[full]])
         stats["edges"] += len(deps)
         stats["declarations"] += 1
         extra = {"full_name": full, "module": d["module"], "signature": d["signature"],
                  "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
                  "modifiers": " ".join(d["modifiers"]), "dependencies": deps}
+        if full in alias_of:  # ids, as the dependencies column holds them
+            extra["alias_of"] = f"lean:{alias_of[full]}"
+        dep = deprecation(d["attributes"])
+        if dep:
+            stats["deprecated"] += 1
+            extra["deprecated"] = dep[0]
+            # the replacement the attribute names, else (a deprecated alias) the alias's target; one
+            # that is not among the declarations read (Lean core) is named in the note
+            replacement = next(iter(resolver.resolve(dep[1], ctx)), "") if dep[1] else alias_of.get(full, "")
+            if replacement and replacement != full:
+                extra["replaced_by"] = f"lean:{replacement}"
+            elif dep[1] and not replacement:
+                extra["deprecated"] += f"; use {dep[1]}"
         if d["keyword"] == "irreducible_def":
             extra["command"] = "irreducible_def"
         for a in d["attributes"]:
@@ -925,6 +1045,10 @@ def read(root: Path, **options) -> Iterator[Document]:
             add_extra = {k: v for k, v in extra.items() if k not in ("aliases", "context")}
             add_extra.update({"full_name": add, "generated": "to_additive", "generated_from": full,
                               "dependencies": add_deps})
+            for key in ("alias_of", "replaced_by"):  # the additive alias stands for the additive target
+                if key in add_extra:
+                    target = add_extra[key].removeprefix("lean:")
+                    add_extra[key] = f"lean:{add_of.get(target, target)}"
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
             yield _doc(add, d["kind"], d, add_extra,
                        body=d["header"], signature=d["signature"], docstring=d["docstring"],
@@ -959,7 +1083,7 @@ def read(root: Path, **options) -> Iterator[Document]:
           f"{stats['to_additive']} to_additive, {stats['field']} fields, {stats['constructor']} constructors, "
           f"{stats['simps']} simps, {stats['irreducible_def']} irreducible_def lemmas, "
           f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped, "
-          f"{stats['aliased']} with aliases; "
+          f"{stats['aliased']} with aliases, {stats['deprecated']} deprecated; "
           f"{stats['edges']} dependency edges, {frac:.3f} of {resolver.tokens} identifier tokens resolved; "
           f"{time.time() - t0:.1f} s (parse {t_parse:.1f}, names {t_names:.1f}, resolve and emit "
           f"{time.time() - t0 - t_parse - t_names:.1f})", file=sys.stderr)

@@ -17,6 +17,10 @@ def sumTo : Nat → Nat
 /-- Adding the next number: `sumTo (n + 1) = sumTo n + (n + 1)`. -/
 theorem sumTo_succ (n : Nat) : sumTo (n + 1) = sumTo n + (n + 1) := rfl
 
+/-- Adding one more number to the sum: the old name of `sumTo_succ`. -/
+@[deprecated sumTo_succ (since := "2025-01-01")]
+theorem sumTo_add_one (n : Nat) : sumTo (n + 1) = sumTo n + (n + 1) := rfl
+
 /-- **Gauss's formula**: twice the sum of the first `n` natural numbers is `n * (n + 1)`. -/
 theorem gauss_sum (n : Nat) : double (sumTo n) = n * (n + 1) := by
   induction n with

@@ -1,0 +1,77 @@
+"""Deprecated declarations and aliases (issue 31, item 17): the Lean reader records ``@[deprecated]``
+(the note, the replacement) and what an ``alias`` stands for (its target, and the target's statement
+as its signature, one direction of an ``↔`` for ``alias ⟨mp, mpr⟩``); the formal tools flag the
+deprecated, rank them after their replacement and leave them out when asked."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mathlas_build.sources.lean import alias_signature, deprecation, read
+
+SOURCE = '''namespace Foo
+theorem sq_pos_iff {a : Int} : 0 < a ^ 2 ↔ a ≠ 0 := sorry
+theorem bar : 1 = 1 := rfl
+alias ⟨_, sq_pos_of_ne_zero⟩ := sq_pos_iff
+alias pow_two_pos_of_ne_zero := sq_pos_of_ne_zero
+@[deprecated (since := "2024-01-01")] alias baz := bar
+@[deprecated bar (since := "2024-01-02")]
+theorem qux : 1 = 1 := rfl
+@[deprecated "Use simp" (since := "2024-02-01")]
+theorem quux : 2 = 2 := rfl
+@[deprecated Nat.not_here (since := "2024-03-01")]
+theorem corge : 3 = 3 := rfl
+theorem lt_iff (n : Nat) : ∀ m, n < m ↔ n + 1 ≤ m := sorry
+alias ⟨of_lt, to_lt⟩ := lt_iff
+alias ext := Nat.ext_not_read
+end Foo
+'''
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("deprecated")
+    (root / "Foo").mkdir()
+    (root / "Foo" / "A.lean").write_text(SOURCE, encoding="utf-8")
+    return {d.id: d for d in read(Path(root), aliases=False)}
+
+
+def test_alias_shows_the_statement_it_stands_for(docs):
+    d = docs["lean:Foo.sq_pos_of_ne_zero"]
+    # it showed `⟨_, sq_pos_of_ne_zero⟩` as its signature: now the mpr direction of sq_pos_iff
+    assert d.extra["signature"] == "{a : Int} : a ≠ 0 → 0 < a ^ 2"
+    assert d.extra["alias_of"] == "lean:Foo.sq_pos_iff" and d.extra["dependencies"] == ["Foo.sq_pos_iff"]
+    assert d.body == "alias ⟨_, sq_pos_of_ne_zero⟩ := sq_pos_iff"  # as written
+    assert "a ≠ 0 → 0 < a ^ 2" in d.statement  # what is searched
+    # an alias of an alias: the same statement
+    assert docs["lean:Foo.pow_two_pos_of_ne_zero"].extra["signature"] == "{a : Int} : a ≠ 0 → 0 < a ^ 2"
+    assert docs["lean:Foo.baz"].extra["signature"] == ": 1 = 1"
+    # ∀ binders stay in front; each name of ⟨mp, mpr⟩ its own direction, not a dependency of the other
+    assert docs["lean:Foo.of_lt"].extra["signature"] == "(n : Nat) : ∀ m, n < m → n + 1 ≤ m"
+    assert docs["lean:Foo.to_lt"].extra["signature"] == "(n : Nat) : ∀ m, n + 1 ≤ m → n < m"
+    assert docs["lean:Foo.to_lt"].extra["dependencies"] == ["Foo.lt_iff"]
+    # a target outside what was read: no statement to show (not the alias's own name)
+    assert docs["lean:Foo.ext"].extra["signature"] == "" and "alias_of" not in docs["lean:Foo.ext"].extra
+
+
+def test_deprecated_recorded_with_replacement(docs):
+    baz, qux, quux, corge = (docs[f"lean:Foo.{n}"].extra for n in ("baz", "qux", "quux", "corge"))
+    assert baz["deprecated"] == "since 2024-01-01" and baz["replaced_by"] == "lean:Foo.bar"  # the alias's target
+    assert qux["deprecated"] == "since 2024-01-02" and qux["replaced_by"] == "lean:Foo.bar"  # resolved in Foo
+    assert quux["deprecated"] == "since 2024-02-01: Use simp" and "replaced_by" not in quux
+    assert corge["deprecated"] == "since 2024-03-01; use Nat.not_here" and "replaced_by" not in corge
+    assert "deprecated" not in docs["lean:Foo.bar"].extra
+    # the header keeps the attribute's strings (they were blanked: `(since := " ")`)
+    assert docs["lean:Foo.qux"].body == '@[deprecated bar (since := "2024-01-02")] theorem qux : 1 = 1'
+
+
+def test_alias_signature_and_deprecation_helpers():
+    assert alias_signature("{a : R} : 0 < a ↔ b", "mp") == "{a : R} : 0 < a → b"
+    assert alias_signature(": (a → b) ↔ c", "mpr") == ": c → (a → b)"
+    assert alias_signature(": a → b ↔ c", "mp") == ": (a → b) → c"  # ↔ binds more loosely than →
+    assert alias_signature(": a = b", "mp") == ""  # not an iff
+    assert alias_signature(": a = b") == ": a = b"
+    assert deprecation(["simp", 'deprecated foo (since := "2024-01-01")']) == ("since 2024-01-01", "foo")
+    assert deprecation(["deprecated"]) == ("deprecated", "")
+    assert deprecation(["deprecated_attr"]) is None and deprecation([]) is None
