@@ -125,3 +125,31 @@ def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
     finally:
         server.stop()
     assert_clean(server)
+
+
+def test_no_answer_over_http_shows_a_server_path(tiny_bundle_dir, tmp_path):
+    """identify_sequence without OEIS data (no token needed), add_finding's store, funsearch's
+    database, an error from the findings store: each names $MATHLAS_DATA_DIR, never the directory."""
+    data = tmp_path / "server-data"
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--token", TOKEN,
+                       env={"MATHLAS_DATA_DIR": str(data), "MATHLAS_FORMAL_BUNDLE": str(tmp_path / "none")})
+    try:
+        async def work(s):
+            seq = await s.call_tool("identify_sequence", {"terms": [1, 1, 2, 3, 5, 8, 13]})
+            added = await s.call_tool("add_finding", {"statement": "Every group of order p^2 is abelian.",
+                                                      "source_url": "https://example.org/p2"})
+            fs = await s.call_tool("funsearch", {"action": "status", "problem": "cap_set", "params": {"n": 3}})
+            return seq, added, fs
+
+        answers = mcp_session(server.base, work, token=TOKEN)
+        seq, added, fs = answers
+        assert "looked in $MATHLAS_DATA_DIR/oeis" in seq.structured_content["message"]
+        assert added.structured_content["store"] == "$MATHLAS_DATA_DIR/findings/findings.jsonl"
+        assert fs.structured_content["database"].startswith("$MATHLAS_DATA_DIR/funsearch/")
+        for answer in answers:
+            assert not answer.is_error
+            shown = str(answer.structured_content) + "".join(c.text for c in answer.content)
+            assert str(data) not in shown and str(tmp_path) not in shown
+    finally:
+        server.stop()
+    assert_clean(server)

@@ -19,7 +19,11 @@ adapter adds, with the per-tool facts of ``mathlas.mcp.registry``:
   bundle's manifest in brief; ``default`` is the bundle the tools use when none is named);
 * a ``MathlasError`` raised by a tool (bad input, unknown id, missing bundle) becomes a tool error
   result (``isError: true``) carrying the error's own message; anything else is a crash the SDK
-  logs with its traceback on stderr while the client gets a generic tool error. The server lives on.
+  logs with its traceback on stderr while the client gets a generic tool error. The server lives on;
+* over HTTP (``hide_paths``) every answer, error and resource shows the data directory as
+  ``$MATHLAS_DATA_DIR`` and the home directory as ``~`` (``mathlas.paths.without_local_paths``, as
+  the REST errors do): a client learns nothing of the server's disk. Over stdio the client is the
+  local user's, and real paths are what it needs.
 
 Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model. Open bundles
 are shared by all calls through ``mathlas.engine.open_bundle`` (the process-wide cache of open
@@ -113,12 +117,33 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs), args
 
 
-def _answer(name: str, result: Any, arguments: dict[str, Any]) -> CallToolResult:
+def _answer(name: str, result: Any, arguments: dict[str, Any], hide_paths: bool = False) -> CallToolResult:
     """A tool's result as the client gets it: structured content, and its text rendering."""
     data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result
     structured = json.loads(compact_json(data))  # plain JSON types only (no tuples, no NaN)
+    if hide_paths:
+        structured = _without_paths(structured)
     return CallToolResult(content=[TextContent(type="text", text=render(name, structured, arguments))],
                           structured_content=structured)
+
+
+def _without_paths(data: Any) -> Any:
+    """``data`` (JSON) with every string's local directories named, not shown (``hide_paths``)."""
+    from mathlas.paths import without_local_paths
+
+    if isinstance(data, str):
+        return without_local_paths(data)
+    if isinstance(data, list):
+        return [_without_paths(x) for x in data]
+    if isinstance(data, dict):
+        return {k: _without_paths(v) for k, v in data.items()}
+    return data
+
+
+def _message(text: str, hide_paths: bool) -> str:
+    from mathlas.paths import without_local_paths
+
+    return without_local_paths(text) if hide_paths else text
 
 
 # A policy for the tools' ``bundle`` argument: (tool name, the value the client sent, the call's
@@ -127,10 +152,12 @@ def _answer(name: str, result: Any, arguments: dict[str, Any]) -> CallToolResult
 BundlePolicy = Callable[[str, Any, dict], Any]
 
 
-def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Callable[..., CallToolResult]:
+def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None,
+            hide_paths: bool = False) -> Callable[..., CallToolResult]:
     """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``MCP_MAX_K`` hits;
     the ``bundle`` argument goes through ``bundle_policy`` when there is one; a ``MathlasError``
-    becomes a ``ToolError`` with its message and no traceback."""
+    becomes a ``ToolError`` with its message and no traceback; ``hide_paths``: local directories
+    named, not shown, in the answer."""
     name = fn.__name__
     search = name in registry.ANSWERS
     takes_bundle = "bundle" in inspect.signature(fn).parameters
@@ -146,8 +173,8 @@ def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -
             if search:
                 result = registry.search_answer(name, result, detail)
         except MathlasError as e:
-            raise ToolError(str(e)) from None
-        return _answer(name, result, kwargs)
+            raise ToolError(_message(str(e), hide_paths)) from None
+        return _answer(name, result, kwargs, hide_paths)
 
     return call
 
@@ -181,7 +208,8 @@ async def _run_long(call: Callable[[], CallToolResult], ctx: Context) -> CallToo
         raise
 
 
-def _adapt(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Callable[..., Any]:
+def _adapt(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None,
+           hide_paths: bool = False) -> Callable[..., Any]:
     """The function the SDK registers for ``fn``: the same parameters (plus ``detail`` for the
     search tools, plus the SDK's ``Context`` for long tools), returning a ``CallToolResult`` whose
     structured content has ``fn``'s result type (or its MCP answer type) as output schema."""
@@ -193,7 +221,7 @@ def _adapt(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) ->
     if name in registry.ANSWERS:
         params.append(inspect.Parameter("detail", inspect.Parameter.KEYWORD_ONLY, default="summary",
                                         annotation=registry.Detail))
-    call = _caller(fn, bundle_policy)
+    call = _caller(fn, bundle_policy, hide_paths)
     if facts.long:
         async def adapted(ctx: Context, **kwargs: Any) -> CallToolResult:
             return await _run_long(functools.partial(call, **kwargs), ctx)
@@ -216,7 +244,10 @@ class CheckedTool(Tool):
     """A tool that refuses what the SDK lets through or words at length: an argument its schema does
     not name (the SDK would drop it silently: ``sources`` for ``source_filter`` returned unfiltered
     hits) and a schema error (pydantic's text runs to several lines and a URL); each becomes one
-    line naming the argument and, where there is an obvious one, the right name."""
+    line naming the argument and, where there is an obvious one, the right name. With
+    ``hide_paths`` (HTTP), no error shows a local directory, whatever raised it."""
+
+    hide_paths: bool = False
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         known = set(self.parameters.get("properties", {}))
@@ -229,6 +260,8 @@ class CheckedTool(Tool):
             cause = e.__cause__
             if isinstance(cause, ValidationError):
                 raise ToolError(f"Error executing tool {self.name}: {validation_line(cause)}") from None
+            if self.hide_paths:
+                raise ToolError(_message(str(e), True)) from cause
             raise
 
 
@@ -266,9 +299,10 @@ def validation_line(exc: ValidationError) -> str:
     return "; ".join(parts) or "the arguments do not match the tool's schema"
 
 
-def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None) -> Tool:
+def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None, hide_paths: bool = False) -> Tool:
     """An MCP tool for a plain typed tool function, with compact schemas, a title and annotations;
-    ``bundle_policy``: what the tool's ``bundle`` argument may name (see ``BundlePolicy``)."""
+    ``bundle_policy``: what the tool's ``bundle`` argument may name (see ``BundlePolicy``);
+    ``hide_paths``: no local directory in any answer or error (the HTTP server)."""
     name = fn.__name__
     facts = registry.facts(name)
     description, arg_docs = split_docstring(fn.__doc__)
@@ -278,9 +312,9 @@ def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None)
     annotations = ToolAnnotations(read_only_hint=facts.read_only, open_world_hint=False,
                                   destructive_hint=None if facts.read_only else facts.destructive,
                                   idempotent_hint=None if facts.read_only else facts.idempotent)
-    base = Tool.from_function(_adapt(fn, bundle_policy), name=name, title=facts.title, description=description,
+    base = Tool.from_function(_adapt(fn, bundle_policy, hide_paths), name=name, title=facts.title, description=description,
                               annotations=annotations, structured_output=True)
-    tool = CheckedTool(**{f: getattr(base, f) for f in type(base).model_fields})
+    tool = CheckedTool(**{f: getattr(base, f) for f in type(base).model_fields}, hide_paths=hide_paths)
     tool.parameters = registry.argument_schema(name, tool.parameters, arg_docs)
     # read live by the SDK; the client validates structured content against this compact schema
     tool.fn_metadata.output_schema = registry.compact(tool.fn_metadata.output_schema, output=True)
@@ -289,20 +323,22 @@ def make_tool(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None)
 
 # ------------------------------------------------------------------------------ resources
 
-def read_document(id: str, bundle_policy: BundlePolicy | None = None) -> str:  # `id`: the URI template's variable
+def read_document(id: str, bundle_policy: BundlePolicy | None = None,  # `id`: the URI template's variable
+                  hide_paths: bool = False) -> str:
     """A document as JSON, as get_by_id returns it (from the bundle ``bundle_policy`` allows)."""
     from mathlas.tools.informal import get_by_id
 
     try:
         bundle = bundle_policy("get_by_id", None, {"id": id}) if bundle_policy else None
-        return compact_json(dataclasses.asdict(get_by_id(id, bundle)))
+        data = dataclasses.asdict(get_by_id(id, bundle))
+        return compact_json(_without_paths(data) if hide_paths else data)
     except UsageError as e:
-        raise ResourceNotFoundError(str(e)) from None
+        raise ResourceNotFoundError(_message(str(e), hide_paths)) from None
     except MathlasError as e:
-        raise ResourceError(str(e)) from None
+        raise ResourceError(_message(str(e), hide_paths)) from None
 
 
-def read_bundle(name: str, bundle_policy: BundlePolicy | None = None) -> str:
+def read_bundle(name: str, bundle_policy: BundlePolicy | None = None, hide_paths: bool = False) -> str:
     """A bundle's manifest in brief, as JSON (``default``: the bundle the tools use by default);
     with a ``bundle_policy``, only a bundle it allows."""
     from mathlas.bundle import read_manifest
@@ -315,16 +351,16 @@ def read_bundle(name: str, bundle_policy: BundlePolicy | None = None) -> str:
         root = resolve_bundle(spec, quiet=True)
         return compact_json(read_manifest(root).summary())  # no path: a client learns nothing of the disk
     except MathlasError as e:
-        raise ResourceNotFoundError(str(e)) from None
+        raise ResourceNotFoundError(_message(str(e), hide_paths)) from None
 
 
-def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None) -> None:
+def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None, hide_paths: bool = False) -> None:
     """The document and bundle resource templates (their bundles checked by ``bundle_policy``)."""
     def document(id: str) -> str:  # noqa: A002 - the URI template's variable
-        return read_document(id, bundle_policy)
+        return read_document(id, bundle_policy, hide_paths)
 
     def bundle(name: str) -> str:
-        return read_bundle(name, bundle_policy)
+        return read_bundle(name, bundle_policy, hide_paths)
 
     server.resource("mathlas://doc/{id}", name="document", title="Document by id", mime_type="application/json",
                     description="A document by stable id (e.g. mathlas://doc/stacks:00DV), as get_by_id returns it; "
@@ -335,21 +371,23 @@ def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None) 
                                 "documents and licence per source, encoder, format version.")(bundle)
 
 
-def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None = None) -> MCPServer:
+def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None = None,
+                 hide_paths: bool = False) -> MCPServer:
     """The mathlas MCP server with every available tool and the resources; opens nothing, loads
     nothing. ``bundle_policy`` checks every tool's ``bundle`` argument (the HTTP server's: only the
-    bundles it serves; the stdio server has none)."""
+    bundles it serves; the stdio server has none); ``hide_paths``: answers and errors name the data
+    and home directories instead of showing them (the HTTP server)."""
     from mathlas.tools import load_tools
 
     tools = []
     for fn in load_tools():
         try:
-            tools.append(make_tool(fn, bundle_policy))
+            tools.append(make_tool(fn, bundle_policy, hide_paths))
         except Exception as e:  # noqa: BLE001 - a tool the SDK cannot describe must not take the others down
             log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
                        log_level=log_level)
-    add_resources(server, bundle_policy)
+    add_resources(server, bundle_policy, hide_paths)
     return server
 
 

@@ -94,16 +94,11 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> J
 def without_server_paths(text: str) -> str:
     """``text`` with the server's data directory and home directory written as ``$MATHLAS_DATA_DIR``
     and ``~``: a library message meant for the local user (``no bundle at /home/...``) must not
-    show a client the layout of the server's disk."""
-    import os
-    from pathlib import Path
+    show a client the layout of the server's disk (``mathlas.paths.without_local_paths``, which the
+    MCP tools over HTTP use too)."""
+    from mathlas.paths import without_local_paths
 
-    from mathlas.paths import data_dir
-
-    for path, shown in ((str(data_dir()), "$MATHLAS_DATA_DIR"), (os.path.expanduser("~"), "~")):
-        if len(path) > 1:
-            text = text.replace(str(Path(path).resolve()), shown).replace(path, shown)
-    return text
+    return without_local_paths(text)
 
 
 class ApiError(HTTPException):
