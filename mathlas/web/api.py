@@ -364,7 +364,7 @@ def mcp_server(*, allow_write: bool, bundle_policy: Any = None) -> "MCPServer":
     ``allow_write`` is false; ``bundle_policy`` checks every tool's ``bundle`` (web/policy.py)."""
     from mathlas.mcp.server import build_server
 
-    server = build_server("WARNING", bundle_policy=bundle_policy)
+    server = build_server("WARNING", bundle_policy=bundle_policy, hide_paths=True)  # no server path reaches a client
     if not allow_write:
         for name in WRITE_TOOLS:
             try:
