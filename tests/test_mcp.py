@@ -368,6 +368,20 @@ def test_unknown_tool_is_an_error(srv):
     assert "search_everything" in error_text(srv.call("search_everything", query="x"))
 
 
+def test_unknown_prompt_is_invalid_params_in_one_log_line(srv):
+    """prompts/get of a prompt the server does not have: JSON-RPC -32602, one log line, no traceback
+    (the SDK answered code 0 and logged some 30 lines per request)."""
+    from mcp.shared.exceptions import MCPError
+
+    before = srv.stderr()
+    for _ in range(2):
+        with pytest.raises(MCPError) as e:
+            srv.run(srv.session.get_prompt("nosuch"))
+        assert e.value.error.code == -32602 and "unknown prompt 'nosuch'" in e.value.error.message
+    new = srv.stderr()[len(before):]
+    assert "Traceback" not in new and new.count("\n") == 2 and new.count("no prompt 'nosuch'") == 2, new
+
+
 # ------------------------------------------------------------------------------ numeric tools
 
 @pytest.mark.skipif(not HAS_NUMERIC, reason="mathlas.tools.numeric has not landed")
@@ -434,6 +448,17 @@ def test_default_bundle_serves_a_search():
                            query="a finitely generated module M over a local ring with M = mM is zero", k=5))
         assert r["bundle"].startswith(DEFAULT_BUNDLE + "-") and r["hits"]
         assert not server.stream_errors and "Traceback" not in server.stderr()
+    finally:
+        server.close()
+
+
+def test_mcp_subcommand_logs_each_line_once(tiny_bundle_dir):
+    """The mathlas command's stderr handler and the root handler the SDK installs both printed each
+    line of the mathlas logger ("MCP server on stdio", "installing the default bundle")."""
+    server = McpServer(server_env(), args=_mcp_command() + ["--bundle", str(tiny_bundle_dir)])
+    try:
+        server.run(server.session.list_tools())
+        assert server.stderr().count("MCP server on stdio") == 1, server.stderr()
     finally:
         server.close()
 
@@ -551,7 +576,7 @@ def test_every_tool_has_a_title_and_annotations(tool_list):
 
 
 def test_input_schemas_are_precise(tool_list):
-    from mathlas.filters import PaperFilter
+    from mathlas.ranking.filters import PaperFilter
     from mathlas.request import MODES
     from mathlas.tools.funsearch.problems import PROBLEMS
 

@@ -60,7 +60,8 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from mathlas import __version__
@@ -371,6 +372,20 @@ def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None, 
                                 "documents and licence per source, encoder, format version.")(bundle)
 
 
+class MathlasServer(MCPServer):
+    """The SDK's server, answering a bad request in one line: ``prompts/get`` of a prompt it does not
+    have is the JSON-RPC error -32602 (invalid params) and one log line, where the SDK logs a
+    traceback per request and answers with code 0."""
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        known = [p.name for p in await self.list_prompts()]
+        if name not in known:
+            log.info("mathlas: prompts/get: no prompt %r", str(name)[:100])
+            have = f"it has: {', '.join(known)}" if known else "it has none (its tools do the work: tools/list)"
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {str(name)[:100]!r}; {have}")
+        return await super().get_prompt(name, arguments, context)
+
+
 def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None = None,
                  hide_paths: bool = False) -> MCPServer:
     """The mathlas MCP server with every available tool and the resources; opens nothing, loads
@@ -385,10 +400,25 @@ def build_server(log_level: str = "WARNING", bundle_policy: BundlePolicy | None 
             tools.append(make_tool(fn, bundle_policy, hide_paths))
         except Exception as e:  # noqa: BLE001 - a tool the SDK cannot describe must not take the others down
             log.warning("mathlas: tool %s not served: %s: %s", getattr(fn, "__name__", fn), type(e).__name__, e)
-    server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
-                       log_level=log_level)
+    server = MathlasServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
+                           log_level=log_level)
     add_resources(server, bundle_policy, hide_paths)
     return server
+
+
+def _log_once(level: str) -> None:
+    """mathlas's own lines on stderr once: through one handler of the ``mathlas`` logger (the
+    ``mathlas`` command's, or a plain one), not also through the root handler the SDK installs (each
+    line came twice under ``mathlas mcp``). They show at INFO up to the default level, WARNING, as
+    the ``mathlas`` command's do (the first run installs the default bundle, talking); ERROR or
+    CRITICAL keeps only those."""
+    logger = logging.getLogger("mathlas")
+    if not any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    logger.propagate = False
+    logger.setLevel(min(logging.INFO, logging.getLevelName(level)) if level in ("DEBUG", "INFO", "WARNING") else level)
 
 
 def main(log_level: str | None = None) -> int:
@@ -397,7 +427,8 @@ def main(log_level: str | None = None) -> int:
     if level not in LOG_LEVELS:
         print(f"mathlas: log level must be one of {', '.join(LOG_LEVELS)}, got {level!r}", file=sys.stderr)
         return 2
-    server = build_server(level)
+    server = build_server(level)  # the SDK configures the root logger here
+    _log_once(level)
     log.info("mathlas %s MCP server on stdio", __version__)
     try:
         server.run("stdio")
