@@ -239,6 +239,34 @@ def test_a_huge_request_target_is_414_and_a_long_query_is_fine(server):
     assert code == 200
 
 
+# ------------------------------------------------------------------------------ chunked trailers, Host once
+
+def chunked(host: bytes, trailer: bytes) -> bytes:
+    """A chunked GET /health whose trailer fields follow the last chunk, all in one write (so
+    uvicorn parses the trailer before the app reads the headers)."""
+    return (b"GET /health HTTP/1.1\r\nHost: " + host + b"\r\nTransfer-Encoding: chunked\r\n"
+            b"Connection: close\r\n\r\n3\r\nabc\r\n0\r\n" + trailer + b"\r\n")
+
+
+def test_a_trailer_host_is_refused_and_never_read_as_the_head(server):
+    # a rebinding name in the head, the loopback address in the trailer: the guard took the last Host
+    code, out, _ = server.ask(chunked(b"evil.example", b"Host: 127.0.0.1\r\n"))
+    assert code == 400 and b"trailer" in out, out[:300]
+    code, out, _ = server.ask(chunked(b"127.0.0.1", b"Host: evil.example\r\n"))
+    assert code == 400 and b"trailer" in out, out[:300]
+    # other trailer fields are no headers of the request (an Authorization in one opens nothing)
+    code, out, _ = server.ask(chunked(b"127.0.0.1", b"X-Checksum: 1\r\n"))
+    assert code == 200, out[:300]
+    code, out, _ = server.ask(chunked(b"evil.example", b"X-Checksum: 1\r\n"))
+    assert code == 421, out[:300]
+
+
+def test_two_host_headers_are_400(server):
+    code, out, _ = server.ask(b"GET /health HTTP/1.1\r\nHost: evil.example\r\nHost: 127.0.0.1\r\n"
+                              b"Connection: close\r\n\r\n")
+    assert code == 400 and b"more than one Host" in out, out[:300]
+
+
 # ------------------------------------------------------------------------------ number of connections
 
 def test_more_slow_connections_than_descriptors_do_not_take_the_server_down():
@@ -260,10 +288,13 @@ def test_more_slow_connections_than_descriptors_do_not_take_the_server_down():
             closed, out = closed_within(s, 0.01)
             refused += closed and status(out) == 503
         assert refused > 0  # the cap answered some of them at once rather than holding a descriptor
+        # said once in the log, not once per refused connection
+        assert srv.stderr().count("answered 503 until some close") == 1, srv.stderr()[-2000:]
         time.sleep(READ_TIMEOUT + 1.5)
         code, _, took = srv.ask(HEAD + b"Connection: close\r\n\r\n", wait=5)
         assert code == 200 and took < 2
         assert srv.proc.poll() is None
+        assert srv.stderr().count("below the connection limit again") == 1, srv.stderr()[-2000:]
     finally:
         for s in held:
             s.close()

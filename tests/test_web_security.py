@@ -194,9 +194,20 @@ def test_a_lone_surrogate_in_the_query_is_422(web):
     assert "not valid Unicode text" in is_json_error(r, 422)["error"]
     for url in ("/api/search?q=%ED%A0%80%20ring", "/api/search?q=ring&source=%ED%A0%80", "/api/lean/search?q=%ED%A0%80"):
         r = web.get(url)
-        assert r.status_code in (200, 404, 422) and "Traceback" not in r.text, (url, r.text)
+        assert "not valid UTF-8" in is_json_error(r, 422)["error"], (url, r.text)
     r = web.post("/search", content=b'{"query": "ring", "sources": ["\\udfff"]}', headers={"content-type": "application/json"})
     assert r.status_code == 422 and "\n" not in r.json()["error"]
+
+
+def test_invalid_utf8_in_the_url_is_422_as_the_cli_refuses_it(web):
+    """Decoded with replacement characters, ``%ED%A0%80`` was a 200 with random hits for "\ufffd"."""
+    for url in ("/api/search?q=%ED%A0%80", "/api/search?q=%FF%FE", "/api/search?q=ring&k=5&mode=%C0",
+                "/api/doc/stacks:%FF", "/doc/%ED%A0%80", "/api/lean/search?q=%80"):
+        r = web.get(url)
+        body = is_json_error(r, 422)
+        assert "not valid UTF-8" in body["error"] and "\ufffd" not in r.text, (url, r.text)
+    # UTF-8 text percent-encoded is what it should be
+    assert web.get("/api/search", params={"q": "α-ring über Körper", "k": 2}).status_code == 200
 
 
 def test_unknown_fields_with_any_name_are_reported_not_500(web):

@@ -1,8 +1,10 @@
 """What every request of ``mathlas serve`` passes through before an endpoint sees it, and how errors
-look: one log line per request (``RequestLog``); the loopback Host check, the Bearer token and the
-body limit (``Guard``); JSON errors ``{"error": "<one line>", "status": N}`` (``error``,
-``ApiError``). An exception no endpoint expected is logged here, once, with its traceback, and the
-client gets a 500 saying only that.
+look: one log line per request (``RequestLog``); the loopback Host check (one ``Host`` header: a
+second, as a chunked trailer could add, is 400; mathlas.web.limits keeps trailers out of the
+headers), the Bearer token, a request target that is UTF-8 once percent-decoded (else 422, as the
+CLI refuses such text) and the body limit (``Guard``); JSON errors ``{"error": "<one line>",
+"status": N}`` (``error``, ``ApiError``). An exception no endpoint expected is logged here, once,
+with its traceback, and the client gets a 500 saying only that.
 """
 from __future__ import annotations
 
@@ -155,7 +157,10 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        raw = scope.get("headers", [])
+        if sum(k.lower() == b"host" for k, _ in raw) > 1:  # RFC 9112 3.2: which one names the server?
+            return await error(400, "more than one Host header; send one")(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
         path = scope.get("path", "")
         if self.loopback and not host_allowed(headers.get("host", ""), self.allowed):
             return await error(421, f"host {headers.get('host', '')[:100]!r} is not this loopback server (it "
@@ -172,6 +177,10 @@ class Guard:
                 msg = "this server needs a token: send the header Authorization: Bearer <token>" if not auth \
                     else "wrong token"
                 return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'})(scope, receive, send)
+        bad = _not_utf8(scope)
+        if bad:  # decoded with replacement characters, it would search for "\ufffd" (the CLI refuses it too)
+            return await error(422, f"the request's {bad} is not valid UTF-8 once percent-decoded; "
+                                    "percent-encode the text's UTF-8 bytes")(scope, receive, send)
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
             return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}")(scope, receive, send)
@@ -201,6 +210,19 @@ class Guard:
             log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
             if not started:
                 await error(500, "internal error; the server log has the details")(scope, receive, send)
+
+
+def _not_utf8(scope: Scope) -> str:
+    """"path" or "query string" when that part of the request target is not UTF-8 once
+    percent-decoded (``%ED%A0%80``, ``%FF``), else ""."""
+    from urllib.parse import unquote_to_bytes
+
+    for what, raw in (("path", scope.get("raw_path") or b""), ("query string", scope.get("query_string") or b"")):
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return what
+    return ""
 
 
 def _public(path: str) -> bool:

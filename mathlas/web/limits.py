@@ -24,8 +24,15 @@ bound                  what happens past it
 ``keep_alive``         an idle keep-alive connection: closed (uvicorn's ``timeout_keep_alive``)
 ``max_connections``    connections open at once; one more is answered 503 and closed at once, so
                        descriptors stay free; never above the process's descriptor limit less
-                       ``FD_RESERVE`` (bundle files, logs, worker pipes)
+                       ``FD_RESERVE`` (bundle files, logs, worker pipes). One log line when the
+                       limit is first reached and one when it is no longer (not one per refusal)
 =====================  ===========================================================================
+
+Chunked trailers: httptools reports the fields after a chunked body's last chunk through the same
+callback as the head's, and uvicorn appends them to the request's headers, the very list the app
+reads when the whole request arrived in one read. So a trailer ``Host`` could stand in for the
+head's in the loopback check (a browser cannot send trailers; a local process can). Here a trailer
+field never joins the headers, and a request with a trailer ``Host`` is refused (400, closed).
 """
 from __future__ import annotations
 
@@ -94,6 +101,29 @@ def configure(config: Any, limits: Limits) -> Any:
     return config
 
 
+class _Saturation:
+    """Whether the connection limit refuses clients now: logged once when it starts and once when
+    it ends (1,100 trickling clients are 100 refusals a second, not 100 log lines)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def refused(self, cap: int) -> None:
+        if self.count == 0:
+            log.warning("mathlas serve: %d connections open, the limit (--max-connections): new ones are "
+                        "answered 503 until some close (a client holding many, or too low a limit)", cap)
+        self.count += 1
+
+    def admitted(self, cap: int) -> None:
+        if self.count:
+            log.warning("mathlas serve: below the connection limit again; %d connection%s answered 503 meanwhile",
+                        self.count, "" if self.count == 1 else "s")
+            self.count = 0
+
+
+_saturation = _Saturation()  # one per process: uvicorn's protocol objects share its connection set
+
+
 class LimitedHttpTools(HttpToolsProtocol):
     """uvicorn's httptools protocol with the ``Limits`` that ``configure`` put on its config."""
 
@@ -108,6 +138,7 @@ class LimitedHttpTools(HttpToolsProtocol):
         self._url_bytes = 0
         self._header_bytes = 0
         self._refusal: tuple[int, str, str] | None = None
+        self._trailers = False        # the fields being parsed follow a chunked body
 
     # -- timers
     def _arm(self, what: str) -> None:
@@ -136,11 +167,13 @@ class LimitedHttpTools(HttpToolsProtocol):
         super().connection_made(transport)
         cap = connection_cap(self.limits.max_connections)
         if len(self.connections) > cap:
+            _saturation.refused(cap)
             transport.write(_answer(503, "Service Unavailable",
                                     f"the server has {cap} connections open, its limit (mathlas serve "
                                     "--max-connections); try again shortly"))
             transport.close()
             return
+        _saturation.admitted(cap)
         self._arm("head")
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -187,6 +220,7 @@ class LimitedHttpTools(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_head = True
+        self._trailers = False
         self._head_bytes = self._url_bytes = self._header_bytes = 0
         if self._deadline is None:  # a pipelined request begins while the previous one runs
             self._arm("head")
@@ -198,6 +232,16 @@ class LimitedHttpTools(HttpToolsProtocol):
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._trailers:  # after a chunked body: not a header of the request (module docstring)
+            if name.strip().lower() == b"host":
+                if self.cycle is not None:  # the app, if it starts, sees a client that left
+                    self.cycle.disconnected = True
+                self._refuse(400, "Bad Request", "a Host field in a chunked trailer; send Host in the head only")
+            self._header_bytes += len(name) + len(value) + 4
+            if self._header_bytes > self.limits.max_header_bytes:
+                self._refuse(431, "Request Header Fields Too Large",
+                             f"the header fields are over {self.limits.max_header_bytes} bytes in all")
+            return
         self._header_bytes += len(name) + len(value) + 4
         if len(self.headers) >= self.limits.max_headers:
             self._refuse(431, "Request Header Fields Too Large",
@@ -209,6 +253,7 @@ class LimitedHttpTools(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        self._trailers = True  # any field from now on is a trailer
         self._arm("body")
         super().on_headers_complete()
 
