@@ -26,6 +26,10 @@ theorem lt_iff (n : Nat) : ∀ m, n < m ↔ n + 1 ≤ m := sorry
 alias ⟨of_lt, to_lt⟩ := lt_iff
 alias ext := Nat.ext_not_read
 end Foo
+namespace CharTwo
+theorem sq_injective : 4 = 4 := rfl
+@[deprecated (since := "2026-02-05")] alias CommRing.sq_injective := sq_injective
+end CharTwo
 '''
 
 
@@ -51,6 +55,9 @@ def test_alias_shows_the_statement_it_stands_for(docs):
     assert docs["lean:Foo.of_lt"].extra["signature"] == "(n : Nat) : ∀ m, n < m → n + 1 ≤ m"
     assert docs["lean:Foo.to_lt"].extra["signature"] == "(n : Nat) : ∀ m, n + 1 ≤ m → n < m"
     assert docs["lean:Foo.to_lt"].extra["dependencies"] == ["Foo.lt_iff"]
+    # the target is named where the command is written (CharTwo), not under the alias's own prefix
+    # (CharTwo.CommRing.sq_injective is the alias itself)
+    assert docs["lean:CharTwo.CommRing.sq_injective"].extra["alias_of"] == "lean:CharTwo.sq_injective"
     # a target outside what was read: no statement to show (not the alias's own name)
     assert docs["lean:Foo.ext"].extra["signature"] == "" and "alias_of" not in docs["lean:Foo.ext"].extra
 

@@ -705,6 +705,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 "attributes": attrs, "modifiers": mods, "derived": derived,
                 "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
                 "value": value, "alias_target": alias_target, "alias_dir": alias_dirs.get(name, ""),
+                "scope": prefix,  # the namespace the command is written in (attribute and alias names resolve there)
             })
         consumed = end
     return decls
@@ -832,9 +833,9 @@ def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: "lref
     target_of: dict[str, str] = {}
     aliases = [d for d in decls if d["full"] and d["alias_target"]]
     for d in aliases:
-        ctx = resolver.context(d["ns"], d["opens"], d["rel"])
-        target = next(iter(resolver.resolve(d["alias_target"], ctx)), "")
-        if target and target != d["full"]:
+        ctx = resolver.context(d["scope"], d["opens"], d["rel"])
+        target = next((t for t in resolver.resolve(d["alias_target"], ctx) if t != d["full"]), "")
+        if target:
             target_of[d["full"]] = target
     for _ in range(4):  # an alias of an alias of ...: one more step each round
         changed = False
@@ -1017,7 +1018,8 @@ def read(root: Path, **options) -> Iterator[Document]:
             extra["deprecated"] = dep[0]
             # the replacement the attribute names, else (a deprecated alias) the alias's target; one
             # that is not among the declarations read (Lean core) is named in the note
-            replacement = next(iter(resolver.resolve(dep[1], ctx)), "") if dep[1] else alias_of.get(full, "")
+            scope = resolver.context(d["scope"], d["opens"], d["rel"]) if dep[1] else None
+            replacement = next(iter(resolver.resolve(dep[1], scope)), "") if dep[1] else alias_of.get(full, "")
             if replacement and replacement != full:
                 extra["replaced_by"] = f"lean:{replacement}"
             elif dep[1] and not replacement:
