@@ -56,7 +56,6 @@ STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at
 _WORD = re.compile(r"[^\W\d_]+")
 # what a word is not corrected inside: code and formulas, and identifiers (Nat.Prime, two_le, camelCase)
 _MASK = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|\S*[._]\S*", re.DOTALL)
-_SPLIT_NAME = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[^\W\d_]+")
 _NAME_TOKEN = re.compile(r"[^\s`]+")
 
 
@@ -119,17 +118,34 @@ def edit_distance(a: str, b: str, limit: int = MAX_EDITS) -> int:
     return prev[-1] if prev[-1] <= limit else over
 
 
-def _deletions(word: str, edits: int) -> list[str]:
-    """``word`` and every string made from it by deleting up to ``edits`` (at most 2) letters (a
-    string may repeat where the word repeats a letter)."""
-    out = [word]
-    n = len(word)
-    for i in range(n):
-        one = word[:i] + word[i + 1:]
-        out.append(one)
-        if edits > 1:
-            out.extend(one[:j] + one[j + 1:] for j in range(i, n - 1))
-    return out
+def _patterns(width: int, edits: int) -> np.ndarray:
+    """Gather indices over ``width`` letters and a zero column (index ``width``): one row per way of
+    deleting up to ``edits`` (at most 2) positions, the kept letters first, zeros after."""
+    rows = [list(range(width))]
+    for i in range(width):
+        rows.append([p for p in range(width) if p != i] + [width])
+    if edits > 1:
+        for i in range(width):
+            for j in range(i + 1, width):
+                rows.append([p for p in range(width) if p not in (i, j)] + [width, width])
+    return np.asarray(rows, dtype=np.intp)
+
+
+_POWERS = np.array([pow(0x100000001B3, k, 1 << 64) for k in range(PREFIX)], dtype=np.uint64)
+
+
+def _deletion_hashes(prefixes: list[str], edits: int) -> np.ndarray:
+    """A 64-bit hash of each deletion of up to ``edits`` letters of each of ``prefixes`` (at most
+    ``PREFIX`` letters each): shape (len(prefixes), patterns), vectorised (a deletion of a padding
+    position repeats another deletion, which only repeats a candidate)."""
+    text = "".join(p[:PREFIX].ljust(PREFIX, "\0") for p in prefixes)
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).reshape(len(prefixes), PREFIX)
+    codes = np.concatenate([codes, np.zeros((len(prefixes), 1), dtype=np.uint32)], axis=1).astype(np.uint64)
+    patterns = _patterns(PREFIX, edits)
+    out = np.empty((len(prefixes), len(patterns)), dtype=np.uint64)
+    for j, kept in enumerate(patterns):  # one pattern at a time: 20x faster than one (n, 29, 7) gather
+        out[:, j] = codes[:, kept] @ _POWERS  # integer matmul wraps modulo 2^64
+    return out.view(np.int64)
 
 
 def allowed_edits(word: str) -> int:
@@ -289,25 +305,27 @@ class NameIndex:
     # -- misspellings --------------------------------------------------------------------------
     def _name_words(self) -> dict[str, int]:
         """Each lower-cased word of the names and aliases (formal: of the declaration names, split on
-        dots, underscores and camelCase, and of the aliases), with how many documents use it."""
+        dots, underscores and camelCase, and of the aliases), with how often they use it (Arrow's
+        kernels: some 0.1 s for 10^5 names)."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         cols = []
         if self.formal:
-            cols.append(pc.utf8_slice_codeunits(self._ids, len(LEAN_PREFIX)))
+            names = pc.utf8_slice_codeunits(self._ids, len(LEAN_PREFIX))
+            names = pc.replace_substring_regex(names, r"(\p{Ll}|\p{Nd})(\p{Lu})", r"\1 \2")  # camelCase
+            cols.append(pc.replace_substring_regex(names, r"(\p{Lu})(\p{Lu}\p{Ll})", r"\1 \2"))  # HTTPServer
         elif self._names is not None:
             cols.append(self._names)
         if self._aliases is not None:
             cols.append(self._aliases)
-        split = _SPLIT_NAME.findall if self.formal else _WORD.findall
         vocab: dict[str, int] = {}
         for col in cols:
-            # distinct values first: many documents share a name (and Lean names share their words)
-            values = pc.value_counts(col)
-            for item, count in zip(values.field(0).to_pylist(), values.field(1).to_pylist()):
-                for w in {x.lower() for x in split(item)} if item else ():
-                    if len(w) >= 3:
-                        vocab[w] = vocab.get(w, 0) + count
+            words = pc.list_flatten(pc.split_pattern_regex(pc.utf8_lower(col), r"[^\p{L}]+"))
+            words = words.filter(pc.greater_equal(pc.utf8_length(words), 3))
+            counts = pc.value_counts(words.combine_chunks() if isinstance(words, pa.ChunkedArray) else words)
+            for w, c in zip(counts.field(0).to_pylist(), counts.field(1).to_pylist()):
+                vocab[w] = vocab.get(w, 0) + c
         return vocab
 
     def _fuzzy(self) -> dict[str, int]:
@@ -321,17 +339,12 @@ class NameIndex:
                     prefixes: dict[str, list[int]] = {}
                     for i, w in enumerate(words):
                         prefixes.setdefault(w[:PREFIX], []).append(i)
-                    hashes: list[int] = []
-                    group_of: list[int] = []
-                    groups = list(prefixes.values())
-                    for g, prefix in enumerate(prefixes):
-                        ds = set(_deletions(prefix, MAX_EDITS))
-                        hashes.extend(map(hash, ds))
-                        group_of.extend([g] * len(ds))
-                    h = np.asarray(hashes, dtype=np.int64)
-                    order = np.argsort(h, kind="stable")
-                    self._words, self._groups, self._hashes = words, groups, h[order]
-                    self._word_of = np.asarray(group_of, dtype=np.int32)[order]
+                    hashes = _deletion_hashes(list(prefixes), MAX_EDITS)  # (groups, patterns)
+                    group_of = np.repeat(np.arange(len(prefixes), dtype=np.int32), hashes.shape[1])
+                    h = hashes.ravel()
+                    order = np.argsort(h)
+                    self._words, self._groups, self._hashes = words, list(prefixes.values()), h[order]
+                    self._word_of = group_of[order]
                     self._vocab = vocab
         return self._vocab
 
@@ -352,7 +365,7 @@ class NameIndex:
         assert self._hashes is not None and self._word_of is not None and self._words is not None and self._groups
         seen: set[int] = set()
         best: tuple[int, int, str] | None = None
-        probes = np.fromiter({hash(d) for d in _deletions(w[:PREFIX], edits)}, dtype=np.int64)
+        probes = np.unique(_deletion_hashes([w[:PREFIX]], edits).ravel())
         lo = np.searchsorted(self._hashes, probes, side="left")
         hi = np.searchsorted(self._hashes, probes, side="right")
         for a, b in zip(lo.tolist(), hi.tolist()):
