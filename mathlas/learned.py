@@ -43,12 +43,13 @@ FEATURES = (
     "lex_score", "lex_rel", "lex_logrank", "in_lex",
     "cos", "cos_gap", "dense_logrank", "in_dense",
     "rrf",
-    "name_exact", "name_core_exact", "q_in_name", "name_in_q", "alias_exact",
+    "name_exact", "name_core_exact", "q_in_name", "name_in_q", "alias_exact", "q_in_name_idf", "name_in_q_idf",
     "q_words", "doc_loglen",
     *(f"src_{s}" for s in SOURCES),
     *(f"kind_{g}" for g in GROUPS),
     "def_intent", "def_intent_x_definition",
 )
+F = {name: i for i, name in enumerate(FEATURES)}
 ABSENT_RANK = 200.0
 
 # Words that name what kind of result a name is, not which one: "Nakayama's lemma" = "Nakayama".
@@ -81,6 +82,7 @@ class DocInfo:
     loglen: np.ndarray        # float32 log(1 + characters of the text)
     names: list               # per key: tuple of name words (folded)
     aliases: list             # per key: list of tuples of alias words
+    idf: dict                 # name/alias word -> log(N / df) over the names and aliases
 
     @classmethod
     def of(cls, table) -> "DocInfo":
@@ -96,7 +98,13 @@ class DocInfo:
         names = [tuple(words(n or "")) for n in col("name").to_pylist()]
         alias_col = col("aliases").to_pylist() if "aliases" in table.column_names else [None] * len(names)
         aliases = [[tuple(words(a)) for a in (x or "").split(";") if a.strip()] for x in alias_col]
-        return cls(source, group, loglen, names, aliases)
+        df: dict[str, int] = {}
+        for n, al in zip(names, aliases):
+            for w in set(n).union(*al) if al else set(n):
+                df[w] = df.get(w, 0) + 1
+        total = max(1, len(names))
+        idf = {w: math.log(total / c) for w, c in df.items()}
+        return cls(source, group, loglen, names, aliases, idf)
 
 
 def _logrank(ranking, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,50 +133,56 @@ def features(info: DocInfo, query: str, keys: np.ndarray, rankings: dict, cosine
     lr, ls, lp = _logrank(rankings.get("lexical"), keys)
     dr, _, dp = _logrank(rankings.get("dense"), keys)
     top_lex = float(ls.max()) if n and ls.max() > 0 else 1.0
-    X[:, 0] = ls
-    X[:, 1] = ls / top_lex
-    X[:, 2] = lr
-    X[:, 3] = lp
-    X[:, 4] = cosines
-    X[:, 5] = cosines - (float(cosines.max()) if n else 0.0)
-    X[:, 6] = dr
-    X[:, 7] = dp
-    X[:, 8] = rrf_scores
+    X[:, F["lex_score"]] = ls
+    X[:, F["lex_rel"]] = ls / top_lex
+    X[:, F["lex_logrank"]] = lr
+    X[:, F["in_lex"]] = lp
+    X[:, F["cos"]] = cosines
+    X[:, F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
+    X[:, F["dense_logrank"]] = dr
+    X[:, F["in_dense"]] = dp
+    X[:, F["rrf"]] = rrf_scores
     qw = words(query)
     qcore = core(qw)
     qset = set(qcore)
     qtuple = tuple(qw)
+    idf = info.idf
+    unseen = math.log(max(2, len(info.names)))  # a word no name holds: as rare as can be
+    q_idf = {w: idf.get(w, unseen) for w in qset}
+    q_mass = sum(q_idf.values()) or 1.0
     for j, k in enumerate(keys.tolist()):
         name = info.names[k]
         alias = info.aliases[k]
         if name and name == qtuple:
-            X[j, 9] = 1.0
+            X[j, F["name_exact"]] = 1.0
         ncore = core(list(name))
         if ncore and ncore == qcore:
-            X[j, 10] = 1.0
+            X[j, F["name_core_exact"]] = 1.0
         vocab = set(ncore)
         for a in alias:
             acore = core(list(a))
             vocab.update(acore)
             if acore and acore == qcore:
-                X[j, 13] = 1.0
+                X[j, F["alias_exact"]] = 1.0
         if qset:
-            X[j, 11] = len(qset & vocab) / len(qset)
+            X[j, F["q_in_name"]] = len(qset & vocab) / len(qset)
         if ncore:
-            X[j, 12] = len(set(ncore) & qset) / len(set(ncore))
-    X[:, 14] = math.log1p(len(qw))
-    X[:, 15] = info.loglen[keys]
+            nset = set(ncore)
+            X[j, F["name_in_q"]] = len(nset & qset) / len(nset)
+            n_mass = sum(idf.get(w, unseen) for w in nset) or 1.0
+            X[j, F["name_in_q_idf"]] = sum(idf.get(w, unseen) for w in nset & qset) / n_mass
+        if qset:
+            X[j, F["q_in_name_idf"]] = sum(q_idf[w] for w in qset & vocab) / q_mass
+    X[:, F["q_words"]] = math.log1p(len(qw))
+    X[:, F["doc_loglen"]] = info.loglen[keys]
     src = info.source[keys]
-    base = 16
-    for i in range(len(SOURCES)):
-        X[:, base + i] = src == i
-    base += len(SOURCES)
+    for i, s in enumerate(SOURCES):
+        X[:, F[f"src_{s}"]] = src == i
     grp = info.group[keys]
-    for i in range(len(GROUPS)):
-        X[:, base + i] = grp == i
-    base += len(GROUPS)
-    X[:, base] = 1.0 if intent else 0.0
-    X[:, base + 1] = X[:, base] * (grp == GROUPS.index("definition"))
+    for i, g in enumerate(GROUPS):
+        X[:, F[f"kind_{g}"]] = grp == i
+    X[:, F["def_intent"]] = 1.0 if intent else 0.0
+    X[:, F["def_intent_x_definition"]] = X[:, F["def_intent"]] * (grp == GROUPS.index("definition"))
     return X
 
 

@@ -53,10 +53,11 @@ def ranker(config: str, model: str | None):
     if config.startswith("ltr") or config == "pool-rrf":
         import numpy as np
 
-        from mathlas.learned import load_model
+        from mathlas.learned import model_from_spec
         from mathlas_build.training import ltr
 
-        m = load_model(Path(model).parent.parent, Path(model).name) if model and config != "pool-rrf" else None
+        m = (model_from_spec(json.loads(Path(model).read_text(encoding="utf-8")))
+             if model and config != "pool-rrf" else None)
 
         def rank(q: str) -> list[str]:
             p = ltr.pool(b, q)
