@@ -31,7 +31,7 @@ encoder/                       ``model.onnx`` (+ ``model.onnx_data``), ``tokeniz
                                ``encoder.json``: the query encoder that made the vectors
 reranker/                      optional: ``model.onnx``, ``tokenizer.json``, ``reranker.json``: a
                                cross-encoder that rescores the first ``top_n`` fused hits
-                               (``mathlas.rerank``), declared by the manifest's ``reranker`` block
+                               (``mathlas.ranking.rerank``), declared by the manifest's ``reranker`` block
 =============================  =====================================================================
 
 Document ids follow the stable-id table of DESIGN.md (``stacks:<TAG>``, ``planetmath:<name>``,
@@ -115,7 +115,7 @@ OPTIONAL_META_COLUMNS = (
     "pagerank", "stacks", "attributes", "generated", "generated_from", "derived_name",
     "label", "about", "aliases", "deprecated", "replaced_by", "alias_of",
 )
-# The paper fields paper filters read (mathlas.filters.PaperFilter); a bundle has them when a paper
+# The paper fields paper filters read (mathlas.ranking.filters.PaperFilter); a bundle has them when a paper
 # source (the TheoremSearch dataset) built it. authors and categories are lists of strings.
 PAPER_COLUMNS = ("paper_id", "paper_title", "authors", "year", "categories", "citations", "journal_ref")
 

@@ -19,7 +19,7 @@
 Pooling happens here in numpy, never in the graph, so any exported transformer plugs in unchanged.
 
 ``pair_inputs`` is the other way a bundle's models read text: a reranker's (query, document) pairs
-(``mathlas.rerank``). It lives here, beside the encoder's tokenisation, because the trainer
+(``mathlas.ranking.rerank``). It lives here, beside the encoder's tokenisation, because the trainer
 (``build/``) may import this module and must cut and join pairs exactly as search does.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ from mathlas.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from mathlas.filters import PaperFilter
+    from mathlas.ranking.filters import PaperFilter
 
 MODES = ("hybrid", "lexical", "dense")
 Mode = Literal["hybrid", "lexical", "dense"]
@@ -68,7 +68,7 @@ class SearchRequest:
              pool: Any = None, mask: Any = None, offset: Any = 0, rerank: Any = None,
              labels: Mapping[str, str] | None = None) -> "SearchRequest":
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
-        from mathlas.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
+        from mathlas.ranking.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
 
         names = {**LABELS, **(labels or {})}
         if not isinstance(query, str) or not query.strip():

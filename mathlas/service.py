@@ -20,15 +20,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from mathlas.errors import UsageError
 from mathlas.hit import Document, Hit, snippet
 from mathlas.request import LABELS, DependencyRequest, LeanSearchRequest, SearchRequest
-from mathlas.tools import NextStep, available_tool_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.engine import Bundle
+    from mathlas.ranking.pipeline import Ranked
 
 BundleSpec = Union[str, os.PathLike, "Bundle", None]
 
@@ -40,6 +40,15 @@ _NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
 # ------------------------------------------------------------------------------ results
 
 @dataclass
+class NextStep:
+    """A tool call worth making next, with its arguments ready to send."""
+
+    tool: str
+    arguments: dict[str, Any]
+    why: str
+
+
+@dataclass
 class SearchResult:
     """Ranked hits for a query, and which tool calls to make on the promising ones."""
 
@@ -48,12 +57,12 @@ class SearchResult:
     mode: str
     hits: list[Hit]
     next: list[NextStep] = field(default_factory=list)
-    # how close the best hits are (mathlas.confidence): strong, weak or none, its 0-1 confidence and,
+    # how close the best hits are (mathlas.ranking.confidence): strong, weak or none, its 0-1 confidence and,
     # unless strong, one line saying what that means
     match: str = "weak"
     confidence: float = 0.0
     note: str = ""
-    # the abbreviations the query was searched with, expanded (mathlas.abbreviations), as one line
+    # the abbreviations the query was searched with, expanded (mathlas.ranking.abbreviations), as one line
     expanded: str = ""
 
 
@@ -107,28 +116,38 @@ def _open(bundle: BundleSpec) -> "Bundle":
 # ------------------------------------------------------------------------------ the capabilities
 
 def search(req: SearchRequest, bundle: BundleSpec = None, *, findings: bool = True) -> SearchResult:
-    """Informal search: ``req`` ranked over ``bundle`` and, with ``findings`` (the default), the
-    results saved with add_finding as one more channel of the same fusion."""
+    """Informal search: ``req`` ranked over ``bundle`` (``mathlas.ranking``) and, with ``findings``
+    (the default), the results saved with add_finding as extra documents of the same channels."""
+    return search_ranked(req, bundle, findings=findings)[0]
+
+
+def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
+                  findings: bool = True) -> tuple[SearchResult, "Ranked"]:
+    """``search``'s result and the ``Ranked`` it was made from (each hit's channel ranks and raw
+    scores: ``Ranked.top``), for a surface that shows more of the evidence (TheoremSearch's cosine)."""
     from mathlas.findings.store import open_store
+    from mathlas.ranking.pipeline import pipeline_for
 
     b = _open(bundle)
-    scores: dict = {}
-    hits = b.rank(req, findings=open_store() if findings else None, scores_out=scores)
+    ranked = pipeline_for(b).rank(req, findings=open_store() if findings else None)
+    hits = ranked.hits
     steps = [NextStep("get_by_id", {"id": h.id}, "the whole statement, link and license") for h in hits[:NEXT_FOR_TOP]]
-    if _NUMBER.fullmatch(req.query) and "identify_constant" in available_tool_names():
+    if _NUMBER.fullmatch(req.query):
         steps.insert(0, NextStep("identify_constant", {"value": req.query.strip()},
                                  "the query is a number: look for a closed form"))
     if not hits and req.filtered:
         steps.append(NextStep("search_existing_math", {"query": req.query},
                               "nothing passed the filters: search all sources"))
-    return SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps,
-                        **_match(b, req, scores, hits))
+    result = SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps,
+                          **_match(b, req, ranked))
+    return result, ranked
 
 
 def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
     """Lean search: ``req`` over the formal bundle (``bundle``; None: ``$MATHLAS_FORMAL_BUNDLE`` or
     mathlib), with the bundle's PageRank prior unless the request sets its weight."""
     from mathlas.formal import FORMAL_FIELDS, PRIOR, formal_bundle_spec, formal_hit, module_mask, open_formal
+    from mathlas.ranking.pipeline import pipeline_for
 
     b = open_formal(bundle)
     priors = None
@@ -142,33 +161,31 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check
     inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
                           labels={**LABELS, "kinds": req.labels["kinds"]})
-    scores: dict = {}
-    hits = [formal_hit(h) for h in b.rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS,
-                                          scores_out=scores)]
+    ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
+    hits = [formal_hit(h) for h in ranked.hits]
     spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
     steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
              for h in hits[:2]]
     if hits:
         steps.append(NextStep("get_dependencies", {"id": hits[0].id, "direction": "uses"},
                               "what the best hit is built on"))
-        if "verify_formal" in available_tool_names():
-            steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
-                                  "check a proof that uses the hit with the Lean kernel"))
+        steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
+                              "check a proof that uses the hit with the Lean kernel"))
     if not hits and req.modules:
         steps.append(NextStep("search_formal_math", {"query": req.query}, "nothing in those modules: search everything"))
     return FormalSearchResult(query=req.query, bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
-                              next=steps, **_match(b, req, scores, hits))
+                              next=steps, **_match(b, req, ranked))
 
 
-def _match(b: "Bundle", req, scores: dict, hits: list[Hit]) -> dict:
-    """``match``, ``confidence`` and ``note`` of an answer (``mathlas.confidence``), from the channels'
-    raw rankings ``Bundle.rank`` left in ``scores``."""
-    from mathlas.abbreviations import describe
-    from mathlas.confidence import assess
+def _match(b: "Bundle", req, ranked: "Ranked") -> dict:
+    """``match``, ``confidence`` and ``note`` of an answer (``mathlas.ranking.confidence``), from the
+    channels' own rankings of the bundle's documents (``Ranked.rankings``), and the abbreviations
+    the query was searched with."""
+    from mathlas.ranking.abbreviations import describe
+    from mathlas.ranking.confidence import assess
 
-    a = assess(scores.get("rankings"), req.mode, req.query, b.manifest.fusion, has_hits=bool(hits))
-    return {"match": a.match, "confidence": a.confidence, "note": a.note,
-            "expanded": describe(scores.get("expansions") or {})}
+    a = assess(ranked.rankings, req.mode, req.query, b.manifest.fusion, has_hits=bool(ranked.hits))
+    return {"match": a.match, "confidence": a.confidence, "note": a.note, "expanded": describe(ranked.expansions)}
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

@@ -16,9 +16,10 @@ on the dev set's queries, through ``Bundle.rank`` as every surface calls it:
 * **takeover**: one finding ("Every finite integral domain is a field.") and 60 varied queries
   that are not about it (unrestricted, as the library searches): how often it is #1 / in the top 10.
 
-Each figure for the channel as it is (``now``) and as it was before issue 20 (``before``: a copy of
-that channel below, a list of the findings with its own rank 1, weighted like both bundle channels
-together), in the same run.
+Each figure for the findings as they are searched now (``now``: extra documents of the bundle's
+lexical and dense channels, merged into each channel's ranking by score; issue 29) and as they were
+before issue 20 (``before``: a copy of that channel below, a list of the findings with its own rank
+1, fused as one more channel weighted like both bundle channels together), in the same run.
 
     python scripts/bench_findings.py [--queries shared/eval/informal-dev.jsonl] [--bundle B] [--json]
 """
@@ -47,108 +48,84 @@ def talk(*a) -> None:
 
 # ------------------------------------------------------------------------------ the old channel
 
-def old_channel_class():
-    """The findings channel before issue 20 (commit 4665ed2): its own BM25 over the findings and
-    cosine over all stored vectors, RRF (k 10) of the two, fused with the bundle's channels as one
-    more channel weighted like them together."""
+def before_pipeline(bundle):
+    """The bundle's pipeline with the findings as they were before issue 20 (commit 4665ed2): their
+    own BM25 over the findings and cosine over all stored vectors, RRF (k 10) of the two, fused with
+    the bundle's channels as one more channel (``findings``) weighted like them together."""
     import math
+    import re
     from collections import Counter
 
     import numpy as np
 
-    from mathlas.findings.search import FindingsChannel
-    from mathlas.fusion import Ranking, rrf
-    from mathlas.lexical import query_terms
+    from mathlas.bundle import lexical_words
+    from mathlas.ranking.candidates import Ranking
+    from mathlas.ranking.fusion import rrf
+    from mathlas.ranking.lexical import query_terms
+    from mathlas.ranking.pipeline import Pipeline, pipeline_for
 
     def words(text):
-        from mathlas.bundle import lexical_words
-        import re
-
         return [w.lower() for w in re.findall(r"\w+", lexical_words(text))]
 
-    class Old(FindingsChannel):
-        def _lexical(self, query, depth):
-            tfs = [Counter(words(f.search_text)) for f in self.findings]
-            lens = [sum(t.values()) for t in tfs]
-            avg = sum(lens) / len(lens)
-            df = Counter(w for t in tfs for w in t)
-            n = len(tfs)
-            scores = {}
-            for w in set(query_terms(query)):
-                if w not in df:
-                    continue
-                idf = math.log(1.0 + (n - df[w] + 0.5) / (df[w] + 0.5))
-                for i, t in enumerate(tfs):
-                    if w in t:
-                        norm = 1.2 * (1 - 0.75 + 0.75 * lens[i] / (avg or 1.0))
-                        scores[i] = scores.get(i, 0.0) + idf * t[w] * 2.2 / (t[w] + norm)
-            return [i for i, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]]
+    def old_lexical(findings, query, depth):
+        tfs = [Counter(words(f.search_text)) for f in findings]
+        lens = [sum(t.values()) for t in tfs]
+        avg = sum(lens) / len(lens)
+        df = Counter(w for t in tfs for w in t)
+        n = len(tfs)
+        scores = {}
+        for w in set(query_terms(query)):
+            if w not in df:
+                continue
+            idf = math.log(1.0 + (n - df[w] + 0.5) / (df[w] + 0.5))
+            for i, t in enumerate(tfs):
+                if w in t:
+                    norm = 1.2 * (1 - 0.75 + 0.75 * lens[i] / (avg or 1.0))
+                    scores[i] = scores.get(i, 0.0) + idf * t[w] * 2.2 / (t[w] + norm)
+        return [i for i, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]]
 
-        def _dense(self, vector, depth):
-            pos, cos = self.dense_scores(vector)
-            return pos[np.argsort(-cos, kind="stable")][:depth].tolist()
-
-        def search(self, query, vector, depth, *, lexical=True, **_):
-            lists = ([self._lexical(query, depth)] if lexical else []) + \
-                    ([self._dense(vector, depth)] if vector is not None else [])
+    class Before(Pipeline):
+        def channel_rankings(self, plan):
+            own = {}
+            if plan.bundle_part:
+                own = {name: self.channel(name).rank(plan.query, plan.depth, plan.filters) for name in plan.channels}
+            extra = plan.extra
+            if extra is None:
+                return own, own
+            lists = [old_lexical(extra.findings, plan.query.text, plan.depth)] if "lexical" in plan.channels else []
+            if "dense" in plan.channels and (plan.bundle_part or extra.has_vectors()):
+                pos, cos = extra.dense_scores(plan.query.vector())
+                lists.append(pos[np.argsort(-cos, kind="stable")][:plan.depth].tolist())
             lists = [x for x in lists if x] or [[]]
             if len(lists) == 1:
-                return Ranking.of(np.array(lists[0], dtype=np.int64))
-            fused = rrf({str(c): Ranking.of(np.array(x, dtype=np.int64)) for c, x in enumerate(lists)}, depth,
-                        k_rrf=10.0)
-            return Ranking.of(np.array([f.key for f in fused], dtype=np.int64))
+                keys = np.array(lists[0], dtype=np.int64)
+            else:
+                fused = rrf({str(c): Ranking.of(np.array(x, dtype=np.int64)) for c, x in enumerate(lists)},
+                            plan.depth, k_rrf=10.0)
+                keys = fused.keys
+            if not len(keys):
+                return own, own
+            plan.channel_weights["findings"] = sum(float(plan.channel_weights.get(c, 1.0)) for c in plan.channels)
+            return own, {**own, "findings": Ranking.of(keys + extra.base)}
 
-        def fusion_weight(self, channel_weights):
-            return sum(channel_weights.values())
-
-        def hit(self, key, score, ranks):
-            self.channel_ranks = {}
-            return super().hit(key, score, ranks)
-
-    return Old
-
-
-class Channels:
-    """Switches ``Bundle.rank``'s findings channel: ``before`` (the old copy), ``now`` (as the engine
-    calls it today: the bundle's channels searched again inside, without the request's filters) and
-    ``passed`` (the engine handing the channel its own filtered rankings, ``bundle_rankings=``)."""
-
-    def __init__(self):
-        import mathlas.engine
-        import mathlas.findings.search as fs
-
-        self.module, self.now, self.before = fs, fs.FindingsChannel, old_channel_class()
-        last: dict = {}
-        plain = mathlas.engine.Bundle.channel_rankings
-
-        def remembered(bundle, *a, **kw):
-            out = last["rankings"] = plain(bundle, *a, **kw)
-            return out
-
-        class Passed(fs.FindingsChannel):
-            def search(self, query, vector, depth, **kw):
-                return super().search(query, vector, depth, bundle_rankings=last.pop("rankings", None), **kw)
-
-        self.passed, self._patch = Passed, (mathlas.engine.Bundle, plain, remembered)
-
-    def use(self, which: str) -> None:
-        cls, plain, remembered = self._patch
-        cls.channel_rankings = remembered if which == "passed" else plain
-        self.module.FindingsChannel = {"now": self.now, "before": self.before, "passed": self.passed}[which]
+    now = pipeline_for(bundle)
+    before = Before(bundle)
+    before.vectors, before.masks = now.vectors, now.masks
+    return before
 
 
-VARIANTS = ("before", "now", "passed")
+VARIANTS = ("before", "now")
 
 
 # ------------------------------------------------------------------------------ the measurements
 
-def ranked_ids(bundle, query: str, store, k: int = 20, sources=None) -> list[str]:
+def ranked_ids(pipeline, query: str, store, k: int = 20, sources=None) -> list[str]:
     from mathlas.request import SearchRequest
 
     if sources and store is not None:
         sources = [*sources, "findings"]
     req = SearchRequest.make(query, k, sources=list(sources or ()))
-    return [h.id for h in bundle.rank(req, findings=store)]
+    return [h.id for h in pipeline.rank(req, findings=store).hits]
 
 
 def fill(store, bundle, findings: list[tuple[str, str, str]]) -> None:
@@ -160,13 +137,13 @@ def fill(store, bundle, findings: list[tuple[str, str, str]]) -> None:
     store.embed(bundle)
 
 
-def mrr(bundle, queries, store, sources) -> tuple[dict, list]:
+def mrr(pipeline, queries, store, sources) -> tuple[dict, list]:
     from mathlas.retrieval_eval import bootstrap_mrr, first_rank, metrics
 
     ranks, times = [], []
     for q in queries:
         t = time.perf_counter()
-        ids = ranked_ids(bundle, q["query"], store, 20, sources)
+        ids = ranked_ids(pipeline, q["query"], store, 20, sources)
         times.append(time.perf_counter() - t)
         ranks.append(first_rank(ids, q["targets"]))
     m = metrics(ranks)
@@ -228,6 +205,7 @@ def main(argv=None) -> int:
 def run(args, counts: list[int], scratch: Path) -> int:
     import mathlas
     from mathlas.findings.store import FindingsStore
+    from mathlas.ranking.pipeline import pipeline_for
     from mathlas.retrieval_eval import first_rank, label_prefixes, load_queries
 
     t0 = time.time()
@@ -236,10 +214,10 @@ def run(args, counts: list[int], scratch: Path) -> int:
     talk(f"bundle {bundle.label} ({len(bundle):,} documents), {len(queries)} queries from {args.queries.name}")
     sources = [s for s in bundle.source_names if s in label_prefixes(queries)]
     store = FindingsStore(scratch / "findings")
-    channels = Channels()
+    pipelines = {"before": before_pipeline(bundle), "now": pipeline_for(bundle)}
     result: dict = {"bundle": bundle.label, "queries": args.queries.name, "n": len(queries), "seed": args.seed}
 
-    base, base_ranks = mrr(bundle, queries, None, sources)
+    base, base_ranks = mrr(pipelines["now"], queries, None, sources)
     result["no_findings"] = base
     lo, hi = base["mrr@20_ci95"]
     talk(f"no findings: MRR@20 {base['mrr@20']:.3f} [{lo}, {hi}]")
@@ -251,8 +229,7 @@ def run(args, counts: list[int], scratch: Path) -> int:
             fill(store, bundle, sample[:n])
             row = {}
             for which in VARIANTS:
-                channels.use(which)
-                m, ranks = mrr(bundle, queries, store, sources)
+                m, ranks = mrr(pipelines[which], queries, store, sources)
                 row[which] = {"mrr@20": m["mrr@20"], "p@1": m["p@1"], "hit@10": m["hit@10"], "p50_ms": m["p50_ms"],
                               "within_ci": lo <= m["mrr@20"] <= hi,
                               "worse": sum((r or 99) > (b or 99) for r, b in zip(ranks, base_ranks)),
@@ -271,8 +248,7 @@ def run(args, counts: list[int], scratch: Path) -> int:
             fill(store, bundle, [(statement, "https://example.org/restates", name)])
             fid = store.all()[0].id
             for which in VARIANTS:
-                channels.use(which)
-                at = first_rank(ranked_ids(bundle, q["query"], store, 20, sources), [fid])
+                at = first_rank(ranked_ids(pipelines[which], q["query"], store, 20, sources), [fid])
                 row[which] += at is not None and at <= 3
                 # as high as the first target ranked without it (that target's first target, any)
                 row[f"{which}_as_high_as_target"] += at is not None and (base_rank is None or at <= base_rank)
@@ -285,28 +261,26 @@ def run(args, counts: list[int], scratch: Path) -> int:
     fid = store.all()[0].id
     result["takeover"] = {"queries": len(tq)}
     for which in VARIANTS:
-        channels.use(which)
-        lists = [ranked_ids(bundle, q, store, 10) for q in tq]
+        lists = [ranked_ids(pipelines[which], q, store, 10) for q in tq]
         result["takeover"][which] = {"first": sum(x[:1] == [fid] for x in lists), "top10": sum(fid in x for x in lists)}
-    channels.use("now")
     result["seconds"] = round(time.time() - t0, 1)
 
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     n = len(queries)
-    names = {"before": "before", "now": "now", "passed": "now, rankings passed"}
+    names = {"before": "before", "now": "now"}
     print(f"{bundle.label}, {args.queries.name} ({n} queries, hybrid, restricted to {', '.join(sources)} + findings)")
     print(f"no findings: MRR@20 {base['mrr@20']:.3f} [{lo:.3f}, {hi:.3f}], P@1 {base['p@1']:.3f}, "
           f"Hit@10 {base['hit@10']:.3f}, search p50 {base['p50_ms']} ms")
     print()
     print("| findings stored | " + " | ".join(f"MRR@20 {names[w]} (worse / better)" for w in VARIANTS)
-          + " | search p50, now / passed |")
+          + " | search p50, now |")
     print("|---:|" + "---:|" * (len(VARIANTS) + 1))
     for c, row in result["stored"].items():
         cells = [f"{row[w]['mrr@20']:.3f}{'' if row[w]['within_ci'] else ' (out)'} ({row[w]['worse']} / {row[w]['better']})"
                  for w in VARIANTS]
-        print(f"| {c} | " + " | ".join(cells) + " | " + " / ".join(f"{row[w]['p50_ms']}" for w in VARIANTS[1:]) + " ms |")
+        print(f"| {c} | " + " | ".join(cells) + f" | {row['now']['p50_ms']} ms |")
     print()
     print("| restating finding: in top 3 (as high as its target was) | " + " | ".join(names[w] for w in VARIANTS)
           + " | its target in top 3, without it |")

@@ -39,8 +39,9 @@ def main() -> None:
         return _timed(fn, rounds, items)
 
     from mathlas.retrieval_eval import load_queries
-    from mathlas.filters import Filters
+    from mathlas.ranking.filters import Filters
     from mathlas.formal import open_formal
+    from mathlas.ranking.pipeline import pipeline_for
     from mathlas.tools.lean_search import get_dependencies, search_formal_math
 
     queries = [q["query"] for q in load_queries(args.queries)]
@@ -57,7 +58,7 @@ def main() -> None:
                  "queries": len(queries), "rounds": args.rounds}
     # every timed search encodes its query, as a person's new query does (the bundle keeps the last
     # 256 query vectors; a repeated query is timed apart, bundle_search_hybrid_repeated)
-    forget = b.forget_query_vectors
+    forget = pipeline_for(b).forget_query_vectors
     res["bundle_search_hybrid"] = stats(timed(lambda q: (forget(), b.search(q, k=10)), queries, args.rounds))
     res["bundle_search_hybrid_repeated"] = stats(timed(lambda q: b.search(q, k=10), queries[:200], args.rounds))
     res["search_formal_math"] = stats(timed(lambda q: (forget(), search_formal_math(q, k=10, bundle=args.bundle)),

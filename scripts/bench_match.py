@@ -1,8 +1,8 @@
-"""Fit and measure the answers' ``match`` (``mathlas.confidence``): does it say ``none`` when the
+"""Fit and measure the answers' ``match`` (``mathlas.ranking.confidence``): does it say ``none`` when the
 sources do not hold what was asked, and rarely when they do?
 
 For each dev query (default: informal-dev on the default bundle) the script records the channels'
-raw top ten (``Bundle.rank(..., scores_out=)``) four ways:
+raw top ten (``Pipeline.rank(...).rankings``) four ways:
 
 * ``asked``: as asked, over the whole bundle (the query's targets are there: a ``none`` is false);
 * ``hidden``: with the targets hidden inside both channels (``SearchRequest.mask``);
@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mathlas.confidence import FEATURES, features  # noqa: E402
+from mathlas.ranking.confidence import FEATURES, features  # noqa: E402
 
 NEGATIVES = ("restated", "elsewhere", "other-kind")  # those a run has
 MODES = ("hybrid", "dense", "lexical")
@@ -47,6 +47,7 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
             other_bundle: str | None) -> list[dict]:
     """Per query and condition: the features, and (asked) the rank of the first target in hybrid."""
     from mathlas.engine import open_bundle
+    from mathlas.ranking.pipeline import pipeline_for
     from mathlas.request import SearchRequest
     from mathlas.retrieval_eval import load_queries
 
@@ -54,7 +55,7 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
     other = open_bundle(other_bundle) if other_bundle else None
     n = len(b)
     dense = b.dense
-    codes = np.asarray(b._source_codes)
+    codes = np.asarray(b.source_codes)
     rows = []
     for q in load_queries(set_path):
         keys = []
@@ -83,16 +84,15 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
             conds["other-kind"] = (other, None)
         row = {"id": q["id"], "style": q.get("style", ""), "restated_hidden": int((~restated).sum())}
         for cond, (bb, mask) in conds.items():
-            out: dict = {}
-            hits = bb.rank(SearchRequest.make(q["query"], 10, mask=mask), scores_out=out)
-            rk = out["rankings"]
+            ranked = pipeline_for(bb).rank(SearchRequest.make(q["query"], 10, mask=mask))
+            hits, rk = ranked.hits, ranked.rankings
             row[cond] = {m: features({c: rk[c] for c in rk if m == "hybrid" or c == m}, q["query"]) for m in MODES}
             if cond == "asked":
                 ids = [h.id for h in hits]
                 row["rank"] = next((i + 1 for i, x in enumerate(ids) if x in q["targets"]), None)
                 row["rank_by_mode"] = {"hybrid": row["rank"]}
                 for m in ("dense", "lexical"):
-                    mh = bb.rank(SearchRequest.make(q["query"], 10, mode=m))
+                    mh = pipeline_for(bb).rank(SearchRequest.make(q["query"], 10, mode=m)).hits
                     row["rank_by_mode"][m] = next((i + 1 for i, h in enumerate(mh) if h.id in q["targets"]), None)
         rows.append(row)
         print(f"{q['id']}: rank {row['rank']}, {row['restated_hidden']} documents hidden as restatements",

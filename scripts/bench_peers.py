@@ -47,7 +47,7 @@ Three methods, each in a child process of its own (so the memory each adds is it
     read per candidate from the memory-mapped file, as mathlas's own rescoring reads them.
 
 All three share the query embedding: the bundle's ONNX encoder with its query prompt (mathlas also
-repeats very short keyword queries, ``Bundle.dense_text``: part of its method). The encoding time
+repeats very short keyword queries, ``mathlas.ranking.query.dense_text``: part of its method). The encoding time
 counts in each method's latency. The comparison is of the retrieval methods on the same vectors and
 texts, not of the peers' products, whose encoders (and LLM-written texts) differ.
 
@@ -282,7 +282,7 @@ class TheoremSearch:
         self.citations = None
         cites = column(bundle, "citations")
         if cites is not None and citation_weight:
-            from mathlas.fusion import prior_values
+            from mathlas.ranking.fusion import prior_values
 
             # prior_values "log1" is ln(max(c, 1)): ln c for c > 0, else 0, as TheoremSearch adds it
 
@@ -354,6 +354,7 @@ def run_child(args) -> dict:
     from bench_search import pct, timed
 
     from mathlas.engine import open_bundle
+    from mathlas.ranking.pipeline import pipeline_for
     from mathlas.retrieval_eval import bootstrap_mrr, evaluate, first_rank, label_prefixes, load_queries, metrics
 
     method = args.child
@@ -376,7 +377,7 @@ def run_child(args) -> dict:
         def search(q: str):
             # the bundle keeps its last query vectors; the peers encode every query, and so does this:
             # without forgetting, every timed pass after the first reused the warm-up's vectors
-            b.forget_query_vectors()
+            pipeline_for(b).forget_query_vectors()
             return b.search(q, k=K)
 
         _ = (b.lexical, b.dense)  # open the channels (lazy); their memory counts as the method's

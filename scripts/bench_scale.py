@@ -309,7 +309,7 @@ class ExactFloatChannel:
         self.matrix = matrix
 
     def search(self, q, k, filters=None, pool=None):
-        from mathlas.fusion import Ranking
+        from mathlas.ranking.fusion import Ranking
 
         s = self.matrix @ q
         top = np.argpartition(-s, k)[:k]
@@ -347,7 +347,7 @@ def experiment_asym_stage(work: Path):
     code), and only the best ``pool`` of them are rescored with the int8 vectors. Tests whether a
     better ordering than hamming lets a wider binary pool reach recall without more int8 reads."""
     from mathlas.bundle import sign_bits
-    from mathlas.dense import MIN_POOL, DenseChannel
+    from mathlas.ranking.dense import MIN_POOL, DenseChannel
 
     bits = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)) & 1).astype(np.float32) * 2 - 1  # packbits order
 
@@ -469,7 +469,7 @@ def experiment_madvise_random(work: Path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mathlas.dense import DenseChannel
+    from mathlas.ranking.dense import DenseChannel
 
     init = DenseChannel.__init__
 
@@ -500,7 +500,7 @@ def experiment_thermometer_codes(work: Path):
 
     from mathlas import bundle as fmt
     from mathlas.bundle import usearch_index_class
-    from mathlas.dense import DenseChannel
+    from mathlas.ranking.dense import DenseChannel
 
     out = work / "thermometer3"
     if not (out / "build.json").is_file():
@@ -576,7 +576,7 @@ def step_serve(work: Path, pools, experiments=()) -> dict:
     found = [ids[int(t)].as_py() in {h.id for h in run(i)} for i, t in zip(measured, q["targets"][n_warm:])]
     out["hybrid_target_in_top10"] = round(float(np.mean(found)), 3)
     out["recall_at_10"] = {}
-    from mathlas.dense import default_pool
+    from mathlas.ranking.dense import default_pool
 
     out["default_pool"] = default_pool(10, len(b))
     for pool in sorted({*pools, out["default_pool"]}):

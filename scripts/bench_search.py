@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
 """Search latency, in process, warm: p50/p95 over the dev queries for hybrid k=10, a new query (the
 query encoded: what a person's search costs) and a repeated one (its vector kept by the bundle), with
-the lexical channel, the query encoder and the dense channel shown separately. Baseline measured in
-the same run: the dense channel as an exact scan over every stored vector (no HNSW).
+the lexical channel, the query encoder and the dense channel shown separately, and the pipeline's own
+share beside them (the hybrid search less its channels: planning, fusion, stages, hits). Baseline
+measured in the same run: the dense channel as an exact scan over every stored vector (no HNSW).
 
-    python scripts/bench_search.py [--bundle B] [--queries FILE] [--rounds 5]
+Every round times each query through every row back to back (not one row after another), so a
+machine whose load changes during the run loads every row alike; the pipeline's own share is given
+twice: p50(hybrid) - p50(encoder) - p50(lexical) - p50(dense), and the median over (round, query)
+of the same difference measured on that query in that round.
+
+    python scripts/bench_search.py [--bundle B] [--queries FILE] [--rounds 5] [--json]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import time
 from pathlib import Path
 
 import mathlas
+from mathlas.ranking.filters import Filters
+from mathlas.ranking.pipeline import pipeline_for
 from mathlas.retrieval_eval import load_queries
-from mathlas.filters import Filters
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,34 +44,71 @@ def timed(fn, rounds, items):
     return out
 
 
+def interleaved(rows: dict, rounds: int, items) -> dict[str, list[float]]:
+    """Each row's times (ms), every item timed through every row back to back, round after round."""
+    out: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(rounds):
+        for it in items:
+            for name, fn in rows.items():
+                t0 = time.perf_counter()
+                fn(it)
+                out[name].append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+NEW, REPEATED = "hybrid k=10, new query (end to end)", "hybrid k=10, repeated query"
+LEXICAL, ENCODER, DENSE = "lexical channel (BM25)", "query encoder (ONNX)", "dense channel (HNSW + rescoring)"
+EXACT = "baseline: dense exact scan"
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundle")
     ap.add_argument("--queries", default=str(REPO.parent / "shared" / "eval" / "informal-dev.jsonl"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     queries = [q["query"] for q in load_queries(args.queries)]
     b = mathlas.open_bundle(args.bundle)
+    pipeline = pipeline_for(b)
     for q in queries:  # warm: load everything, touch the pages
         b.search(q, k=args.k)
     vecs = {q: b.encoder.encode_queries([q])[0] for q in queries}
     rows = {
         # what a person's new query costs: its vector is not kept from an earlier call
-        "hybrid k=10, new query (end to end)": timed(lambda q: (b.forget_query_vectors(), b.search(q, k=args.k)),
-                                                     args.rounds, queries),
+        NEW: lambda q: (pipeline.forget_query_vectors(), b.search(q, k=args.k)),
         # the same query again (a page of results, a TheoremSearch answer): the vector is kept
-        "hybrid k=10, repeated query": timed(lambda q: b.search(q, k=args.k), args.rounds, queries),
-        "lexical channel (BM25)": timed(lambda q: b.lexical.search(q, 100, Filters()), args.rounds, queries),
-        "query encoder (ONNX)": timed(lambda q: b.encoder.encode_queries([q]), args.rounds, queries),
-        "dense channel (HNSW + rescoring)": timed(lambda q: b.dense.search(vecs[q], 100), args.rounds, queries),
-        "baseline: dense exact scan": timed(lambda q: b.dense.exact(vecs[q], 100), args.rounds, queries),
+        REPEATED: lambda q: b.search(q, k=args.k),
+        LEXICAL: lambda q: b.lexical.search(q, 100, Filters()),
+        ENCODER: lambda q: b.encoder.encode_queries([q]),
+        DENSE: lambda q: b.dense.search(vecs[q], 100),
     }
-    print(f"bundle {b.name}-{b.version}: {len(b):,} documents; {len(queries)} queries x {args.rounds} rounds")
-    print(f"{'':<40}{'p50 ms':>9}{'p95 ms':>9}")
-    for name, xs in rows.items():
-        print(f"{name:<40}{statistics.median(xs):>9.2f}{pct(xs, 95):>9.2f}")
-    ratio = statistics.median(rows["baseline: dense exact scan"]) / statistics.median(rows["dense channel (HNSW + rescoring)"])
+    times = interleaved(rows, args.rounds, queries)
+    times[EXACT] = timed(lambda q: b.dense.exact(vecs[q], 100), max(1, args.rounds // 2), queries)
+    p50 = {name: statistics.median(xs) for name, xs in times.items()}
+    own_new = p50[NEW] - p50[ENCODER] - p50[LEXICAL] - p50[DENSE]
+    own_repeated = p50[REPEATED] - p50[LEXICAL] - p50[DENSE]
+    paired_new = statistics.median(n - e - lx - d for n, e, lx, d in
+                                   zip(times[NEW], times[ENCODER], times[LEXICAL], times[DENSE]))
+    paired_repeated = statistics.median(r - lx - d for r, lx, d in zip(times[REPEATED], times[LEXICAL], times[DENSE]))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if args.json:
+        print(json.dumps({"bundle": b.label, "documents": len(b), "queries": len(queries), "rounds": args.rounds,
+                          "load_1min": load, "p50_ms": {k: round(v, 3) for k, v in p50.items()},
+                          "p95_ms": {k: round(pct(v, 95), 3) for k, v in times.items()},
+                          "pipeline_own_ms": {"new": round(own_new, 3), "repeated": round(own_repeated, 3),
+                                              "new_paired": round(paired_new, 3),
+                                              "repeated_paired": round(paired_repeated, 3)}}, indent=2))
+        return
+    print(f"bundle {b.label}: {len(b):,} documents; {len(queries)} queries x {args.rounds} rounds"
+          + (f"; load average {load:.2f} at the end" if load is not None else ""))
+    print(f"{'':<44}{'p50 ms':>9}{'p95 ms':>9}")
+    for name, xs in times.items():
+        print(f"{name:<44}{p50[name]:>9.2f}{pct(xs, 95):>9.2f}")
+    print(f"{'pipeline own, new query (hybrid - channels)':<44}{own_new:>9.2f}   paired median {paired_new:.2f}")
+    print(f"{'pipeline own, repeated (hybrid - lex - dense)':<44}{own_repeated:>9.2f}   paired median {paired_repeated:.2f}")
+    ratio = p50[EXACT] / p50[DENSE]
     print(f"dense channel vs exact scan: {ratio:.1f}x faster (median)")
 
 

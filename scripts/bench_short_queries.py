@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Very short keyword queries (1-2 content words: "Nakayama", "Sylow", "Heine Borel"): lexical vs
-dense vs hybrid, with and without the short-query rule of ``mathlas.engine`` (the query repeated
+dense vs hybrid, with and without the short-query rule of ``mathlas.ranking.query`` (the query repeated
 for the dense channel), and hybrid under other channel weights, on the informal bundle.
 
 Each query names a theorem; its targets are the bundle's canonical statements of it (checked to
@@ -16,7 +16,7 @@ import json
 import sys
 
 import mathlas
-import mathlas.engine
+import mathlas.ranking.query
 from mathlas.retrieval_eval import first_rank, metrics
 
 # (query, targets): any target counts. Stable ids of the informal bundle (docs/papers.md).
@@ -68,12 +68,12 @@ QUERIES = [
 K = 20
 
 
-def run(b, label: str, repeat: int = mathlas.engine.SHORT_QUERY_REPEAT, **kwargs) -> dict:
-    saved, mathlas.engine.SHORT_QUERY_REPEAT = mathlas.engine.SHORT_QUERY_REPEAT, repeat
+def run(b, label: str, repeat: int = mathlas.ranking.query.SHORT_QUERY_REPEAT, **kwargs) -> dict:
+    saved, mathlas.ranking.query.SHORT_QUERY_REPEAT = mathlas.ranking.query.SHORT_QUERY_REPEAT, repeat
     try:
             ranks = [first_rank([h.id for h in b.search(q, k=K, **kwargs)], targets) for q, targets in QUERIES]
     finally:
-        mathlas.engine.SHORT_QUERY_REPEAT = saved
+        mathlas.ranking.query.SHORT_QUERY_REPEAT = saved
     return {"run": label, **{m: round(v, 3) for m, v in metrics(ranks).items()}, "ranks": ranks}
 
 

@@ -8,7 +8,7 @@ Issue 22 gave Lean declarations three more BM25 fields: ``alias`` (the names the
 Stacks tags give a declaration), ``context`` (a def's value, a structure's fields, binders and
 notation as words) and ``gloss`` (the definitions a statement mentions, with their docstrings' first
 sentences), and a definition-intent rule (a query that
-reads as a noun phrase weighs definitions, structures and classes up; mathlas.intent). This script
+reads as a noun phrase weighs definitions, structures and classes up; mathlas.ranking.intent). This script
 measures them on the bundle as built, without rebuilding: stage 1 varies the two fields' boosts with
 the rule off, stage 2 the rule's factors with the best boosts of stage 1 (objective: the mean of the
 sets' hybrid MRR@20). The first row is the bundle before the issue: the text field alone, no English
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-import mathlas.engine as engine
+import mathlas.ranking.query as ranking_query
 from mathlas.engine import open_bundle
 from mathlas.retrieval_eval import bootstrap_mrr, first_rank, load_queries, metrics
 
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--prior-factor", default="1,3,10")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    engine.QUERY_VECTORS_KEPT = 10_000  # every query encoded once for the whole grid
+    ranking_query.QUERY_VECTORS_KEPT = 10_000  # every query encoded once for the whole grid
     b = open_bundle(args.bundle)
     if "alias" not in (b.manifest.lexical.get("boosts") or {}):
         print(f"bundle {b.label} was built without the alias and context fields: rebuild it with "

@@ -8,15 +8,16 @@
 Every setting is run as hybrid search over every set, scored the way ``mathlas eval`` scores (ranked
 lists restricted to the sources of each set's targets; ``mathlas.retrieval_eval``;
 ``--unrestricted`` adds each set again over the whole bundle, as ``mathlas eval --no-restrict``).
-Settings: RRF (``mathlas.fusion.rrf``) over every ``k_rrf`` x lexical x dense weight, and score
-fusion (``mathlas.fusion.convex``) for every calibration x lexical share ``alpha`` (dense
+Settings: RRF (``mathlas.ranking.fusion.rrf``) over every ``k_rrf`` x lexical x dense weight, and score
+fusion (``mathlas.ranking.fusion.convex``) for every calibration x lexical share ``alpha`` (dense
 ``1 - alpha``) x ``top_n`` (0: the channel's whole list). The ``logistic`` calibration is fitted on
 the sets themselves, so it is measured by cross-validation: each query is fused with the fit of
 the ``--folds`` - 1 folds it is not in (folds by query text; the fit pools every set).
 
-Each channel's ranking is computed once per query and set (the engine's ``channel_rankings``,
-remembered) and fused again in memory for every setting; everything after fusion (priors, the
-statement-first rule, the cut) is the engine's own ``Bundle.rank``.
+Each channel's ranking is computed once per query and set (the pipeline's ``channel_rankings``,
+remembered) and fused again in memory for every setting (``Pipeline.fuse``); everything after
+fusion (the stages: priors, the statement-first rule; the cut) is the pipeline's own
+(``mathlas.ranking.pipeline``).
 
 The objective is the mean of the sets' MRR@20, each set counting once however many queries it has.
 Printed: the best ``--top`` settings, then for the best setting of each method and for the bundle's
@@ -37,10 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
-import mathlas.engine as engine
 from mathlas.engine import open_bundle
 from mathlas.errors import UsageError
-from mathlas.fusion import CALIBRATIONS, convex, fit_logistic, rrf
+from mathlas.ranking.fusion import CALIBRATIONS, convex, fit_logistic, rrf
+from mathlas.ranking.pipeline import Pipeline
+from mathlas.request import SearchRequest
 from mathlas.retrieval_eval import (bootstrap_mrr, first_rank, label_prefixes, load_queries, metrics, paired_diff,
                                     reciprocal)
 
@@ -55,30 +57,30 @@ def floats(text: str) -> list[float]:
 
 
 class Channels:
-    """The bundle's ``channel_rankings``, remembered per set scope and query, for re-fusion."""
+    """The pipeline's ``channel_rankings``, remembered per set scope and query, for re-fusion."""
 
-    def __init__(self, bundle) -> None:
-        self.search = bundle.channel_rankings
+    def __init__(self, pipeline) -> None:
+        self.search = pipeline.channel_rankings
         self.scope: str = ""
-        self.seen: dict[tuple, dict] = {}
+        self.seen: dict[tuple, tuple] = {}
 
-    def __call__(self, query, depth, filters, mode="hybrid", pool=None, vector=None):
-        key = (self.scope, query, depth, mode, pool)
+    def __call__(self, plan):
+        key = (self.scope, plan.query.text, plan.depth, plan.request.mode, plan.request.pool)
         got = self.seen.get(key)
         if got is None:
-            got = self.seen[key] = self.search(query, depth, filters, mode, pool, vector)
+            got = self.seen[key] = self.search(plan)
         return got
 
 
 @contextmanager
-def fusing_with(fuse):
-    """``Bundle.rank`` fusing with ``fuse`` (the signature of ``rrf``) instead of RRF."""
-    real = engine.rrf
-    engine.rrf = fuse
+def fusing_with(pipeline, fuse):
+    """``pipeline`` fusing with ``fuse`` (the signature of ``rrf``) instead of RRF."""
+    real = pipeline.fuse
+    pipeline.fuse = fuse
     try:
         yield
     finally:
-        engine.rrf = real
+        pipeline.fuse = real
 
 
 def fuser(g: dict, params: dict | None):
@@ -112,7 +114,7 @@ def fit_folds(bundle, sets: dict, channels: Channels, folds: int) -> dict[int, d
     for name, (queries, sources) in sets.items():
         for q in queries:
             wanted = target_keys(bundle, q["targets"])
-            for (scope, text, *_), rankings in channels.seen.items():
+            for (scope, text, *_), (rankings, _) in channels.seen.items():
                 if scope != name or text != q["query"]:
                     continue
                 for c, r in rankings.items():
@@ -180,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         grid.insert(0, own)
     grid += [dict(method=c, k_rrf=None, lexical=None, dense=None, alpha=a, top_n=n, prior=pw) for c, a, n, pw in
              itertools.product(calibrations, floats(args.alpha), floats(args.top_n), prior_values)]
-    channels = Channels(bundle)
-    bundle.channel_rankings = channels  # the instance's own: every setting re-fuses the same rankings
+    pipeline = Pipeline(bundle)
+    channels = Channels(pipeline)
+    pipeline.channel_rankings = channels  # the instance's own: every setting re-fuses the same rankings
     folds = None
     rows = []
     t0 = time.perf_counter()
@@ -196,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             ranks = []
             for q in queries:
                 params = folds[fold_of(q["query"], args.folds)] if g["method"] == "logistic" else None
-                with fusing_with(fuser(g, params)):
-                    hits = bundle.search(q["query"], 20, mode="hybrid", sources=sources, **opts)
+                with fusing_with(pipeline, fuser(g, params)):
+                    hits = pipeline.rank(SearchRequest.make(q["query"], 20, mode="hybrid", sources=sources,
+                                                            **opts)).hits
                 ranks.append(first_rank([h.id for h in hits], q["targets"]))
             per_set[name] = (metrics(ranks), ranks)
         rows.append({**g, "own": g == own, "objective": sum(m["mrr@20"] for m, _ in per_set.values()) / len(per_set),

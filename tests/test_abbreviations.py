@@ -1,8 +1,8 @@
-"""Query-time expansion of abbreviations (mathlas.abbreviations): exact case, whole words, outside code
+"""Query-time expansion of abbreviations (mathlas.ranking.abbreviations): exact case, whole words, outside code
 and formulas, each expansion appended once."""
 from __future__ import annotations
 
-from mathlas.abbreviations import ABBREVIATIONS, describe, expand
+from mathlas.ranking.abbreviations import ABBREVIATIONS, describe, expand
 
 FTA = ("fundamental theorem of algebra", "fundamental theorem of arithmetic")
 

@@ -1,5 +1,5 @@
 """Issue 22 part 3: an abbreviation in a query (CRT, FTA, ...) is searched with its expansions
-(mathlas.abbreviations), and every surface says so: the library's answer, the CLI in its human form
+(mathlas.ranking.abbreviations), and every surface says so: the library's answer, the CLI in its human form
 and --json, the MCP listing, /api/search."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_the_abbreviation_finds_what_its_expansion_names(default_bundle_dir):
     assert any("chinese" in (h.name + " " + h.title).lower() for h in r.hits[:5]), [h.id for h in r.hits]
     # BM25 on the bare token finds no Chinese remainder theorem: the expansion is what finds it
     b = open_bundle()
-    bare = b.lexical.search("CRT", 5, b.filters())
+    bare = b.lexical.search("CRT", 5)
     names = [str(b.column("name")[int(k)]).lower() for k in bare.keys]
     assert not any("chinese" in n for n in names)
     plain = search(SearchRequest.make("Chinese remainder theorem", 5), findings=False)

@@ -55,7 +55,7 @@ def test_thermometer_codes_rank_neighbours_better_than_signs():
 
 
 def test_writer_and_runtime_with_thermometer_codes(tmp_path):
-    from mathlas.dense import DenseChannel, default_pool
+    from mathlas.ranking.dense import DenseChannel, default_pool
     from mathlas.errors import BundleCorruptError
     from mathlas_build.writer import write_vectors
 

@@ -112,9 +112,9 @@ def test_finding_is_searchable_at_once(data, tiny_bundle_dir):
         assert top, (mode, [h.id for h in res.hits])
         h = top[0]
         assert (h.source, h.kind, h.link, h.license, h.title) == ("findings", "finding", URL, "unknown (web)", "")
-        assert h.name == "Nakayama's lemma" and "Jacobson" in h.text and h.ranks["findings"] == 1
+        assert h.name == "Nakayama's lemma" and "Jacobson" in h.text and h.ranks["lexical"] == 1
         assert res.hits.index(h) <= 1 and len(res.hits) <= 5
-        assert all("findings" in x.ranks for x in res.hits)
+        assert all(set(x.ranks) == {"lexical", "dense"} for x in res.hits)  # one shape, findings or not
     only = search_existing_math("Jacobson radical", k=5, source_filter={"include": ["findings"]}, bundle=bundle)
     assert [h.id for h in only.hits] == [r.id]
     kinds = search_existing_math("Jacobson radical", k=5, kinds=["finding"], mode="lexical", bundle=bundle)
@@ -146,7 +146,7 @@ def test_reindex_adds_vectors_and_dense_search(data, tiny_bundle_dir):
     assert json.loads(cli("reindex", "--bundle", bundle, "--json", "-q")[1])["embedded"] == 0
     res = search_existing_math("finite integral domain field", k=5, mode="dense", bundle=bundle)
     f = [h for h in res.hits if h.source == "findings"]
-    assert f and f[0].ranks["findings"] == 1 and f[0].link == "https://example.org/fid"
+    assert f and f[0].ranks["dense"] and f[0].link == "https://example.org/fid"
     # with the encoder now loaded, a new finding gets its vector at once
     r = add_finding("A compact Hausdorff space is normal.", "https://example.org/ch")
     assert r.vector and r.id in open_store().vectors()[0]
@@ -326,9 +326,9 @@ def test_finding_bm25_is_the_bundle_bm25(data, tiny):
     """A finding holding a document's retrieval text scores as tantivy scores that document."""
     from mathlas.findings.search import bundle_stats, FindingsIndex
     from mathlas.findings.store import Finding
-    from mathlas.lexical import query_terms
+    from mathlas.ranking.lexical import query_terms
 
-    stats = bundle_stats(tiny)
+    stats = bundle_stats(tiny.lexical)
     checked = 0
     for query in ("ring ideal module", "prime number", "Noetherian ring ring", "set of sentences model"):
         ranking = tiny.lexical.search(query, 5)
@@ -341,23 +341,33 @@ def test_finding_bm25_is_the_bundle_bm25(data, tiny):
     assert checked >= 8
 
 
-def test_channel_takes_the_engines_rankings(data, tiny):
-    """``search(bundle_rankings=)``: the engine's own rankings give the ranks the channel finds by
-    searching the bundle itself (no filters); none (only findings asked for) rank findings alone."""
-    from mathlas.filters import Filters
-    from mathlas.findings.search import FindingsChannel
+def test_findings_are_extra_documents_of_the_bundle_channels(data, tiny):
+    """A finding is ranked inside the lexical channel as one more document: merged into the
+    channel's ranking of the bundle's documents by score, before the depth cut. A finding holding a
+    document's retrieval text ties with it and goes first; one without any query word is not there;
+    the channel's own ranking of the bundle (what the answer's confidence reads) has no finding."""
     from mathlas.findings.store import open_store
+    from mathlas.ranking.pipeline import pipeline_for
+    from mathlas.request import SearchRequest
 
-    store = open_store()
-    store.add(NAKAYAMA, URL, name="Nakayama's lemma")
-    store.add(FID, "https://example.org/fid")
     query = "finitely generated module over a ring Jacobson radical"
-    own = FindingsChannel(store, tiny)
-    alone = own.search(query, None, 100)
-    passed = FindingsChannel(store, tiny)
-    given = passed.search(query, None, 100, bundle_rankings=tiny.channel_rankings(query, 100, Filters(), "lexical"))
-    assert alone.keys.tolist() == given.keys.tolist() and own.channel_ranks == passed.channel_ranks
-    assert own.fusion_weight({"lexical": 1.0}) == passed.fusion_weight({"lexical": 1.0}) > 0
-    only = FindingsChannel(store, tiny)
-    ranking = only.search("field ring", None, 100, bundle_rankings={})
-    assert sorted(r["lexical"] for r in only.channel_ranks.values()) == [1, 2] and len(set(ranking.keys.tolist())) == 2
+    pipeline = pipeline_for(tiny)
+    plain = pipeline.rank(SearchRequest.make(query, 5, mode="lexical"))
+    first = int(plain.top.keys[0])
+    store = open_store()
+    twin, _ = store.add(tiny.column("text")[first].as_py(), URL)
+    store.add("zzzqqq xyzzy", "https://example.org/nothing")
+    plan, own, pool = pipeline.fused(SearchRequest.make(query, 5, mode="lexical"), findings=store)
+    # with findings every channel ranks the fusion depth (100 here), so k and offset do not move them
+    assert len(plan.extra) == 2 and own["lexical"].keys.tolist()[:5] == plain.rankings["lexical"].keys.tolist()
+    _, merged = pipeline.channel_rankings(plan)
+    keys = merged["lexical"].keys.tolist()
+    n = len(tiny)
+    assert [k for k in keys if k >= n] == [n + [f.id for f in plan.extra.findings].index(twin.id)]
+    assert keys[0] >= n and keys[1:] == own["lexical"].keys.tolist()[:len(keys) - 1] and keys[1] == first
+    ranked = pipeline.rank(SearchRequest.make(query, 5, mode="lexical"), findings=store)
+    assert [h.id for h in ranked.hits[:2]] == [twin.id, plain.hits[0].id]
+    assert ranked.hits[0].ranks == {"lexical": 1, "dense": None} and ranked.hits[1].ranks["lexical"] == 2
+    assert ranked.rankings["lexical"].keys.tolist()[:5] == plain.rankings["lexical"].keys.tolist()
+    # its raw score is the lexical channel's scale: the document's BM25, to float32
+    assert ranked.top.raw_in("lexical")[0] == pytest.approx(ranked.top.raw_in("lexical")[1], rel=1e-5)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mathlas.fusion import Ranking, calibrate, convex, fit_logistic, rrf
+from mathlas.ranking.fusion import Ranking, calibrate, convex, fit_logistic, merge, rrf
 
 
 def test_rrf_scores_and_ranks_by_hand():
@@ -19,8 +19,8 @@ def test_rrf_scores_and_ranks_by_hand():
 
 
 def test_rrf_cuts_at_k_and_handles_empty():
-    assert rrf({"a": Ranking.empty(), "b": Ranking.empty()}, k=5) == []
-    assert rrf({"a": Ranking.of([5, 6, 7])}, k=0) == []
+    assert len(rrf({"a": Ranking.empty(), "b": Ranking.empty()}, k=5)) == 0
+    assert len(rrf({"a": Ranking.of([5, 6, 7])}, k=0)) == 0
     assert [f.key for f in rrf({"a": Ranking.of([5, 6, 7])}, k=2)] == [5, 6]
 
 
@@ -95,7 +95,7 @@ def test_convex_weights_and_key_weights_drop():
     fused = convex({"lexical": lex, "dense": den}, k=10, key_weights=np.array([1.0, 0.0, 1.0, 2.0]))
     assert [f.key for f in fused] == [3, 2]
     assert fused[0].score == pytest.approx(2.0)
-    assert convex({"a": Ranking.empty()}, k=3) == [] and convex({}, k=3) == []
+    assert len(convex({"a": Ranking.empty()}, k=3)) == 0 and len(convex({}, k=3)) == 0
 
 
 def test_fit_logistic_recovers_a_known_curve():
@@ -106,3 +106,32 @@ def test_fit_logistic_recovers_a_known_curve():
     assert a == pytest.approx(1.0, abs=0.1) and b == pytest.approx(2.0, abs=0.1)
     with pytest.raises(ValueError, match="both relevant and irrelevant"):
         fit_logistic([1.0, 2.0], [0, 0])
+
+
+# ------------------------------------------------------------------------------ the pool and extra documents
+
+def test_rrf_keeps_each_channels_rank_and_raw_score():
+    lex = Ranking.of([1, 2, 3], [9.0, 7.5, 2.0])
+    den = Ranking.of([3, 1, 4], [0.9, 0.8, 0.5])
+    pool = rrf({"lexical": lex, "dense": den}, k=10, k_rrf=10)
+    assert pool.channels == ("lexical", "dense")
+    at = {int(k): i for i, k in enumerate(pool.keys)}
+    assert pool.ranks[at[1]].tolist() == [1, 2] and pool.raw[at[1]].tolist() == pytest.approx([9.0, 0.8])
+    assert pool.ranks[at[4]].tolist() == [0, 3] and np.isnan(pool.raw[at[4], 0])
+    assert pool.rank_in("lexical")[at[2]] == 2 and np.isnan(pool.raw_in("dense")[at[2]])
+    assert pool.rank_in("rerank").tolist() == [0] * 4 and np.isnan(pool.raw_in("rerank")).all()
+
+
+def test_merge_places_extra_documents_by_score_before_the_cut():
+    docs = Ranking.of([10, 11, 12, 13], [9.0, 7.0, 5.0, 3.0])
+    extra = Ranking.of([100, 101], [7.0, 4.0])  # a tie with key 11 goes first; 4.0 between 12 and 13
+    merged = merge(docs, extra, depth=10)
+    assert merged.keys.tolist() == [10, 100, 11, 12, 101, 13]
+    assert merged.scores.tolist() == [9.0, 7.0, 7.0, 5.0, 4.0, 3.0]
+    assert merge(docs, extra, depth=3).keys.tolist() == [10, 100, 11]  # the depth cut comes after
+    # a score within same_score (relative) of a document's is the same score
+    assert merge(docs, Ranking.of([100], [6.9999]), 10, same_score=1e-5).keys.tolist()[:3] == [10, 11, 100]
+    assert merge(docs, Ranking.of([100], [6.99995]), 10, same_score=1e-5).keys.tolist()[:3] == [10, 100, 11]
+    assert merge(docs, Ranking.empty(), 2).keys.tolist() == [10, 11]
+    assert merge(Ranking.empty(), extra, 5).keys.tolist() == [100, 101]
+    assert merge(docs, Ranking.of([100], [1.0]), 4).keys.tolist() == [10, 11, 12, 13]  # below the cut: out

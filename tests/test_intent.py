@@ -1,14 +1,17 @@
-"""Issue 22 part 1: a query that reads as a noun phrase asks for a definition (mathlas.intent), and a
+"""Issue 22 part 1: a query that reads as a noun phrase asks for a definition (mathlas.ranking.intent), and a
 bundle that declares ``fusion.definition_intent`` weighs its definitions up for it."""
 from __future__ import annotations
 
 import json
 import shutil
 
+import numpy as np
+
 import pytest
 
 from mathlas.errors import BundleCorruptError
-from mathlas.intent import definition_intent
+from mathlas.ranking.intent import definition_intent
+from mathlas.ranking.pipeline import pipeline_for
 from mathlas.request import SearchRequest
 
 
@@ -47,12 +50,13 @@ def test_plan_weighs_definitions_for_a_noun_phrase(lean_project_bundle_dir, tmp_
     spec = {"kinds": ["def", "structure"], "factor": 4.0, "prior_factor": 2.0}
     b = Bundle.open(_with_intent(lean_project_bundle_dir, tmp_path, spec))
     kinds = b.column("kind").to_pylist()
-    plan = b.plan(SearchRequest(query="even natural number"))
+    pipeline = pipeline_for(b)
+    plan = pipeline.plan(SearchRequest(query="even natural number"))
     assert plan.intent == "definition"
-    weights = plan.key_weights
+    weights = plan.key_weights(np.arange(len(b)))
     assert {float(w) for w, k in zip(weights, kinds) if k in ("def", "structure")} == {4.0}
     assert {float(w) for w, k in zip(weights, kinds) if k not in ("def", "structure")} == {1.0}
-    claim = b.plan(SearchRequest(query="the double of an even number is even"))
+    claim = pipeline.plan(SearchRequest(query="the double of an even number is even"))
     assert claim.intent is None and claim.key_weights is None
     # the definition comes first for the noun phrase; the rule leaves the claim's ranking alone
     hits = b.search("even natural number", k=5)
@@ -65,4 +69,4 @@ def test_bad_spec_is_refused(lean_project_bundle_dir, tmp_path):
 
     b = Bundle.open(_with_intent(lean_project_bundle_dir, tmp_path, {"kinds": "def", "factor": 2}))
     with pytest.raises(BundleCorruptError, match="definition_intent"):
-        b.plan(SearchRequest(query="even natural number"))
+        pipeline_for(b).plan(SearchRequest(query="even natural number"))

@@ -23,14 +23,14 @@ def vector_dir(tmp_path_factory):
 
 @pytest.fixture()
 def dense(vector_dir):
-    from mathlas.dense import DenseChannel
+    from mathlas.ranking.dense import DenseChannel
 
     root, x = vector_dir
     return DenseChannel(root, len(x), x.shape[1])
 
 
 def test_blocked_rescore_equals_one_product(dense, vector_dir):
-    from mathlas.dense import RESCORE_BLOCK
+    from mathlas.ranking.dense import RESCORE_BLOCK
 
     _, x = vector_dir
     q = x[7] + 0.1 * x[8]
@@ -55,7 +55,7 @@ def test_exact_scan_in_blocks_is_the_true_top_k(dense, vector_dir):
 
 
 def test_expansion_follows_each_request(dense, vector_dir):
-    from mathlas.dense import MIN_POOL
+    from mathlas.ranking.dense import MIN_POOL
 
     _, x = vector_dir
     dense.search(x[3], 10, pool=2000)
@@ -68,7 +68,7 @@ def test_expansion_follows_each_request(dense, vector_dir):
 
 
 def test_default_pool_grows_with_the_corpus(dense, vector_dir, monkeypatch):
-    from mathlas import dense as dense_mod
+    from mathlas.ranking import dense as dense_mod
 
     pools = [dense_mod.default_pool(10, n) for n in (27_000, 70_000, 280_000, 1_000_000, 10**8)]
     assert pools == [800, 800, 1600, 3100, 3200]  # sqrt growth past 70k documents, capped at 4x
@@ -192,7 +192,7 @@ def test_bad_arrow_copy_is_a_corrupt_bundle(arrow_bundle, tmp_path):
 def test_chunked_write_vectors_matches_whole_matrix_quantisation(tmp_path, monkeypatch):
     """Rows quantised in chunks (chunk size 1,000 over 3,000 rows, read from a memory map) give the
     same int8 rows, scales, centre and sign bits as quantising the whole matrix at once."""
-    from mathlas.dense import DenseChannel
+    from mathlas.ranking.dense import DenseChannel
     from mathlas_build import writer
 
     x = np.random.default_rng(3).standard_normal((3000, 64)).astype(np.float32)
@@ -225,7 +225,7 @@ def multi_segment(tmp_path_factory):
     """40,000 documents through the real write_bm25 with tantivy's smallest heap: several segments."""
     import random
 
-    from mathlas.lexical import LexicalChannel
+    from mathlas.ranking.lexical import LexicalChannel
     from mathlas_build.document import Document
     from mathlas_build.writer import write_bm25
 
@@ -246,7 +246,7 @@ def _letters(i: int) -> str:  # digits would be split off by the tokenizer, vowe
 
 
 def test_write_bm25_keeps_several_segments_and_hits_map_to_keys(multi_segment):
-    from mathlas.filters import Filters
+    from mathlas.ranking.filters import Filters
 
     channel, n = multi_segment
     assert channel.searcher.num_segments > 1 and not channel._doc_is_key

@@ -1,6 +1,9 @@
 """The shape of the code, read from its imports: no import circle among mathlas' modules (lazy
-imports inside functions count), the format module is a leaf, and the build pipeline imports only
-what the written build/runtime contract allows (docs/bundle-format.md, "Build and runtime")."""
+imports inside functions count, and so do imports for type checking only), the layers import
+downwards only (surfaces -> service -> ranking -> storage; ``mathlas.service`` nothing of
+``mathlas.tools``, the ranking nothing of the surfaces or of ``mathlas.engine``), the format module is
+a leaf, and the build pipeline imports only what the written build/runtime contract allows
+(docs/bundle-format.md, "Build and runtime")."""
 from __future__ import annotations
 
 import ast
@@ -24,12 +27,13 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """Every ``mathlas...`` module ``path`` imports, at any depth, except under ``if TYPE_CHECKING``."""
+def _imports(path: Path, package: str, type_checking: bool = False) -> set[str]:
+    """Every ``mathlas...`` module ``path`` imports, at any depth; those under ``if TYPE_CHECKING``
+    only with ``type_checking`` (a circle through a type annotation is still a circle to a reader)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for b in node.body for n in ast.walk(b))
     me = package.split(".")
     out: set[str] = set()
@@ -56,12 +60,12 @@ def _imports(path: Path, package: str) -> set[str]:
 MODULES = {_module_name(p, REPO): p for p in (REPO / "mathlas").rglob("*.py")}
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(type_checking: bool = False) -> dict[str, set[str]]:
     files = MODULES
     graph = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        graph[name] = {m for m in _imports(path, package) if m in files and m != name}
+        graph[name] = {m for m in _imports(path, package, type_checking) if m in files and m != name}
     return graph
 
 
@@ -88,7 +92,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_import_circle_in_mathlas():
-    graph = _graph()
+    graph = _graph(type_checking=True)
     # a package's __init__ is imported with any of its modules; an edge from a module back to its
     # own package's __init__ is a circle only when that __init__ imports modules (mathlas.cli's
     # does not; mathlas/__init__ imports only leaves)
@@ -118,7 +122,40 @@ def test_the_graph_reader_sees_lazy_imports():
     # the checks above are only as good as the reader: a lazy import inside a function is an edge
     graph = _graph()
     assert "mathlas.releases.install" in graph["mathlas.engine"]  # imported inside OpenBundles.get
-    assert "mathlas.findings.search" in graph["mathlas.engine"]   # imported inside Bundle.rank
+    assert "mathlas.ranking.pipeline" in graph["mathlas.engine"]  # imported inside Bundle.search
+    # an import for type checking only is an edge of the stricter graph the circle test reads
+    assert "mathlas.ranking.plan" not in graph["mathlas.ranking.stages"]
+    assert "mathlas.ranking.plan" in _graph(type_checking=True)["mathlas.ranking.stages"]
+
+
+def test_the_reader_finds_a_circle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for m in graph[todo.pop()] - seen:
+            seen.add(m)
+            todo.append(m)
+    return seen
+
+
+def test_layers_import_downwards_only():
+    graph = _graph(type_checking=True)
+    # the seam (service) sits below the tools that call it: NextStep is the service's
+    assert not {m for m in graph["mathlas.service"] if m.startswith("mathlas.tools")}
+    # the ranking imports no surface, no tool and not the storage's module (it reads a bundle it is given)
+    ranking = [m for m in graph if m.startswith("mathlas.ranking")]
+    assert len(ranking) >= 10
+    above = ("mathlas.service", "mathlas.tools", "mathlas.cli", "mathlas.mcp", "mathlas.web", "mathlas.engine",
+             "mathlas.render")
+    for m in ranking:
+        bad = sorted(x for x in graph[m] if x.startswith(above))
+        assert not bad, f"{m} imports {bad}"
+    # the saved findings' search reads the store, never the engine
+    assert "mathlas.engine" not in _reaches(graph, "mathlas.findings.search")
 
 
 def test_python_dash_m_mathlas():

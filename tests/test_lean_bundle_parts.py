@@ -135,7 +135,7 @@ def test_module_words():
 
 def test_lexical_identifiers_tokenizer_mode_counts_each_identifier_once():
     from mathlas.bundle import lexical_words
-    from mathlas.lexical import query_terms
+    from mathlas.ranking.lexical import query_terms
 
     assert lexical_words("hp : p.Prime", "tokenizer") == "hp : p.Prime"
     assert lexical_words("Nat.ModEq", "split") == "Nat.ModEq Nat Mod Eq"

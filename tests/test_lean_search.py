@@ -67,7 +67,7 @@ def test_lexical_finds_a_declaration_by_name_words_or_fragment(formal, query):
 
 def test_lexical_channel_refuses_an_unknown_identifier_mode(formal_dir):
     from mathlas.errors import BundleCorruptError
-    from mathlas.lexical import LexicalChannel
+    from mathlas.ranking.lexical import LexicalChannel
 
     with pytest.raises(BundleCorruptError, match="lexical.identifiers"):
         LexicalChannel(formal_dir, 1, symbols="lean", identifiers="camel")

@@ -1,5 +1,5 @@
 """Every search answer says how far to trust it: ``match`` (strong, weak, none), ``confidence`` and a
-one-line ``note`` (``mathlas.confidence``), on the default bundle the constants were fitted on, and on
+one-line ``note`` (``mathlas.ranking.confidence``), on the default bundle the constants were fitted on, and on
 every surface (library, CLI, MCP)."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import EVAL, REPO
-from mathlas.confidence import DEFAULT_MATCH, FEATURES, FITTED_ON, assess, features
-from mathlas.fusion import Ranking
+from mathlas.ranking.confidence import DEFAULT_MATCH, FEATURES, FITTED_ON, assess, features
+from mathlas.ranking.fusion import Ranking
 from mathlas.request import SearchRequest
 from mathlas.service import search
 
@@ -126,7 +126,7 @@ def test_mcp_answer_and_listing_say_it(default_bundle_dir):
 
 
 def test_no_heavy_import_for_the_module():
-    code = "import sys, mathlas.confidence; print(sorted(m for m in ('tantivy', 'onnxruntime', 'usearch') if m in sys.modules))"
+    code = "import sys, mathlas.ranking.confidence; print(sorted(m for m in ('tantivy', 'onnxruntime', 'usearch') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(REPO), timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 

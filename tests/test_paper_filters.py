@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mathlas.errors import UsageError
-from mathlas.filters import Filters, PaperFilter
+from mathlas.ranking.filters import Filters, PaperFilter
 from test_sources_theoremsearch import papers, papers_bundle_dir  # noqa: F401  (session fixtures)
 
 QUERY = "finitely generated module local ring"
@@ -109,7 +109,7 @@ def test_bad_filters_and_bundles_without_papers(papers, tiny):
 
 @pytest.mark.parametrize("strategy", ["ranges", "deepen"])
 def test_lexical_masked_search_is_exact(tiny, monkeypatch, strategy):
-    import mathlas.lexical as lexical
+    import mathlas.ranking.lexical as lexical
 
     # force one of the two exact strategies of LexicalChannel._search_masked
     monkeypatch.setattr(lexical, "RANGE_COST_PER_DOC", 0.0 if strategy == "ranges" else 1.0)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from mathlas.errors import BundleCorruptError, UsageError
-from mathlas.fusion import Fused, add_priors, prior_values
+from mathlas.ranking.candidates import Candidates, Fused
+from mathlas.ranking.fusion import add_priors, prior_values
 from test_sources_theoremsearch import papers, papers_bundle_dir  # noqa: F401  (session fixtures)
 
 QUERY = "finitely generated module local ring"
@@ -23,12 +24,13 @@ def test_prior_transforms():
 
 
 def test_add_priors_resorts_and_cuts():
-    fused = [Fused(10, 0.5, {"lexical": 1}), Fused(11, 0.4, {"lexical": 2}), Fused(12, 0.3, {"lexical": 3})]
+    fused = Candidates.from_rows([Fused(10, 0.5, {"lexical": 1}), Fused(11, 0.4, {"lexical": 2}),
+                                  Fused(12, 0.3, {"lexical": 3})])
     out = add_priors(fused, np.array([0.0, 0.0, 0.25]), 2)
     assert [(f.key, round(f.score, 6)) for f in out] == [(12, 0.55), (10, 0.5)]
     tie = add_priors(fused, np.array([0.0, 0.1, 0.0]), 3)  # 0.5 vs 0.5: the better rank wins
     assert [f.key for f in tie] == [10, 11, 12]
-    assert add_priors([], np.zeros(0), 3) == []
+    assert len(add_priors(Candidates.empty(("lexical",)), np.zeros(0), 3)) == 0
 
 
 def test_declared_priors_and_defaults(papers, tiny):
@@ -128,19 +130,18 @@ def test_writer_refuses_a_prior_on_a_missing_or_text_column(tmp_path):
 # ------------------------------------------------------------------------------ short keyword queries
 
 def test_short_queries_are_repeated_for_the_dense_channel(tiny, tiny_bundle_dir):
-    from mathlas.filters import Filters
-    from mathlas.engine import Bundle
+    from mathlas.ranking.filters import Filters
+    from mathlas.ranking.query import dense_text
 
     assert tiny.manifest.encoder["pooling"] == "mean"
-    assert tiny.dense_text("Sylow") == "Sylow Sylow"
-    assert tiny.dense_text("the Yoneda lemma") == "the Yoneda lemma the Yoneda lemma"
-    assert tiny.dense_text("Artin-Rees") == "Artin-Rees Artin-Rees"
+    assert dense_text("Sylow", tiny.manifest) == "Sylow Sylow"
+    assert dense_text("the Yoneda lemma", tiny.manifest) == "the Yoneda lemma the Yoneda lemma"
+    assert dense_text("Artin-Rees", tiny.manifest) == "Artin-Rees Artin-Rees"
     for unchanged in ("Fermat little theorem", "a finitely generated module", "$x^2$", "H^1", "Nat.Prime", "the of"):
-        assert tiny.dense_text(unchanged) == unchanged
+        assert dense_text(unchanged, tiny.manifest) == unchanged
     q = tiny.encoder.encode_queries(["Nakayama Nakayama"])[0]
     want = tiny.dense.search(q, 5, Filters())
     got = tiny.search("Nakayama", k=5, mode="dense")
     assert [h.score for h in got] == pytest.approx(want.scores.tolist(), abs=1e-6)
-    off = Bundle(tiny_bundle_dir, dataclasses.replace(tiny.manifest, fusion={**tiny.manifest.fusion,
-                                                                             "short_query_repeat": 1}))
-    assert off.dense_text("Sylow") == "Sylow"
+    off = dataclasses.replace(tiny.manifest, fusion={**tiny.manifest.fusion, "short_query_repeat": 1})
+    assert dense_text("Sylow", off) == "Sylow"

@@ -27,7 +27,7 @@ from mathlas.bundle import RERANKER_DIR, sha256_file, verify  # noqa: E402
 from mathlas.engine import Bundle  # noqa: E402
 from mathlas.errors import BundleCorruptError, UsageError  # noqa: E402
 from mathlas.request import SearchRequest  # noqa: E402
-from mathlas.rerank import Reranker  # noqa: E402
+from mathlas.ranking.rerank import Reranker  # noqa: E402
 from mathlas_build.recipe import RecipeError  # noqa: E402
 from mathlas_build.training.recipe import load_training_recipe, recipe_sha256  # noqa: E402
 from mathlas_build.training.rerank import DEFAULTS, CrossEncoder, train_reranker  # noqa: E402

@@ -274,15 +274,17 @@ def test_dense_channel_loads_usearch_without_crashing_a_later_onnxruntime_import
 
 
 def test_a_query_vector_is_kept_until_forgotten(tiny, monkeypatch):
-    """The bundle keeps the vectors of recent queries (a page of results asks again);
+    """The bundle's pipeline keeps the vectors of recent queries (a page of results asks again);
     ``forget_query_vectors`` drops them, so a benchmark can time a new query's encoding."""
+    from mathlas.ranking.pipeline import pipeline_for
+
     calls = []
     real = tiny.encoder.encode_queries
     monkeypatch.setattr(tiny.encoder, "encode_queries", lambda qs: calls.append(list(qs)) or real(qs))
-    tiny.forget_query_vectors()
+    pipeline_for(tiny).forget_query_vectors()
     first = tiny.search("a group of prime order is cyclic", k=3)
     again = tiny.search("a group of prime order is cyclic", k=3)
     assert [h.id for h in first] == [h.id for h in again] and len(calls) == 1
-    tiny.forget_query_vectors()
+    pipeline_for(tiny).forget_query_vectors()
     third = tiny.search("a group of prime order is cyclic", k=3)
     assert len(calls) == 2 and [h.id for h in third] == [h.id for h in first]

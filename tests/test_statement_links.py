@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from mathlas.fusion import Fused, statements_first
+from mathlas.ranking.candidates import Candidates, Fused
+from mathlas.ranking.fusion import statements_first
 from mathlas_build.document import Document
 from mathlas_build.links import PROOF_OF, link_statements, name_key
 
@@ -54,19 +55,22 @@ def F(key: int, score: float) -> Fused:
 
 def test_statements_first_lifts_moves_and_inserts():
     about = np.array([-1, 0, -1, 2, -1, 0])  # 1 and 5 prove 0; 3 illustrates 2
-    fused = [F(4, .9), F(1, .8), F(3, .7), F(0, .6), F(5, .5)]
+    fused = Candidates.from_rows([F(4, .9), F(1, .8), F(3, .7), F(0, .6), F(5, .5)])
     out = statements_first(fused, about)
     assert [f.key for f in out] == [4, 0, 1, 2, 3, 5]
     lifted = out[1]
     assert lifted.score == .8 and lifted.ranks == {"lexical": 1, "dense": None}  # its proof's score, its own ranks
     assert lifted.lifted_by == 1 and out[2].lifted_by == -1  # placed above hit key 1 (what the page says)
-    assert out[3] == Fused(2, .7, {}, lifted_by=3) and out[4].key == 3  # brought in: no channel ranked it
+    assert out[3] == Fused(2, .7, {"lexical": None, "dense": None}, lifted_by=3)  # brought in: no channel ranked it
+    assert out[4].key == 3 and np.isnan(out.raw[3]).all()
     # a statement already above its proof stays where it is; findings keys (past the array) have none
-    assert [f.key for f in statements_first([F(0, .9), F(1, .8), F(9, .7)], about)] == [0, 1, 9]
+    assert [f.key for f in statements_first(Candidates.from_rows([F(0, .9), F(1, .8), F(9, .7)]), about)] == [0, 1, 9]
     # a filtered-out statement is not brought in
     allowed = np.array([True, True, False, True, True, True])
     assert [f.key for f in statements_first(fused, about, allowed)] == [4, 0, 1, 3, 5]
+    assert [f.key for f in statements_first(fused, about, lambda keys: allowed[keys])] == [4, 0, 1, 3, 5]
     assert statements_first(fused, None) is fused
+    assert [f.key for f in statements_first(fused, about, limit=3)] == [4, 0, 1]  # placed up to the answer's depth
 
 
 @pytest.fixture(scope="module")

@@ -48,11 +48,11 @@ FORMAL_FUSION = {
     "k_rrf": 5,
     "weights": {"lexical": 1.0, "dense": 1.0},
     "priors": {"pagerank": {"column": "pagerank", "transform": "log1", "weight": 0.01}},
-    # a query that reads as a noun phrase (mathlas.intent): definitions x1.25, the PageRank prior x3
+    # a query that reads as a noun phrase (mathlas.ranking.intent): definitions x1.25, the PageRank prior x3
     # (issue 22: formal-qr-dev MRR@20 +.036, name-style P@1 .31 -> .43; formal-dev -.010)
     "definition_intent": {"kinds": ["def", "abbrev", "structure", "class", "inductive"], "factor": 1.25,
                           "prior_factor": 3.0},
-    # the answers' match (mathlas.confidence) fitted on Lean with round 2's encoder (what build-lean embeds
+    # the answers' match (mathlas.ranking.confidence) fitted on Lean with round 2's encoder (what build-lean embeds
     # with since informal-1.3.0) and exact int8 arithmetic (mathlas.encoder.int8_kernel_saturates):
     # scripts/bench_match.py --set formal-qr-dev.jsonl --bundle mathlib --other-bundle informal-1.3.0
     # (leave-one-query-out, hybrid: false none .026 [.01, .05], none on the formal queries asked of the

@@ -91,7 +91,7 @@ def default_corpora() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 
-PRIOR_TRANSFORMS = ("log1", "identity")  # as mathlas.fusion.PRIOR_TRANSFORMS
+PRIOR_TRANSFORMS = ("log1", "identity")  # as mathlas.ranking.fusion.PRIOR_TRANSFORMS
 
 
 def _add_priors(raw: dict[str, Any], sources: list[SourceSpec], path: Path) -> None:

@@ -100,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(r)
             return 0
-        if r.expanded:  # the abbreviations the query was searched with (mathlas.abbreviations)
+        if r.expanded:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
             print(f"mathlas: {r.expanded}", file=sys.stderr)
-        if r.hits and r.match != "strong":  # how far to trust the hits (mathlas.confidence)
+        if r.hits and r.match != "strong":  # how far to trust the hits (mathlas.ranking.confidence)
             print(f"mathlas: {r.note} (match: {r.match}, confidence {r.confidence:.2f})", file=sys.stderr)
         print_hits(r.hits, start=args.offset + 1)
         if not r.hits:

@@ -120,9 +120,9 @@ def cmd_search(args) -> int:
     if args.json:
         print_json(result)
         return 0
-    if result.expanded:  # the abbreviations the query was searched with (mathlas.abbreviations)
+    if result.expanded:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
         print(f"mathlas: {result.expanded}", file=sys.stderr, flush=True)
-    if result.hits and result.match != "strong":  # how far to trust the hits (mathlas.confidence)
+    if result.hits and result.match != "strong":  # how far to trust the hits (mathlas.ranking.confidence)
         print(f"mathlas: {result.note} (match: {result.match}, confidence {result.confidence:.2f})",
               file=sys.stderr, flush=True)
     print_hits(result.hits, start=args.offset + 1)

@@ -1,7 +1,6 @@
-"""The findings as a search channel: ``FindingsChannel.search`` returns a ``Ranking`` that
-``Bundle.rank`` fuses with the bundle's lexical and dense rankings in its one RRF.
+"""Saved findings as extra documents of a bundle's own channels.
 
-A finding competes on the bundle's own evidence, as if it were one more document of the bundle:
+A finding competes on the bundle's own evidence, as if the bundle held it as one more document:
 
 * **lexical**: its BM25 score for the query computed with the bundle's statistics (tantivy's
   formula, the bundle's document frequencies, document count and average field lengths, its
@@ -9,21 +8,12 @@ A finding competes on the bundle's own evidence, as if it were one more document
 * **dense**: the cosine of the query vector with the finding's vector (made by the bundle's own
   encoder; another encoder's vectors are never mixed in), the scale of the bundle's dense channel.
 
-In each channel a finding takes the rank its score has among the bundle's ranking for the query
-(and the other findings), and enters only where that rank is within the channel's depth. Its
-credit is what RRF would give a document at those ranks: ``sum_c w_c / (k_rrf + rank_c)``. So an
-unrelated finding lands where an unrelated document would (nowhere, or low), and a finding that
-restates the best document lands beside it. A findings list of its own, with its own rank 1, would
-instead earn the best finding the credit of the bundle's best document whatever its evidence.
-
-Within the current fusion (the findings as one more RRF channel) the credit is carried by the
-channel's weight and the findings' positions: ``fusion_weight`` makes the first finding's credit
-exact, and each later finding sits at the position whose RRF credit is its own, the gap filled with
-repeats of the first finding's key (``rrf`` counts a key at its first position only).
-
-The bundle's rankings for the request come from the engine (``search(..., bundle_rankings=)``,
-with the request's filters) or, without them, from searching the bundle's channels here again,
-unfiltered (more competitors: a finding ranks no better than with the filters).
+``FindingsDocuments.channel(name)`` answers for one channel with the findings' own ``Ranking`` (keys
+``len(bundle) + position``); the pipeline merges it into that channel's ranking of the bundle's
+documents by score, before the depth cut (``mathlas.ranking.fusion.merge``), and fuses as usual. So
+an unrelated finding lands where an unrelated document would (nowhere, or low), and a finding that
+restates the best document lands beside it (a lexical score within ``SAME_SCORE`` of a document's
+is the same score, and on a tie the finding goes first: the agent saved it for its problem).
 """
 from __future__ import annotations
 
@@ -34,34 +24,28 @@ import math
 import threading
 import weakref
 from collections import Counter
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from mathlas.findings import KIND, LICENSE, SOURCE
-from mathlas.fusion import Ranking
 from mathlas.hit import Hit, snippet
+from mathlas.ranking.candidates import Ranking
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mathlas.engine import Bundle
     from mathlas.findings.store import Finding, FindingsStore
-    from mathlas.lexical import LexicalChannel
+    from mathlas.ranking.lexical import LexicalChannel
+    from mathlas.ranking.query import Query
 
 log = logging.getLogger("mathlas")
 
 # tantivy's BM25 parameters (tantivy::query::bm25), so that a finding's score is on the bundle's scale
 K1, B = 1.2, 0.75
-# A finding whose credit needs a position past this in the findings list (under a thousandth of
-# the first finding's credit at k_rrf 60) is left out: it bounds the padded list's length.
-MAX_POSITION = 100_000
 # Findings without a stored vector embedded by one search (about 5-10 ms each on a CPU)
 EMBED_PER_SEARCH = 64
 # A finding's BM25 is computed here in float64, tantivy's in float32: scores this close (relative)
 # are the same score, so a finding whose text is a document's text takes that document's rank.
 SAME_SCORE = 1e-5
-# On equal credit a finding goes before the document it ties with (the agent saved it for its
-# problem): its weight is raised by this factor, far below any real difference of RRF credits.
-TIE_BREAK = 1e-9
 
 
 def _fieldnorm_table() -> list[int]:
@@ -165,16 +149,19 @@ _EMBEDDED: "weakref.WeakKeyDictionary[FindingsStore, dict]" = weakref.WeakKeyDic
 _EMBED_LOCK = threading.Lock()
 
 
+_STATS_LOCK = threading.Lock()
+# Each store's last findings index, per lexical channel: (its findings' ids, the index)
+_INDEXES: "weakref.WeakKeyDictionary[FindingsStore, dict]" = weakref.WeakKeyDictionary()
+
+
 def _embedded(store: "FindingsStore", encoder: str) -> dict[str, np.ndarray]:
     with _EMBED_LOCK:
         per_store = _EMBEDDED.setdefault(store, {})
         return per_store.setdefault(encoder, {})
-_STATS_LOCK = threading.Lock()
 
 
-def bundle_stats(bundle: "Bundle") -> BundleStats:
+def bundle_stats(lexical: "LexicalChannel") -> BundleStats:
     """The ``BundleStats`` of a bundle's lexical channel (made once per open channel)."""
-    lexical = bundle.lexical
     with _STATS_LOCK:
         stats = _STATS.get(lexical)
         if stats is None:
@@ -233,29 +220,28 @@ class FindingsIndex:
         return out
 
 
-class FindingsChannel:
-    """One snapshot of a findings store, searched for one bundle (``encoder``: its fingerprint).
+class FindingsDocuments:
+    """The findings of a store, as extra documents of one bundle: made per search from the store's
+    current findings (ordered by id; finding ``i`` is key ``base + i``).
 
-    Made per search (``Bundle.rank``): ``search`` keeps what ``fusion_weight`` and ``hit`` need."""
+    ``lexical``: the bundle's lexical channel (its statistics score the findings); ``encode``: the
+    bundle's document encoder (for findings stored without a vector of it) and ``encoder`` its
+    fingerprint; ``base``: the bundle's size."""
 
-    def __init__(self, store: "FindingsStore", bundle: "Bundle"):
-        snap = store._snapshot()
-        self.findings: list["Finding"] = sorted(snap.findings, key=lambda f: f.id)
-        self._snap = snap
+    source = SOURCE
+    kind = KIND
+
+    def __init__(self, store: "FindingsStore", *, base: int, encoder: str,
+                 lexical: Callable[[], "LexicalChannel"], encode: Callable[[list[str]], np.ndarray]):
+        self.findings: list["Finding"] = sorted(store.all(), key=lambda f: f.id)
+        self.base = base
         self._store = store
-        self._bundle = bundle
-        self._encoder = bundle.encoder_fingerprint
-        self.k_rrf = float(bundle.fusion["k_rrf"])
-        # per admitted finding (position in ``findings``): its rank in each bundle channel
-        self.channel_ranks: dict[int, dict[str, int]] = {}
-        self._first: int | None = None
+        self._encoder = encoder
+        self._lexical = lexical
+        self._encode = encode
 
-    @property
-    def size(self) -> int:
+    def __len__(self) -> int:
         return len(self.findings)
-
-    def has_documents(self) -> bool:
-        return bool(self.findings)
 
     def _vectors(self):
         vec = self._store.vectors()
@@ -266,11 +252,23 @@ class FindingsChannel:
         return self._vectors() is not None
 
     # -- each channel's scores, on the bundle's scale ------------------------------------------
+    def _index(self, stats: BundleStats) -> FindingsIndex:
+        """The findings' BM25 fields, made once per set of findings and lexical channel."""
+        ids = tuple(f.id for f in self.findings)
+        with _EMBED_LOCK:
+            held = _INDEXES.setdefault(self._store, {}).get(id(stats.lexical))
+        if held is not None and held[0] == ids and held[1] is stats:
+            return held[2]
+        index = FindingsIndex(self.findings, stats)
+        with _EMBED_LOCK:
+            _INDEXES.setdefault(self._store, {})[id(stats.lexical)] = (ids, stats, index)
+        return index
+
     def lexical_scores(self, query: str) -> np.ndarray:
         """Each finding's BM25 score for ``query`` with the bundle's statistics (0: no query word)."""
-        from mathlas.lexical import query_terms
+        from mathlas.ranking.lexical import query_terms
 
-        stats = bundle_stats(self._bundle)
+        stats = bundle_stats(self._lexical())
         lexical = stats.lexical
         if lexical.symbols == "lean":
             from mathlas.bundle import with_symbol_words
@@ -279,11 +277,7 @@ class FindingsChannel:
         # tantivy's query parser counts a repeated word once ("ring ring" scores as "ring")
         words = dict.fromkeys(query_terms(query, lexical.identifiers))
         groups = [g for g in (stats.tokens(w) for w in words) if g]
-        key = ("lexical-index", id(lexical))
-        index = self._snap.derived.get(key)
-        if index is None or index[0] is not stats:  # one index per snapshot and bundle
-            index = self._snap.derived[key] = (stats, FindingsIndex(self.findings, stats))
-        return index[1].scores(groups, stats)
+        return self._index(stats).scores(groups, stats)
 
     def dense_scores(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(positions of the findings that have a vector of this encoder, their cosine with ``vector``).
@@ -304,7 +298,7 @@ class FindingsChannel:
             if len(missing) > len(todo):
                 log.warning("mathlas: findings: %d findings have no vector; `mathlas findings reindex` embeds "
                             "them (meanwhile %d a search are embedded for it)", len(missing), EMBED_PER_SEARCH)
-            made = self._bundle.encoder.encode_documents([f.search_text for f in todo])
+            made = self._encode([f.search_text for f in todo])
             with _EMBED_LOCK:
                 memo.update(zip((f.id for f in todo), np.asarray(made, dtype=np.float32)))
         pos, rows = [], []
@@ -318,93 +312,48 @@ class FindingsChannel:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         return np.array(pos, dtype=np.int64), (np.stack(rows) @ vector).astype(np.float32)
 
-    def _bundle_scores(self, channel: str, query: str, vector, depth: int,
-                       given: Mapping[str, Ranking] | None) -> np.ndarray:
-        """The scores of the bundle's own ranking in ``channel`` (``depth`` long): the engine's,
-        when it passes them, else the channel searched here without the request's filters (which
-        only adds competitors: a finding then ranks no better than with them)."""
-        if given is not None:
-            r = given.get(channel)
-            return np.zeros(0, dtype=np.float32) if r is None else np.asarray(r.scores, dtype=np.float32)
-        if channel == "lexical":
-            return self._bundle.lexical.search(query, depth).scores
-        return self._bundle.dense.search(vector, depth).scores
+    # -- the channels -------------------------------------------------------------------------
+    def channel(self, name: str) -> "FindingsChannel":
+        """The findings as extra documents of the bundle channel ``name`` (lexical or dense)."""
+        if name not in ("lexical", "dense"):
+            raise ValueError(f"findings have no {name} scores")
+        return FindingsChannel(self, name)
 
-    # -- the channel ------------------------------------------------------------------------
-    def search(self, query: str, vector: np.ndarray | None, depth: int, *, lexical: bool = True,
-               bundle_rankings: Mapping[str, Ranking] | None = None,
-               channel_weights: Mapping[str, float] | None = None, k_rrf: float | None = None) -> Ranking:
-        """The findings that would rank within ``depth`` of a bundle channel, best credit first.
+    def _ranking(self, pos: np.ndarray, scores: np.ndarray, depth: int) -> Ranking:
+        order = np.lexsort((pos, -scores))[:depth]  # best first; equal scores in id order
+        return Ranking(pos[order] + self.base, scores[order])
 
-        ``lexical``: score the query's BM25 (the lexical channel runs); ``vector``: the query vector
-        (the dense channel runs). ``bundle_rankings``: the bundle's own channel rankings for this
-        request (with its filters); without them the channels are searched here, unfiltered.
-        ``channel_weights`` and ``k_rrf`` default to the bundle's fusion block. Positions are
-        padded with repeats of the first key so that each finding's RRF credit under
-        ``fusion_weight`` is its own (module docstring)."""
-        if k_rrf is not None:
-            self.k_rrf = float(k_rrf)
-        weights = dict(self._bundle.fusion["weights"] if channel_weights is None else channel_weights)
-        evidence: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        if lexical and query.strip():
-            scores = self.lexical_scores(query).astype(np.float32)
-            pos = np.flatnonzero(scores > 0)
-            if len(pos):
-                evidence["lexical"] = (pos, scores[pos])
-        if vector is not None:
-            pos, cos = self.dense_scores(vector)
-            if len(pos):
-                evidence["dense"] = (pos, cos)
-        ranks: dict[int, dict[str, int]] = {}
-        for channel, (pos, scores) in evidence.items():
-            theirs = np.sort(self._bundle_scores(channel, query, vector, depth, bundle_rankings))
-            ours = np.sort(scores)
-            tol = 1.0 + (SAME_SCORE if channel == "lexical" else 0.0)
-            # 1 + how many of the bundle's hits and of the other findings score higher
-            r = 1 + (len(theirs) - np.searchsorted(theirs, scores * tol, side="right")) \
-                + (len(ours) - np.searchsorted(ours, scores, side="right"))
-            for p, rank in zip(pos.tolist(), r.tolist()):
-                if rank <= depth:
-                    ranks.setdefault(p, {})[channel] = rank
-        self.channel_ranks = ranks
-        if not ranks:
-            self._first = None
-            return Ranking.empty()
-        credit = {p: self.credit(p, weights) for p in ranks}
-        order = sorted(credit, key=lambda p: (-credit[p], self.findings[p].id))
-        self._first = order[0]
-        top = credit[order[0]]
-        keys, values = [order[0]], [top]
-        for p in order[1:]:
-            # the position whose RRF credit under fusion_weight is this finding's own
-            want = max(len(keys) + 1, int(round((self.k_rrf + 1) * top / credit[p] - self.k_rrf)))
-            if want > MAX_POSITION:
-                break
-            pad = want - 1 - len(keys)
-            keys += [order[0]] * pad
-            values += [values[-1]] * pad
-            keys.append(p)
-            values.append(credit[p])
-        return Ranking.of(np.array(keys, dtype=np.int64), np.array(values, dtype=np.float32))
+    def text(self, position: int) -> str:
+        """What a reranker reads of finding ``position``."""
+        return self.findings[position].search_text
 
-    def credit(self, position: int, channel_weights: Mapping[str, float]) -> float:
-        """The RRF credit of a finding at its bundle-channel ranks: sum of w_c / (k_rrf + rank_c)."""
-        return sum(float(channel_weights.get(c, 1.0)) / (self.k_rrf + r)
-                   for c, r in self.channel_ranks.get(position, {}).items())
-
-    def fusion_weight(self, channel_weights: dict[str, float]) -> float:
-        """The findings channel's weight in the bundle's fusion, given the weights of the bundle's
-        channels that ran: the weight that gives the first finding of the last ``search`` (at
-        position 1) exactly the RRF credit of its ranks in those channels."""
-        if self._first is None:
-            return 0.0
-        return (self.k_rrf + 1) * self.credit(self._first, channel_weights) * (1.0 + TIE_BREAK)
-
-    def hit(self, key: int, score: float, ranks: dict[str, int | None]) -> Hit:
-        """A finding as a hit; its ``lexical`` / ``dense`` ranks are those it was credited with (its
-        rank among the bundle's hits in that channel), ``findings`` its position in this channel."""
-        f = self.findings[key]
-        own = self.channel_ranks.get(key, {})
+    def hit(self, position: int, score: float, ranks: dict[str, int | None]) -> Hit:
+        """Finding ``position`` as a hit; its ``lexical`` / ``dense`` ranks are its places in those
+        channels' rankings (the bundle's documents and the findings together)."""
+        f = self.findings[position]
         return Hit(id=f.id, source=SOURCE, kind=KIND, name=f.name, title="", text=snippet(f.search_text),
-                   link=f.source_url, license=LICENSE, score=score,
-                   ranks={"lexical": None, "dense": None, **ranks, **own})
+                   link=f.source_url, license=LICENSE, score=score, ranks={"lexical": None, "dense": None, **ranks})
+
+
+class FindingsChannel:
+    """The findings' side of one bundle channel: the channel protocol of ``mathlas.ranking``
+    (``name``, ``rank(query, depth, filters)``), whose ranking the pipeline merges by score into
+    the bundle channel's own (``same_score``: the relative difference that counts as a tie)."""
+
+    def __init__(self, documents: FindingsDocuments, name: str):
+        self.documents = documents
+        self.name = name
+        self.same_score = SAME_SCORE if name == "lexical" else 0.0
+
+    def rank(self, query: "Query", depth: int, filters=None) -> Ranking:
+        """The findings with evidence in this channel, best first (the request's filters decided
+        already whether findings are searched at all)."""
+        docs = self.documents
+        if self.name == "lexical":
+            if not query.text.strip():
+                return Ranking.empty()
+            scores = docs.lexical_scores(query.text).astype(np.float32)
+            pos = np.flatnonzero(scores > 0)
+            return docs._ranking(pos, scores[pos], depth)
+        pos, cos = docs.dense_scores(query.vector())
+        return docs._ranking(pos, cos, depth)

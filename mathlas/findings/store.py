@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
 from mathlas.errors import MathlasError, UsageError
@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from mathlas.engine import Bundle
 
 FINDINGS_DIR = "findings"
 STORE = "findings.jsonl"
@@ -423,10 +421,11 @@ class FindingsStore:
         have = set(vec[0]) if vec is not None and vec[2] == encoder else set()
         return [f for f in self.all() if f.id not in have]
 
-    def embed(self, bundle: "Bundle", findings: list[Finding] | None = None, *,
+    def embed(self, bundle: Any, findings: list[Finding] | None = None, *,
               batch_size: int = 32) -> int:
         """Embed findings with ``bundle``'s encoder and store their vectors (all findings lacking a
-        vector from that encoder when ``findings`` is None). Vectors from another encoder are
+        vector from that encoder when ``findings`` is None; ``bundle``: an open ``mathlas.engine.Bundle``,
+        read for its ``encoder`` and ``encoder_fingerprint`` only). Vectors from another encoder are
         replaced. Returns how many were embedded."""
         import numpy as np
 

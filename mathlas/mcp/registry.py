@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from mathlas.hit import Hit, HitSummary, LeanHitSummary
 from mathlas.request import MAX_K, SURFACE_MAX_K
-from mathlas.tools import NextStep
+from mathlas.service import NextStep
 
 MCP_MAX_K = SURFACE_MAX_K
 Detail = Literal["summary", "full"]
@@ -109,10 +109,10 @@ class SearchAnswer:
     mode: str
     hits: list[HitSummary | Hit]
     next: list[NextStep]
-    match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.confidence)
+    match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.ranking.confidence)
     confidence: float = 0.0
     note: str = ""
-    expanded: str = ""   # abbreviations searched with their expansions (mathlas.abbreviations)
+    expanded: str = ""   # abbreviations searched with their expansions (mathlas.ranking.abbreviations)
 
 
 @dataclass

@@ -36,7 +36,7 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
         lines = [f"No hits ({where})."]
     else:
         trust = ""
-        if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.confidence)
+        if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.ranking.confidence)
             trust = f" match: {data['match']}, {data.get('note', '')} (confidence {data.get('confidence', 0):.2f});"
         if data.get("expanded"):  # the abbreviations the query was searched with
             trust += f" {data['expanded']};"

@@ -7,14 +7,13 @@ same functions::
 
 Each tool module is listed in ``TOOL_MODULES`` with the names of its tools. Tool modules stay light
 at import time (numpy, pyarrow, onnxruntime, sympy load inside the calls), so a server lists its
-tools without loading any model. ``NextStep`` is the shape in which a tool suggests the next call.
+tools without loading any model. A tool suggests the next call as a ``mathlas.service.NextStep``.
 """
 from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -30,15 +29,6 @@ TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "mathlas.tools.findings": ("add_finding",),
     "mathlas.tools.lean_check": ("verify_formal",),
 }
-
-
-@dataclass
-class NextStep:
-    """A tool call worth making next, with its arguments ready to send."""
-
-    tool: str
-    arguments: dict[str, Any]
-    why: str
 
 
 def available_tool_names() -> list[str]:

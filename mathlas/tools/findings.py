@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from mathlas.tools import NextStep
+from mathlas.service import NextStep
 
 log = logging.getLogger(__name__)
 

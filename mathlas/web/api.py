@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mathlas import __version__
+from mathlas.bundle import read_manifest
 from mathlas.checks import name_weights
-from mathlas.bundle import META, META_ARROW, read_manifest
 from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
 from mathlas.hit import Document, Hit
 from mathlas.releases.install import DEFAULT_BUNDLE, installed, resolve_bundle
@@ -30,6 +30,7 @@ from mathlas.request import DependencyRequest, LeanSearchRequest, SearchRequest
 from mathlas.service import DependencyResult, FormalSearchResult, SearchResult, dependencies, document as get_document
 from mathlas.service import lean_search as run_lean_search
 from mathlas.service import search as run_search
+from mathlas.service import search_ranked
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -199,7 +200,7 @@ def bundles(served: Served) -> dict:
                          description=m.description,
                          sources={s: {"count": v.get("count"), "license": v.get("license"),
                                       "attribution": v.get("attribution")} for s, v in m.sources.items()},
-                         paper_filters="paper_title" in _meta_columns(root, m), kinds=_kinds(root, m),
+                         paper_filters="paper_title" in meta_columns(root, m), kinds=kind_counts(root, m),
                          priors=sorted(((m.fusion or {}).get("priors") or {})))
         except MathlasError as e:
             entry["error"] = str(e)
@@ -209,7 +210,7 @@ def bundles(served: Served) -> dict:
         root = resolve_bundle(formal_bundle_spec(served.formal), quiet=True)
         m = read_manifest(root)
         formal.update(available=True, name=m.name, version=m.version, label=f"{m.name}-{m.version}", count=m.count,
-                      kinds=_kinds(root, m))
+                      kinds=kind_counts(root, m))
     except MathlasError as e:
         formal["error"] = f"{e}"
         formal["how_to_build"] = BUILD_HINT
@@ -217,43 +218,18 @@ def bundles(served: Served) -> dict:
     return {"default_bundle": DEFAULT_BUNDLE, "served": out, "formal": formal, "installed": inst}
 
 
-_KINDS: dict[tuple[str, str, str], dict[str, int]] = {}
+def kind_counts(root, m) -> dict[str, int]:
+    """A bundle's kinds with their counts, without opening it (``mathlas.engine.kind_counts``)."""
+    from mathlas.engine import kind_counts as counts
+
+    return counts(root, m)
 
 
-def _kinds(root, m) -> dict[str, int]:
-    """The bundle's kinds with their document counts, most frequent first (the page's kind field):
-    one metadata column read once per bundle and cached (a bundle never changes once written)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def meta_columns(root, m) -> set[str]:
+    """A bundle's metadata column names, without opening it (``mathlas.engine.meta_columns``)."""
+    from mathlas.engine import meta_columns as columns
 
-    key = (str(root), m.name, m.version)
-    if key not in _KINDS:
-        try:
-            if META_ARROW in m.files:  # only a listed (verified) Arrow copy is read
-                with pa.memory_map(str(root / META_ARROW)) as f:  # counted while the map is open
-                    counts = pa.ipc.open_file(f).read_all().column("kind").value_counts().to_pylist()
-            else:
-                counts = pq.read_table(root / META, columns=["kind"]).column("kind").value_counts().to_pylist()
-        except (OSError, KeyError, pa.ArrowInvalid):
-            counts = []
-        _KINDS[key] = {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: (-c["counts"], str(c["values"])))
-                       if c["values"]}
-    return _KINDS[key]
-
-
-def _meta_columns(root, m) -> set[str]:
-    """The metadata column names of a bundle, from the file's schema alone (no rows read); the Arrow
-    copy only when the manifest lists it (a file it does not list is never read)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        if META_ARROW in m.files:
-            with pa.memory_map(str(root / META_ARROW)) as f:
-                return set(pa.ipc.open_file(f).schema.names)
-        return set(pq.read_schema(root / META).names)
-    except (OSError, pa.ArrowInvalid):
-        return set()
+    return columns(root, m)
 
 
 def loaded() -> list[str]:
@@ -292,35 +268,11 @@ def bundle_facts(spec: str | None) -> BundleFacts:
 @dataclass
 class ScoredHit:
     """A library ``Hit``, its whole ``Document`` (body, slogan, paper fields) and its dense cosine
-    (None when the dense channel did not run)."""
+    (None when the dense channel did not run, and for a saved finding)."""
 
     hit: Hit
     doc: Document
     similarity: float | None
-
-
-def _title_mask(b, needle: str):
-    import pyarrow.compute as pc
-
-    col = b.table.column("paper_title")
-    return pc.fill_null(pc.match_substring(col, needle, ignore_case=True), False).to_numpy(zero_copy_only=False)
-
-
-def _citation_mask(b, lo: int | None, hi: int | None):
-    """Documents whose citation count is unknown, or within [lo, hi]."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    col = b.table.column("citations").cast(pa.float64())
-    vals = pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False)
-    unknown = np.isnan(vals)
-    inside = ~unknown
-    if lo is not None:
-        inside &= vals >= lo
-    if hi is not None:
-        inside &= vals <= hi
-    return unknown | inside
 
 
 def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", sources: list[str] | None = None,
@@ -330,30 +282,33 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
     """TheoremSearch's ``POST /search``: the library's search (``mathlas.service.search``, findings
     included) with TheoremSearch's names in messages, plus the two TheoremSearch filters that have
     no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown counts)
-    as a mask applied inside both channels, and each bundle hit's exact dense cosine (the query
-    vector is the one the search made: the bundle keeps recent ones)."""
+    as a mask applied inside both channels, and each bundle hit's exact dense cosine: the dense
+    channel's own score where it ranked the hit, computed for the others (a lexical-only hit)."""
+    from mathlas.ranking.filters import citation_mask, title_mask
+
     b = _open_bundles().get(spec)
     mask = None
     if title_contains:
-        mask = _title_mask(b, title_contains)
+        mask = title_mask(b.table, title_contains)
     if citations_or_unknown is not None:
-        m = _citation_mask(b, *citations_or_unknown)
+        m = citation_mask(b.table, *citations_or_unknown)
         mask = m if mask is None else mask & m
     req = SearchRequest.make(query, k, mode=mode, sources=sources or None, kinds=kinds or None,
                              paper_filter=paper_filter, priors=priors, mask=mask, labels=TS_LABELS)
-    hits = run_search(req, b).hits
-    docs = [get_document(h.id, b) for h in hits]
+    result, ranked = search_ranked(req, b)
+    hits, n = result.hits, len(b)
+    keys = ranked.top.keys.tolist()
+    docs = [b.document_at(key) if key < n else get_document(h.id, b) for key, h in zip(keys, hits)]
     if mode == "lexical" or not hits:
         return [ScoredHit(h, d, None) for h, d in zip(hits, docs)]
     import numpy as np
 
-    ours = [i for i, h in enumerate(hits) if not h.id.startswith("finding:")]
-    sims: list[float | None] = [None] * len(hits)
-    if ours:
-        q = np.asarray(b.query_vector(req.query), dtype=np.float32)
-        cos = b.dense.rescore(q, np.array([b.key_of(hits[i].id) for i in ours], dtype=np.int64))
-        for i, c in zip(ours, cos):
-            sims[i] = float(c)
+    cos = ranked.top.raw_in("dense").copy()
+    todo = [i for i, key in enumerate(keys) if key < n and np.isnan(cos[i])]
+    if todo:
+        q = np.asarray(ranked.vector(), dtype=np.float32)
+        cos[todo] = b.dense.rescore(q, np.array([keys[i] for i in todo], dtype=np.int64))
+    sims = [float(c) if key < n else None for key, c in zip(keys, cos.tolist())]
     return [ScoredHit(h, d, c) for h, d, c in zip(hits, docs, sims)]
 
 

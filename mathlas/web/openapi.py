@@ -7,12 +7,9 @@ shapes are written out here, field by field, as TheoremSearch publishes them.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mathlas.web import api, theoremsearch
-
-if TYPE_CHECKING:
-    from mathlas.web.app import ServeConfig
 
 REF = "#/components/schemas/{model}"
 
@@ -99,7 +96,14 @@ def _schemas() -> dict[str, Any]:
     return out
 
 
-def openapi_document(config: "ServeConfig") -> dict[str, Any]:
+class TokenConfig(Protocol):
+    """What the document needs of the server's configuration (``app.ServeConfig`` has it; this module
+    does not import the app, which imports it)."""
+
+    token: str | None
+
+
+def openapi_document(config: TokenConfig) -> dict[str, Any]:
     """The whole document; ``security`` says Bearer when the server has a token."""
     search_params = [
         _q("q", STR, "the query: words, a claim or a formula (LaTeX welcome); `query` is an alias", required=True),

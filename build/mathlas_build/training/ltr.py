@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mathlas.filters import Filters
-from mathlas.fusion import rrf
-from mathlas.intent import definition_intent
+from mathlas.ranking.filters import Filters
+from mathlas.ranking.fusion import rrf
+from mathlas.ranking.intent import definition_intent
 from mathlas.learned import FEATURES, DocInfo, features
 
 DEPTH = 100
@@ -39,11 +39,13 @@ def doc_info(bundle) -> DocInfo:
 
 
 def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
-    from mathlas.abbreviations import expand as expand_abbreviations
+    from mathlas.ranking.abbreviations import expand as expand_abbreviations
+    from mathlas.ranking.pipeline import pipeline_for
 
     q, _ = expand_abbreviations(query)
-    vector = bundle.query_vector(q)
-    rankings = bundle.channel_rankings(q, depth, Filters(), "hybrid", None, vector)
+    pipeline = pipeline_for(bundle)
+    vector = pipeline.query_vector(q)
+    rankings = pipeline.search_channels(q, depth, Filters(), "hybrid", None, vector)
     fusion = bundle.fusion
     fused = rrf(rankings, 2 * depth, k_rrf=float(fusion["k_rrf"]), channel_weights=dict(fusion["weights"]))
     keys = np.array([f.key for f in fused], dtype=np.int64)

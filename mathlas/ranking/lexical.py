@@ -1,4 +1,6 @@
-"""Lexical channel: tantivy BM25 over name, title and retrieval text.
+"""Lexical channel: tantivy BM25 over name, title and retrieval text (``name = "lexical"``; its
+``rank(query, depth, filters)`` is the channel protocol of ``mathlas.ranking``, ``search`` the plain
+index search).
 
 The index is opened through a private *shadow directory* of symlinks, because tantivy's
 ``Index.open`` creates lock files next to the index: the bundle itself is never written to, and a
@@ -12,14 +14,18 @@ import shutil
 import tempfile
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mathlas.bundle import (BM25_DIR, DEFAULT_LEXICAL_BOOSTS, LEXICAL_FIELDS, LEXICAL_IDENTIFIERS,
                             LEXICAL_SYMBOLS, lexical_words)
 from mathlas.errors import BundleCorruptError
-from mathlas.filters import Filters
-from mathlas.fusion import Ranking
+from mathlas.ranking.filters import Filters
+from mathlas.ranking.candidates import Ranking
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.ranking.query import Query
 
 # A 20,000-character query is legal; BM25 over its first words is what a user can expect.
 MAX_QUERY_TERMS = 256
@@ -45,6 +51,10 @@ def query_terms(query: str, identifiers: str = "split") -> list[str]:
 
 
 class LexicalChannel:
+    """A bundle's BM25 index, opened read-only; the ranking pipeline's ``lexical`` channel."""
+
+    name = "lexical"
+
     def __init__(self, root: Path, count: int, boosts: dict[str, float] | None = None,
                  symbols: str | None = None, identifiers: str = "split"):
         import tantivy
@@ -89,6 +99,10 @@ class LexicalChannel:
 
     def _text_query(self, terms: list[str]):
         return self.index.parse_query(" ".join(terms), list(self.boosts), field_boosts=self.boosts)
+
+    def rank(self, query: "Query", depth: int, filters: Filters) -> Ranking:
+        """The channel protocol (``mathlas.ranking.Channel``): the query's text, ``depth`` deep."""
+        return self.search(query.text, depth, filters)
 
     def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
         if self.symbols == "lean":

@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from mathlas.errors import EncoderError
-from mathlas.fusion import Fused
+from mathlas.ranking.candidates import Candidates
 
 CONFIG = "reranker.json"
 
@@ -115,12 +115,15 @@ class Reranker:
         return np.asarray(out, dtype=np.float32).reshape(len(pairs))
 
 
-def reorder(fused: list[Fused], scores: np.ndarray) -> list[Fused]:
-    """The first ``len(scores)`` fused hits in order of ``scores`` (ties keep the fused order), each with
-    its reranker score as ``score`` and its place as ``ranks["rerank"]``; the hits after them follow
-    in their fused order, with their fused scores and ``ranks["rerank"]`` None."""
+def reorder(pool: Candidates, scores: np.ndarray) -> Candidates:
+    """The first ``len(scores)`` rows of ``pool`` in order of ``scores`` (ties keep the fused order),
+    each with its reranker score as its score and its place as the mark ``rerank``; the rows after
+    them follow in their fused order, with their fused scores and no ``rerank`` mark."""
     n = len(scores)
     order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    head = [Fused(fused[i].key, float(scores[i]), {**fused[i].ranks, "rerank": r})
-            for r, i in enumerate(order.tolist(), start=1)]
-    return head + [Fused(f.key, f.score, {**f.ranks, "rerank": None}) for f in fused[n:]]
+    rows = np.concatenate([order, np.arange(n, len(pool))]).astype(np.int64)
+    new_scores = pool.scores.copy()
+    new_scores[:n] = np.asarray(scores, dtype=np.float64)
+    place = np.zeros(len(pool), dtype=np.int64)
+    place[:n] = np.arange(1, n + 1)  # after the reorder: row r is the r-th reranked
+    return pool.rescored(new_scores).take(rows).marked("rerank", place)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mathlas.fusion import Ranking
+    from mathlas.ranking.candidates import Ranking
 
 MATCHES = ("strong", "weak", "none")
 STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at its be that this every any "
@@ -87,7 +87,7 @@ def _lead(s: list[float]) -> float:
 
 def query_words(query: str) -> int:
     """How many distinct words of ``query`` the lexical channel searches (stopwords left out)."""
-    from mathlas.lexical import query_terms
+    from mathlas.ranking.lexical import query_terms
 
     return len(set(query_terms(query)) - STOPWORDS)
 

@@ -2,20 +2,25 @@
 
 Stage 1 searches ``vectors/binary.usearch`` (hamming over binary codes of the centred vectors: sign
 bits, or 3-bit thermometer codes, ``mathlas.bundle.BINARY_CODES``) for a pool of candidates; stage 2
-rescores them with the memory-mapped int8 vectors, reading only those rows. When filters leave few enough documents, the channel scans exactly those rows instead, so a
-filter never starves the top-k.
+rescores them with the memory-mapped int8 vectors, reading only those rows. When filters leave few
+enough documents, the channel scans exactly those rows instead, so a filter never starves the top-k.
+``name = "dense"``; ``rank(query, depth, filters)`` is the channel protocol of ``mathlas.ranking``.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mathlas.bundle import (BINARY_CODES, BINARY_INDEX, FLOAT_SCALES, FLOAT_VECTORS, VECTOR_CENTER,
                             VECTOR_THRESHOLDS, binary_codes, code_bits, usearch_index_class)
 from mathlas.errors import BundleCorruptError
-from mathlas.filters import Filters
-from mathlas.fusion import Ranking
+from mathlas.ranking.filters import Filters
+from mathlas.ranking.candidates import Ranking
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.ranking.query import Query
 
 # Filtered searches over at most this many documents are exact scans (a few ms for 10^5 x 384 int8).
 EXACT_SCAN_LIMIT = 100_000
@@ -46,6 +51,10 @@ def default_pool(k: int, count: int = 0) -> int:
 
 
 class DenseChannel:
+    """A bundle's binary HNSW index and int8 vectors; the ranking pipeline's ``dense`` channel."""
+
+    name = "dense"
+
     def __init__(self, root: Path, count: int, dims: int, codes: str = "sign"):
         Index = usearch_index_class()
         root = Path(root)
@@ -98,6 +107,10 @@ class DenseChannel:
             return Ranking.empty()
         scores = self.rescore(q, keys)
         return _top(keys, scores, k)
+
+    def rank(self, query: "Query", depth: int, filters: Filters) -> Ranking:
+        """The channel protocol (``mathlas.ranking.Channel``): the query's vector, ``depth`` deep."""
+        return self.search(query.vector(), depth, filters, pool=query.pool)
 
     def search(self, q: np.ndarray, k: int, filters: Filters = Filters(), pool: int | None = None) -> Ranking:
         q = np.asarray(q, dtype=np.float32).reshape(-1)

@@ -290,3 +290,30 @@ class PaperColumns:
             has = self._cache["journal"]
             mask &= has if pf.journal_published else ~has
         return mask
+
+
+# ------------------------------------------------------------------------------ masks of TheoremSearch's filters
+
+def title_mask(table, needle: str) -> np.ndarray:
+    """Documents whose paper title holds ``needle`` (case-insensitive; TheoremSearch's ``paper_title``)."""
+    import pyarrow.compute as pc
+
+    col = table.column("paper_title")
+    return pc.fill_null(pc.match_substring(col, needle, ignore_case=True), False).to_numpy(zero_copy_only=False)
+
+
+def citation_mask(table, lo: int | None, hi: int | None) -> np.ndarray:
+    """Documents whose citation count is unknown, or within [lo, hi] (TheoremSearch's citation range,
+    which keeps unknown counts where ``PaperFilter`` refuses them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column("citations").cast(pa.float64())
+    vals = pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False)
+    unknown = np.isnan(vals)
+    inside = ~unknown
+    if lo is not None:
+        inside &= vals >= lo
+    if hi is not None:
+        inside &= vals <= hi
+    return unknown | inside
