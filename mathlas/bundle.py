@@ -145,12 +145,14 @@ def lexical_words(text: str, identifiers: str = "split") -> str:
 
     ``Nat.Prime.two_le`` -> ``Nat.Prime.two_le Nat Prime two le``; ``ModEq`` -> ``ModEq Mod Eq``.
     Plain words pass unchanged, so the function is cheap on prose. ``identifiers="tokenizer"``
-    returns the text unchanged (see the module docstring).
+    returns the text unchanged (see the module docstring). In both, a word with letters beyond ASCII
+    is added once more in ASCII (``Gödel`` -> ``Gödel ... Godel``, ``Weierstraß`` -> ``Weierstrass``):
+    a query typed either way meets a text written either way.
     """
     if identifiers not in LEXICAL_IDENTIFIERS:
         raise ValueError(f"lexical identifiers must be one of {LEXICAL_IDENTIFIERS}, not {identifiers!r}")
     if identifiers == "tokenizer":
-        return text
+        return text + _ascii_folds(text)
     extra: list[str] = []
     for m in _IDENT.finditer(text):
         tok = m.group(0)
@@ -158,7 +160,29 @@ def lexical_words(text: str, identifiers: str = "split") -> str:
             parts = [p for piece in re.split(r"[._']", tok) for p in _CAMEL.split(piece) if p]
             if len(parts) > 1:
                 extra.extend(parts)
-    return text if not extra else text + " " + " ".join(extra)
+    return (text if not extra else text + " " + " ".join(extra)) + _ascii_folds(text)
+
+
+_NON_ASCII_WORD = re.compile(r"\w*[^\W\x00-\x7f]\w*")
+_LIGATURES = str.maketrans({"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l",
+                            "Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ȷ": "j", "þ": "th"})
+
+
+def _ascii_folds(text: str) -> str:
+    """`` Godel Weierstrass`` for a text that says ``Gödel`` and ``Weierstraß``: each word with letters
+    beyond ASCII, once more in ASCII letters (accents dropped, ``ß`` as ``ss``), so that a query typed
+    either way finds it; empty for an ASCII text (the common case, and cheap)."""
+    if text.isascii():
+        return ""
+    import unicodedata
+
+    folds = []
+    for word in dict.fromkeys(_NON_ASCII_WORD.findall(text)):
+        plain = "".join(c for c in unicodedata.normalize("NFKD", word.translate(_LIGATURES))
+                        if not unicodedata.combining(c))
+        if plain != word and plain.isascii() and plain.isalnum():
+            folds.append(plain)
+    return " " + " ".join(folds) if folds else ""
 
 
 # ------------------------------------------------------------------------------ Lean notation words

@@ -5,6 +5,15 @@ the same classes into their results, so ``mathlas search --json``, the MCP tools
 content and the HTTP API carry the same keys. What a source knows beyond the common fields (a Lean
 declaration's module and signature, a paper's authors) rides in ``fields``, never in another class.
 
+Every hit and document also says what it is called, one meaning per field on every surface:
+``heading`` (what a person reads first), ``label`` (the source's own name or id for it) and
+``context`` (breadcrumb, category or module), made from its id, source, kind, name and title by
+``mathlas.headings.describe`` when the object is made. ``name`` and ``title`` are the bundle's columns
+as each source's reader filled them (their meaning differs by source: docs/bundle-format.md), kept
+for the programs that read them; a Lean declaration's ``name`` is its qualified name everywhere, a
+document's ``aliases`` field is a list, as a hit's is, and the bundle's ``label`` column (a statement's
+``\\label`` in its LaTeX source) is its ``fields["tex_label"]``.
+
 ``HitSummary`` is a view of a ``Hit``, not another result: the few fields an agent needs to choose
 which hits to open (``summarize`` makes it, here and nowhere else). The MCP search tools answer with
 it by default, since an agent pays for every character it reads; ``detail="full"`` gives the hits.
@@ -13,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from mathlas.headings import describe
 
 # The metadata columns every document has; the others (bundle.OPTIONAL_META_COLUMNS) go to ``fields``.
 CORE_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
@@ -32,6 +43,9 @@ class Hit:
     id: str
     source: str
     kind: str
+    heading: str = field(default="", kw_only=True)
+    label: str = field(default="", kw_only=True)
+    context: str = field(default="", kw_only=True)
     name: str
     title: str
     text: str
@@ -40,6 +54,9 @@ class Hit:
     score: float
     ranks: dict[str, int | None] = field(default_factory=dict)
     fields: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _described(self)
 
 
 @dataclass
@@ -51,6 +68,9 @@ class Document:
     id: str
     source: str
     kind: str
+    heading: str = field(default="", kw_only=True)
+    label: str = field(default="", kw_only=True)
+    context: str = field(default="", kw_only=True)
     name: str
     title: str
     body: str
@@ -60,6 +80,31 @@ class Document:
     license: str
     bundle: str
     fields: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _described(self)
+        if isinstance(self.fields.get("aliases"), str):   # the column holds "A; B": a list, as on a hit
+            self.fields["aliases"] = aliases_list(self.fields["aliases"])
+        if "label" in self.fields:   # the column: the statement's \label in its LaTeX source, not ``label``
+            self.fields["tex_label"] = self.fields.pop("label")
+
+
+def _described(x: "Hit | Document") -> None:
+    """Fill ``heading``, ``label`` and ``context`` (those not given) from the id, source, kind, name
+    and title; a Lean declaration's ``name`` is its qualified name (the column holds its words)."""
+    d = describe(x.id, x.source, x.kind, x.name, x.title)
+    x.heading = x.heading or d.heading
+    x.label = x.label or d.label
+    x.context = x.context or d.context
+    if x.source == "lean":
+        x.name = d.label
+
+
+def aliases_list(value: Any) -> list[str]:
+    """An ``aliases`` value ("A; B" as the bundle column holds it, or a list) as a list of distinct
+    names, whitespace collapsed."""
+    items = value if isinstance(value, list) else str(value or "").split("; ")
+    return [a for a in dict.fromkeys(" ".join(str(a).split()) for a in items) if a]
 
 
 def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
@@ -80,12 +125,12 @@ def known_as(aliases: list[str] | None) -> list[str]:
 @dataclass
 class HitSummary:
     """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
-    the kind, the name, one line of the statement and the score (4 decimals). ``get_by_id`` gives
-    the rest: statement, link, license."""
+    the kind, the heading, one line of the statement and the score (4 decimals). ``get_by_id`` gives
+    the rest: label, context, statement, link, license."""
 
     id: str
     kind: str
-    name: str
+    heading: str
     snippet: str
     score: float
 
@@ -100,13 +145,16 @@ class LeanHitSummary(HitSummary):
 
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     """``hit`` as a ``HitSummary``. The snippet is the signature when the hit has one (Lean), else
-    its text without the name it usually starts with, cut at a word boundary to ``limit``. A Lean
-    hit (``mathlas.formal.formal_hit``: its fields have ``aliases``) gives a ``LeanHitSummary``."""
+    its text without the label and heading it usually starts with, cut at a word boundary so that
+    heading and snippet together stay near ``limit`` + 20 characters (a long heading leaves a shorter
+    snippet, never under 60). A Lean hit (``mathlas.formal.formal_hit``: its fields have ``aliases``)
+    gives a ``LeanHitSummary``."""
     text = " ".join(str(hit.fields.get("signature") or hit.text or "").split())
-    name = hit.name.strip()
-    if name and text.lower().startswith(name.lower()):
-        text = text[len(name):].lstrip(" .:;,")
-    summary = {"id": hit.id, "kind": hit.kind, "name": hit.name, "snippet": snippet(text, limit),
+    for lead in (hit.name.strip(), hit.label, hit.heading):
+        if lead and text.lower().startswith(lead.lower()):
+            text = text[len(lead):].lstrip(" .:;,")
+    room = max(60, min(limit, limit + 20 - len(hit.heading)))
+    summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
                "score": round(hit.score, 4)}
     if "aliases" in hit.fields:
         return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]))

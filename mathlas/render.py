@@ -6,15 +6,22 @@ tools' text content is ``line`` per hit (one line each: a model pays for every c
 ``mathlas.hit.Hit``, or a ``HitSummary``), the same fields ``--json``, MCP's structured content and
 the HTTP API carry, so a change of the hit's shape cannot break one text surface silently. A Lean
 hit is one whose ``fields`` hold a ``signature``: it shows its kind, module, signature, docstring
-and Stacks tags instead of a text snippet, and the names people use for it (its ``aliases``, a few,
-each cut short: ``mathlas.hit.known_as``) as "also known as".
+(Markdown, shown as plain text: ``mathlas.headings.plain_markdown``) and Stacks tags instead of a
+text snippet, and the names people use for it (its ``aliases``, a few, each cut short:
+``mathlas.hit.known_as``) as "also known as".
+
+Every surface names a document by its ``heading`` beside the id (left out where the id already says
+it: a Lean name, a Metamath label without a title) and places it by its ``context``: the fields
+``mathlas.headings.describe`` makes, the same for a hit and for the document (``name`` and ``title``
+are the bundle's columns and mean different things per source).
 """
 from __future__ import annotations
 
 import textwrap
 from typing import Any, Mapping
 
-from mathlas.hit import known_as
+from mathlas.headings import describe, plain_markdown
+from mathlas.hit import aliases_list, known_as
 
 SIGNATURE_CHARS = 300   # a Lean signature in a listing (the JSON has up to formal.FIELD_CHARS)
 
@@ -25,10 +32,19 @@ def _lean(h: Mapping[str, Any]) -> bool:
     return "signature" in (h.get("fields") or {})
 
 
-def _name(h: Mapping[str, Any]) -> str:
-    """The name to show beside the id: none when the id already says it (Lean: ``lean:<name>``)."""
-    name = (h.get("name") or "").strip()
-    return "" if not name or h["id"].endswith(name) else name
+def _described(h: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(heading, label, context) of a hit or document in its JSON form; made from its columns when
+    the form lacks them (a hit written by an older mathlas)."""
+    if "heading" in h:
+        return h.get("heading") or "", h.get("label") or "", h.get("context") or ""
+    return tuple(describe(h["id"], h.get("source") or "", h.get("kind") or "", h.get("name") or "",
+                          h.get("title") or ""))
+
+
+def _heading(h: Mapping[str, Any]) -> str:
+    """The heading to show beside the id: none when the id already says it (``lean:<name>``)."""
+    heading = _described(h)[0]
+    return "" if not heading or h["id"].endswith(":" + heading) else heading
 
 
 def also_known_as(h: Mapping[str, Any]) -> str:
@@ -58,10 +74,10 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
     blocks = []
     for i, h in enumerate(hits, start=start):
         fields = h.get("fields") or {}
-        name = _name(h) or ("" if _lean(h) else h.get("title") or h.get("kind") or "")
-        lines = [f"{i:>2}. {h['id']}  {name}".rstrip()]
-        where = fields.get("module") if _lean(h) else h.get("title")
-        meta = " · ".join(x for x in (h.get("source"), h.get("kind"), where if where and where != name else "") if x)
+        heading, _, context = _described(h)
+        lines = [f"{i:>2}. {h['id']}  {_heading(h)}".rstrip()]
+        where = (fields.get("module") or context) if _lean(h) else context
+        meta = " · ".join(x for x in (h.get("source"), h.get("kind"), where if where != heading else "") if x)
         why = why_here(h, positions)
         tags = fields.get("stacks") or []
         lines.append(f"    {meta}" + (f"  [{why}]" if why else "") + (f"  ({', '.join(tags)})" if tags else ""))
@@ -74,7 +90,7 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
             lines += textwrap.wrap(_cut(fields["signature"] or "", SIGNATURE_CHARS), width=width - 4, max_lines=3,
                                    placeholder=" …", initial_indent="    ", subsequent_indent="      ")
             if fields.get("docstring"):
-                lines += textwrap.wrap(fields["docstring"], width=width - 4, max_lines=2, placeholder=" …",
+                lines += textwrap.wrap(plain_markdown(fields["docstring"]), width=width - 4, max_lines=2, placeholder=" …",
                                        initial_indent="    -- ", subsequent_indent="       ")
         else:
             text = h.get("text") or h.get("snippet") or ""
@@ -90,9 +106,9 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
     (``1. lean:inner_mul_le_norm_mul_norm theorem [also known as: Cauchy-Schwarz inequality]: ...``);
     full hits (not summaries) add link and license."""
     head = f"{rank}. {h['id']} {h.get('kind') or '?'}"
-    name = _name(h)
-    if name:
-        head += f" · {name}"
+    heading = _heading(h)
+    if heading:
+        head += f" · {heading}"
     fields = h.get("fields") or {}
     aka = also_known_as(h)
     if aka:
@@ -106,24 +122,27 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
 
 
 def document(doc: Mapping[str, Any]) -> str:
-    """A whole document as ``mathlas show`` prints it: heading, where it comes from, licence, then
-    the statement as its source writes it (a Lean declaration: its signature, docstring and module)."""
+    """A whole document as ``mathlas show`` prints it: id and heading, source, kind and context,
+    licence, then the statement as its source writes it (a Lean declaration: its signature, docstring
+    as plain text, and module)."""
     fields = doc.get("fields") or {}
-    out = [f"{doc['id']}  {doc.get('name') or ''}".rstrip(),
-           " · ".join(x for x in (doc.get("source"), doc.get("kind"), doc.get("title")) if x)]
+    heading, _, context = _described(doc)
+    lean = doc.get("source") == "lean"
+    out = [f"{doc['id']}  {_heading(doc)}".rstrip(),
+           " · ".join(x for x in (doc.get("source"), doc.get("kind"), "" if lean else context) if x)]
     if doc.get("link"):
         out.append(doc["link"])
     out.append(f"license: {doc.get('license') or 'unknown'}")
     if doc.get("slogan"):
         out.append(f"\nslogan: {doc['slogan']}")
-    if fields.get("module"):
-        out.append(f"module: {fields['module']}")
-    if fields.get("aliases"):  # a Lean declaration's, "; "-joined as the bundle holds them
-        out.append(f"also known as: {fields['aliases']}")
+    if fields.get("module") or (lean and context):
+        out.append(f"module: {fields.get('module') or context}")
+    if fields.get("aliases"):
+        out.append("also known as: " + "; ".join(aliases_list(fields["aliases"])))
     if fields.get("formal"):
         out.append("Lean declarations tagged with it: " + ", ".join(fields["formal"]))
     if fields.get("docstring"):
-        out.append("\n" + fields["docstring"].strip())
+        out.append("\n" + plain_markdown(fields["docstring"]).strip())
     out.append("\n" + (doc.get("body") or "").strip())
     return "\n".join(out) + "\n"
 

@@ -27,8 +27,8 @@ def test_search_json_shape(tiny_bundle_dir):
     assert data["bundle"] == "tiny-0.1.0"
     assert 1 <= len(data["hits"]) <= 4
     for h in data["hits"]:
-        assert set(h) == {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks",
-                          "fields"}
+        assert set(h) == {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link",
+                          "license", "score", "ranks", "fields"}
         assert set(h["ranks"]) == {"lexical", "dense"} and h["fields"] == {}  # informal hits carry no extra fields
     assert p.stderr == ""  # no talk on a plain search
 

@@ -103,6 +103,8 @@ def test_cli_says_why_a_lifted_statement_is_there(default_bundle_dir):
 def test_lean_search_text_output(formal_bundle_dir):
     """``mathlas lean search`` in its human form crashed with AttributeError ('Hit' object has no
     attribute 'stacks'): the fields moved into Hit.fields. It now goes through the one renderer."""
+    from mathlas.headings import plain_markdown
+
     p = mathlas("lean", "search", "prime number at least two", "-k", "3", "--bundle", str(formal_bundle_dir))
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     data = json.loads(mathlas("lean", "search", "prime number at least two", "-k", "3", "--bundle",
@@ -118,7 +120,7 @@ def test_lean_search_text_output(formal_bundle_dir):
             assert h["fields"]["signature"].split()[0] in block  # the signature is shown, not a snippet
         assert h.get("text", "\u0000")[:40] not in block
         if h["fields"]["docstring"]:
-            assert "-- " + h["fields"]["docstring"].split()[0] in block
+            assert "-- " + plain_markdown(h["fields"]["docstring"]).split()[0] in block  # Markdown as text
 
 
 def test_lean_deps_and_show_text_output(formal_bundle_dir):

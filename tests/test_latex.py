@@ -120,7 +120,7 @@ def test_inline_definitions_in_text_are_used_and_removed():
     (r"$A \cup B \cap C$", "A union B intersection C"),
     (r"$\colim_i M_i$", "colim_i M_i"),
     (r"$R$-module", "R-module"),
-    (r"G\"odel's theorem", "Godel's theorem"),
+    (r"G\"odel's theorem", "Gödel's theorem"),     # a text accent is a letter (issue 31)
     (r"100\% sure", "100% sure"),
 ])
 def test_symbol_words(tex, words):

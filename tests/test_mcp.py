@@ -31,8 +31,9 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 SEARCH_TOOLS = {"search_existing_math", "get_by_id", "get_statement"}
-SUMMARY_KEYS = {"id", "kind", "name", "snippet", "score"}
-HIT_KEYS = {"id", "source", "kind", "name", "title", "text", "link", "license", "score", "ranks", "fields"}
+SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score"}
+HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "license", "score",
+            "ranks", "fields"}
 WRITE_TOOLS = {"add_finding", "funsearch"}
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}
 
@@ -241,7 +242,7 @@ def test_search_answers_with_summaries(srv, tool_list, tiny_bundle_dir):
         assert set(h) == SUMMARY_KEYS
         assert len(h["snippet"]) <= 160 and "\n" not in h["snippet"]
         assert h["score"] == round(h["score"], 4) and h["score"] > 0
-        assert not h["snippet"].lower().startswith(h["name"].lower())  # the name is not said twice
+        assert not h["snippet"].lower().startswith(h["heading"].lower())  # the heading is not said twice
     names = {t.name for t in tool_list}
     assert data["next"] and all(step["tool"] in names for step in data["next"])
     assert [s for s in data["next"] if s["tool"] == "get_by_id"] == [
@@ -343,13 +344,13 @@ def test_get_by_id(srv, some_ids):
     d = ok(srv.call("get_by_id", id=some_ids[0]))
     assert d["id"] == some_ids[0] and d["bundle"] == "tiny-0.1.0"
     assert d["body"].strip() and d["license"] and d["text"]
-    assert set(d) >= {"source", "kind", "name", "title", "slogan", "link", "fields"}
+    assert set(d) >= {"source", "kind", "heading", "label", "context", "name", "title", "slogan", "link", "fields"}
 
 
 def test_get_statement_is_get_by_id_in_brief(srv, some_ids):
     doc = ok(srv.call("get_by_id", id=some_ids[0]))
     st = srv.call("get_statement", id=some_ids[0])
-    assert ok(st) == {"id": doc["id"], "kind": doc["kind"], "name": doc["name"], "statement": doc["body"],
+    assert ok(st) == {"id": doc["id"], "kind": doc["kind"], "heading": doc["heading"], "statement": doc["body"],
                       "link": doc["link"], "license": doc["license"]}
     assert len(st.content[0].text) < len(srv.call("get_by_id", id=some_ids[0]).content[0].text)
     assert "no document with id 'stacks:NOPE'" in error_text(srv.call("get_statement", id="stacks:NOPE"))
@@ -539,7 +540,7 @@ def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
         assert r["hits"][0]["id"] == "lean:Nat.Prime.two_le" and r["hits"][0]["fields"]["module"]
         summary = server.call("search_formal_math", query="prime two le", k=3)
         top = ok(summary)["hits"][0]
-        assert set(top) == SUMMARY_KEYS | {"aliases"} and top["name"] == "Nat.Prime.two_le"  # a Lean summary
+        assert set(top) == SUMMARY_KEYS | {"aliases"} and top["heading"] == "Nat.Prime.two_le"  # a Lean summary
         assert top["snippet"] and top["snippet"].removesuffix(" …") in r["hits"][0]["fields"]["signature"]
         assert summary.content[0].text.splitlines()[1].startswith("1. lean:Nat.Prime.two_le ")
         d = ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le", direction="uses"))

@@ -3,9 +3,9 @@ in a real headless Chromium against a real ``mathlas serve``: what only a full b
 
 - A statement the statement-first rule lifted above its proof says so ("statement of #N", N the
   proof's place in the list) instead of showing empty channel ranks; no card shows empty brackets.
-- A Metamath hit is headed by its human title (the comment's first sentence) when the bundle has one,
-  with its label beside it; other hits by their name, with the section path or category beside it,
-  or by the title when they have no name. A link is labelled as what it is: ``fields.link_label``,
+- A hit is headed by its ``heading`` with its ``context`` beside it (``mathlas.headings.describe``):
+  a Metamath hit by its human title (the comment's first sentence), a ProofWiki hit by the heading
+  made from its statement. A link is labelled as what it is: ``fields.link_label``,
   or "ProofWiki search" for a link that searches the source (``fields.link_kind`` "search", or a
   ``search=`` link), or "source".
 """
@@ -72,13 +72,13 @@ def test_human_titles_and_link_labels(default_web, page, source):
     wait_js(page, "document.querySelectorAll('#results .statement:not([data-loaded])').length === 0")  # documents arrived
     cards = page.locator("#results li.hit")
     for i, h in enumerate(hits):
-        card, title, name = cards.nth(i), h["title"].strip(), h["name"].strip()
-        # Metamath's title is its heading unless it is a section path (bundles before 1.2)
-        titled = bool(title) and ((source == "metamath" and " > " not in title) or not name)
-        assert card.locator("a.open").inner_text() == (title if titled else name)
-        beside = (name if titled else title)
-        if beside and beside != card.locator("a.open").inner_text():
-            assert card.locator(".meta .second").inner_text() == beside
+        card = cards.nth(i)
+        if source == "metamath":  # the comment's first sentence, not the label (which the id says)
+            assert h["heading"] == h["title"].strip() and h["label"] == h["name"]
+        shown = card.locator("a.open")  # a ProofWiki heading with a formula is drawn from its TeX: titled with the text
+        assert h["heading"] in (shown.inner_text(), shown.get_attribute("title"))
+        beside = card.locator(".meta .second")
+        assert (beside.inner_text() if beside.count() else "") == h["context"]
         if h["link"]:  # what the link is, the document's fields say (a hit carries few fields)
             fields = {**default_web.get("/api/doc/" + h["id"]).json()["fields"], **h["fields"]}
             search = fields.get("link_kind") == "search" or "search=" in h["link"]

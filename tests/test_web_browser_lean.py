@@ -28,8 +28,10 @@ def lean_web(tiny_bundle_dir, lean_project_bundle_dir):
 
 
 def words(text: str) -> str:
-    """Text as a person reads it: Markdown code ticks gone, whitespace collapsed."""
-    return " ".join(text.replace("`", "").split())
+    """Text as a person reads it: Markdown marks gone (``**``, code ticks), whitespace collapsed."""
+    from mathlas.headings import plain_markdown
+
+    return " ".join(plain_markdown(text).replace("`", "").split())
 
 
 def test_lean_cards_show_signature_and_docstring(lean_web, page):
@@ -124,3 +126,20 @@ def test_lean_card_and_page_say_also_known_as(lean_web, page):
     page.goto(lean_web.base + "/doc/lean:Toy.gauss_sum")
     page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
     assert "also known as\nGauss's Summation Formula" in page.inner_text("#doc-fields")
+
+
+def test_a_lean_docstring_is_markdown(lean_web, page):
+    """Issue 31 item 9: ``/-- **Gauss's formula**: ... `n * (n + 1)`. -/`` shows bold and code, no
+    asterisks or ticks, on the card and on the declaration's page."""
+    hits = lean_web.get("/api/lean/search", params={"q": "Gauss's formula", "k": 20}).json()["hits"]
+    assert hits[0]["id"] == "lean:Toy.gauss_sum" and "**Gauss's formula**" in hits[0]["fields"]["docstring"]
+    goto_ready(page, lean_web.base + "/?corpus=lean&q=" + quote("Gauss's formula"))
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    for where in ("#results li.hit:first-child .docstring", "#doc-docstring"):
+        if where == "#doc-docstring":
+            page.goto(lean_web.base + "/doc/lean:Toy.gauss_sum")
+            page.wait_for_selector("#doc:not([hidden])", timeout=WAIT)
+        box = page.locator(where)
+        assert box.locator("strong").inner_text() == "Gauss's formula"
+        assert box.locator("code").all_inner_texts() == ["n", "n * (n + 1)"]
+        assert "*" not in box.inner_text().replace("n * (n + 1)", "") and "`" not in box.inner_text()

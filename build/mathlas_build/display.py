@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from mathlas_build.latex import Macros, expand_macros, strip_comments
+from mathlas_build.latex import Macros, definitions_out, expand_macros, strip_comments
 
 KATEX: frozenset[str] = frozenset(
     line.strip() for line in (Path(__file__).with_name("katex_commands.txt")).read_text(encoding="utf-8").splitlines()
@@ -336,6 +336,9 @@ def display_tex(tex: str, macros: Macros | None = None) -> str:
     if not tex:
         return ""
     s = strip_comments(repair_text(tex))
+    defined, s = definitions_out(s)     # a body's own \newcommand{\K}[0]{K}: expanded, never shown ("[0]{K}")
+    if defined:
+        macros = {**(macros or {}), **defined}
     s = re.sub(r"\\(begin|end|bibitem)\s+(?=[{\[])", r"\\\1", s)        # \end {proof}: as the page reads it
     s = replace_command(s, _DROP_1, 1, lambda n, a: "")
     s = replace_command(s, ["indexsee"], 2, lambda n, a: "")         # \indexsee{entry}{see}: two arguments
@@ -450,3 +453,137 @@ def leaks(tex: str, setmm: bool = False) -> list[str]:
     if setmm and any(is_math and _SETMM_ASCII.search(_math_inner(piece)) for is_math, piece in segments(tex)):
         found.append("set.mm ASCII in math")
     return found
+
+
+# ------------------------------------------------------------------------------------------ Unicode text
+
+_UNICODE_MATH = {
+    "in": "∈", "notin": "∉", "ni": "∋", "subset": "⊂", "subseteq": "⊆", "subsetneq": "⊊", "supset": "⊃",
+    "supseteq": "⊇", "cap": "∩", "cup": "∪", "bigcap": "⋂", "bigcup": "⋃", "setminus": "∖", "emptyset": "∅",
+    "varnothing": "∅", "infty": "∞", "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "coprod": "∐",
+    "int": "∫", "oint": "∮", "forall": "∀", "exists": "∃", "nexists": "∄", "neg": "¬", "lnot": "¬",
+    "wedge": "∧", "land": "∧", "vee": "∨", "lor": "∨", "to": "→", "rightarrow": "→", "longrightarrow": "⟶",
+    "leftarrow": "←", "gets": "←", "mapsto": "↦", "Rightarrow": "⇒", "implies": "⟹", "Leftarrow": "⇐",
+    "Leftrightarrow": "⇔", "iff": "⟺", "leftrightarrow": "↔", "hookrightarrow": "↪", "twoheadrightarrow": "↠",
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "equiv": "≡",
+    "cong": "≅", "simeq": "≃", "sim": "∼", "propto": "∝", "ll": "≪", "gg": "≫", "times": "×", "cdot": "·",
+    "circ": "∘", "ast": "∗", "star": "⋆", "bullet": "•", "pm": "±", "mp": "∓", "div": "÷", "oplus": "⊕",
+    "otimes": "⊗", "bigoplus": "⨁", "bigotimes": "⨂", "mid": "∣", "nmid": "∤", "divides": "∣", "parallel": "∥",
+    "perp": "⊥", "vdash": "⊢", "models": "⊨", "vDash": "⊨", "top": "⊤", "bot": "⊥", "langle": "⟨",
+    "rangle": "⟩", "lvert": "|", "rvert": "|", "vert": "|", "Vert": "‖", "lVert": "‖", "rVert": "‖",
+    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "ldots": "…", "cdots": "⋯", "dots": "…",
+    "prime": "′", "aleph": "ℵ", "ell": "ℓ", "hbar": "ℏ", "wp": "℘", "Re": "ℜ", "Im": "ℑ", "angle": "∠",
+    "triangle": "△", "square": "□", "colon": ":", "lbrace": "{", "rbrace": "}", "{": "{", "}": "}",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+    "xi": "ξ", "pi": "π", "varpi": "ϖ", "rho": "ρ", "varrho": "ϱ", "sigma": "σ", "varsigma": "ς", "tau": "τ",
+    "upsilon": "υ", "phi": "ϕ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
+    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Upsilon": "Υ",
+    "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+}
+_BLACKBOARD = {"N": "ℕ", "Z": "ℤ", "Q": "ℚ", "R": "ℝ", "C": "ℂ", "P": "ℙ", "F": "𝔽", "H": "ℍ", "A": "𝔸"}
+_SUPERSCRIPT = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿ")
+_SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
+_MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "lim", "sup", "inf", "max", "min",
+               "det", "dim", "ker", "deg", "gcd", "arg", "sinh", "cosh", "tanh", "arctan", "arcsin", "arccos",
+               "liminf", "limsup", "Pr", "hom"}
+
+
+def _script(body: str, table: dict, mark: str) -> str:
+    body = body.strip()
+    if body and all(c in "0123456789+-=()" or (mark == "^" and c == "n") for c in body):
+        return body.translate(table)
+    return mark + (body if len(body) == 1 else "(" + body + ")")
+
+
+def _math_unicode(tex: str) -> str:
+    """One formula (no delimiters) as Unicode text: symbols, letters, scripts, fractions, roots."""
+    def group(s: str, i: int) -> tuple[str, int]:
+        while i < len(s) and s[i] == " ":
+            i += 1
+        if i < len(s) and s[i] == "{":
+            g = _group(s, i)
+            if g:
+                return g
+        if i < len(s) and s[i] == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+            return s[i:i + m.end()], i + m.end()
+        return (s[i], i + 1) if i < len(s) else ("", i)
+
+    out: list[str] = []
+    i = 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            name, i = m.group(1), i + m.end()
+            if name in ("frac", "dfrac", "tfrac", "cfrac"):
+                a, i = group(tex, i)
+                b, i = group(tex, i)
+                a, b = _math_unicode(a).strip(), _math_unicode(b).strip()
+                wrap = (lambda x: x if re.fullmatch(r"[\w′]+|\(.*\)", x) else f"({x})")
+                out.append(f"{wrap(a)}/{wrap(b)}")
+            elif name == "sqrt":
+                if tex[i:i + 1] == "[":
+                    j = tex.find("]", i)
+                    i = j + 1 if j > 0 else i
+                a, i = group(tex, i)
+                a = _math_unicode(a).strip()
+                out.append("√" + (a if re.fullmatch(r"\w", a) else f"({a})"))
+            elif name in ("mathbb", "mathbf", "mathrm", "mathit", "mathsf", "mathcal", "mathfrak", "mathscr",
+                          "text", "textrm", "textit", "textbf", "operatorname", "mbox", "boldsymbol", "mathtt",
+                          "bar", "overline", "hat", "widehat", "tilde", "widetilde", "vec", "dot", "ddot", "substack"):
+                a, i = group(tex, i)
+                inner = _math_unicode(a) if not name.startswith("text") and name != "mbox" else a
+                if name == "mathbb" and inner.strip() in _BLACKBOARD:
+                    inner = _BLACKBOARD[inner.strip()]
+                accent = {"bar": "\u0305", "overline": "\u0305", "hat": "\u0302", "widehat": "\u0302",
+                          "tilde": "\u0303", "widetilde": "\u0303", "vec": "\u20d7", "dot": "\u0307",
+                          "ddot": "\u0308"}.get(name)
+                out.append(inner + accent if accent and len(inner.strip()) == 1 else inner)
+            elif name in _UNICODE_MATH:
+                sym = _UNICODE_MATH[name]
+                spaced = sym in "∈∉∋⊂⊆⊊⊃⊇∩∪∖→⟶←↦⇒⟹⇐⇔⟺↔↪↠≤≥≠≈≡≅≃∼∝≪≫×±∓÷⊕⊗∣∤∥⊢⊨∧∨"
+                out.append(f" {sym} " if spaced else sym)
+            elif name in _MATH_WORDS:
+                out.append(name + " ")
+            elif name in (",", ";", ":", " ", "quad", "qquad", "!", "left", "right", "big", "Big", "bigl", "bigr",
+                          "Bigl", "Bigr", "displaystyle", "textstyle", "mathop", "limits", "nolimits", "mathord",
+                          "mathbin", "mathrel", "middle"):
+                out.append(" " if name in (",", ";", " ", "quad", "qquad") else "")
+            elif name in ("{", "}", "|", "#", "$", "%", "&", "_"):
+                out.append("‖" if name == "|" else name)
+            else:
+                out.append(name)
+        elif c in "^_":
+            a, i = group(tex, i + 1)
+            out.append(_script(_math_unicode(a), _SUPERSCRIPT if c == "^" else _SUBSCRIPT, c))
+        elif c in "{}":
+            i += 1
+        elif c == "-":
+            out.append("−")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    s = re.sub(r"\s+", " ", "".join(out)).replace("( ", "(").replace(" )", ")")
+    return re.sub(r"([∂∇¬√])\s+(?=\w)", r"\1", s)
+
+
+def unicode_text(tex: str) -> str:
+    """A display text (``display_tex``'s output) as one line of readable Unicode: the words of its
+    prose and its formulas written with their symbols (``Then its boundary $\\partial K$ is compact`` ->
+    ``Then its boundary ∂K is compact``; ``$U \\cap V = \\varnothing$`` -> ``U ∩ V = ∅``). For headings made
+    from a statement (ProofWiki); search reads ``latex_to_text``'s words."""
+    out = []
+    for is_math, piece in segments(tex or ""):
+        if is_math:
+            out.append(_math_unicode(_math_inner(piece)).strip())
+        else:
+            text = re.sub(r"\\(?:emph|textit|textbf|textsl|texttt|text|textrm|mbox|textup)\{([^{}]*)\}", r"\1", piece)
+            text = re.sub(r"\{\\(?:em|it|bf|sl)\s+([^{}]*)\}", r"\1", text)
+            text = re.sub(r"\\(?:item|noindent|par|medskip|smallskip|bigskip|newline|hfill|quad|qquad)\b", " ", text)
+            text = re.sub(r"\\(?:begin|end)\{[^}]*\}|\\(?:ref|eqref|cite|label)\{[^}]*\}|\\\\", " ", text)
+            text = text.replace("~", " ").replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
+            out.append(re.sub(r"[{}]", "", text))
+    return " ".join(re.sub(r"[\u200b-\u200f\u2060\ufeff]", "", "".join(out)).split())

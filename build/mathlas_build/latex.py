@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from typing import Iterable, NamedTuple
 
 Macros = dict[str, tuple[int, str]]
@@ -456,6 +457,22 @@ def _expand(toks: list[str], macros: dict) -> list[str]:
     return out
 
 
+def definitions_out(tex: str) -> tuple[dict, str]:
+    """The macro definitions made inside ``tex`` (``\\newcommand``, ``\\def``, ``\\DeclareMathOperator`` ...)
+    and ``tex`` without them or the other declarations (``\\newtheorem``, ``\\usepackage`` ...): what a
+    display text does with a PlanetMath entry that defines its macros in its body (they showed as
+    ``[0]{K}``). Never raises: ``({}, tex)`` when it cannot."""
+    if not tex or not _DEF_HINT_RE.search(tex):
+        return {}, tex or ""
+    try:
+        toks = [("\n\n" if t.count("\n") > 1 else " ") if t.isspace() else t for t in _TOKEN_RE.findall(tex)]
+        found: dict = {}
+        rest = _collect_defs(toks, found, keep_rest=True, provide_keeps=True)
+        return found, "".join(rest or [])
+    except Exception:  # pragma: no cover - the parser is bounded; keep the text as written
+        return {}, tex
+
+
 def expand_macros(tex: str, macros: Macros) -> str:
     """``tex`` with ``macros`` expanded and everything else left as written (the display text of
     ``mathlas_build.display``; ``latex_to_text`` goes on to words). Never raises."""
@@ -614,6 +631,25 @@ _CTRL_SYM = {
     "\\'": "", '\\"': "", "\\`": "", "\\^": "", "\\~": "", "\\=": "", "\\.": "", "\\*": "",
 }
 _ACCENT_WORDS = {"v", "u", "H", "c", "r", "k", "d", "b", "t"}
+# Text accents and letters (issue 31): ``G\"odel`` -> Gödel, ``Weierstra\ss`` -> Weierstraß, ``\v{S}ilov``
+# -> Šilov, as a reader writes them; the lexical index also finds them by their ASCII letters
+# (``mathlas.bundle.lexical_words`` adds ``Godel``, ``Weierstrass``).
+_ACCENT_MARKS = {"\\'": "\u0301", "\\`": "\u0300", "\\^": "\u0302", '\\"': "\u0308", "\\~": "\u0303",
+                 "\\=": "\u0304", "\\.": "\u0307", "\\c": "\u0327", "\\v": "\u030c", "\\u": "\u0306",
+                 "\\H": "\u030b", "\\k": "\u0328", "\\r": "\u030a"}   # not \\d, \\b: macros elsewhere
+_TEXT_LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "aa": "å", "AA": "Å",
+                 "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ", "SS": "SS"}
+_DASHES = re.compile(r"(?<=\w)-{2,3}(?=\w)|(?<= )---?(?= )")
+
+
+def _accented(mark: str, arg: list[str]) -> str:
+    """``\\"{o}`` / ``\\"o`` -> ``ö``: the accent on the first letter of its argument (``\\i`` as i)."""
+    base = "".join(_TEXT_LETTERS.get(t[1:], "") if t[:1] == "\\" else t for t in arg).strip()
+    if base[:1] in ("ı", "ȷ"):
+        base = {"ı": "i", "ȷ": "j"}[base[0]] + base[1:]
+    if not base or not base[0].isalpha():
+        return base
+    return unicodedata.normalize("NFC", base[0] + _ACCENT_MARKS[mark]) + base[1:]
 
 _SPECIAL_FIRST = frozenset("\\$&~{} ^_#")
 _PLAIN = {"$": "", "&": " ", "~": " ", "{": "", "}": "", " ": " "}
@@ -640,10 +676,22 @@ def _convert(toks: list[str], depth: int = 0) -> str:
             if len(t) == 1:
                 continue
             if not t[1].isalpha():
+                if t in _ACCENT_MARKS and i < n and toks[i] not in (" ", "}", "$"):
+                    a, i = _read_arg(toks, i)
+                    app(_accented(t, a))
+                    continue
                 s = _CTRL_SYM.get(t)
                 app(" " if s is None else s)
                 continue
             name = t[1:]
+            letter = _TEXT_LETTERS.get(name)
+            if letter is not None:         # \ss, \o, \ae ...: a letter of the word around it
+                if i + 1 < n and toks[i] == "{" and toks[i + 1] == "}":
+                    i += 2
+                elif i < n and toks[i] == " ":
+                    i += 1
+                app(letter)
+                continue
             if i < n and toks[i] == "*" and (name + "*") in _DROP or (name + "*") in _KEEP:
                 if i < n and toks[i] == "*":
                     name += "*"
@@ -737,6 +785,9 @@ def _convert(toks: list[str], depth: int = 0) -> str:
                 i = _skip_xy_arrow(toks, i, out, depth)
                 continue
             if name in _ACCENT_WORDS and i < n and toks[i] == "{":
+                if t in _ACCENT_MARKS:
+                    a, i = _read_arg(toks, i)
+                    app(_accented(t, a))
                 continue
             app(" " + name + "\x01")
             continue
@@ -876,6 +927,8 @@ def _latex_to_text(tex: str, macros: Macros | None) -> str:
     s = _convert(toks)
     s = _SOFT_RE.sub("", s).replace("\x01", " ")
     s = s.replace("``", '"').replace("''", '"')
+    if "--" in s:
+        s = _DASHES.sub(lambda m: "—" if len(m.group(0)) == 3 else "–", s)
     s = _WS_RE.sub(" ", s)
     s = _SUPSUB_RE.sub(r"\1", s)
     s = _PUNCT_RE.sub(r"\1", s)

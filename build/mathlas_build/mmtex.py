@@ -40,6 +40,8 @@ _TEX_FIXES = (
     (re.compile(r"\\string\^"), r"\\hat{}"),
     (re.compile(r"\{\\bb\s+"), r"{\\mathbb "),
     (re.compile(r"\\mbox\{"), r"\\text{"),
+    # \rm{Poly}: the old font switch given a group; KaTeX would set the rest of the formula upright
+    (re.compile(r"\\(rm|bf|it|sf|tt)\s*\{"), r"\\math\1{"),
 )
 _TEXT_IOTA = re.compile(r"\\text\{\\rotatebox\{180\}\{\$\\iota\$\}\}")
 

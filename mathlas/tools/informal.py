@@ -81,14 +81,14 @@ class Statement:
 
     id: str
     kind: str
-    name: str
+    heading: str
     statement: str
     link: str
     license: str
 
 
 def get_statement(id: str, bundle: str | None = None) -> Statement:  # noqa: A002 - `id` is the public argument name
-    """The statement behind a stable id as its source writes it (LaTeX or Lean), with name, link and
+    """The statement behind a stable id as its source writes it (LaTeX or Lean), with heading, link and
     license: get_by_id without the retrieval text and extra fields.
 
     Args:
@@ -96,4 +96,5 @@ def get_statement(id: str, bundle: str | None = None) -> Statement:  # noqa: A00
         bundle: default: $MATHLAS_BUNDLE or the default bundle (lean: ids: the formal bundle).
     """
     doc = document(id, bundle)
-    return Statement(id=doc.id, kind=doc.kind, name=doc.name, statement=doc.body, link=doc.link, license=doc.license)
+    return Statement(id=doc.id, kind=doc.kind, heading=doc.heading, statement=doc.body, link=doc.link,
+                     license=doc.license)

@@ -249,6 +249,14 @@ def _check_query(q: str) -> None:
         raise ApiError(422, f"the query is {len(q)} characters long; over HTTP at most {theoremsearch.MAX_QUERY_CHARS}")
 
 
+def _document_of(served: "api.Served", doc_id: str, requested: str | None) -> dict:
+    """``/api/doc/{id}``'s answer: a Lean declaration from the formal bundle, anything else from the
+    served bundle asked for (the document page asks the same, to answer 404 for an unknown id)."""
+    if doc_id.startswith("lean:"):  # Lean declarations live in the formal bundle
+        return api.document(doc_id, bundle=served.pick_formal(requested))
+    return api.document(doc_id, bundle=served.pick(requested))
+
+
 # ------------------------------------------------------------------------------ the app
 
 def create_app(config: ServeConfig) -> Starlette:
@@ -314,7 +322,16 @@ def create_app(config: ServeConfig) -> Starlette:
         return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
     async def doc_page(request: Request) -> Response:
-        return FileResponse(STATIC / "doc.html", headers=PAGE_HEADERS)
+        # A document that is not there answers 404 (the page then shows the API's one-line message).
+        # Not asked for a finding while a token guards the server: whether one exists is the token's.
+        doc_id = request.path_params["id"]
+        status = 200
+        if not (config.token and doc_id.startswith("finding:")):
+            try:
+                await run(_document_of, served, doc_id, request.query_params.get("bundle"))
+            except ApiError as e:
+                status = 404 if e.status_code == 404 else 200
+        return FileResponse(STATIC / "doc.html", status_code=status, headers=PAGE_HEADERS)
 
     # -- health, bundles, openapi
     async def health(request: Request) -> Response:
@@ -341,12 +358,7 @@ def create_app(config: ServeConfig) -> Starlette:
         doc_id = request.path_params["id"]
         requested = p.str("bundle")
 
-        def work() -> dict:
-            if doc_id.startswith("lean:"):  # Lean declarations live in the formal bundle
-                return api.document(doc_id, bundle=served.pick_formal(requested))
-            return api.document(doc_id, bundle=served.pick(requested))
-
-        return Json(await run(work))
+        return Json(await run(_document_of, served, doc_id, requested))
 
     async def lean_search(request: Request) -> Response:
         p = Params(request, LEAN_SEARCH_PARAMS)
@@ -384,9 +396,7 @@ def create_app(config: ServeConfig) -> Starlette:
         out = await run(work)
         headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}
         if out["mathlas"]["ignored"]:
-            # field names are the client's: escaped to ASCII (a header is latin-1, one line)
-            headers["X-Mathlas-Ignored"] = ", ".join(n.encode("unicode_escape").decode("ascii")
-                                                     for n in out["mathlas"]["ignored"])
+            headers["X-Mathlas-Ignored"] = theoremsearch.ignored_header(out["mathlas"]["ignored"])
         return Json(out, headers=headers)
 
     @contextlib.asynccontextmanager

@@ -277,7 +277,7 @@ def theorem(scored: ScoredHit, facts: BundleFacts) -> dict:
     h, d = scored.hit, scored.doc
     paper, has_metadata = _paper(d, facts)
     return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": d.body,
-            "slogan": d.slogan or h.text, "theorem_type": h.kind, "label": d.fields.get("label"),
+            "slogan": d.slogan or h.text, "theorem_type": h.kind, "label": d.fields.get("tex_label"),
             "link": h.link or None, "paper": paper, "similarity": scored.similarity, "score": h.score,
             "has_metadata": has_metadata, "ranks": dict(h.ranks)}
 

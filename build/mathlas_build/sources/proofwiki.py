@@ -14,7 +14,9 @@ distinct statement:
   maintenance templates such as ``{{explain}}`` / ``{{proofread}}`` dropped), ProofWiki's structural macros
   expanded, then ``latex_to_text``;
 * ``title`` = a heading made from the statement (``heading``: its first sentence after the ``Let ...`` set-up,
-  about 90 characters at most, two or more words, never the category); the ProofWiki category (``Topology``,
+  about 90 characters at most, two or more words, never the category), read from the display body with its
+  formulas in Unicode (``display.unicode_text``: "Its boundary ∂K is compact", where the words gave "Its
+  boundary partial K is compact"; the search link keeps the words); the ProofWiki category (``Topology``,
   ``Abstract Algebra``, ...), the only context the dump keeps, is ``extra["category"]`` and
   ``extra["context_title"]`` (the retrieval text ends ``In <category>.`` as before);
 * ``name`` is empty except for Euclid's propositions (``{{EuclidPropStatement|book=V|prop=12|...}}`` ->
@@ -39,7 +41,8 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote_plus
 
-from mathlas_build.display import DisplayAudit, display_tex, math_commands, repair_text, replace_command, segments
+from mathlas_build.display import DisplayAudit, display_tex, math_commands, repair_text, replace_command, segments, \
+    unicode_text
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
 
@@ -430,13 +433,15 @@ def read(root: Path, *, splits: list[str] | tuple[str, ...] = SPLITS, **options)
         shown = replace_command(clean, ["index"], 2, lambda n, a: "\\left[" + " : ".join(a) + "\\right]")  # [G : H]
         statement = latex_to_text(wiki_to_latex(clean), MACROS)
         name = euclid_name(clean)
-        title = heading(statement, category)
+        body = audit.checked(katex_math(display_tex(wiki_to_display(shown), DISPLAY_MACROS)))
+        words = heading(statement, category)           # the search link's words (links as before)
+        title = heading(unicode_text(body), category)  # formulas in Unicode: "U ∩ V = ∅", not "U intersection V"
         extra["link_kind"] = "search"
         extra["context_title"] = category              # the retrieval text's "In <category>." as before
         yield Document(
             id=f"{SOURCE}:{uuid}", source=SOURCE, kind=KINDS.get(kind, kind or "theorem"), name=name,
-            title=title, body=audit.checked(katex_math(display_tex(wiki_to_display(shown), DISPLAY_MACROS))),
-            statement=statement, link=search_link(name or title) or search_link(statement), license=LICENSE, file=f"output/{split}.json",
+            title=title, body=body, statement=statement,
+            link=search_link(name or words) or search_link(statement), license=LICENSE, file=f"output/{split}.json",
             line=0, extra=extra,
         )
     audit.report()

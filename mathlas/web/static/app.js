@@ -67,6 +67,7 @@ const MACROS = {
   "\\norm": "\\left\\lVert #1\\right\\rVert", "\\abs": "\\left\\lvert #1\\right\\rvert", "\\mc": "\\mathcal{#1}",
   "\\leftrightarroweq": "\\mathrel{\\underline{\\leftrightarrow}}",  // bisimilarity (Open Logic; a package symbol)
   "\\L": "\\text{Ł}", "\\l": "\\text{ł}",  // LaTeX's Polish letters, which PlanetMath's names use in math too
+  "\\comp": "\\complement", "\\sp": "^", "\\sb": "_",  // PlanetMath's complement; plain TeX's scripts
   "\\ref": "\\text{(#1)}", "\\eqref": "\\text{(#1)}", "\\fr": "\\mathfrak{#1}", "\\sma": "\\mathfrak{a}", "\\smb": "\\mathfrak{b}", "\\smm": "\\mathfrak{m}", "\\smp": "\\mathfrak{p}", "\\ol": "\\overline{#1}", "\\Log": "\\operatorname{Log}",
 };
 
@@ -84,8 +85,13 @@ function esc(s) {
 // Text-mode LaTeX, escaped, with the few structures statements use turned into HTML.
 const ACCENTS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303", "c": "\u0327", "v": "\u030c"};
 
+// What an older build left of a macro definition it did not remove (PlanetMath's `\newcommand{\K}[0]{K}`
+// in an entry's body became "[0]{K}"): lines made only of such pieces.
+const DEFINITION_DEBRIS = /^[ \t]*(?:\[\d\]\{(?:[^{}\n]|\{(?:[^{}\n]|\{[^{}\n]*\})*\})*\}[ \t]*)+$\n?/gm;
+
 function plainText(t) {
   return t.replace(/(^|[^\\])%.*$/gm, "$1")                                   // comments
+          .replace(/(^|[^\\])\\[ \n]/g, "$1 ").replace(/(^|[^\\])\\@/g, "$1")  // control space: "i.e.\ ", "G.\ L.\ Naber"
           .replace(/\\([\"'`^~]|[cv](?=\{|\s))\s*\{?([A-Za-z])\}?/g, (m, a, l) => (l + ACCENTS[a]).normalize("NFC"))
           .replace(/\\PMlinkescape(?:word|phrase)\{[^}]*\}/g, "")
           .replace(/\\PMlinkescapetext\{([^}]*)\}/g, "$1")
@@ -105,7 +111,9 @@ function textToHtml(t) {
        .replace(/\\begin\{description\}/g, "<ul>").replace(/\\end\{description\}/g, "</ul>")
        .replace(/\\item(?:\[([^\]]*)\])?/g, (m, lab) => "<li>" + (lab ? "<strong>" + lab + "</strong> " : ""))
        .replace(/\\(?:emph|textit|textsl)\{([^{}]*)\}/g, "<em>$1</em>")
-       .replace(/\{\\(?:em|it|sl)\s+([^{}]*)\}/g, "<em>$1</em>").replace(/\{\\bf\s+([^{}]*)\}/g, "<strong>$1</strong>")
+       .replace(/\{\s*\\(?:em|it|sl)\s+([^{}]*)\}/g, "<em>$1</em>").replace(/\{\s*\\bf\s+([^{}]*)\}/g, "<strong>$1</strong>")
+       .replace(/\{\s*\\tt\s+([^{}]*)\}/g, "<code>$1</code>")
+       .replace(/\{\s*\\(?:rm|sf|sc|up|normalfont|small|large|Large|footnotesize)\s+([^{}]*)\}/g, "$1")
        .replace(/\\textbf\{([^{}]*)\}/g, "<strong>$1</strong>")
        .replace(/\\(?:texttt|verb)\{([^{}]*)\}/g, "<code>$1</code>")
        .replace(/\\(?:text|textrm|mbox|textup)\{([^{}]*)\}/g, "$1")
@@ -127,9 +135,78 @@ function mathToHtml(tex, display) {
   // A statement never defines macros: a bare # is the symbol (Metamath's set size, `# ` A`), and
   // \^ without its group the caret Metamath writes in `..^` (half-open ranges).
   tex = tex.replace(/(^|[^\\])#(?![0-9])/g, "$1\\#").replace(/\\\^(?![{A-Za-z])/g, "\\hat{}")
-           .replace(/\\text\{\s*(\\[A-Za-z]+)\s*\}/g, "\\mathrm{$1}");  // \text{\iota}: a symbol, upright
+           .replace(/\\text\{\s*(\\[A-Za-z]+)\s*\}/g, "\\mathrm{$1}")   // \text{\iota}: a symbol, upright
+           // \rm{Poly} (Metamath): the old switch given a group, which KaTeX would apply to the rest of the formula
+           .replace(/\\(rm|bf|it|sf|tt|cal)\s*\{/g, (m, f) => ({rm: "\\mathrm{", bf: "\\mathbf{", it: "\\mathit{",
+                                                           sf: "\\mathsf{", tt: "\\mathtt{", cal: "\\mathcal{"})[f]);
+  if (tex.includes("\\mathchoice")) tex = mathchoices(tex);
+  if (tex.includes("\\DisplayProof") || tex.includes("\\AxiomC")) tex = proofTrees(tex);
   return katex.renderToString(tex, {displayMode: display, throwOnError: false, strict: "ignore", trust: false,
                                     macros: Object.assign({}, MACROS), maxExpand: 1000, output: "htmlAndMathml"});
+}
+
+// \mathchoice{D}{T}{S}{SS} as its display-style choice (KaTeX refuses the HoTT book's, whose choices
+// hold \raisebox with math inside).
+function mathchoices(tex) {
+  let out = "", i = 0;
+  for (;;) {
+    const at = tex.indexOf("\\mathchoice", i);
+    if (at < 0) return out + tex.slice(i);
+    let j = at + 11;
+    while (tex[j] === " ") j++;
+    const args = [];
+    while (args.length < 4 && tex[j] === "{") {
+      const end = balanced(tex, j);
+      if (end < 0) break;
+      args.push(tex.slice(j + 1, end));
+      j = end + 1;
+      while (tex[j] === " ") j++;
+    }
+    if (args.length < 4) return out + tex.slice(i);
+    out += tex.slice(i, at) + "{" + args[0].replace(/\\raisebox\{[^{}]*\}\{\$([^$]*)\$\}/g, "{$1}") + "}";
+    i = j;
+  }
+}
+
+// bussproofs (Open Logic's rules and derivations: \AxiomC{A} \AxiomC{B} \RightLabel{R} \BinaryInfC{C}
+// \DisplayProof) as the tree it draws: each inference a fraction over its premises, its label beside
+// the line. KaTeX has no bussproofs.
+const INFERENCES = {UnaryInfC: 1, BinaryInfC: 2, TrinaryInfC: 3, QuaternaryInfC: 4, QuinaryInfC: 5};
+
+function proofTrees(tex) {
+  const cmd = /\\(AxiomC|AXC|UnaryInfC|UIC|BinaryInfC|BIC|TrinaryInfC|TIC|QuaternaryInfC|QuinaryInfC|RightLabel|RL|LeftLabel|LL|DisplayProof|noLine|singleLine|doubleLine|dashedLine|alwaysNoLine|alwaysSingleLine)\b\s*/g;
+  const alias = {AXC: "AxiomC", UIC: "UnaryInfC", BIC: "BinaryInfC", TIC: "TrinaryInfC", RL: "RightLabel", LL: "LeftLabel"};
+  const arg = (t) => t.replace(/^\s*\$([\s\S]*)\$\s*$/, "$1").replace(/\$([^$]*)\$/g, "$1");  // the argument is text with math in it
+  let out = "", last = 0, stack = [], right = "", left = "", line = true, m, start = -1;
+  cmd.lastIndex = 0;
+  while ((m = cmd.exec(tex))) {
+    const name = alias[m[1]] || m[1];
+    if (start < 0) { out += tex.slice(last, m.index); start = m.index; }
+    let a = "";
+    if (["AxiomC", "RightLabel", "LeftLabel"].includes(name) || INFERENCES[name]) {
+      const open = cmd.lastIndex;
+      const end = tex[open] === "{" ? balanced(tex, open) : -1;
+      if (end < 0) return tex;  // not bussproofs as expected: left for KaTeX to say so
+      a = arg(tex.slice(open + 1, end));
+      cmd.lastIndex = end + 1;
+    }
+    if (name === "AxiomC") stack.push(a);
+    else if (name === "RightLabel") right = a;
+    else if (name === "LeftLabel") left = a;
+    else if (name === "noLine") line = false;
+    else if (INFERENCES[name]) {
+      const n = Math.min(INFERENCES[name], stack.length);
+      const premises = stack.splice(stack.length - n, n).join(" \\qquad ");
+      const tree = line ? `\\dfrac{${premises}}{${a}}` : `\\begin{gathered}${premises}\\\\ ${a}\\end{gathered}`;
+      stack.push((left ? `\\scriptsize{${left}}\\,` : "") + tree + (right ? `\\,{\\scriptsize ${right}}` : ""));
+      right = left = ""; line = true;
+    } else if (name === "DisplayProof") {
+      out += stack.join(" \\qquad ");
+      stack = []; start = -1;
+    }
+    last = cmd.lastIndex;
+  }
+  return out + (stack.length ? stack.join(" \\qquad ") : "") + tex.slice(last);
 }
 
 // ----------------------------------------------------------------------------- xymatrix diagrams
@@ -295,7 +372,7 @@ function xymatrices(tex) {
 // {\it ...}, {\em ...}, {\bf ...}, \emph{...}, \textit{...}, \textbf{...} around text that holds math:
 // the braces are matched here, on the whole source, and become markers that survive the split
 // into text and math (the markers turn into <em>/<strong> in textToHtml).
-const STYLE_OPEN = /\{\\(it|em|sl|bf)\s+|\\(emph|textit|textsl|textbf)\{/g;
+const STYLE_OPEN = /\{\s*\\(it|em|sl|bf)(?![A-Za-z])\s*|\\(emph|textit|textsl|textbf)\{/g;
 const MARK = {em: ["\u0001", "\u0002"], strong: ["\u0003", "\u0004"]};
 
 function markStyles(src) {
@@ -323,7 +400,7 @@ const URL_ONLY = /^\s*(?:https?:\/\/|www\.)[^\s$]+\s*$/;
 
 // A statement as its source writes it (LaTeX) -> HTML with rendered math; no $ delimiter survives.
 function texToHtml(src) {
-  src = markStyles(src || "");
+  src = markStyles((src || "").replace(DEFINITION_DEBRIS, ""));
   let out = "", last = 0;
   for (const m of (src || "").matchAll(MATH)) {
     out += textToHtml(src.slice(last, m.index));
@@ -338,9 +415,32 @@ function texToHtml(src) {
   return out + textToHtml((src || "").slice(last));
 }
 
-// A Lean docstring (Markdown with $math$ and `code`).
+// A Lean docstring: Markdown (paragraphs, **bold**, *emphasis*, `code`, [links](https://...), headings,
+// bullets) with $math$. Code and math are cut out first, so that nothing in them reads as Markdown;
+// the rest is escaped, then marked up. Only http(s) links become links.
 function docstringToHtml(src) {
-  return texToHtml(src || "").replace(/`([^`<]+)`/g, "<code>$1</code>");
+  const held = [];
+  const hold = (html) => { held.push(html); return `\u0007${held.length - 1}\u0007`; };
+  let s = (src || "").replace(/\r\n?/g, "\n");
+  s = s.replace(/```[^\n]*\n([\s\S]*?)```/g, (m, code) => hold(`<pre class="lean">${esc(code.replace(/\n$/, ""))}</pre>`))
+       .replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (m, ticks, code) => hold(`<code>${esc(code.trim())}</code>`))
+       .replace(/\$\$([\s\S]+?)\$\$|(?<![\\$])\$((?:\\\$|[^$\n])+?)\$/g,
+                (m, display, inline) => hold(mathToHtml(display !== undefined ? display : inline, display !== undefined)));
+  s = esc(s)
+    .replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s()]+(?:\([^\s()]*\))?[^\s()]*)\)/g,
+             (m, text, url) => `<a href="${url}" target="_blank" rel="noopener noreferrer">${text}</a>`)
+    .replace(/(\*\*|__)(?=\S)([\s\S]+?)(?<=\S)\1/g, "<strong>$2</strong>")
+    .replace(/(^|[^\w*\\])([*_])(?=[^\s*_])([^*_\n]+?)(?<=\S)\2(?![\w*])/g, "$1<em>$3</em>")
+    .replace(/\\([*_`#\[\]])/g, "$1");
+  const blocks = s.split(/\n\s*\n/).map((b) => b.trim()).filter(Boolean).map((b) => {
+    const head = b.match(/^#{1,6}\s+(.*)$/);
+    if (head && !b.includes("\n")) return `<p><strong>${head[1]}</strong></p>`;
+    if (/^\s*[*+-]\s+/.test(b)) {
+      return "<ul>" + b.split(/\n(?=\s*[*+-]\s+)/).map((li) => `<li>${li.replace(/^\s*[*+-]\s+/, "")}</li>`).join("") + "</ul>";
+    }
+    return /^\u0007\d+\u0007$/.test(b) && held[+b.slice(1, -1)].startsWith("<pre") ? b : `<p>${b}</p>`;
+  });
+  return blocks.join("").replace(/\u0007(\d+)\u0007/g, (m, k) => held[+k]);
 }
 
 // ----------------------------------------------------------------------------- small helpers
@@ -373,18 +473,38 @@ function ranksText(ranks) {
 
 function plural(n, one, many) { return `${Number(n || 0).toLocaleString()} ${n === 1 ? one : (many || one + "s")}`; }
 
-// The heading a person reads and the label beside it. Metamath's names are labels (`cnrmnrm`): its
-// human heading is the title (the comment's first sentence), the label beside it. Elsewhere the
-// title is the section path or category the statement sits in, shown beside the name; a document
-// with no name is headed by its title.
-const TITLE_FIRST = new Set(["metamath"]);
-
+// The heading a person reads and the context beside it: the hit's or document's own `heading` and
+// `context` (mathlas.headings.describe, the same on every surface), never recomputed here.
 function headings(d) {
-  const name = (d.name || "").trim(), title = (d.title || "").trim();
-  const titleIsHeading = title && ((TITLE_FIRST.has(d.source) && !title.includes(" > ")) || !name);
-  const head = titleIsHeading ? title : (name || d.id);
-  const second = titleIsHeading ? (name !== head ? name : "") : (title && title !== head ? title : "");
-  return [head, second];
+  const head = (d.heading || "").trim() || d.id;
+  const context = (d.context || "").trim();
+  return [head, context && context !== head ? context : ""];
+}
+
+// A ProofWiki heading made from the statement's first sentence, with its formulas: on the page it is
+// drawn from the statement's own TeX (KaTeX), where the text surfaces give it in Unicode. The sentence
+// is the one the build took (after the "Let ..." set-up, "Then" dropped); null when the statement has
+// no such sentence or the sentence has no math.
+const SETUP = /^(?:Let|Suppose|Assume|Consider|Define|Denote|Fix|Given|Write)\b/;
+
+function texHeading(d) {
+  if (d.source !== "proofwiki" || (d.name || "").trim() || !d.body || !d.body.includes("$")) return null;
+  const body = d.body.replace(/\s+/g, " ").trim();
+  const math = [...body.matchAll(MATH)].map((x) => [x.index, x.index + x[0].length]);
+  const inMath = (at) => math.some(([a, b]) => a <= at && at < b);
+  const sentences = [];
+  let from = 0;
+  for (const m of body.matchAll(/[.;!?:](?=\s+[A-Z($\\])/g)) {
+    if (inMath(m.index)) continue;
+    sentences.push(body.slice(from, m.index + 1).trim());
+    from = m.index + 1;
+  }
+  sentences.push(body.slice(from).trim());
+  const pick = sentences.map((x) => x.replace(/^(?:Then|Hence|So|Thus)\b[,:]?\s*/, ""))
+                        .find((x) => !SETUP.test(x) && x.split(/\s+/).length >= 2);
+  if (!pick || !pick.includes("$") || pick.length > 240) return null;
+  const text = pick.replace(/\$\$\s*(?:\\displaystyle)?([\s\S]+?)\$\$/g, "$$$1$$").replace(/[\s.:;,]+$/, "");
+  return text[0] === "$" ? text : text[0].toUpperCase() + text.slice(1);
 }
 
 // The link to the statement at its source, labelled as what it is: a link that searches the source
@@ -602,7 +722,7 @@ function fillAbout() {
 function hitCard(h, i, bundle, lean, position) {
   const f = h.fields || {};
   const ranks = ranksText(h.ranks);
-  const [head, second] = lean ? [h.name || h.id.replace(/^lean:/, ""), f.module || h.title] : headings(h);
+  const [head, second] = headings(h);
   const a = el("a", {href: docHref(h.id, lean ? null : bundle), class: "open", "data-index": i, text: head});
   const meta = el("div", {class: "meta"}, badge(lean ? "lean" : h.source), el("span", {class: "kind", text: h.kind}),
                   el("code", {text: h.id}));
@@ -618,7 +738,7 @@ function hitCard(h, i, bundle, lean, position) {
   if (ranks) meta.append(el("span", {class: "ranks", text: ranks}));
   const li = el("li", {class: "hit", title: ranks ? "channel ranks: " + ranks : (why || null)}, el("h3", {}, a), meta);
   if (lean) {
-    const decl = leanDeclaration(h.name || h.id.replace(/^lean:/, ""), f.signature);
+    const decl = leanDeclaration(h.label || h.id.replace(/^lean:/, ""), f.signature);
     const aka = knownAs(f.aliases);
     if (aka) li.append(aka);
     if (decl) li.append(el("pre", {class: "lean", text: decl}));
@@ -642,6 +762,9 @@ async function loadBody(id, bundle, target, card) {
     const out = card && card.querySelector(".meta a.out");
     const label = linkLabel(d.source, d.fields, d.link);
     if (out && label) { out.textContent = label + " ↗"; out.title = out.href; }
+    const tex = texHeading(d);
+    const open = card && card.querySelector("a.open");
+    if (tex && open) { open.innerHTML = texToHtml(tex); open.title = d.heading; }
     if (d.body && d.body.trim()) {
       target.innerHTML = texToHtml(d.body);
       target.classList.remove("snippet");
@@ -713,9 +836,10 @@ async function runSearch() {
     match.className = doubtful ? `match match-${r.match}` : "match";
     match.dataset.match = doubtful ? r.match : "";
     match.textContent = "";
-    if (doubtful) {  // how far to trust the hits (the answer's match, confidence and note)
-      match.textContent = (r.match === "none" ? "Nothing close was found: " : "No clear match among these hits: ")
-        + `${r.note} (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)})`;
+    if (doubtful) {  // how far to trust the hits: the answer's own note, said once, then match and confidence
+      const note = (r.note || (r.match === "none" ? "nothing close was found" : "no clear match among these hits")).trim();
+      match.textContent = note[0].toUpperCase() + note.slice(1).replace(/\.$/, "")
+        + ` (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)}).`;
     }
     if (r.expanded) {  // the abbreviations the query was searched with (mathlas.abbreviations)
       match.textContent = (match.textContent ? match.textContent + " · " : "") + `Searched with ${r.expanded}.`;
@@ -853,13 +977,15 @@ async function startDocPage() {
   setStatus("");
   const lean = d.source === "lean";
   const f = d.fields || {};
-  const [head, second] = lean ? [d.id.replace(/^lean:/, ""), f.module || d.title] : headings(d);
+  const [head, second] = headings(d);
   document.title = head + " — mathlas";
   const src = document.getElementById("doc-source");
   src.textContent = d.source; src.dataset.source = d.source;
   document.getElementById("doc-kind").textContent = d.kind;
   document.getElementById("doc-id").textContent = d.id;
-  document.getElementById("doc-name").textContent = head;
+  const tex = texHeading(d);
+  if (tex) document.getElementById("doc-name").innerHTML = texToHtml(tex);
+  else document.getElementById("doc-name").textContent = head;
   document.getElementById("doc-title").textContent = second || "";
   if (d.slogan && !restates(d.body, d.slogan)) {
     const s = document.getElementById("doc-slogan"); s.hidden = false; s.innerHTML = texToHtml(d.slogan);
@@ -876,11 +1002,12 @@ async function startDocPage() {
   }
   const dl = document.getElementById("doc-fields");
   if (d.link) field(dl, "source", outLink(d.link, d.source, f, true));
+  if (d.label && !d.id.endsWith(d.label)) field(dl, "label", d.label);
   field(dl, "license", d.license);
   field(dl, "bundle", d.bundle);
   for (const [k, name] of [["paper_title", "paper"], ["authors", "authors"], ["year", "year"], ["categories", "categories"],
                            ["citations", "citations"], ["journal_ref", "journal"], ["module", "module"],
-                           ["generated", "generated by"], ["aliases", "also known as"], ["context_title", "section"]]) {
+                           ["generated", "generated by"], ["aliases", "also known as"]]) {
     field(dl, name, f[k]);
   }
   if (f.formula) field(dl, "formula", el("code", {class: "formula", text: f.formula}));  // Metamath's own ASCII

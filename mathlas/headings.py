@@ -1,0 +1,244 @@
+"""What a document is called, the same on every surface: its **heading**, **label** and **context**.
+
+A bundle's ``name`` and ``title`` columns hold what each source's reader found, and that differs by
+source (docs/bundle-format.md has the table): PlanetMath's ``title`` is its subject category, Stacks' a
+chapter > section breadcrumb, Metamath's the comment's first sentence, ProofWiki's a heading made from
+the statement; Metamath's ``name`` is its label, a Lean declaration's the words of its name. ``describe``
+reads them, with the id and the source, into three fields that mean one thing everywhere:
+
+* ``heading``: what a person reads first. The statement's own name (``Nakayama's lemma``, PlanetMath's
+  entry title), Metamath's and ProofWiki's human title, a Lean declaration's qualified name; a statement
+  the source leaves untitled is called by its kind and the section it sits in (``Definition in
+  Integral domains``), never by the whole breadcrumb.
+* ``label``: the source's own name or id for it: a Stacks tag, a Metamath label, a PlanetMath canonical
+  name, a LaTeX ``\\label`` (HoTT, Open Logic), a Lean name; else the id without its ``source:`` prefix.
+* ``context``: where it lives: a breadcrumb (Stacks, HoTT, Open Logic, Napkin), PlanetMath's category,
+  a ProofNet book, a Lean module; empty where the bundle does not say.
+
+The function reads only ``id``, ``source``, ``kind``, ``name`` and ``title``, which every hit and every
+document carry, so ``mathlas search`` and ``mathlas show`` (CLI, ``--json``, MCP, ``/api``, the page) agree
+on any bundle, old ones included. It also tidies what older builds left in headings: TeX's ``--`` as an
+en dash, a ``\\ss`` the build lost (``Weierstra ss``), and a ProofWiki heading made from a formula read
+out as words (``U intersection V = empty``) as Unicode (``U ∩ V = ∅``): ``formula_words``.
+
+``plain_markdown`` is a Lean docstring (Markdown) as plain text, for the text surfaces.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class Described(NamedTuple):
+    heading: str
+    label: str
+    context: str
+
+
+HEADING_CHARS = 160    # a heading longer than this is cut at a word (``…``)
+
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\x01]")
+
+
+def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: str = "") -> Described:
+    """The heading, label and context of a document from its id, source, kind, name and title
+    (the bundle's columns): see the module docstring."""
+    local = doc_id.split(":", 1)[1] if ":" in doc_id else doc_id
+    name, title = tidy(name), tidy(title)
+    if source == "lean":
+        return Described(local, local, title)
+    if source == "metamath":
+        label = name or local
+        if title and " > " not in title:      # the comment's first sentence (bundles from 1.2 on)
+            return Described(_cut(title), label, "")
+        return Described(label, label, title)  # older bundles: the title was the section path
+    if source == "proofwiki":
+        heading = name or formula_words(title)
+        return Described(_cut(heading) or _untitled(kind, ""), local, "")
+    heading = name or _untitled(kind, title)
+    label = local
+    if source == "openlogic" and "#" in local and not local.rsplit("#", 1)[1].isdigit():
+        label = local.rsplit("#", 1)[1]                         # the \ollabel; a number is mathlas's own
+    return Described(_cut(heading), label, title)
+
+
+def _untitled(kind: str, context: str) -> str:
+    """``Definition in Integral domains``: a statement without a name, by its kind and the last part
+    of its breadcrumb (the whole breadcrumb is the context)."""
+    what = (kind or "statement").strip()
+    what = what[:1].upper() + what[1:]
+    last = context.rsplit(" > ", 1)[-1].strip() if context else ""
+    return f"{what} in {last}" if last else what
+
+
+def _cut(text: str, limit: int = HEADING_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
+
+
+# ------------------------------------------------------------------------------ tidying text
+
+_SS = re.compile(r"(?<=[a-z]{2}) ss(?=$|[\s,.;:)'’-])")     # "Weierstra ss": a \ss the build read as a word
+_EN_DASH = re.compile(r"(?<=\w)--(?=\w)")
+_EM_DASH = re.compile(r"(?<=\w)---(?=\w)| --- ")
+
+
+def tidy(text: str | None) -> str:
+    """One line of a heading: invisible marks dropped, whitespace collapsed, TeX's ``---`` / ``--``
+    between words as dashes, and a ``\\ss`` an older build read out as `` ss`` as ``ß``."""
+    text = _INVISIBLE.sub("", text or "")
+    text = " ".join(text.split())
+    if "--" in text:
+        text = _EM_DASH.sub(lambda m: "—" if m.group(0) == "---" else " — ", text)
+        text = _EN_DASH.sub("–", text)
+    if " ss" in text:
+        text = _SS.sub("ß", text)
+    return text
+
+
+# ------------------------------------------------------------------------------ formulas read out as words
+
+# What mathlas_build.latex.latex_to_text writes for a TeX symbol, back to the symbol: the words of a
+# ProofWiki heading that came from a formula. An infix word becomes its symbol between two tokens of
+# the formula, a prefix word before one, a Greek letter's name wherever it stands (but before
+# "function": the gamma function keeps its word); elsewhere they stay words ("in", "partial order",
+# "the empty set", "U and V").
+_INFIX = {
+    "intersection": "∩", "union": "∪", "in": "∈", "not in": "∉", "subset": "⊆", "proper subset": "⊊",
+    "superset": "⊇", "times": "×", "circ": "∘", "minus": "∖", "isomorphic": "≅", "equiv": "≡",
+    "approx": "≈", "direct sum": "⊕", "tensor": "⊗", "maps to": "↦", "implies": "⟹", "iff": "⟺",
+    "divides": "∣", "does not divide": "∤", "models": "⊨", "proves": "⊢", "disjoint union": "⊔",
+}
+_PREFIX = {"partial": "∂", "sum": "∑", "product": "∏", "integral": "∫", "nabla": "∇", "sqrt": "√"}
+_BIG = {**_PREFIX, "union": "⋃", "intersection": "⋂"}      # with scripts: union_(i ∈ I) -> ⋃_(i ∈ I)
+_ALONE = {"empty set": "∅", "empty": "∅", "infinity": "∞"}
+_GREEK = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ", "eta": "η",
+    "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",
+    "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
+    "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ",
+    "Psi": "Ψ", "Omega": "Ω",
+}
+_OPERATORS = {"<=": "≤", ">=": "≥", "!=": "≠", "+-": "±"}
+_AFTER_EQUALS = ("=", "≠", "∈", "∉", "⊆", "∩", "∪")
+_SYMBOLS = "∂∑∏∫∇√∅∞∈∉⊆∩∪" + "".join(_GREEK.values())
+_SPLIT = re.compile(r"\A([(\[{|]*)(.*?)([)\]}|,.;:…]*)\Z")
+_SCRIPTED = re.compile(r"\A([A-Za-z]+)([_^(].*)\Z")
+_IN_SCRIPT = re.compile(r"(?<=[_^(])(infinity|%s)(?![A-Za-z])" % "|".join(_GREEK))
+_NOT_A_LETTER = ("function", "functions", "distribution", "distributions")
+
+
+def _core(tok: str | None) -> str:
+    return _SPLIT.match(tok).group(2) if tok else ""
+
+
+def _formula_token(tok: str | None) -> bool:
+    """A token of a formula read out: a letter or number (with its scripts and brackets), an operator,
+    a Greek letter's name, a symbol already put back."""
+    if not tok:
+        return False
+    core = _core(tok) or tok
+    if core in _GREEK or core[:1] in _SYMBOLS or core in _OPERATORS or core in _PREFIX:
+        return True
+    if re.fullmatch(r"[A-Za-z]'*|\d+(?:\.\d+)?|[-+*/=<>|≤≥≠±−]+", core):
+        return True
+    return bool(re.search(r"[=^_(){}\[\]<>+*/|]", tok)) and not core.isalpha()
+
+
+def _symbol(m: re.Match) -> str:
+    word = m.group(1)
+    return "∞" if word == "infinity" else _GREEK[word]
+
+
+def formula_words(text: str) -> str:
+    """A heading whose formulas were read out as words, with the symbols put back:
+    ``Its boundary partial K is compact`` -> ``Its boundary ∂K is compact``; ``U intersection V =
+    empty`` -> ``U ∩ V = ∅``; ``(1 - x) sum_(i = 0)^(n - 1) x^i = 1 - x^n`` -> ``(1 − x) ∑_(i = 0)^(n − 1)
+    x^i = 1 − x^n``. Words outside a formula stay words."""
+    toks = text.split(" ")
+    if len(toks) < 2:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if i == 0 and tok[:1].isupper() and tok.lower() in _PREFIX:   # the heading's capital: "Integral x d x"
+            tok = tok.lower()
+        lead, core, trail = _SPLIT.match(tok).groups()
+        prev = out[-1] if out else None
+        after = toks[i + 1] if i + 1 < len(toks) else None
+        after2 = toks[i + 2] if i + 2 < len(toks) else None
+        two = f"{tok} {_core(after)}" if after else ""
+        if two in _INFIX and _formula_token(prev) and _formula_token(after2):
+            out.append(_INFIX[two] + _SPLIT.match(after).group(3))
+            i += 2
+            continue
+        if two in _ALONE and (prev in _AFTER_EQUALS or after2 in ("=", "≠")):
+            out.append(lead + _ALONE[two] + _SPLIT.match(after).group(3))
+            i += 2
+            continue
+        if not lead and tok in _INFIX and _formula_token(prev) and _formula_token(after):
+            out.append(_INFIX[tok])
+        elif core in _ALONE and (prev in _AFTER_EQUALS or after in ("=", "≠")):
+            out.append(lead + _ALONE[core] + trail)
+        elif core in _PREFIX and not trail and _formula_token(after) and _core(after) not in _INFIX:
+            nxt = _IN_SCRIPT.sub(_symbol, after)
+            out.append(lead + _PREFIX[core] + (nxt if len(_core(after)) <= 2 or not _core(after).isalpha()
+                                               else " " + nxt))
+            i += 1
+        elif (m := _SCRIPTED.match(core)) and m.group(1) in _BIG and m.group(2)[:1] in "_^":
+            out.append(lead + _BIG[m.group(1)] + _IN_SCRIPT.sub(_symbol, m.group(2)) + trail)
+        elif ((m := _SCRIPTED.match(core)) or core in _GREEK) and (m.group(1) if m else core) in _GREEK \
+                and _core(after) not in _NOT_A_LETTER:
+            word = m.group(1) if m else core
+            out.append(lead + _GREEK[word] + _IN_SCRIPT.sub(_symbol, core[len(word):]) + trail)
+        elif tok in _OPERATORS:
+            out.append(_OPERATORS[tok])
+        elif tok == "-" and _formula_token(prev) and _formula_token(after):
+            out.append("−")
+        elif _formula_token(tok) and re.search(r"[_^(]", tok):
+            out.append(_IN_SCRIPT.sub(_symbol, tok))
+        else:
+            out.append(toks[i])
+        i += 1
+    return " ".join(out)
+
+
+# ------------------------------------------------------------------------------ Markdown as text
+
+_MD_CODE = re.compile(r"`+([^`]+?)`+")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
+_MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_EM = re.compile(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])")
+_MD_HEAD = re.compile(r"^\s{0,3}#{1,6}\s+", re.M)
+_MD_BULLET = re.compile(r"^\s*[*+-]\s+", re.M)
+_MD_QUOTE = re.compile(r"^\s*>\s?", re.M)
+
+
+def plain_markdown(text: str | None) -> str:
+    """A Markdown text (a Lean docstring) as plain text: ``**Gauss's formula**`` -> ``Gauss's formula``,
+    `` `Nat.Prime` `` -> ``Nat.Prime``, ``[text](url)`` -> ``text``, headings and bullets unmarked.
+    Code keeps its characters (``a * b`` stays), math stays as written (``$x^2$``)."""
+    text = text or ""
+    if not text:
+        return text
+    codes: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        codes.append(m.group(1))
+        return f"\x00{len(codes) - 1}\x00"
+
+    text = _MD_CODE.sub(keep, text)
+    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    text = _MD_REF_LINK.sub(lambda m: m.group(1), text)
+    for _ in range(2):
+        text = _MD_STRONG.sub(lambda m: m.group(2), text)
+    text = _MD_EM.sub(lambda m: m.group(2), text)
+    text = _MD_HEAD.sub("", text)
+    text = _MD_BULLET.sub("• ", text)
+    text = _MD_QUOTE.sub("", text)
+    text = text.replace("\\*", "*").replace("\\_", "_")
+    return re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], text)

@@ -1,0 +1,228 @@
+"""One meaning per field (issue 31, items 5, 6, 8 and 9 in text): every document has one ``heading``,
+one ``label`` and one ``context``, the same in search and in ``show``, in the CLI, ``--json``, MCP,
+``/api`` and the page (the page: tests/test_web_browser_display.py); TeX accents and ligatures read
+as letters in headings and search text; a ProofWiki heading made from a formula reads as Unicode; a
+Lean docstring's Markdown is plain text on the text surfaces.
+
+``mathlas.headings.describe`` is tested on hand-written rows per source, then the surfaces on the
+default bundle (the documents the issue names) and on the Lean project bundle.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mathlas.headings import describe, formula_words, plain_markdown, tidy
+from mathlas.hit import Document, Hit, summarize
+
+
+# ------------------------------------------------------------------------------ describe, per source
+
+@pytest.mark.parametrize("row,expected", [
+    # Metamath: the comment's first sentence heads it, the label is its own name
+    (("metamath:fta", "metamath", "theorem", "fta", "The Fundamental Theorem of Algebra"),
+     ("The Fundamental Theorem of Algebra", "fta", "")),
+    # PlanetMath: the entry's title heads it; its title column is the subject category: the context
+    (("planetmath:PID", "planetmath", "definition", "PID", "Associative rings and algebras"),
+     ("PID", "PID", "Associative rings and algebras")),
+    # Stacks: the name, the tag, the breadcrumb
+    (("stacks:00DV", "stacks", "lemma", "Nakayama's lemma", "Commutative Algebra > Nakayama's lemma"),
+     ("Nakayama's lemma", "00DV", "Commutative Algebra > Nakayama's lemma")),
+    # Open Logic: the \ollabel is the label; a numbered statement's label is its id
+    (("openlogic:first-order-logic/completeness/maximally-consistent-sets#prop:mcs", "openlogic", "proposition",
+      "mcs", "First-order Logic > The Completeness Theorem > Maximally Consistent Sets of Sentences"),
+     ("mcs", "prop:mcs", "First-order Logic > The Completeness Theorem > Maximally Consistent Sets of Sentences")),
+    # an untitled statement: its kind and the last part of its breadcrumb, never the whole breadcrumb
+    (("napkin:H113/grp-intro:2", "napkin", "fact", "", "Starting Out > Groups > Properties of groups"),
+     ("Fact in Properties of groups", "H113/grp-intro:2", "Starting Out > Groups > Properties of groups")),
+    # Lean: the qualified name (the name column holds its words), the module as context
+    (("lean:Toy.gauss_sum", "lean", "theorem", "Toy gauss sum", "Toy.Sum"),
+     ("Toy.gauss_sum", "Toy.gauss_sum", "Toy.Sum")),
+    # ProofWiki: the heading made from the statement, its formula read back as symbols
+    (("proofwiki:14f7d946-725a-46fe-a685-d79d8197d478", "proofwiki", "theorem", "", "Its boundary partial K is compact"),
+     ("Its boundary ∂K is compact", "14f7d946-725a-46fe-a685-d79d8197d478", "")),
+    # ProofNet: the exercise, the book
+    (("proofnet:Rudin|exercise_4_8b", "proofnet", "exercise", "Rudin exercise 4.8b",
+      "Rudin, Principles of Mathematical Analysis"),
+     ("Rudin exercise 4.8b", "Rudin|exercise_4_8b", "Rudin, Principles of Mathematical Analysis")),
+])
+def test_describe_per_source(row, expected):
+    assert tuple(describe(*row)) == expected
+
+
+def test_hit_and_document_carry_the_same_three_fields():
+    common = dict(id="lean:Toy.gauss_sum", source="lean", kind="theorem", name="Toy gauss sum", title="Toy.Sum",
+                  text="", link="", license="")
+    hit = Hit(**common, score=1.0, fields={"aliases": ["Gauss's formula"]})
+    doc = Document(**common, body="", slogan="", bundle="toy-0.1.0", fields={"aliases": "Gauss's formula; sum"})
+    assert (hit.heading, hit.label, hit.context) == (doc.heading, doc.label, doc.context)
+    assert hit.name == doc.name == "Toy.gauss_sum"                  # the qualified name, in search and in show
+    assert doc.fields["aliases"] == ["Gauss's formula", "sum"]      # a list, as on a hit
+    assert summarize(hit).heading == "Toy.gauss_sum"
+
+
+def test_a_summary_does_not_repeat_the_heading():
+    hit = Hit(id="metamath:fta", source="metamath", kind="theorem", name="fta",
+              title="The Fundamental Theorem of Algebra",
+              text="fta. The Fundamental Theorem of Algebra. Any polynomial with positive degree has a root.",
+              link="", license="", score=0.5)
+    s = summarize(hit)
+    assert s.heading == "The Fundamental Theorem of Algebra" and s.snippet.startswith("Any polynomial")
+
+
+# ------------------------------------------------------------------------------ tidying (items 6, 8, 9)
+
+def test_tidy_reads_tex_left_in_headings():
+    assert tidy("Karl Weierstra ss") == "Karl Weierstraß"                 # a \ss the build read as a word
+    assert tidy("Bolzano-Weierstra ss") == "Bolzano-Weierstraß"
+    assert tidy("The Lowenheim--Skolem Theorem") == "The Lowenheim–Skolem Theorem"
+    assert tidy("Lambda f is \u200econtinuous") == "Lambda f is continuous"
+    assert tidy("a class ssh") == "a class ssh"                           # words are left alone
+
+
+@pytest.mark.parametrize("words,unicode", [
+    ("Its boundary partial K is compact", "Its boundary ∂K is compact"),
+    ("U intersection V is an open set of (S, NN)", "U ∩ V is an open set of (S, NN)"),
+    ("There exist open sets U and V such that x in U, C subset V, and U intersection V = empty …",
+     "There exist open sets U and V such that x ∈ U, C ⊆ V, and U ∩ V = ∅ …"),
+    ("(1 - x) sum_(i = 0)^(n - 1) x^i = 1 - x^n", "(1 − x) ∑_(i = 0)^(n − 1) x^i = 1 − x^n"),
+    ("Phi is injective", "Φ is injective"),
+    # words, not formulas
+    ("A partial order on a set is in the empty set", "A partial order on a set is in the empty set"),
+    ("The gamma function is log-convex", "The gamma function is log-convex"),
+    ("The sum of the angles of a triangle", "The sum of the angles of a triangle"),
+])
+def test_formula_words_back_to_symbols(words, unicode):
+    assert formula_words(words) == unicode
+
+
+def test_plain_markdown():
+    assert plain_markdown("**Gauss's formula**: twice the sum of the first `n` numbers is `n * (n + 1)`.") == \
+        "Gauss's formula: twice the sum of the first n numbers is n * (n + 1)."
+    assert plain_markdown("See [Nat.Prime](https://example.org/a_(b)) and *this* or __that__.") == \
+        "See Nat.Prime and this or that."
+    assert plain_markdown("# Main results\n* one\n* two") == "Main results\n• one\n• two"
+    assert plain_markdown("$a * b$ and a*b") == "$a * b$ and a*b"
+
+
+# ------------------------------------------------------------------------------ item 6 at build time
+
+def test_latex_to_text_reads_text_accents_and_ligatures():
+    from mathlas_build.latex import latex_to_text
+
+    assert latex_to_text(r"Karl Weierstra\ss") == "Karl Weierstraß"
+    assert latex_to_text(r"Bolzano--Weierstra\ss{} theorem") == "Bolzano–Weierstraß theorem"
+    assert latex_to_text(r"G\"odel, G\"{o}del, \v{S}ilov, Erd\H{o}s, Fran\c{c}ois") == "Gödel, Gödel, Šilov, Erdős, François"
+    assert latex_to_text(r"L\"owenheim--Skolem --- a theorem") == "Löwenheim–Skolem — a theorem"
+    assert latex_to_text(r"{\ss}e and \ae on") == "ße and æon"       # TeX: a control word eats the space after it
+
+
+def test_lexical_words_adds_ascii_letters():
+    from mathlas.bundle import lexical_words
+
+    assert lexical_words("Karl Weierstraß and Gödel").split()[-2:] == ["Weierstrass", "Godel"]
+    assert lexical_words("plain words") == "plain words"
+    assert lexical_words("Erdős–Rényi", "tokenizer").split()[-2:] == ["Erdos", "Renyi"]
+
+
+def test_a_proofwiki_heading_is_made_in_unicode():
+    from mathlas_build.display import unicode_text
+    from mathlas_build.sources.proofwiki import heading
+
+    body = (r"Let $T = \left(S, \tau\right)$ be a Hausdorff topological space. Let $K \subset S$ be a compact "
+            r"subspace of $T$. Then its boundary $\partial K$ is compact.")
+    assert heading(unicode_text(body)) == "Its boundary ∂K is compact"
+    assert unicode_text(r"$U \cap V = \varnothing$ and $\displaystyle \left(1 - x\right) \sum_{i \mathop = 0}^{n - 1} x^i$") \
+        == "U ∩ V = ∅ and (1 − x) ∑_(i = 0)^(n − 1) x^i"
+
+
+def test_a_body_that_defines_its_macros_shows_no_debris():
+    from mathlas_build.display import display_tex
+
+    out = display_tex("\\newcommand{\\K}[0]{K}\n\\newcommand{\\tr}[1]{#1^{T}}\n\nWe use $\\K$ and $\\tr{A}$.")
+    assert out == "We use $K$ and $A^{T}$."
+
+
+def test_metamath_rm_with_a_group_is_mathrm():
+    from mathlas_build.mmtex import fix_tex
+
+    assert fix_tex(r"( \rm{Poly} ` S )") == r"( \mathrm{Poly} ` S )"
+
+
+# ------------------------------------------------------------------------------ the surfaces, default bundle
+
+def run(*argv: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("MATHLAS_BUNDLE",)}
+    return subprocess.run([sys.executable, "-m", "mathlas", *argv], capture_output=True, text=True, timeout=300,
+                          env=env, check=False)
+
+
+def fields3(x: dict) -> tuple[str, str, str]:
+    return x["heading"], x["label"], x["context"]
+
+
+@pytest.mark.parametrize("query,source,doc_id", [
+    ("fundamental theorem of algebra", "metamath", "metamath:fta"),
+    ("PID", "planetmath", "planetmath:PID"),
+    ("Nakayama's lemma", "stacks", "stacks:00DV"),
+    ("boundary of a compact set in a Hausdorff space is compact", "proofwiki",
+     "proofwiki:14f7d946-725a-46fe-a685-d79d8197d478"),
+])
+def test_search_and_show_agree_on_every_surface(default_bundle_dir, query, source, doc_id):
+    found = run("search", query, "--source", source, "-k", "10", "--json", "-q")
+    assert found.returncode == 0, found.stderr
+    hit = next(h for h in json.loads(found.stdout)["hits"] if h["id"] == doc_id)
+    shown = run("show", doc_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    assert fields3(hit) == fields3(doc)
+    heading = hit["heading"]
+    # the text surfaces: the listing and show both head the document with it (the id says a bare label)
+    listing = run("search", query, "--source", source, "-k", "10", "-q").stdout
+    line = next(x for x in listing.splitlines() if f". {doc_id} " in x or x.rstrip().endswith(f". {doc_id}"))
+    first = run("show", doc_id).stdout.splitlines()[0]
+    if doc_id.endswith(":" + heading):
+        assert line.split(doc_id)[1].strip() == "" and first == doc_id
+    else:
+        assert line.split(doc_id)[1].strip() == heading and first == f"{doc_id}  {heading}"
+    assert "Associative rings and algebras" not in line           # a category is context, never a heading
+
+
+def test_metamath_heading_on_the_api_and_mcp(default_bundle_dir):
+    from mathlas.hit import summarize
+    from mathlas.service import document
+    from mathlas.tools.informal import get_statement, search_existing_math
+
+    doc = document("metamath:fta")
+    assert (doc.heading, doc.label, doc.context) == ("The Fundamental Theorem of Algebra", "fta", "")
+    result = search_existing_math("fundamental theorem of algebra", k=3, source_filter={"include": ["metamath"]})
+    top = result.hits[0]
+    assert top.id == "metamath:fta" and top.heading == doc.heading
+    assert summarize(top).heading == doc.heading      # what the MCP search tools answer with by default
+    assert get_statement("metamath:fta").heading == doc.heading
+
+
+# ------------------------------------------------------------------------------ the surfaces, a Lean bundle
+
+def test_lean_search_and_show_agree(lean_project_bundle_dir, monkeypatch):
+    monkeypatch.setenv("MATHLAS_FORMAL_BUNDLE", str(lean_project_bundle_dir))
+    env_run = lambda *a: subprocess.run([sys.executable, "-m", "mathlas", *a], capture_output=True, text=True,  # noqa: E731
+                                        timeout=300, env={**os.environ}, check=False)
+    found = env_run("lean", "search", "Gauss's formula", "-k", "3", "--json")
+    assert found.returncode == 0, found.stderr
+    hit = next(h for h in json.loads(found.stdout)["hits"] if h["id"] == "lean:Toy.gauss_sum")
+    shown = env_run("show", "lean:Toy.gauss_sum", "--json")
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    assert fields3(hit) == fields3(doc) == ("Toy.gauss_sum", "Toy.gauss_sum", "Toy.Sum")
+    assert hit["name"] == doc["name"] == "Toy.gauss_sum"
+    assert isinstance(doc["fields"].get("aliases", []), list)
+    # the docstring's Markdown is plain text in the text output (it showed "**Gauss's formula**")
+    text = env_run("show", "lean:Toy.gauss_sum").stdout
+    listing = env_run("lean", "search", "Gauss's formula", "-k", "3").stdout
+    for out in (text, listing):
+        assert "Gauss's formula: twice the sum" in out and "**" not in out, out
