@@ -168,6 +168,25 @@ def test_fields_without_meaning_are_reported_not_dropped(ts):
     assert stacks["link"].startswith("https://stacks.math.columbia.edu/tag/")
 
 
+def test_a_misspelt_field_says_which_it_meant(ts):
+    """nResults (a natural misspelling) silently returned 10: it is reported with the field it means."""
+    r = ts.post("/search", json={"query": "ring", "nResults": 3, "sourcse": ["arXiv"], "colour": "red"})
+    assert r.status_code == 200 and len(r.json()["theorems"]) == 10  # still ignored: reported, not guessed
+    ignored = r.json()["mathlas"]["ignored"]
+    assert ignored["nResults"].endswith("did you mean 'n_results'?")
+    assert ignored["sourcse"].endswith("did you mean 'sources'?")
+    assert "did you mean" not in ignored["colour"]
+    assert r.headers["x-mathlas-ignored"] == ("colour, nResults (did you mean n_results?), "
+                                              "sourcse (did you mean sources?)")
+
+
+def test_field_meant():
+    from mathlas.web.theoremsearch import field_meant
+
+    assert [field_meant(n) for n in ("nResults", "numResults", "top_k", "yearRange", "paperFilter", "colour")] == \
+        ["n_results", "n_results", "n_results", "year_range", "paper_filter", None]
+
+
 @pytest.mark.parametrize("body, status, fragment", [
     ({"query": "  "}, 422, "the query is empty"),
     ({"n_results": 3}, 422, "the query is empty"),

@@ -163,8 +163,46 @@ def parse(body: Any) -> Request:
         _int(body["db_top_k"], "db_top_k")
         req.ignored["db_top_k"] = "mathlas sizes each channel's candidate list itself"
     for key in sorted(set(body) - set(TS_FIELDS) - set(EXTENSION_FIELDS)):
-        req.ignored[key] = "not a TheoremSearch (or mathlas) request field"
+        right = field_meant(key)
+        req.ignored[key] = "not a TheoremSearch (or mathlas) request field" + (
+            f"; did you mean {right!r}?" if right else "")
     return req
+
+
+# What clients of other search APIs (and camelCase habits) call TheoremSearch's fields
+FIELD_ALIASES = {"k": "n_results", "n": "n_results", "topk": "n_results", "numresults": "n_results",
+                 "maxresults": "n_results", "size": "n_results", "count": "n_results", "q": "query",
+                 "text": "query", "source": "sources", "author": "authors", "type": "types", "kind": "types",
+                 "kinds": "types", "tag": "tags", "category": "tags", "year": "year_range", "years": "year_range",
+                 "citations": "citation_range"}
+
+
+def field_meant(name: str) -> str | None:
+    """The request field an unknown ``name`` most likely means (``nResults`` -> ``n_results``), or None."""
+    import difflib
+
+    def norm(x: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", x.lower())
+
+    fields = {norm(f): f for f in TS_FIELDS + EXTENSION_FIELDS}
+    key = norm(name)
+    if key in fields:  # the same letters, another spelling: nResults, N-Results, yearRange
+        return fields[key]
+    if key in FIELD_ALIASES:
+        return FIELD_ALIASES[key]
+    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.8)
+    return fields[close[0]] if close else None
+
+
+def ignored_header(ignored: dict[str, str]) -> str:
+    """The ``X-Mathlas-Ignored`` header: the ignored field names, each unknown one with the field it
+    likely means (``nResults (did you mean n_results?)``); escaped to ASCII, one line (the names
+    are the client's, and a header is latin-1)."""
+    parts = []
+    for name in ignored:
+        right = None if name in TS_FIELDS + EXTENSION_FIELDS else field_meant(name)
+        parts.append(name.encode("unicode_escape").decode("ascii") + (f" (did you mean {right}?)" if right else ""))
+    return ", ".join(parts)
 
 
 def _source_key(name: str, present: list[str]) -> str | None:
