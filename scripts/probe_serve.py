@@ -22,6 +22,19 @@ library would fix up what the probe means to send wrong):
   farm of the served bundle, a bundle whose manifest lists files outside it, and the
   ``mathlas://bundle/default`` resource.
 
+Among them (issue 31): ``identify_sequence`` without OEIS data (good: its answer must not show the
+data directory), ``prompts/get`` of an unknown prompt (bad input: a JSON-RPC error, no traceback),
+invalid UTF-8 in the URL (bad input: 422), two ``Host`` headers and a chunked trailer ``Host``
+(host: 400). Two checks run apart from the rounds:
+
+* findings: another process (this one) adds 20 findings to the server's store, the server reads
+  one, the writer removes two and adds three, six times over; a removed finding answered 200 or a
+  stored one answered 404 by ``/api/doc`` is stale (a rewrite taken for an append);
+* connection limit: the server runs with ``--max-connections`` (``4 x --concurrency``, at least
+  128); that many connections plus 20 send half a head and wait; a new client must get a 503 within
+  a second whose body is one line, the log must say so in one line, and once ``--read-timeout`` has
+  cut the slow ones off a new client must get 200.
+
 Printed (stdout; ``--json`` for the numbers as JSON): per class the requests, answers by status
 class, connections closed without an answer, answers holding a path of this machine (the data
 directory, the bundle's directory, the home directory, the Python installation, the current
@@ -31,7 +44,8 @@ its data directory, bundle and Python installation
 (/proc/PID/fd and maps), whether the answers to bundle paths differ by what exists there, and the
 tracebacks and internal errors in the server's log. Exit status 1 when any answer is a 5xx, any
 answer holds a path of this machine, the log has a traceback, a good request was not answered 2xx,
-the server holds a file open outside its directories, or the answers to bundle paths differ.
+the server holds a file open outside its directories, the answers to bundle paths differ, a
+finding is served stale, or the connection limit does not answer as said.
 """
 from __future__ import annotations
 
@@ -136,6 +150,7 @@ def catalogue(bundle: Path, scratch: Path, doc_id: str) -> list[tuple[str, str, 
         add("good", "GET /api/search", raw_request("GET", f"/api/search?q={quote(q)}&k=5"))
         add("good", "POST /search", raw_request("POST", "/search", body=json.dumps({"query": q, "n_results": 5}).encode()))
     add("good", "MCP search", tool("search_existing_math", {"query": QUERIES[0], "k": 3}))
+    add("good", "MCP identify_sequence (no OEIS data)", tool("identify_sequence", {"terms": [1, 1, 2, 3, 5, 8, 13]}))
     add("good", "MCP tools/list", mcp("tools/list"))
     for path in ("/health", "/api/bundles", f"/api/doc/{doc_id}", "/", f"/doc/{doc_id}", "/static/app.js", "/openapi.json"):
         add("good", f"GET {path}", raw_request("GET", path))
@@ -146,6 +161,11 @@ def catalogue(bundle: Path, scratch: Path, doc_id: str) -> list[tuple[str, str, 
         for method, path, body in routes:
             add("host", f"Host {host!r} {path}", raw_request(method, path, host=host, body=body))
         add("host", f"Host {host!r} /mcp", mcp("ping", host=host))
+    add("host", "two Host headers", raw_request("GET", "/health", host="evil.example", headers={"Host": "127.0.0.1"}))
+    for head, trailer in (("evil.example", "127.0.0.1:{port}"), ("127.0.0.1:{port}", "evil.example")):
+        add("host", f"chunked trailer Host {trailer!r}",
+            (f"GET /health HTTP/1.1\r\nHost: {head}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+             f"3\r\nabc\r\n0\r\nHost: {trailer}\r\n\r\n").encode())
 
     bad_gets = ["/api/search?q=", "/api/search?q=ring&k=0", "/api/search?q=ring&k=abc", "/api/search?q=ring&k=100000",
                 "/api/search?q=ring&offset=-1", "/api/search?q=ring&mode=nope", "/api/search?q=ring&nope=1",
@@ -186,6 +206,7 @@ def catalogue(bundle: Path, scratch: Path, doc_id: str) -> list[tuple[str, str, 
                  json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                              "params": {"name": "search_existing_math", "arguments": {"query": "ring", "k": 10**9}}}).encode()):
         add("bad input", f"MCP {body[:40]!r}", raw_request("POST", "/mcp", body=body, headers={"Accept": MCP_ACCEPT}))
+    add("bad input", "MCP prompts/get nosuch", mcp("prompts/get", {"name": "nosuch"}))
 
     add("oversized", "8 MB header", raw_request("GET", "/health", headers={"X-Big": "a" * (8 << 20)}))
     add("oversized", "8,000 headers", raw_request("GET", "/health", headers={f"X-H{i}": "v" for i in range(8000)}))
@@ -228,12 +249,13 @@ def hostile_dirs(bundle: Path, scratch: Path) -> None:
 # ------------------------------------------------------------------------------ the server
 
 class Server:
-    def __init__(self, bundle: Path, data_dir: Path, read_timeout: float, timeout: float):
+    def __init__(self, bundle: Path, data_dir: Path, read_timeout: float, timeout: float, max_connections: int):
         self.err = tempfile.NamedTemporaryFile(mode="w+", suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if not k.startswith("MATHLAS_")}
         env.update(MATHLAS_DATA_DIR=str(data_dir), PYTHONUNBUFFERED="1")
         cmd = [sys.executable, "-m", "mathlas.web", "serve", "--port", "0", "-q", "--bundle", str(bundle),
-               "--read-timeout", str(read_timeout), "--timeout", str(timeout)]
+               "--read-timeout", str(read_timeout), "--timeout", str(timeout),
+               "--max-connections", str(max_connections)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err, env=env)
         deadline = time.monotonic() + 120
         while True:
@@ -297,6 +319,87 @@ def open_files(pid: int) -> set[str]:
     return out
 
 
+# ------------------------------------------------------------------------------ the checks apart from the rounds
+
+FINDINGS_WRITER = """
+import sys
+from mathlas.findings.store import FindingsStore
+store = FindingsStore(sys.argv[1])
+for line in sys.stdin:
+    op, _, arg = line.rstrip("\\n").partition(" ")
+    if op == "add":
+        print(store.add(arg, "https://example.org/probe")[0].id, flush=True)
+    elif op == "remove":
+        store.remove(arg)
+        print("removed", flush=True)
+"""
+
+
+def findings_check(port: int, data_dir: Path, *, timeout: float) -> list[str]:
+    """Issue 31's steps against the running server: a writer process adds 20 findings; then six
+    times the server reads one, the writer removes two and adds three. What ``/api/doc`` answers
+    for each removed (must be 404) and each stored finding (must be 200) after every step; the
+    answers that were wrong."""
+    writer = subprocess.Popen([sys.executable, "-c", FINDINGS_WRITER, str(data_dir / "findings")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def do(line: str) -> str:
+        writer.stdin.write(line + "\n")
+        writer.stdin.flush()
+        return writer.stdout.readline().strip()
+
+    def doc(fid: str) -> int | None:
+        return exchange(port, raw_request("GET", f"/api/doc/{fid}"), timeout=timeout)[0]
+
+    wrong: list[str] = []
+    try:
+        ids = [do(f"add Probe statement {i}: every widget of order {i} is a gadget.") for i in range(20)]
+        n = 20
+        for step in range(6):
+            a, b = ids[0], ids[1]
+            if doc(a) != 200:  # the server reads (and caches) this version of the store
+                wrong.append(f"step {step}: stored {a} not served before the removes")
+            do(f"remove {a}")
+            do(f"remove {b}")
+            for _ in range(3):
+                ids.append(do(f"add Probe statement {n}: every widget of order {n} is a gadget."))
+                n += 1
+            ids = ids[2:]
+            wrong += [f"step {step}: removed {x} answered {c}" for x in (a, b) if (c := doc(x)) != 404]
+            wrong += [f"step {step}: stored {x} answered {c}" for x in ids if (c := doc(x)) != 200]
+    finally:
+        writer.stdin.close()
+        writer.wait(timeout=60)
+    return wrong
+
+
+def connection_limit_check(server: "Server", cap: int, read_timeout: float) -> dict:
+    """``cap`` + 20 connections send half a head and wait; what a new client gets (status, seconds,
+    whether the body is one line), the log lines saying so, and what a client gets once the read
+    timeout has cut the slow ones off."""
+    before = server.log().count("answered 503 until some close")
+    held: list[socket.socket] = []
+    try:
+        for _ in range(cap + 20):
+            try:
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                held.append(s)
+            except OSError:
+                break
+        start = time.monotonic()
+        status, body = exchange(server.port, raw_request("GET", "/health"), timeout=5)
+        seconds = time.monotonic() - start
+        one_line = body.strip().count(b"\n") == 0 and body.startswith(b"{")
+        time.sleep(read_timeout + 1.5)
+        after, _ = exchange(server.port, raw_request("GET", "/health"), timeout=5)
+    finally:
+        for s in held:
+            s.close()
+    return {"cap": cap, "held": len(held), "status": status, "seconds": round(seconds, 3), "one_line": one_line,
+            "log_lines": server.log().count("answered 503 until some close") - before, "status_after": after}
+
+
 # ------------------------------------------------------------------------------ the run
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = scratch / "data"
     data_dir.mkdir()
     hostile_dirs(bundle, scratch)
-    server = Server(bundle, data_dir, args.read_timeout, args.timeout)
+    cap = max(128, 4 * args.concurrency)
+    server = Server(bundle, data_dir, args.read_timeout, args.timeout, cap)
     print(f"probe_serve: server on 127.0.0.1:{server.port}, bundle {manifest.name}-{manifest.version}, "
           f"{args.concurrency} clients, {args.rounds} rounds", file=sys.stderr)
     # paths of this machine that no answer may show
@@ -335,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         exchange(server.port, raw_request("GET", "/api/search?q=ring&k=1"), timeout=120)  # opens the bundle
         rss_before = rss_mb(server.proc.pid)
+        stale = findings_check(server.port, data_dir, timeout=args.timeout + 10)
         stop_at = time.monotonic() + args.max_seconds
         rss_rounds = []
 
@@ -363,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.5)
             rss_rounds.append(rss_mb(server.proc.pid))
         rss_after = rss_rounds[-1]
+        limit = connection_limit_check(server, cap, args.read_timeout)
         allowed = (str(bundle), str(data_dir), sys.prefix, sys.base_prefix, "/usr/lib", "/lib", "/dev/", "/proc/",
                    server.err.name,
                    "/[", "/memfd:", "/SYSV", str(Path(__file__).resolve().parent.parent / "mathlas"))
@@ -398,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
                "rss_after_each_round_mb": rss_rounds,
                "files_open_outside": held, "bundle_path_answers_differ": oracle,
                "tracebacks": log.count("Traceback"), "internal_errors": log.count("internal error"),
-               "server_alive": alive,
+               "server_alive": alive, "findings_stale": stale, "connection_limit": limit,
                "5xx": [f"{r['label']}: {r['status']} {r['text'][:120]}" for r in results if (r["status"] or 0) >= 500],
                "paths": [f"{r['label']}: {r['text'][:160]}" for r in results if r["leaks"]]}
     if args.json:
@@ -418,7 +524,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(held)} (and {len(own)} of onnxruntime's own cache); answers to bundle paths differ by what "
               f"exists there: {'yes' if oracle else 'no'}; "
               f"server log: {summary['tracebacks']} tracebacks, {summary['internal_errors']} internal errors; "
-              f"server alive at the end: {'yes' if alive else 'NO'}")
+              f"server alive at the end: {'yes' if alive else 'NO'}; findings served stale: {len(stale)}; "
+              f"connection limit {cap}: {limit['held']} held, a new client got {limit['status']} in "
+              f"{limit['seconds']:.2f} s ({'one line' if limit['one_line'] else 'NOT one line'}), "
+              f"{limit['log_lines']} log line(s), {limit['status_after']} after the read timeout")
+        for line in stale[:10]:
+            print("  stale finding: " + line, file=sys.stderr)
         for line in summary["5xx"][:20] + summary["paths"][:20] + held[:20]:
             print("  " + line, file=sys.stderr)
         for r in results:
@@ -427,7 +538,10 @@ def main(argv: list[str] | None = None) -> int:
     good_failed = [r for r in results if r["class"] == "good" and not (r["status"] or 0) // 100 == 2]
     for r in good_failed[:10]:
         print(f"  good request failed: {r['label']}: {r['status']} {r['text'][:160]}", file=sys.stderr)
-    bad = total_5xx or total_leaks or summary["tracebacks"] or not alive or good_failed or held or oracle
+    limit_ok = (limit["status"] == 503 and limit["seconds"] < 1 and limit["one_line"] and limit["log_lines"] == 1
+                and limit["status_after"] == 200)
+    bad = (total_5xx or total_leaks or summary["tracebacks"] or not alive or good_failed or held or oracle or stale
+           or not limit_ok)
     return 1 if bad else 0
 
 

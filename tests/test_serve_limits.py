@@ -332,3 +332,8 @@ def test_the_probe_finds_no_5xx_and_no_path(tiny_bundle_dir):
     assert classes["host"]["refused"] == classes["host"]["requests"] > 0
     assert classes["oversized"]["refused"] == classes["oversized"]["requests"]
     assert not out["files_open_outside"] and not out["bundle_path_answers_differ"] and out["tracebacks"] == 0
+    # issue 31: findings served as stored (item 1), the connection limit said (item 3)
+    assert out["findings_stale"] == []
+    limit = out["connection_limit"]
+    assert limit["status"] == 503 and limit["seconds"] < 1 and limit["one_line"] and limit["log_lines"] == 1
+    assert limit["status_after"] == 200
