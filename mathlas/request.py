@@ -24,6 +24,23 @@ MODES = ("hybrid", "lexical", "dense")
 Mode = Literal["hybrid", "lexical", "dense"]
 MAX_K = 1000        # the library's deepest hit (offset + k)
 SURFACE_MAX_K = 100  # hits per answer over MCP and HTTP (TheoremSearch's own limit); pages go on with offset
+MAX_QUERY_CHARS = 10_000  # one limit on every surface (the encoder reads 512 tokens of it anyway)
+ECHO_CHARS = 200          # what an answer repeats of the query it answers
+
+
+def query_too_long(query: str) -> str | None:
+    """The one-line refusal of a query over ``MAX_QUERY_CHARS`` (None when it is not): the same words
+    from the CLI, MCP, the REST API and TheoremSearch's ``POST /search``."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return None
+    return (f"the query is {len(query):,} characters long, over the limit of {MAX_QUERY_CHARS:,}; "
+            "search with its key sentence or words")
+
+
+def echoed(query: str) -> str:
+    """The query as an answer repeats it: whole up to ``ECHO_CHARS`` characters, else its beginning
+    and an ellipsis (a 10,000-character query is not sent back in full)."""
+    return query if len(query) <= ECHO_CHARS else query[:ECHO_CHARS - 1].rstrip() + "…"
 
 # The argument names error messages use; a surface with other names passes its own (``labels``).
 LABELS = {"sources": "sources", "exclude_sources": "exclude_sources", "source_weights": "source_weights",
@@ -74,6 +91,8 @@ class SearchRequest:
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty; type some words or a formula")
         unicode_text(query, "the query")
+        if (too_long := query_too_long(query)) is not None:
+            raise UsageError(too_long)
         integer(k, "k", 1, MAX_K)
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if rerank is not None and not isinstance(rerank, bool):

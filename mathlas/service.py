@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from mathlas.errors import UsageError
 from mathlas.hit import Document, Hit, snippet
-from mathlas.request import LABELS, DependencyRequest, LeanSearchRequest, SearchRequest
+from mathlas.request import LABELS, DependencyRequest, LeanSearchRequest, SearchRequest, echoed
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.engine import Bundle
@@ -136,9 +136,9 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
         steps.insert(0, NextStep("identify_constant", {"value": req.query.strip()},
                                  "the query is a number: look for a closed form"))
     if not hits and req.filtered:
-        steps.append(NextStep("search_existing_math", {"query": req.query},
+        steps.append(NextStep("search_existing_math", {"query": _again(req.query)},
                               "nothing passed the filters: search all sources"))
-    result = SearchResult(query=req.query, bundle=b.label, mode=req.mode, hits=hits, next=steps,
+    result = SearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, hits=hits, next=steps,
                           **_match(b, req, ranked))
     return result, ranked
 
@@ -172,9 +172,14 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
         steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
                               "check a proof that uses the hit with the Lean kernel"))
     if not hits and req.modules:
-        steps.append(NextStep("search_formal_math", {"query": req.query}, "nothing in those modules: search everything"))
-    return FormalSearchResult(query=req.query, bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
+        steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
+    return FormalSearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
                               next=steps, **_match(b, req, ranked))
+
+
+def _again(query: str) -> str:
+    """A suggested call's query: the query itself when an answer may repeat it whole (``echoed``)."""
+    return query if echoed(query) == query else "<the same query>"
 
 
 def _match(b: "Bundle", req, ranked: "Ranked") -> dict:

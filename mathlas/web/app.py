@@ -245,8 +245,10 @@ def _without_paths(listing: dict) -> dict:
 
 
 def _check_query(q: str) -> None:
-    if len(q) > theoremsearch.MAX_QUERY_CHARS:
-        raise ApiError(422, f"the query is {len(q)} characters long; over HTTP at most {theoremsearch.MAX_QUERY_CHARS}")
+    from mathlas.request import query_too_long  # the one limit and its words (mathlas.request)
+
+    if (too_long := query_too_long(q)) is not None:
+        raise ApiError(422, too_long)
 
 
 def _document_of(served: "api.Served", doc_id: str, requested: str | None) -> dict:

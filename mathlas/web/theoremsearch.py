@@ -20,12 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mathlas.request import SURFACE_MAX_K
+from mathlas.request import SURFACE_MAX_K, query_too_long
 from mathlas.web.api import BundleFacts, ScoredHit, UsageError
 
 MAX_RESULTS = SURFACE_MAX_K  # n_results over HTTP: 1..100 (TheoremSearch's own v2 limit)
 DEFAULT_RESULTS = 10
-MAX_QUERY_CHARS = 10_000   # a query is at most this long over HTTP (the CLI takes any length, truncating for the encoder)
 MODES = ("hybrid", "lexical", "dense")
 
 # mathlas source -> (TheoremSearch's name for it, the source's title, its home page, its authors)
@@ -124,8 +123,8 @@ def parse(body: Any) -> Request:
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
         raise UsageError("the query is empty; type some words or a formula")
-    if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(f"the query is {len(query)} characters long; over HTTP at most {MAX_QUERY_CHARS}")
+    if (too_long := query_too_long(query)) is not None:  # the request's one limit, said before any other check
+        raise UsageError(too_long)
     n, limit = body.get("n_results"), body.get("limit")
     if n is not None and limit is not None and n != limit:
         raise UsageError(f"n_results ({n!r}) and its alias limit ({limit!r}) disagree; send one of them")
