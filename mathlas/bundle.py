@@ -316,6 +316,7 @@ class Manifest:
     fusion: dict[str, Any] = field(default_factory=dict)
     graph: dict[str, Any] = field(default_factory=dict)  # formal bundles: {"edges", "prior", "damping"}
     reranker: dict[str, Any] = field(default_factory=dict)  # optional: {"name", "top_n", "default", ...}
+    ranker: dict[str, Any] = field(default_factory=dict)  # optional learned stage: {"file", "features", ...}
 
     def to_json(self) -> str:
         data = asdict(self)

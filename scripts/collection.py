@@ -53,7 +53,7 @@ def ranker(config: str, model: str | None):
     if config.startswith("ltr") or config == "pool-rrf":
         import numpy as np
 
-        from mathlas.learned import model_from_spec
+        from mathlas.ranking.learned import model_from_spec
         from mathlas_build.training import ltr
 
         m = (model_from_spec(json.loads(Path(model).read_text(encoding="utf-8")))

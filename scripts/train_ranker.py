@@ -28,7 +28,7 @@ from mathlas_build.training import ltr  # noqa: E402
 
 
 def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
-    from mathlas.learned import FEATURES
+    from mathlas.ranking.learned import FEATURES
 
     stamp = f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
     have: dict[str, ltr.Pool] = {}
@@ -82,7 +82,7 @@ def main() -> None:
     a = ap.parse_args()
 
     from mathlas.engine import open_bundle
-    from mathlas.learned import model_from_spec
+    from mathlas.ranking.learned import model_from_spec
 
     b = open_bundle()
     recs = [r for r in records() if r["relevant"]]
@@ -116,7 +116,7 @@ def main() -> None:
     ltr.save(spec, a.out)
     print(json.dumps({"rrf": before, "model": after}, indent=1))
     imp = booster.feature_importance("gain")
-    from mathlas.learned import FEATURES
+    from mathlas.ranking.learned import FEATURES
     top = sorted(zip(imp, FEATURES), reverse=True)[:12]
     print("gain:", ", ".join(f"{f} {g:.0f}" for g, f in top))
 

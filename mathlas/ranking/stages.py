@@ -10,6 +10,8 @@ first). A stage that does not apply to a request returns the pool it was given, 
 The default stages, in order (``default_stages``):
 
 1. ``Priors``: ``score + weight * transform(column)`` for the bundle's document priors, re-sorted;
+1b. ``LearnedRank`` (``mathlas.ranking.learned``): the bundle's learned model, where its manifest
+   declares one (``ranker``), scores every candidate and they take its order;
 2. ``Rerank``: the bundle's cross-encoder rescores the first ``top_n`` rows (mark ``rerank``);
 3. ``StatementLift``: a statement goes right above its own proof or example.
 
@@ -170,4 +172,6 @@ class StatementLift:
 
 def default_stages(bundle=None) -> Sequence[Stage]:
     """The stages every bundle runs (each skips itself where the request or bundle has nothing for it)."""
-    return (Priors(), Rerank(), StatementLift())
+    from mathlas.ranking.learned import LearnedRank
+
+    return (Priors(), LearnedRank(), Rerank(), StatementLift())

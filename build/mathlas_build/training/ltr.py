@@ -1,10 +1,10 @@
-"""Training the learned ranking stage (``mathlas.learned``) on judged queries.
+"""Training the learned ranking stage (``mathlas.ranking.learned``) on judged queries.
 
 ``pool(bundle, query)`` is the candidate pool of one query exactly as the runtime stage sees it: every
 channel's ranking ``depth`` deep over the whole bundle, the exact dense cosine of every candidate,
 the RRF score with the bundle's fusion settings, and the ``FEATURES`` matrix. ``train`` fits
 LightGBM's lambdarank on the pools of the tune queries (label 2: a target, 1: judged equivalent,
-0: anything else) and exports the trees as ``mathlas.learned.TreeModel``'s arrays.
+0: anything else) and exports the trees as ``mathlas.ranking.learned.TreeModel``'s arrays.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 from mathlas.ranking.filters import Filters
 from mathlas.ranking.fusion import rrf
 from mathlas.ranking.intent import definition_intent
-from mathlas.learned import FEATURES, DocInfo, features
+from mathlas.ranking.learned import FEATURES, DocInfo, features, ranks_in
 
 DEPTH = 100
 
@@ -51,7 +51,9 @@ def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
     keys = np.array([f.key for f in fused], dtype=np.int64)
     rrf_scores = np.array([f.score for f in fused], dtype=np.float32)
     cos = bundle.dense.rescore(vector, keys) if len(keys) else np.zeros(0, dtype=np.float32)
-    X = features(doc_info(bundle), q, keys, rankings, cos, rrf_scores, definition_intent(query))
+    lex_rank, lex_raw = ranks_in(rankings.get("lexical"), keys)
+    dense_rank, _ = ranks_in(rankings.get("dense"), keys)
+    X = features(doc_info(bundle), q, keys, lex_rank, lex_raw, dense_rank, cos, rrf_scores, definition_intent(query))
     return Pool(keys, X, keys)
 
 
@@ -118,3 +120,28 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
 def save(spec: dict, path) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(spec, f, separators=(",", ":"))
+
+
+def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
+    """Put a trained model into a bundle directory as ``ranker/model.json`` and declare it in the
+    manifest (``ranker``: file, features, what it was trained on, what it measured), with its size and
+    checksum in ``files``. Returns the manifest's ``ranker`` block."""
+    from pathlib import Path
+
+    from mathlas.bundle import FileEntry, read_manifest, sha256_file, write_manifest
+    from mathlas.ranking.learned import MODEL_FILE, RANKER_DIR, model_from_spec
+
+    root = Path(bundle_dir)
+    spec = json.loads(Path(model_path).read_text(encoding="utf-8"))
+    model_from_spec(spec)  # refuses a model of other features
+    (root / RANKER_DIR).mkdir(exist_ok=True)
+    target = root / RANKER_DIR / MODEL_FILE
+    target.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
+    m = read_manifest(root)
+    rel = f"{RANKER_DIR}/{MODEL_FILE}"
+    m.files[rel] = FileEntry(size=target.stat().st_size, sha256=sha256_file(target))
+    m.ranker = {"file": MODEL_FILE, "kind": spec["kind"], "features": list(FEATURES),
+                "trees": len(spec.get("trees", [])), "trained_on": spec.get("trained_on", {}),
+                "measured": measured if measured is not None else spec.get("measured", {})}
+    write_manifest(root, m)
+    return m.ranker

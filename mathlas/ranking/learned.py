@@ -1,0 +1,412 @@
+"""The learned ranking stage: features of a candidate pool and a small model evaluated in numpy.
+
+Candidates are the union of every channel's ranking (lexical BM25 and dense, each ``depth`` deep).
+Each candidate gets ``FEATURES``: its BM25 score and rank, its exact dense cosine (computed for every
+candidate, the lexical-only ones too, from the bundle's int8 vectors) and rank, the RRF score, how
+well the query matches its name and aliases (exact, after dropping possessives, accents, hyphens and
+the words "theorem", "lemma"...; coverage both ways), lengths, its source and kind, and whether the
+query reads as a noun phrase (definition intent) against the document's kind.
+
+The model is gradient-boosted trees (trained offline with LightGBM's lambdarank objective by
+``mathlas_build.training.ltr``) stored with the bundle as ``ranker/model.json``: each tree's nodes as
+flat arrays, evaluated for all candidates and all trees at once in numpy (``TreeModel``); or a
+linear model (``{"kind": "linear", "weights": [...], "bias": b}``). The manifest's ``ranker`` block
+names the file, the feature list it was trained with and its measured figures; a bundle without it
+keeps RRF. The model's feature list must equal ``FEATURES`` (else the bundle is refused in one line).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import unicodedata
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mathlas.errors import BundleCorruptError
+
+RANKER_DIR = "ranker"
+MODEL_FILE = "model.json"
+
+SOURCES = ("stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet", "lean")
+KIND_GROUPS = {
+    "theorem": "statement", "lemma": "statement", "proposition": "statement", "corollary": "statement",
+    "result": "statement", "axiom": "statement", "conjecture": "statement", "fact": "statement",
+    "definition": "definition", "def": "definition", "structure": "definition", "class": "definition",
+    "inductive": "definition", "abbrev": "definition", "instance": "definition",
+    "proof": "proof", "example": "example", "exercise": "example", "remark": "other",
+}
+GROUPS = ("statement", "definition", "proof", "example", "other")
+FEATURES = (
+    "lex_score", "lex_rel", "lex_logrank", "in_lex",
+    "cos", "cos_gap", "dense_logrank", "in_dense",
+    "rrf",
+    "name_exact", "name_core_exact", "q_in_name", "name_in_q", "alias_exact", "q_in_name_idf", "name_in_q_idf",
+    "q_words", "doc_loglen",
+    *(f"src_{s}" for s in SOURCES),
+    *(f"kind_{g}" for g in GROUPS),
+    "def_intent", "def_intent_x_definition",
+)
+F = {name: i for i, name in enumerate(FEATURES)}
+ABSENT_RANK = 200.0
+
+# Words that name what kind of result a name is, not which one: "Nakayama's lemma" = "Nakayama".
+NAME_NOISE = frozenset("""the a an of theorem theorems lemma lemmas proposition corollary conjecture law
+principle formula identity inequality criterion rule property""".split())
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+
+
+def fold(text: str) -> str:
+    """Lower case, accents off, possessives off: ``Bézout's`` -> ``bezout``."""
+    text = _POSSESSIVE.sub("", text or "")
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(fold(text))
+
+
+def core(ws: list[str]) -> tuple[str, ...]:
+    return tuple(w for w in ws if w not in NAME_NOISE)
+
+
+def _csr(sets: list, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+    ids: list[int] = []
+    for i, ws in enumerate(sets):
+        ids.extend(vocab[w] for w in ws)
+        ptr[i + 1] = len(ids)
+    return ptr, np.asarray(ids, dtype=np.int64)
+
+
+@dataclass
+class DocInfo:
+    """Per-document arrays the features need, made once per bundle (~0.5 s for 65k documents)."""
+    source: np.ndarray        # int8 index into SOURCES (-1: other)
+    group: np.ndarray         # int8 index into GROUPS
+    loglen: np.ndarray        # float32 log(1 + characters of the text)
+    vocab: dict               # name/alias word -> id
+    idf: np.ndarray           # per word id: log(N / df) over the names and aliases
+    name_ptr: np.ndarray      # CSR: the distinct core words of each name
+    name_ids: np.ndarray
+    name_mass: np.ndarray     # per key: the idf mass of its core name words
+    any_ptr: np.ndarray       # CSR: the distinct core words of its name and aliases
+    any_ids: np.ndarray
+    name_hash: np.ndarray     # per key: hash of its whole name's words (0: no name)
+    core_hash: np.ndarray     # per key: hash of its name's core words (0: none)
+    alias_cores: dict         # hash of an alias's core words -> keys holding it
+
+    @classmethod
+    def of(cls, table) -> "DocInfo":
+        src_code = {s: i for i, s in enumerate(SOURCES)}
+        grp_code = {g: i for i, g in enumerate(GROUPS)}
+        col = table.column
+        source = np.array([src_code.get(s, -1) for s in col("source").to_pylist()], dtype=np.int8)
+        group = np.array([grp_code[KIND_GROUPS.get(k or "", "other")] for k in col("kind").to_pylist()], dtype=np.int8)
+        import pyarrow.compute as pc
+
+        lengths = pc.fill_null(pc.utf8_length(col("text")), 0).to_numpy(zero_copy_only=False)
+        loglen = np.log1p(lengths.astype(np.float32))
+        names = [words(n) if n else [] for n in col("name").to_pylist()]
+        alias_col = col("aliases").to_pylist() if "aliases" in table.column_names else [None] * len(names)
+        n = len(names)
+        name_sets, any_sets = [], []
+        name_hash = np.zeros(n, dtype=np.int64)
+        core_hash = np.zeros(n, dtype=np.int64)
+        alias_cores: dict[int, list[int]] = {}
+        df: dict[str, int] = {}
+        for key, (name, al) in enumerate(zip(names, alias_col)):
+            c = core(name)
+            if name:
+                name_hash[key] = hash(tuple(name))
+            if c:
+                core_hash[key] = hash(c)
+            ns = set(c)
+            anyw = set(ns)
+            if al:
+                for a in al.split(";"):
+                    ac = core(words(a))
+                    if ac:
+                        alias_cores.setdefault(hash(ac), []).append(key)
+                        anyw.update(ac)
+            name_sets.append(ns)
+            any_sets.append(anyw)
+            for w in anyw:
+                df[w] = df.get(w, 0) + 1
+        vocab = {w: i for i, w in enumerate(df)}
+        idf = np.array([math.log(max(1, n) / df[w]) for w in df], dtype=np.float64)
+        name_ptr, name_ids = _csr(name_sets, vocab)
+        any_ptr, any_ids = _csr(any_sets, vocab)
+        seg = np.repeat(np.arange(n), np.diff(name_ptr))
+        name_mass = np.bincount(seg, weights=idf[name_ids], minlength=n)
+        return cls(source, group, loglen, vocab, idf, name_ptr, name_ids, name_mass, any_ptr, any_ids,
+                   name_hash, core_hash, {h: np.asarray(v, dtype=np.int64) for h, v in alias_cores.items()})
+
+
+def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The word ids of ``keys``' CSR rows, concatenated, and the row (0..len(keys)-1) each belongs to."""
+    starts = ptr[keys]
+    lens = ptr[keys + 1] - starts
+    seg = np.repeat(np.arange(len(keys)), lens)
+    if not len(seg):
+        return ids[:0], seg
+    offsets = np.cumsum(lens) - lens
+    return ids[np.repeat(starts - offsets, lens) + np.arange(len(seg))], seg
+
+
+def _channel(rank: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """log(1 + 0-based rank), raw score (0 when absent) and presence, from a 1-based rank (0: absent)."""
+    present = rank > 0
+    logrank = np.where(present, np.log1p(np.maximum(rank - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
+    score = np.where(present, np.nan_to_num(raw), 0.0).astype(np.float32)
+    return logrank, score, present.astype(np.float32)
+
+
+def ranks_in(ranking, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """1-based rank (0: absent) and raw score (NaN: absent) of ``keys`` in one channel's ``Ranking``."""
+    rank = np.zeros(len(keys), dtype=np.int64)
+    raw = np.full(len(keys), np.nan)
+    if ranking is None or not len(ranking):
+        return rank, raw
+    where = {int(k): i for i, k in enumerate(ranking.keys.tolist())}
+    for j, k in enumerate(keys.tolist()):
+        i = where.get(k)
+        if i is not None:
+            rank[j] = i + 1
+            raw[j] = ranking.scores[i]
+    return rank, raw
+
+
+def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, lex_raw: np.ndarray,
+             dense_rank: np.ndarray, cosines: np.ndarray, rrf_scores: np.ndarray, intent: bool) -> np.ndarray:
+    """The ``FEATURES`` matrix (len(keys) x len(FEATURES)) of a candidate pool: ranks 1-based (0: the
+    channel did not rank it), ``lex_raw`` BM25 (NaN: absent), ``cosines`` for every candidate."""
+    n = len(keys)
+    X = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    lr, ls, lp = _channel(np.asarray(lex_rank), np.asarray(lex_raw))
+    dr, _, dp = _channel(np.asarray(dense_rank), np.zeros(n))
+    top_lex = float(ls.max()) if n and ls.max() > 0 else 1.0
+    X[:, F["lex_score"]] = ls
+    X[:, F["lex_rel"]] = ls / top_lex
+    X[:, F["lex_logrank"]] = lr
+    X[:, F["in_lex"]] = lp
+    X[:, F["cos"]] = cosines
+    X[:, F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
+    X[:, F["dense_logrank"]] = dr
+    X[:, F["in_dense"]] = dp
+    X[:, F["rrf"]] = rrf_scores
+    qw = words(query)
+    qcore = core(qw)
+    qset = set(qcore)
+    unseen = math.log(max(2, len(info.name_hash)))  # a word no name holds: as rare as can be
+    q_known = np.array([info.vocab[w] for w in qset if w in info.vocab], dtype=np.int64)
+    q_mass = (float(info.idf[q_known].sum()) + unseen * (len(qset) - len(q_known))) or 1.0
+    in_q = np.zeros(len(info.idf) + 1, dtype=bool)
+    in_q[q_known] = True
+    if n:
+        if qw:
+            X[:, F["name_exact"]] = info.name_hash[keys] == hash(tuple(qw))
+        if qcore:
+            h = hash(qcore)
+            X[:, F["name_core_exact"]] = info.core_hash[keys] == h
+            holders = info.alias_cores.get(h)
+            if holders is not None:
+                X[:, F["alias_exact"]] = np.isin(keys, holders)
+            w, seg = _segments(info.any_ptr, info.any_ids, keys)
+            hit = in_q[w]
+            X[:, F["q_in_name"]] = np.bincount(seg, weights=hit, minlength=n) / len(qset)
+            X[:, F["q_in_name_idf"]] = np.bincount(seg, weights=hit * info.idf[w], minlength=n) / q_mass
+        w, seg = _segments(info.name_ptr, info.name_ids, keys)
+        size = np.diff(info.name_ptr)[keys]
+        hit = in_q[w]
+        has = size > 0
+        X[:, F["name_in_q"]] = np.where(has, np.bincount(seg, weights=hit, minlength=n) / np.maximum(size, 1), 0)
+        mass = info.name_mass[keys]
+        X[:, F["name_in_q_idf"]] = np.where(
+            has, np.bincount(seg, weights=hit * info.idf[w], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
+    X[:, F["q_words"]] = math.log1p(len(qw))
+    X[:, F["doc_loglen"]] = info.loglen[keys]
+    src = info.source[keys]
+    for i, s in enumerate(SOURCES):
+        X[:, F[f"src_{s}"]] = src == i
+    grp = info.group[keys]
+    for i, g in enumerate(GROUPS):
+        X[:, F[f"kind_{g}"]] = grp == i
+    X[:, F["def_intent"]] = 1.0 if intent else 0.0
+    X[:, F["def_intent_x_definition"]] = X[:, F["def_intent"]] * (grp == GROUPS.index("definition"))
+    return X
+
+
+class TreeModel:
+    """Gradient-boosted regression trees, scored for every candidate and every tree at once.
+
+    The trees come as flat node arrays (``feature``, ``threshold``, ``left``, ``right``, ``value``; a
+    leaf points to itself). They are scored the QuickScorer way (Lucchese et al., SIGIR 2015): each
+    internal node carries the bitmask of the leaves that stay reachable when its test fails (the
+    leaves outside its left subtree); a candidate's leaf in a tree is the lowest bit left after
+    AND-ing the masks of that tree's failed tests. So a pool is one comparison of every candidate
+    against every node's threshold, one ``bitwise_and.reduceat`` per tree and one lookup: no loop
+    over levels or trees in Python. At most 64 leaves a tree.
+    """
+
+    def __init__(self, spec: dict):
+        feats, thresholds, masks, starts, leaf_values, offsets, constant = [], [], [], [], [], [], 0.0
+        for t in spec["trees"]:
+            feature, threshold = t["feature"], t["threshold"]
+            left, right, value = t["left"], t["right"], t["value"]
+            leaves: list[int] = []        # node ids of the leaves, left to right
+            first: dict[int, int] = {}    # node -> index of its subtree's first leaf
+            count: dict[int, int] = {}    # node -> number of leaves in its subtree
+            internal: list[int] = []
+
+            def walk(i: int) -> None:
+                first[i] = len(leaves)
+                if left[i] == i:
+                    leaves.append(i)
+                else:
+                    internal.append(i)
+                    walk(left[i])
+                    walk(right[i])
+                count[i] = len(leaves) - first[i]
+
+            walk(0)
+            if len(leaves) > 64:
+                raise ValueError(f"a tree has {len(leaves)} leaves; at most 64")
+            if not internal:  # a single leaf adds a constant
+                constant += float(value[leaves[0]])
+                continue
+            full = (1 << len(leaves)) - 1
+            starts.append(len(feats))
+            offsets.append(len(leaf_values))
+            for i in internal:
+                lo, n_left = first[left[i]], count[left[i]]
+                keep = full & ~(((1 << n_left) - 1) << lo)
+                feats.append(int(feature[i]))
+                thresholds.append(float(threshold[i]))
+                masks.append(keep)
+            leaf_values.extend(float(value[i]) for i in leaves)
+        self.feature = np.asarray(feats, dtype=np.intp)
+        self.threshold = np.asarray(thresholds, dtype=np.float32)
+        self.mask = np.asarray(masks, dtype=np.uint64)
+        self.starts = np.asarray(starts, dtype=np.intp)
+        self.offsets = np.asarray(offsets, dtype=np.intp)
+        self.leaf_values = np.asarray(leaf_values, dtype=np.float64)
+        self.base = float(spec.get("base", 0.0)) + constant
+        self.trees = len(spec["trees"])
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        if not len(self.starts):
+            return np.full(len(X), self.base)
+        failed = X[:, self.feature] > self.threshold          # the test "x <= threshold" fails: go right
+        bits = np.where(failed, self.mask, np.uint64(0xFFFFFFFFFFFFFFFF))
+        reach = np.bitwise_and.reduceat(bits, self.starts, axis=1)
+        lowest = reach & (~reach + np.uint64(1))
+        leaf = np.log2(lowest.astype(np.float64)).astype(np.intp)
+        return self.leaf_values[self.offsets + leaf].sum(axis=1) + self.base
+
+
+class LinearModel:
+    def __init__(self, spec: dict):
+        self.w = np.asarray(spec["weights"], dtype=np.float32)
+        self.mean = np.asarray(spec.get("mean", np.zeros_like(self.w)), dtype=np.float32)
+        self.scale = np.asarray(spec.get("scale", np.ones_like(self.w)), dtype=np.float32)
+        self.bias = float(spec.get("bias", 0.0))
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        return ((X - self.mean) / self.scale) @ self.w + self.bias
+
+
+def model_from_spec(spec: dict):
+    if spec.get("features") != list(FEATURES):
+        raise ValueError("its feature list differs from this mathlas's (mathlas.ranking.learned.FEATURES)")
+    if spec.get("kind") == "trees":
+        return TreeModel(spec)
+    if spec.get("kind") == "linear":
+        return LinearModel(spec)
+    raise ValueError(f"unknown model kind {spec.get('kind')!r}")
+
+
+def load_model(root: Path, name: str):
+    """The model a bundle's manifest names (``ranker.file``), refused in one line when unreadable."""
+    path = Path(root) / RANKER_DIR / Path(name).name
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        return model_from_spec(spec)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        raise BundleCorruptError(f"bundle {Path(root).name}: cannot read its ranking model {path.name} ({e}); "
+                                 "reinstall the bundle") from None
+
+
+# ------------------------------------------------------------------------------ the stage
+
+_MODELS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_MODELS_LOCK = threading.Lock()
+
+
+def bundle_model(bundle):
+    """(model, DocInfo) of a bundle whose manifest declares a ``ranker``, made once per bundle; None
+    for a bundle without one (it keeps RRF)."""
+    spec = getattr(bundle.manifest, "ranker", None) or {}
+    if not spec:
+        return None
+    with _MODELS_LOCK:
+        got = _MODELS.get(bundle)
+        if got is None:
+            if spec.get("features") != list(FEATURES):
+                raise BundleCorruptError(f"bundle {bundle.root.name}: its ranking model reads other features than "
+                                         "this mathlas computes; install a bundle made for this version")
+            got = _MODELS[bundle] = (load_model(bundle.root, spec.get("file", MODEL_FILE)), DocInfo.of(bundle.table))
+        return got
+
+
+class LearnedRank:
+    """The learned ranking stage: the bundle's model (manifest ``ranker``) scores the fused pool's
+    documents from ``FEATURES`` and they take its order. Runs for hybrid requests that leave the
+    fusion settings (``k_rrf``, ``channel_weights``) alone, on bundles with a model; anything else
+    keeps RRF. Source and kind weights still count: ``log(weight)`` is added to the model's score
+    (weight 0 already keeps a document out of the pool). Saved findings (extra documents) keep their
+    places in the fused order; the bundle's documents fill the others in the model's order."""
+
+    name = "learned"
+
+    def __call__(self, pool, ctx):
+        req = ctx.request
+        if (len(pool) < 2 or req.mode != "hybrid" or req.k_rrf is not None or req.channel_weights is not None
+                or not getattr(req, "learned", True)):
+            return pool
+        got = bundle_model(ctx.bundle)
+        if got is None:
+            return pool
+        model, info = got
+        from mathlas.ranking.intent import definition_intent
+
+        n = len(ctx.bundle)
+        ours = np.flatnonzero(pool.keys < n)
+        if len(ours) < 2:
+            return pool
+        keys = pool.keys[ours]
+        cos = ctx.bundle.dense.rescore(ctx.query.vector(), keys)
+        X = features(info, ctx.query.text, keys, pool.rank_in("lexical")[ours], pool.raw_in("lexical")[ours],
+                     pool.rank_in("dense")[ours], cos, pool.scores[ours].astype(np.float32),
+                     definition_intent(req.query))
+        score = model.score(X)
+        if ctx.plan.key_weights is not None:
+            w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
+            score = score + np.log(np.where(w > 0, w, 1e-12))
+        order = ours[np.lexsort((keys, -score))]           # ties: the lower key first (deterministic)
+        scores = pool.scores.astype(np.float64).copy()
+        scores[ours] = score
+        if len(ours) == len(pool):
+            return pool.take(order).rescored(scores[order])
+        rows = np.arange(len(pool))
+        rows[ours] = order                                  # findings stay where fusion put them
+        new = scores[rows]
+        for i in np.flatnonzero(pool.keys[rows] >= n):     # a finding takes the score of the row above it
+            new[i] = new[i - 1] if i else new[i]
+        return pool.take(rows).rescored(new)
