@@ -40,11 +40,28 @@ def test_values(text, expected):
     (r"\int_{0}^{\infty} e^{-x^2}\,dx", lambda: mp.sqrt(mp.pi) / 2),
     ("integral(1/(1+t^2), t, -inf, inf)", lambda: mp.pi),
     ("sum_{n>=1} 1/n^2 + 1", lambda: mp.pi ** 2 / 6 + 1),  # the body is one product term
+    # sympy's own spelling, beside the documented one (issue 31 item 16)
+    ("sum(1/n**2, (n, 1, oo))", lambda: mp.pi ** 2 / 6),
+    ("Sum(1/k**3, (k, 1, oo))", lambda: mp.zeta(3)),
+    ("summation(1/2**k, (k, 0, 10))", lambda: 2 - mp.mpf(2) ** -10),
+    ("Product(1 - 1/n**2, (n, 2, oo))", lambda: mp.mpf(1) / 2),
+    ("Integral(x**2, (x, 0, 1))", lambda: mp.mpf(1) / 3),
+    ("integrate(exp(-t**2), (t, -oo, oo))", lambda: mp.sqrt(mp.pi)),
 ])
 def test_sums_products_integrals(text, expected):
     with mp.workdps(30):
         expected = expected() if callable(expected) else expected
         assert abs(value(text) - expected) < mp.mpf(10) ** -20
+
+
+def test_sympys_sum_verifies_and_a_broken_one_says_where():
+    from mathlas.tools.numeric import verify_numeric
+
+    assert verify_numeric("sum(1/n**2, (n, 1, oo)) = pi**2/6").verdict == "VERIFIED"
+    with pytest.raises(UsageError, match=r"expected '\)'"):
+        parse_claim("sum(1/n**2, (n, 1, oo) = 1")
+    with pytest.raises(UsageError, match="expected a variable name"):
+        parse_claim("sum(1/n**2, (2, 1, oo)) = 1")
 
 
 def test_claim_splits_on_equals():

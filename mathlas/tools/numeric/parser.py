@@ -18,6 +18,7 @@ Grammar (``docs/numeric.md`` has the user-facing version)::
     bigop   := (sum | prod) "_" "{" var ("=" lo | ">=" lo) "}" ["^" hi] term
              | int "_" lo "^" hi expr "d"var
              | sum(body, var, lo, hi) | prod(...) | integral(...)
+             | Sum(body, (var, lo, hi)) | Product(...) | Integral(...)   # sympy's spelling
 
 A sum's or product's body is one product term (``sum_{n>=1} 1/n^2 + 1`` adds 1 after the sum);
 put several terms in parentheses. An integral's body runs to its ``dx``.
@@ -73,7 +74,7 @@ for _canon, _arity, _aliases in [
     for _a in _aliases:
         FUNCTIONS[_a] = (_canon, _arity)
 
-BIG_OPERATORS = {"sum": "sum", "Sum": "sum", "nsum": "sum", "Σ": "sum",
+BIG_OPERATORS = {"sum": "sum", "Sum": "sum", "nsum": "sum", "summation": "sum", "Σ": "sum",
                  "prod": "prod", "product": "prod", "Product": "prod", "nprod": "prod", "∏": "prod",
                  "int": "integral", "integral": "integral", "Integral": "integral", "integrate": "integral",
                  "quad": "integral", "∫": "integral"}
@@ -379,17 +380,23 @@ class _Parser:
         return var, low, high
 
     def bigop(self, kind: str, t: _Tok) -> Node:
-        if self.at("("):  # functional form: sum(body, n, low, high)
+        if self.at("("):  # functional form: sum(body, n, low, high), or sympy's Sum(body, (n, low, high))
             self.next()
             body = self.expr()
             self.expect(",")
+            tupled = self.at("(")
+            if tupled:
+                self.next()
             vt = self.next()
             if vt.kind != "name":
-                raise self.error(f"{t.text}(body, variable, low, high): expected a variable name", vt)
+                raise self.error(f"{t.text}(body, variable, low, high) or {t.text}(body, (variable, low, high)): "
+                                 "expected a variable name", vt)
             self.expect(",")
             low = self.expr()
             self.expect(",")
             high = self.expr()
+            if tupled:
+                self.expect(")")
             self.expect(")")
             return Node(kind, name=vt.text, args=(low, high, body))
         var, low, high = self._bound_spec()
