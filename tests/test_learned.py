@@ -1,0 +1,191 @@
+"""The learned ranking stage: its tree evaluation, its features, and the stage on a real bundle."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mathlas.errors import BundleCorruptError
+from mathlas.ranking.learned import (F, FEATURES, DocInfo, LinearModel, TreeModel, core, features, fold,
+                                     model_from_spec, words)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "build"))
+
+
+def random_tree(rng: random.Random, depth: int) -> dict:
+    """A random binary tree in the exported layout (a leaf points to itself)."""
+    t = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
+
+    def add(level: int) -> int:
+        i = len(t["feature"])
+        for k in t:
+            t[k].append(0)
+        t["left"][i] = t["right"][i] = i
+        if level == depth or rng.random() < 0.25:
+            t["value"][i] = rng.uniform(-1, 1)
+            return i
+        t["feature"][i] = rng.randrange(len(FEATURES))
+        t["threshold"][i] = rng.uniform(-1, 1)
+        t["left"][i] = add(level + 1)
+        t["right"][i] = add(level + 1)
+        return i
+
+    add(0)
+    return t
+
+
+def walk(spec: dict, X: np.ndarray) -> np.ndarray:
+    """Each row down each tree, one node at a time: the reference the vectorised scorer must equal."""
+    out = np.full(len(X), spec.get("base", 0.0))
+    for t in spec["trees"]:
+        for r in range(len(X)):
+            i = 0
+            while t["left"][i] != i:
+                i = t["left"][i] if X[r, t["feature"][i]] <= np.float32(t["threshold"][i]) else t["right"][i]
+            out[r] += t["value"][i]
+    return out
+
+
+def test_tree_model_equals_walking_each_tree():
+    rng = random.Random(7)
+    spec = {"kind": "trees", "features": list(FEATURES), "depth": 6, "base": 0.25,
+            "trees": [random_tree(rng, 6) for _ in range(40)]}
+    X = np.random.default_rng(3).uniform(-1.2, 1.2, size=(300, len(FEATURES))).astype(np.float32)
+    X[:5] = 0.0  # exactly on no threshold, but many equal rows
+    model = model_from_spec(spec)
+    assert isinstance(model, TreeModel)
+    np.testing.assert_allclose(model.score(X), walk(spec, X), atol=1e-9)
+
+
+def test_a_tree_that_is_one_leaf_adds_a_constant():
+    spec = {"kind": "trees", "features": list(FEATURES), "depth": 0,
+            "trees": [{"feature": [0], "threshold": [0.0], "left": [0], "right": [0], "value": [1.5]}]}
+    assert model_from_spec(spec).score(np.zeros((3, len(FEATURES)), dtype=np.float32)).tolist() == [1.5] * 3
+
+
+def test_a_model_of_other_features_is_refused():
+    with pytest.raises(ValueError, match="feature list differs"):
+        model_from_spec({"kind": "linear", "features": ["bm25"], "weights": [1.0]})
+
+
+def test_names_fold_accents_possessives_and_the_kind_word():
+    assert words("Bézout's identity") == ["bezout", "identity"]
+    assert core(words("Nakayama's lemma")) == core(words("nakayama lemma")) == ("nakayama",)
+    assert core(words("The Cayley–Hamilton theorem")) == ("cayley", "hamilton")
+    assert fold("Gödel") == "godel"
+
+
+class FakeTable:
+    """The columns DocInfo reads, as pyarrow would give them."""
+
+    def __init__(self, rows: list[dict]):
+        import pyarrow as pa
+
+        self._t = pa.table({k: [r[k] for r in rows] for k in ("id", "source", "kind", "name", "text", "aliases")})
+
+    def column(self, name):
+        return self._t.column(name)
+
+    @property
+    def column_names(self):
+        return self._t.column_names
+
+
+def test_features_read_the_name_against_the_query():
+    rows = [
+        {"id": "p:1", "source": "planetmath", "kind": "theorem", "name": "Nakayama's lemma", "text": "x" * 100,
+         "aliases": None},
+        {"id": "s:2", "source": "stacks", "kind": "lemma", "name": "graded module fg", "text": "y" * 10,
+         "aliases": None},
+        {"id": "m:3", "source": "metamath", "kind": "theorem", "name": "fta", "text": "z",
+         "aliases": "Fundamental theorem of algebra"},
+    ]
+    info = DocInfo.of(FakeTable(rows))
+    keys = np.array([0, 1, 2])
+    ranks = np.array([1, 0, 2])
+    X = features(info, "Nakayama lemma", keys, ranks, np.array([5.0, np.nan, 2.0]), np.array([0, 1, 0]),
+                 np.array([0.9, 0.5, 0.1], dtype=np.float32), np.zeros(3, dtype=np.float32), False)
+    assert X[0, F["name_core_exact"]] == 1 and X[1, F["name_core_exact"]] == 0
+    assert X[0, F["q_in_name"]] == 1 and X[1, F["q_in_name"]] == 0
+    assert X[0, F["in_lex"]] == 1 and X[1, F["in_lex"]] == 0 and X[1, F["in_dense"]] == 1
+    assert X[1, F["lex_score"]] == 0 and X[0, F["lex_rel"]] == 1 and X[2, F["lex_rel"]] == pytest.approx(0.4)
+    assert X[0, F["src_planetmath"]] == 1 and X[1, F["src_stacks"]] == 1
+    assert X[0, F["kind_statement"]] == 1
+    X = features(info, "fundamental theorem of algebra", keys, ranks, np.array([5.0, np.nan, 2.0]),
+                 np.array([0, 1, 0]), np.array([0.9, 0.5, 0.1], dtype=np.float32), np.zeros(3, dtype=np.float32), False)
+    assert X[2, F["alias_exact"]] == 1 and X[0, F["alias_exact"]] == 0
+    assert X[2, F["q_in_name"]] == 1
+
+
+@pytest.fixture(scope="module")
+def ranked_bundle(tmp_path_factory, tiny_bundle_dir):
+    """The tiny bundle with a linear model attached that prefers short texts (an order easy to check)."""
+    from mathlas_build.training import ltr
+
+    root = tmp_path_factory.mktemp("learned") / "tiny-ranked"
+    shutil.copytree(tiny_bundle_dir, root)
+    w = [0.0] * len(FEATURES)
+    w[F["doc_loglen"]] = -1.0
+    model = root.parent / "model.json"
+    model.write_text(json.dumps({"kind": "linear", "features": list(FEATURES), "weights": w}), encoding="utf-8")
+    block = ltr.attach(root, model)
+    assert block["features"] == list(FEATURES)
+    return root
+
+
+def test_the_stage_orders_the_pool_by_the_model(ranked_bundle, tiny_bundle_dir):
+    from mathlas.bundle import verify
+    from mathlas.engine import Bundle
+
+    verify(ranked_bundle)  # the model file is listed with its checksum
+    b, plain = Bundle.open(ranked_bundle), Bundle.open(tiny_bundle_dir)
+    query = "finitely generated module over a Noetherian ring"
+    hits = b.search(query, k=10)
+    lengths = [len(b.get(h.id).text) for h in hits]
+    assert lengths == sorted(lengths), "hits follow the model (shorter text first)"
+    rrf = plain.search(query, k=10)
+    assert [h.id for h in hits] != [h.id for h in rrf]
+    # the pool is the same: every hit of the learned order is a candidate RRF ranked
+    deep = {h.id for h in plain.search(query, k=200)}
+    assert {h.id for h in hits} <= deep
+    # asking for RRF's own settings, or another mode, keeps RRF
+    assert [h.id for h in b.search(query, k=10, k_rrf=60)] == [h.id for h in plain.search(query, k=10, k_rrf=60)]
+    assert [h.id for h in b.search(query, k=10, mode="lexical")] == [h.id for h in plain.search(query, k=10,
+                                                                                                mode="lexical")]
+
+
+def _rewrite(root: Path, text: str, features=None) -> None:
+    from mathlas.bundle import FileEntry, read_manifest, sha256_file, write_manifest
+
+    path = root / "ranker" / "model.json"
+    path.write_text(text, encoding="utf-8")
+    m = read_manifest(root)
+    m.files["ranker/model.json"] = FileEntry(size=path.stat().st_size, sha256=sha256_file(path))
+    if features is not None:
+        m.ranker = {**m.ranker, "features": features}
+    write_manifest(root, m)
+
+
+def test_a_bundle_whose_model_is_unreadable_says_so(tmp_path, ranked_bundle):
+    from mathlas.engine import Bundle
+
+    root = tmp_path / "broken"
+    shutil.copytree(ranked_bundle, root)
+    _rewrite(root, "{not json")
+    with pytest.raises(BundleCorruptError, match="cannot read its ranking model model.json .*reinstall"):
+        Bundle.open(root).search("module", k=3)
+    other = tmp_path / "other"
+    shutil.copytree(ranked_bundle, other)
+    _rewrite(other, (ranked_bundle / "ranker" / "model.json").read_text(encoding="utf-8"), features=["bm25"])
+    with pytest.raises(BundleCorruptError, match="reads other features than this mathlas computes"):
+        Bundle.open(other).search("module", k=3)
+
+
+def test_linear_model_standardises():
+    m = LinearModel({"weights": [2.0, 0.0], "mean": [1.0, 0.0], "scale": [0.5, 1.0], "bias": 1.0})
+    assert m.score(np.array([[2.0, 9.0]], dtype=np.float32)).tolist() == [5.0]
