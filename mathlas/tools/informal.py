@@ -66,7 +66,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
 
 def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `id` is the public argument name
     """The whole document behind a stable id: the statement as its source writes it (LaTeX or Lean),
-    retrieval text, slogan, link, license and source fields. get_statement is smaller.
+    retrieval text, slogan, link, license and source fields.
 
     Args:
         id: "<source>:<key>", from a search.
@@ -89,7 +89,7 @@ class Statement:
 
 def get_statement(id: str, bundle: str | None = None) -> Statement:  # noqa: A002 - `id` is the public argument name
     """The statement behind a stable id as its source writes it (LaTeX or Lean), with heading, link and
-    license: get_by_id without the retrieval text and extra fields.
+    license; get_by_id gives the rest.
 
     Args:
         id: "<source>:<key>", from a search.
