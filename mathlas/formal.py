@@ -70,7 +70,8 @@ def _stacks_ids(value: Any) -> list[str]:
 
 
 # The metadata a formal hit carries in ``Hit.fields``, and how long its texts may be
-FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated", "aliases")
+FORMAL_FIELDS = ("module", "signature", "docstring", "stacks", "generated", "aliases", "deprecated", "replaced_by",
+                 "alias_of")
 FIELD_CHARS = 600
 
 
@@ -114,15 +115,34 @@ def module_mask(b: "Bundle", prefixes: list[str], what: str = "modules") -> "np.
 def formal_hit(h: Hit) -> Hit:
     """A hit as the formal tools show it: the qualified name, texts cut to ``FIELD_CHARS``, the
     Stacks tags as ids, the aliases as a list (empty when none, or when the bundle has no such
-    column), the title in place of a missing module."""
+    column), the title in place of a missing module; ``deprecated`` (``since 2024-01-01``, a
+    message, or ``deprecated``; "" when it is not), ``replaced_by`` (the id of the declaration to
+    use instead, when known) and ``alias_of`` (the id of the declaration an ``alias`` stands for;
+    its ``signature`` is that statement), each "" when none or when the bundle predates them."""
     x = h.fields
     h.name = h.id.split(":", 1)[1]  # the qualified name (the bundle's name column holds its words)
     h.fields = {"module": x.get("module") or h.title,
                 "signature": snippet(x.get("signature"), FIELD_CHARS),
                 "docstring": snippet(x.get("docstring"), FIELD_CHARS),
                 "stacks": _stacks_ids(x.get("stacks")), "generated": x.get("generated") or "",
-                "aliases": _aliases(x.get("aliases"))}
+                "aliases": _aliases(x.get("aliases")),
+                "deprecated": x.get("deprecated") or "", "replaced_by": x.get("replaced_by") or "",
+                "alias_of": x.get("alias_of") or ""}
     return h
+
+
+def current_mask(b: "Bundle") -> "np.ndarray | None":
+    """Declarations that are not deprecated (``@[deprecated]``), for a search that leaves the
+    deprecated out; None when none is (or the bundle predates the ``deprecated`` column)."""
+    if "deprecated" not in b.table.column_names:
+        return None
+    with _MODULE_LOCK:
+        cached = _MODULE_CACHE.setdefault(b, {}).get(("\0deprecated",))
+    if cached is None:
+        cached = b.table.column("deprecated").is_null().to_numpy(zero_copy_only=False).astype(bool)
+        with _MODULE_LOCK:
+            _MODULE_CACHE.setdefault(b, {})[("\0deprecated",)] = cached
+    return None if cached.all() else cached
 
 
 # ------------------------------------------------------------------------------ the Stacks bridge
@@ -152,3 +172,4 @@ def stacks_to_lean(tag: str, bundle: str | None = None) -> list[str]:
                     table.setdefault(t.upper(), []).append(doc_id)
         _STACKS_MAP[root] = table
     return list(table.get(tag.upper(), []))
+

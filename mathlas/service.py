@@ -62,8 +62,12 @@ class SearchResult:
     match: str = "weak"
     confidence: float = 0.0
     note: str = ""
-    # the abbreviations the query was searched with, expanded (mathlas.ranking.abbreviations), as one line
+    # what the query was searched as, one line: misspelt name words corrected ("searched for: fundamental
+    # theorem of algebra (theorm -> theorem)", mathlas.ranking.names) and abbreviations expanded
+    # (mathlas.ranking.abbreviations); "" when it was searched as asked
     expanded: str = ""
+    # the query with its misspelt name words corrected, when some were ("" otherwise)
+    searched_for: str = ""
 
 
 @dataclass
@@ -80,6 +84,7 @@ class FormalSearchResult:
     confidence: float = 0.0
     note: str = ""
     expanded: str = ""
+    searched_for: str = ""
 
 
 @dataclass
@@ -187,10 +192,25 @@ def _match(b: "Bundle", req, ranked: "Ranked") -> dict:
     channels' own rankings of the bundle's documents (``Ranked.rankings``), and the abbreviations
     the query was searched with."""
     from mathlas.ranking.abbreviations import describe
-    from mathlas.ranking.confidence import assess
+    from mathlas.ranking.confidence import NOTES, assess
+    from mathlas.ranking.names import named_first
 
-    a = assess(ranked.rankings, req.mode, req.query, b.manifest.fusion, has_hits=bool(ranked.hits))
-    return {"match": a.match, "confidence": a.confidence, "note": a.note, "expanded": describe(ranked.expansions)}
+    fixed = ranked.correction
+    searched = fixed.query if fixed is not None else req.query
+    learned = None
+    if "learned" in ranked.notes:  # the bundle's learned stage ordered this answer: its own match model
+        learned = {"scores": ranked.notes["learned"], "model": (b.manifest.ranker or {}).get("match")}
+    a = assess(ranked.rankings, req.mode, searched, b.manifest.fusion, has_hits=bool(ranked.hits), learned=learned)
+    match, confidence, note = a.match, a.confidence, a.note
+    # the query named the first hit (its exact name or id, or the end of its name that no other
+    # declaration shares): an answer by name, not a guess
+    if not req.offset and len(ranked.top) and named_first(b, req.query, int(ranked.top.keys[0])):
+        match, confidence, note = "strong", max(confidence, 0.99), ""
+    elif match == "none" and "names" in ranked.top.marks and ranked.top.marks["names"][:1].any():
+        match, note = "weak", NOTES["weak"]  # declarations named so were found: not "nothing close"
+    lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
+    return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
+            "searched_for": fixed.query if fixed is not None else ""}
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

@@ -1,9 +1,9 @@
-"""mathlas.names: exact Lean names, their last components and misspelt name words, before any ranking."""
+"""mathlas.ranking.names: exact Lean names, their last components and misspelt name words, before any ranking."""
 from __future__ import annotations
 
 import pytest
 
-from mathlas.names import Correction, NameIndex, edit_distance, name_query
+from mathlas.ranking.names import Correction, NameIndex, edit_distance, name_query
 
 IDS = ["lean:Finset.sum_range_succ", "lean:Finset.sum_range_succ_comm", "lean:Finset.prod_range_succ",
        "lean:Nat.Prime.two_le", "lean:Nat.prime_two", "lean:mul_comm", "lean:Nat.mul_comm", "lean:Int.mul_comm",
@@ -108,7 +108,7 @@ def informal_names(default_bundle_dir):
 
 
 def test_default_bundle_corrects_a_misspelt_name(informal_names):
-    from mathlas.names import text_counter
+    from mathlas.ranking.names import text_counter
 
     b, index = informal_names
     count = text_counter(b)
@@ -122,3 +122,92 @@ def test_default_bundle_corrects_a_misspelt_name(informal_names):
     for query in ("Banach fixed point theorem", "Cauchy Schwartz inequality", "Nakayama's lemma"):
         assert index.correct(query, count) == Correction(query), query
     assert index.exact("metamath:fta") == [b.key_of("metamath:fta")]
+
+
+# ------------------------------------------------------------------------------ in the ranking, on every surface
+
+def lean(query, bundle, **kw):
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    return lean_search(LeanSearchRequest.make(query, kw.pop("k", 5), **kw), bundle)
+
+
+def test_an_exact_lean_name_is_first_and_strong(lean_project_bundle_dir):
+    # before: "sumTo_succ" ranked Toy.sumTo above Toy.sumTo_succ and every answer said "none"
+    for query in ("sumTo_succ", "Toy.sumTo_succ", "toy.sumto_succ", "lean:Toy.sumTo_succ", "`Toy.sumTo_succ`"):
+        r = lean(query, lean_project_bundle_dir)
+        assert r.hits[0].id == "lean:Toy.sumTo_succ", (query, [h.id for h in r.hits])
+        assert r.match == "strong" and r.note == "" and r.hits[0].ranks["names"] == 1, query
+        assert [h.id for h in r.hits].count("lean:Toy.sumTo_succ") == 1  # placed, not repeated
+    r = lean("IsEven.add", lean_project_bundle_dir)
+    assert r.hits[0].id == "lean:Toy.IsEven.add" and r.match == "strong"
+    assert r.hits[1].id != "lean:Toy.IsEven.add"
+
+
+def test_name_endings_shared_go_first_in_ranked_order(lean_project_bundle_dir):
+    r = lean("double", lean_project_bundle_dir)
+    assert {h.id for h in r.hits[:2]} == {"lean:Toy.double", "lean:Toy.Interval.double"}
+    assert [h.ranks["names"] for h in r.hits[:2]] == [1, 2] and r.hits[2].ranks["names"] is None
+    assert r.match != "none"  # declarations of that name were found
+    # "double" is not the whole name of either: not strong on its own
+    assert r.match == "weak"
+
+
+def test_filters_and_pages_hold(lean_project_bundle_dir):
+    r = lean("Toy.sumTo_succ", lean_project_bundle_dir, kinds=["def"])
+    assert "lean:Toy.sumTo_succ" not in {h.id for h in r.hits}  # a theorem: --kind def leaves it out
+    r = lean("Toy.sumTo_succ", lean_project_bundle_dir, offset=1)
+    assert "lean:Toy.sumTo_succ" not in {h.id for h in r.hits} and r.match != "strong"
+    # a phrase is ranked as before: no name placed
+    r = lean("sum to succ", lean_project_bundle_dir)
+    assert all(h.ranks.get("names") is None for h in r.hits)
+
+
+TYPO = "fundamental theorm of algrebra"
+SEARCHED = "searched for: fundamental theorem of algebra (theorm -> theorem, algrebra -> algebra)"
+
+
+def test_a_misspelt_name_is_searched_corrected(default_bundle_dir):
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+
+    # before: "nothing close was found" (match: none) over hits about fundamental groups
+    r = search(SearchRequest.make(TYPO, 5), findings=False)
+    assert r.searched_for == "fundamental theorem of algebra" and r.expanded == SEARCHED
+    assert "metamath:fta" in [h.id for h in r.hits[:3]] and r.match != "none"
+    right = search(SearchRequest.make("fundamental theorem of algebra", 5), findings=False)
+    assert [h.id for h in r.hits] == [h.id for h in right.hits]
+    assert right.searched_for == "" and right.expanded == ""
+    # corrected, then abbreviations expanded: one line says both
+    both = search(SearchRequest.make("CRT and theorm", 3), findings=False)
+    assert both.expanded == "searched for: CRT and theorem (theorm -> theorem); expanded CRT: Chinese remainder theorem"
+
+
+def test_every_surface_says_what_it_searched_for(default_bundle_dir):
+    import dataclasses
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from mathlas.mcp.registry import search_answer
+    from mathlas.mcp.text import render
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+    from mathlas.web.api import search as api_search
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "mathlas", "search", TYPO, "-k", "3", *args],
+                              capture_output=True, text=True, env=dict(os.environ), timeout=300)
+
+    p = cli()
+    assert p.returncode == 0 and f"mathlas: {SEARCHED}" in p.stderr.splitlines(), p.stderr
+    data = json.loads(cli("--json").stdout)
+    assert data["searched_for"] == "fundamental theorem of algebra" and data["expanded"] == SEARCHED
+    answer = dataclasses.asdict(search_answer("search_existing_math",
+                                              search(SearchRequest.make(TYPO, 10), findings=False), "summary"))
+    assert answer["searched_for"] == "fundamental theorem of algebra"
+    assert f" {SEARCHED};" in render("search_existing_math", answer, {}).splitlines()[0]
+    http = api_search(TYPO, k=3)
+    assert http["searched_for"] == "fundamental theorem of algebra" and http["expanded"] == SEARCHED

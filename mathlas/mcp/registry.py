@@ -112,7 +112,8 @@ class SearchAnswer:
     match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.ranking.confidence)
     confidence: float = 0.0
     note: str = ""
-    expanded: str = ""   # abbreviations searched with their expansions (mathlas.ranking.abbreviations)
+    expanded: str = ""   # what it was searched as: misspellings corrected, abbreviations expanded (one line)
+    searched_for: str = ""  # the query with its misspelt name words corrected ("": searched as asked)
 
 
 @dataclass
@@ -129,6 +130,7 @@ class FormalSearchAnswer:
     confidence: float = 0.0
     note: str = ""
     expanded: str = ""
+    searched_for: str = ""
 
 
 ANSWERS = {"search_existing_math": SearchAnswer, "search_formal_math": FormalSearchAnswer}

@@ -56,8 +56,10 @@ class Ranked:
     ``pool``: the fused candidate pool before the stages (every candidate a channel ranked within
     the depth). ``rankings``: each channel's own ranking of the bundle's documents (raw scores, no
     findings), what the answer's confidence reads (``mathlas.ranking.confidence``).
-    ``expansions``: the abbreviations the query was searched with; ``intent``: "definition" when
-    the query was read as a noun phrase; ``query``: the text the channels searched."""
+    ``expansions``: the abbreviations the query was searched with; ``correction``: the misspelt
+    name words searched as the name words they are near (``mathlas.ranking.names``; None: none);
+    ``intent``: "definition" when the query was read as a noun phrase; ``query``: the text the
+    channels searched."""
 
     hits: list[Hit]
     top: Candidates
@@ -67,6 +69,8 @@ class Ranked:
     intent: str | None = None
     query: str = ""
     searched: Query | None = field(default=None, repr=False, compare=False)
+    correction: Any = None
+    notes: Mapping[str, Any] = field(default_factory=dict)  # what stages left for the answer (StageContext.notes)
 
     def vector(self) -> np.ndarray:
         """The query vector the dense channel ranked with (encoded now if no channel needed it)."""
@@ -162,7 +166,8 @@ class Pipeline:
         if req.offset:
             top = top.take(np.arange(min(req.offset, len(top)), len(top)))
         return Ranked(hits=make_hits(self.bundle, top, fields, plan.extra), top=top, pool=fused, rankings=own,
-                      expansions=plan.expansions, intent=plan.intent, query=plan.query.text, searched=plan.query)
+                      notes=ctx.notes, expansions=plan.expansions, intent=plan.intent, query=plan.query.text, searched=plan.query,
+                      correction=plan.correction)
 
 
 _PIPELINES: "weakref.WeakKeyDictionary[Any, Pipeline]" = weakref.WeakKeyDictionary()

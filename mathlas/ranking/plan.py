@@ -18,11 +18,13 @@ from mathlas.errors import UsageError
 from mathlas.ranking.abbreviations import expand as expand_abbreviations
 from mathlas.ranking.filters import Filters, PaperFilter
 from mathlas.ranking.intent import definition_intent
+from mathlas.ranking.names import correction_for
 from mathlas.ranking.query import Query
 from mathlas.request import MAX_K, SearchRequest
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.findings.search import FindingsDocuments
+    from mathlas.ranking.names import Correction
 
 # Each channel returns this many candidates (at least k) for fusion.
 FUSION_DEPTH = 100
@@ -61,7 +63,8 @@ class KeyWeights:
 class Plan:
     """What ``Pipeline.rank`` does for one request on one bundle.
 
-    ``query``: what the channels search (abbreviations expanded; ``expansions`` says which);
+    ``query``: what the channels search (misspelt name words corrected, ``correction`` says which;
+    abbreviations expanded, ``expansions`` says which);
     ``channels``: the channels the mode runs, with their fusion ``channel_weights`` and ``k_rrf``;
     ``filters``: what every channel applies before its cut; ``bundle_part``: whether the bundle's
     documents take part (not when only findings are asked for); ``key_weights``: per-candidate
@@ -89,6 +92,7 @@ class Plan:
     extra_weight: float = 1.0
     intent: str | None = None
     expansions: dict = field(default_factory=dict)
+    correction: "Correction | None" = None
 
     def allowed(self, keys: np.ndarray) -> np.ndarray:
         """Whether the request lets each of ``keys`` rank at all (filters, and weights above 0)."""
@@ -233,7 +237,6 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
     from mathlas.findings import SOURCE as F_SOURCE
 
     with_findings = findings is not None
-    text, used = expand_abbreviations(req.query)
     labels = req.labels
     check_sources(bundle, req.sources, labels["sources"], with_findings)
     check_sources(bundle, req.exclude_sources, labels["exclude_sources"], with_findings)
@@ -250,8 +253,12 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
     # only findings asked for (by source or kind): the bundle's channels have nothing to add
     bundle_part = not ((req.sources and not include) or (req.kinds and not kinds))
     exclude = set(s for s in req.exclude_sources if s != F_SOURCE) | {s for s, w in weights.items() if w == 0}
+    # a misspelt name word is searched as the name word it is within two edits of (mathlas.ranking.names)
+    correction = correction_for(bundle, req.query) if bundle_part else None
+    asked = correction.query if correction is not None else req.query
+    text, used = expand_abbreviations(asked)
     declared = bundle.definition_intent if bundle_part else None  # the manifest first: most bundles have none
-    intent = declared if declared and definition_intent(req.query) else None
+    intent = declared if declared and definition_intent(asked) else None
     kind_names = bundle.kind_names
     if intent:  # a noun phrase: definitions first, and "how much is built on this" counts more
         favoured = {x: intent["factor"] for x in intent["kinds"] if x in kind_names}
@@ -286,7 +293,8 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
                 channel_weights=channel_weights, k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),
                 filters=filters, bundle_part=bundle_part, key_weights=kw, priors=priors, depth=depth, top=top,
                 rerank_depth=rerank_depth, about=about, extra=extra, extra_weight=f_weight,
-                intent="definition" if intent else None, expansions=used)
+                intent="definition" if intent else None, expansions=used,
+                correction=correction if correction is not None and correction.corrected else None)
 
 
 def bundle_rerank_depth(bundle, req: SearchRequest) -> int:

@@ -13,14 +13,19 @@ The default stages, in order (``default_stages``):
 1b. ``LearnedRank`` (``mathlas.ranking.learned``): the bundle's learned model, where its manifest
    declares one (``ranker``), scores every candidate and they take its order;
 2. ``Rerank``: the bundle's cross-encoder rescores the first ``top_n`` rows (mark ``rerank``);
-3. ``StatementLift``: a statement goes right above its own proof or example.
+3. ``StatementLift``: a statement goes right above its own proof or example;
+4. ``ReplacementsFirst`` (``mathlas.ranking.replacements``): a deprecated Lean declaration goes
+   right after its replacement;
+5. ``NameMatch`` (``mathlas.ranking.names``): a query that is a document's id or a declaration's
+   name puts it first, and declarations whose names end with the query's components into the top
+   ten (mark ``names``). Last, so that no stage after it reorders what was asked for by name.
 
 Definition intent is not a stage: it changes the kind weights and prior weights the plan gives
 fusion and ``Priors`` (``mathlas.ranking.plan``), so it acts before the pool exists.
 
 To add one (a learned ranking model, a name lookup): write the class, then either pass the list to
 ``Pipeline(bundle, stages=[...])`` or put it into ``default_stages`` at its place (a learned model
-after ``Priors``, before ``Rerank``; a name lookup first, so the stages after it see its rows).
+after ``Priors``, before ``Rerank``; the name lookup is last, see above).
 A stage that reorders must say how its order breaks ties (``Candidates.sort`` breaks them by best
 channel rank, then key) and should record its own place per row as a mark
 (``pool.marked(name, places)``), which hits show in ``ranks``.
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -52,6 +57,7 @@ class StageContext:
 
     bundle: Any
     plan: "Plan"
+    notes: dict = field(default_factory=dict)  # what a stage leaves for the answer (``Ranked.notes``)
 
     @property
     def request(self) -> "SearchRequest":
@@ -173,5 +179,7 @@ class StatementLift:
 def default_stages(bundle=None) -> Sequence[Stage]:
     """The stages every bundle runs (each skips itself where the request or bundle has nothing for it)."""
     from mathlas.ranking.learned import LearnedRank
+    from mathlas.ranking.names import NameMatch
+    from mathlas.ranking.replacements import ReplacementsFirst
 
-    return (Priors(), LearnedRank(), Rerank(), StatementLift())
+    return (Priors(), LearnedRank(), Rerank(), StatementLift(), ReplacementsFirst(), NameMatch())

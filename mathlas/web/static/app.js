@@ -841,8 +841,9 @@ async function runSearch() {
       match.textContent = note[0].toUpperCase() + note.slice(1).replace(/\.$/, "")
         + ` (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)}).`;
     }
-    if (r.expanded) {  // the abbreviations the query was searched with (mathlas.abbreviations)
-      match.textContent = (match.textContent ? match.textContent + " · " : "") + `Searched with ${r.expanded}.`;
+    if (r.expanded) {  // what the query was searched as: misspellings corrected (mathlas.ranking.names), abbreviations expanded
+      const said = r.expanded.startsWith("searched for:") ? "S" + r.expanded.slice(1) : `Searched with ${r.expanded}`;
+      match.textContent = (match.textContent ? match.textContent + " · " : "") + `${said}.`;
     }
     if (r.hits.length) {
       setStatus(`${r.hits.length} results from ${r.bundle} (${r.mode}) in ${ms} ms`);

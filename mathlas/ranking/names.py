@@ -30,12 +30,11 @@ import re
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from mathlas.engine import Bundle
+Bundle = Any  # an open bundle (mathlas.engine.Bundle): the ranking reads the bundle it is given
 
 LEAN_PREFIX = "lean:"
 # A word is corrected only when it has at least this many letters; words of MIN_TWO_EDITS letters and
@@ -419,7 +418,7 @@ class NameIndex:
         return Correction("".join(out), fixes)
 
 
-_CACHE: "weakref.WeakKeyDictionary[Bundle, NameIndex]" = weakref.WeakKeyDictionary()
+_CACHE: "weakref.WeakKeyDictionary[Any, NameIndex]" = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
@@ -437,3 +436,115 @@ def text_counter(bundle: "Bundle") -> Callable[[str], int]:
             return 0
 
     return count
+
+
+# ------------------------------------------------------------------------------ the ranking stage
+
+# The places at the head of an answer that name matches may take (the rest of the answer follows).
+TOP_SLOTS = 10
+_IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
+
+
+def correction_for(bundle: "Bundle", query: str) -> Correction:
+    """``query`` with its misspelt name words corrected over ``bundle`` (``NameIndex.correct``, the
+    bundle's texts deciding what is a word of its own); a query that is an exact name or id as typed
+    is left alone."""
+    index = NameIndex.of(bundle)
+    if name_query(query) is not None and index.exact(query):
+        return Correction(query)
+    return index.correct(query, text_counter(bundle))
+
+
+class NameMatch:
+    """A ranking stage (``mathlas.ranking.stages``): a query that is a document's id or, in a formal
+    bundle, a declaration's name puts that document first (an exact-name answer); the declarations
+    whose names end with the query's components (``Finset.sum_range_succ`` for ``sum_range_succ``)
+    follow it, in the order the ranking gave them (those it did not rank after, by PageRank where
+    the bundle has it), up to ``TOP_SLOTS`` places in all; the rest of the pool follows unchanged.
+    Each placed row is marked ``names`` with its place (1, 2, ...), which its hit shows in ``ranks``. Suffix matches are taken for a query shaped like an identifier (``.``,
+    ``_``, a digit, an inner capital, a non-ASCII letter) or when at most three declarations end so.
+    Only documents the request's filters and weights allow are placed. Runs last: what it places is
+    what was asked for by name, and no later stage reorders it."""
+
+    name = "names"
+
+    def __call__(self, pool, ctx):
+        plan = ctx.plan
+        q = name_query(ctx.request.query)
+        if q is None or not plan.bundle_part:
+            return pool
+        bundle = ctx.bundle
+        index = NameIndex.of(bundle)
+        exact = index.exact(q)
+        suffix: list[int] = []
+        if index.formal:
+            taken = set(exact)
+            ends = [k for k in index.suffix(q) if k not in taken]
+            suffix = ends if _IDENTIFIER.search(q) or len(ends) <= 3 else []
+        if not exact and not suffix:
+            return pool
+        ok = plan.allowed(np.asarray(exact + suffix, dtype=np.int64)).tolist()
+        exact, suffix = ([k for k, good in zip(exact, ok) if good],
+                         [k for k, good in zip(suffix, ok[len(exact):]) if good])
+        if not exact and not suffix:
+            return pool
+        at = {k: i for i, k in enumerate(pool.keys.tolist())}
+        slots = max(0, TOP_SLOTS - len(exact))
+        ranked = sorted((k for k in suffix if k in at), key=at.__getitem__)
+        if len(ranked) < slots:
+            ranked += _by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
+        placed = exact + ranked[:slots]
+        return _placed_first(pool, placed, at)
+
+
+def named_first(bundle: "Bundle", query: str, key: int) -> bool:
+    """Whether ``query`` names the document ``key``: its id or declaration name (``NameIndex.exact``),
+    or the end of a declaration name that no other declaration shares (what ``NameMatch`` puts
+    first); such an answer is one by name, not a guess."""
+    if name_query(query) is None:
+        return False
+    index = NameIndex.of(bundle)
+    exact = index.exact(query)
+    if exact:
+        return key in exact
+    return index.formal and index.suffix(query, limit=2) == [key]
+
+
+def _by_pagerank(bundle, keys: list[int]) -> list[int]:
+    """``keys``, the most used declarations first (the ``pagerank`` column), else in key order."""
+    if not keys or "pagerank" not in bundle.table.column_names:
+        return sorted(keys)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ranks = pc.fill_null(bundle.table.column("pagerank").take(pa.array(keys)).cast(pa.float64()), 0.0).to_pylist()
+    return [k for _, k in sorted(zip((-r for r in ranks), keys))]
+
+
+def _placed_first(pool, placed: list[int], at: dict[int, int]):
+    """``pool`` with the rows of ``placed`` first, in that order (rows from outside the pool added,
+    ranked by no channel), then the others in their order, each placed row marked ``names`` with its
+    place. The placed rows take the pool's best score, so the scores stay in order."""
+    from mathlas.ranking.candidates import Candidates
+
+    c = len(pool.channels)
+    new = [k for k in placed if k not in at]
+    if new:
+        m = len(new)
+        pool = Candidates(pool.channels, np.concatenate([pool.keys, np.asarray(new, dtype=np.int64)]),
+                          np.concatenate([pool.scores, np.zeros(m)]),
+                          np.concatenate([pool.ranks, np.zeros((m, c), dtype=np.int64)]),
+                          np.concatenate([pool.raw, np.full((m, c), np.nan)]),
+                          np.concatenate([pool.lifted_by, np.full(m, -1, dtype=np.int64)]),
+                          {name: np.concatenate([v, np.zeros(m, dtype=v.dtype)]) for name, v in pool.marks.items()})
+        at = {**at, **{k: len(at) + i for i, k in enumerate(new)}}
+    first = [at[k] for k in placed]
+    chosen = set(first)
+    order = first + [i for i in range(len(pool)) if i not in chosen]
+    best = float(pool.scores.max()) if len(pool) else 1.0
+    mark = np.zeros(len(pool), dtype=np.int64)
+    mark[first] = np.arange(1, len(first) + 1)
+    out = pool.take(order)
+    scores = out.scores.copy()
+    scores[:len(first)] = np.maximum(scores[:len(first)], best)
+    return out.rescored(scores).marked("names", mark[order])
