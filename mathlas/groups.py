@@ -46,7 +46,7 @@ import threading
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # -- thresholds (measured on the default bundle: docs/groups.md, scripts/groups_eval.py) -----------------
 NAME_COSINE = 0.40        # equal names, statements: vectors must agree at least this much
-DEFINITION_COSINE = 0.45  # equal names, definitions (one term has other meanings in other fields)
+DEFINITION_COSINE = 0.65  # equal names, definitions (one term has other meanings in other fields)
 NEAR_COSINE = 0.65        # near-duplicates: vectors this close, and the same heading words
 FORM_COSINE = 0.75        # forms of one Metamath statement
 
@@ -324,6 +324,58 @@ def _cosines(vectors, scales, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 
+# ------------------------------------------------------------------------------ Metamath assertions
+
+_ASSERTION = re.compile(r"Assertion: \$\\vdash (.*?)\$")
+_PROVED = re.compile(r"\$\\vdash (.*?)\$")
+# A Metamath variable as the display writes it: one Latin letter, or a Greek letter's macro
+_VARIABLE = re.compile(r"^(?:[A-Za-z]|\\(?:var)?(?:phi|psi|chi|theta|tau|eta|zeta|sigma|rho|mu|lambda|kappa|epsilon"
+                       r"|iota|alpha|beta|gamma|delta|omega|xi|nu|upsilon))$")
+
+
+def conclusions(body: str) -> frozenset[tuple[str, ...]]:
+    """What a Metamath statement concludes, at every depth: its assertion (``⊢ ( A = B → X )``) and
+    each consequent of its implications (``X``, and so on), variables renamed in order of first use,
+    so that a closed form, its inference form (``⊢ X`` from hypotheses) and its deduction form
+    (``⊢ ( φ → X )``) share one. Empty when the body shows no assertion."""
+    m = _ASSERTION.search(body or "") or None
+    if m is None:
+        found = _PROVED.findall(body or "")
+        if not found:
+            return frozenset()
+        text = found[-1]
+    else:
+        text = m.group(1)
+    tokens = text.split()
+    out = set()
+    while tokens:
+        out.add(_renamed(tokens))
+        tokens = _consequent(tokens)
+    return frozenset(t for t in out if len(t) >= 2)
+
+
+def _renamed(tokens: list[str]) -> tuple[str, ...]:
+    names: dict[str, str] = {}
+    return tuple(names.setdefault(t, f"v{len(names)}") if _VARIABLE.match(t) else t for t in tokens)
+
+
+def _consequent(tokens: list[str]) -> list[str]:
+    """``( P → Q )`` -> ``Q`` (the implication at the top level), else []."""
+    if len(tokens) < 3 or tokens[0] != "(" or tokens[-1] != ")":
+        return []
+    depth = 0
+    for i, t in enumerate(tokens[1:-1], 1):
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+            if depth < 0:
+                return []        # "( A ) = ( B )": the outer brackets are not one pair
+        elif t == "\\rightarrow" and depth == 0:
+            return tokens[i + 1:-1]
+    return []
+
+
 class Link(NamedTuple):
     """One piece of evidence that keys ``a`` and ``b`` state the same fact: the rule and the cosine."""
 
@@ -382,9 +434,14 @@ def heading_words(source: str, name: str, title: str) -> frozenset[str] | None:
     return _heading_words(normalise_name(text)) if text else None
 
 
-def candidate_links(cols: dict[str, list], vectors=None, scales=None) -> list[Link]:
+def candidate_links(cols: dict[str, list], vectors=None, scales=None,
+                    body_of: Callable[[list[int]], list[str]] | None = None) -> list[Link]:
     """Every link the rules find among the documents of ``cols`` (the bundle's columns as lists,
-    ``COLUMNS``), each with the cosine of the two documents' vectors (1.0 without vectors)."""
+    ``COLUMNS``), each with the cosine of the two documents' vectors (1.0 without vectors).
+    ``body_of(keys)`` gives the bodies of some documents (the Metamath forms compare their
+    assertions; without it, or a ``body`` column, that rule finds nothing)."""
+    if body_of is None and cols.get("body") is not None:
+        body_of = lambda keys: [cols["body"][k] or "" for k in keys]  # noqa: E731
     n = len(cols["id"])
     sources, kinds, names, titles = cols["source"], cols["kind"], cols["name"], cols["title"]
     labels = cols.get("label") or [None] * n
@@ -410,6 +467,8 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None) -> list[Li
             for nm in _names(src, own.get(i, ""), label_words.get(i, ""), aliases[i] or ""):
                 by_name[(cls, nm)].append(i)
         words = _heading_words(headings[r], plural) if r in headings else None
+        if words and src in NAMED_SOURCES and src != "planetmath" and _from_label(own[i], label_words[i]):
+            words = None      # label words (Stacks' "fundamental group" of a scheme) name no fact of their own
         if words:
             by_heading[(cls, words)].append(i)
         if src == "metamath" and cls == "statement" and titles[i] and not _MM_GENERIC.match(titles[i]):
@@ -426,9 +485,13 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None) -> list[Li
         single = [v[0] for v in per_source.values() if len(v) == 1]
         rule = "name" if cls == "statement" else "name-definition"
         pairs += [(single[x], single[y], rule) for x in range(len(single)) for y in range(x + 1, len(single))]
-    # 2. forms of one Metamath statement
-    for keys in forms.values():
-        pairs += [(keys[x], keys[y], "metamath-form") for x in range(len(keys)) for y in range(x + 1, len(keys))]
+    # 2. forms of one Metamath statement: the same conclusion, variables renamed
+    form_rows = sorted({i for keys in forms.values() if len(keys) > 1 for i in keys})
+    if form_rows and body_of is not None:
+        ends = dict(zip(form_rows, (conclusions(x) for x in body_of(form_rows))))
+        for keys in forms.values():
+            pairs += [(keys[x], keys[y], "metamath-form") for x in range(len(keys)) for y in range(x + 1, len(keys))
+                      if ends[keys[x]] & ends[keys[y]]]
     # 3. near-duplicates confirmed by their headings: the same words, from two sources, each once
     for keys in by_heading.values():
         if len(keys) > 1:
@@ -461,15 +524,16 @@ SAME_SOURCE_RULES = frozenset({"metamath-form", "lean-alias"})
 FORMAL_COLUMNS = ("alias_of", "signature")
 
 
-def build_groups(cols: dict[str, list], vectors=None, scales=None, external=None) -> Groups:
+def build_groups(cols: dict[str, list], vectors=None, scales=None, external=None, body_of=None) -> Groups:
     """The ``Groups`` of documents given as columns (``COLUMNS``) and their int8 vectors with scales
-    (None: a bundle without vectors groups by the name rules alone, never by a cosine)."""
+    (None: a bundle without vectors groups by the name rules alone, never by a cosine);
+    ``body_of`` as for ``candidate_links``."""
     n = len(cols["id"])
     _, codes = np.unique(np.asarray(cols["source"], dtype=object), return_inverse=True)
     union = _Union(codes)
     evidence: dict[str, int] = defaultdict(int)
     accepted: list[Link] = []
-    links = candidate_links(cols, vectors, scales)
+    links = candidate_links(cols, vectors, scales, body_of)
     links.sort(key=lambda x: (RULE_ORDER.index(x.rule), -x.cosine, x.a, x.b))
     for link in links:
         if vectors is None and link.rule not in ("name", "name-definition", "lean-alias"):
@@ -634,6 +698,8 @@ def groups_of(bundle: "Bundle", across: bool = True) -> Groups:
                 mine["stacks"] = table.column("stacks").to_pylist()
             formal = "module" in table.column_names
             external = explicit_copies(mine, other, formal, _lean_label(root))
-    groups = build_groups(cols, vectors, scales, external)
+    bodies = table.column("body") if "body" in table.column_names else None
+    body_of = (lambda keys: bodies.take(keys).to_pylist()) if bodies is not None else None  # noqa: E731
+    groups = build_groups(cols, vectors, scales, external, body_of)
     with _LOCK:
         return _CACHE.setdefault(bundle, groups)
