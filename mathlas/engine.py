@@ -352,7 +352,15 @@ class Bundle:
         order = self._lazy("_ids_sorted", lambda: pc.sort_indices(ids).to_numpy())
         at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: ids[int(order[i])].as_py())
         if at == len(order) or ids[int(order[at])].as_py() != doc_id:
-            raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}")
+            source, sep, rest = doc_id.partition(":")
+            if source == "stacks" and sep and rest != rest.upper():  # Stacks tags are case-insensitive
+                try:
+                    return self.key_of(f"stacks:{rest.upper()}")
+                except UsageError:
+                    pass
+            same = pc.filter(ids, pc.equal(pc.utf8_lower(ids), doc_id.lower())).to_pylist()[:1]
+            raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}"
+                             + (f"; did you mean {same[0]!r}? (ids are case-sensitive)" if same else ""))
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:

@@ -83,8 +83,11 @@ def test_missing_bundle_is_a_data_error(tmp_path):
 
 
 def test_long_query_cli(tiny_bundle_dir):
-    p = run("search", "ring " * 5000, "-k", "3", "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
+    # up to the one limit (mathlas.request.MAX_QUERY_CHARS, 10,000) a query is searched; past it refused
+    p = run("search", "ring " * 2000, "-k", "3", "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
     assert json.loads(p.stdout)["hits"]
+    p = run("search", "ring " * 5000, "-k", "3", "--bundle", str(tiny_bundle_dir), "--json", check_rc=2)
+    assert p.stdout == "" and "over the limit of 10,000" in p.stderr and p.stderr.count("\n") == 1
 
 
 def test_eval_json(tiny, tiny_bundle_dir, tmp_path):

@@ -6,6 +6,8 @@ and ``lean_build`` (``mathlas index build-lean``) call them too.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import subprocess
 import sys
 import time
@@ -28,10 +30,12 @@ def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], d
         mod = reader(spec.reader)
         t0 = time.perf_counter()
         n0 = len(docs)
-        for doc in mod.read(spec.path, **spec.options):
-            docs.append(doc)
-            if spec.limit and len(docs) - n0 >= spec.limit:
-                break
+        # a reader's own statistics line (lean, stacks) is talk: -q silences it as it does [read]
+        with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+            for doc in mod.read(spec.path, **spec.options):
+                docs.append(doc)
+                if spec.limit and len(docs) - n0 >= spec.limit:
+                    break
         got = docs[n0:]
         # a reader whose options bring in another work's data (metamath's thousand_plus) says so
         attribution = spec.options.get("attribution") or (

@@ -13,9 +13,58 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 BUNDLE_HELP = "bundle path or installed name (default: $MATHLAS_BUNDLE or the default bundle)"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with its errors in one line that says what to do, like every other error
+    of the command (argparse prints the whole usage block, nine lines for ``lean search``):
+    ``mathlas search: unrecognized argument --kk (did you mean -k?) (`mathlas search --help` shows
+    the usage)``. Subcommand parsers are of this class too (``add_subparsers`` uses the parent's)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {_plain(message)} (`{self.prog} --help` shows the usage)\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # said by the subcommand that was given them, with the option it likely meant
+            sub = self._chosen(ns)
+            options = [o for a in sub._actions for o in a.option_strings]
+            parts = []
+            for extra in extras:
+                import difflib
+
+                close = difflib.get_close_matches(extra.split("=", 1)[0], options, n=1, cutoff=0.6) \
+                    if extra.startswith("-") else []
+                parts.append(extra + (f" (did you mean {close[0]}?)" if close else ""))
+            sub.error(f"unrecognized argument{'s' if len(extras) > 1 else ''} {', '.join(parts)}")
+        return ns
+
+    def _chosen(self, ns: argparse.Namespace) -> "Parser":
+        """The deepest subcommand parser ``ns`` was parsed with (this parser when there is none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(ns, action.dest, None) or "")
+                if isinstance(sub, Parser):
+                    return sub._chosen(ns)
+        return self
+
+
+def _plain(message: str) -> str:
+    """argparse's wording made shorter: an invalid choice names the closest one, not all of them."""
+    import difflib
+    import re
+
+    m = re.fullmatch(r"argument (.+?): invalid choice: '(.*)' \(choose from (.*)\)", message, re.S)
+    if m:
+        what, given, choices = m.group(1), m.group(2), re.findall(r"'([^']*)'", m.group(3))
+        close = difflib.get_close_matches(given, choices, n=1, cutoff=0.5)
+        what = "command" if what in ("COMMAND", "SUBCOMMAND", "ACTION") else what
+        return (f"unknown {what} {given!r}; " + (f"did you mean {close[0]!r}?" if close
+                                                  else f"one of: {', '.join(choices)}"))
+    return " ".join(message.split())
 
 
 def bundle_option(p: argparse.ArgumentParser, help: str = BUNDLE_HELP, env: str | None = "MATHLAS_BUNDLE") -> None:

@@ -1,7 +1,7 @@
 """``mathlas lean search|deps``: the formal tools (search_formal_math, get_dependencies) on the CLI,
 and ``mathlas index build-lean PATH``: a formal bundle of exactly the Lean project at PATH.
 
-    mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--json]
+    mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--no-deprecated] [--json]
     mathlas lean deps lean:Nat.Prime.two_le [--used-by] [--depth 2] [--json]
     mathlas index build-lean ~/my-project [--name mathlib]
 
@@ -14,6 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
+from mathlas.cli.common import quiet_option
 from mathlas.errors import UsageError
 from mathlas.request import MODES
 
@@ -29,8 +30,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")
     s.add_argument("--mode", choices=MODES, default="hybrid")
     s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
+    s.add_argument("--no-deprecated", dest="deprecated", action="store_false",
+                   help="leave @[deprecated] declarations out (default: flagged, after their replacement)")
     s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
     s.add_argument("--json", action="store_true")
+    quiet_option(s)  # as `mathlas search -q`: only warnings on stderr
     d = sub.add_parser("deps", help="get_dependencies: what a declaration uses, or what uses it")
     d.add_argument("id", help="e.g. lean:Nat.Prime.two_le (the lean: prefix may be left out)")
     d.add_argument("--used-by", action="store_true", help="declarations that use it (default: what it uses)")
@@ -38,6 +42,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     d.add_argument("--limit", type=int, default=100)
     d.add_argument("--bundle")
     d.add_argument("--json", action="store_true")
+    quiet_option(d)
     p.set_defaults(run=run)
     return p
 
@@ -82,7 +87,8 @@ def run_build_lean(args: argparse.Namespace) -> int:
 
 
 # What the CLI calls each argument of a Lean search or walk, for messages
-LEAN_CLI_LABELS = {"modules": "--module", "kinds": "--kind", "prior_weight": "--prior-weight"}
+LEAN_CLI_LABELS = {"modules": "--module", "kinds": "--kind", "prior_weight": "--prior-weight",
+                   "deprecated": "--no-deprecated"}
 DEPS_CLI_LABELS = {"direction": "--used-by", "depth": "--depth", "limit": "--limit"}
 
 
@@ -95,17 +101,19 @@ def run(args: argparse.Namespace) -> int:
         from mathlas.cli.search import print_hits
 
         req = LeanSearchRequest.make(args.query, args.k, mode=args.mode, modules=args.modules, kinds=args.kinds,
-                                     prior_weight=args.prior_weight, offset=args.offset, labels=LEAN_CLI_LABELS)
+                                     prior_weight=args.prior_weight, offset=args.offset, deprecated=args.deprecated,
+                                     labels=LEAN_CLI_LABELS)
         r = lean_search(req, args.bundle)
         if args.json:
             print_json(r)
             return 0
-        if r.expanded:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
+        talk = not args.quiet  # -q: the hits alone
+        if r.expanded and talk:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
             print(f"mathlas: {r.expanded}", file=sys.stderr)
-        if r.hits and r.match != "strong":  # how far to trust the hits (mathlas.ranking.confidence)
+        if r.hits and r.match != "strong" and talk:  # how far to trust the hits (mathlas.ranking.confidence)
             print(f"mathlas: {r.note} (match: {r.match}, confidence {r.confidence:.2f})", file=sys.stderr)
         print_hits(r.hits, start=args.offset + 1)
-        if not r.hits:
+        if not r.hits and talk:
             print("mathlas: no declarations found; try other words, a name fragment (prime two le) or no --module",
                   file=sys.stderr)
         return 0
@@ -118,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         verb = "is used by" if args.used_by else "uses"
         more = f" (showing {len(r.declarations)})" if r.truncated else ""
-        print(f"{r.id} {verb} {r.total} declaration(s) within depth {r.depth}{more}", file=sys.stderr)
+        if not args.quiet:
+            print(f"{r.id} {verb} {r.total} declaration(s) within depth {r.depth}{more}", file=sys.stderr)
         for x in r.declarations:
             print(f"{'  ' * (x.distance - 1)}{x.id}  ({x.kind}, {x.module})")
         return 0

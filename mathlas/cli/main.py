@@ -37,7 +37,9 @@ COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, s
 def build_parser() -> argparse.ArgumentParser:
     from mathlas import __version__
 
-    p = argparse.ArgumentParser(prog="mathlas", description="Offline math search and no-LLM math tools.")
+    from mathlas.cli.common import Parser  # errors in one line (argparse's own print the usage block)
+
+    p = Parser(prog="mathlas", description="Offline math search and no-LLM math tools.")
     p.add_argument("--version", action="version", version=f"mathlas {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:

@@ -96,13 +96,15 @@ CLI_LABELS = {"sources": "--source", "exclude_sources": "--exclude-source", "kin
               "kind_weights": "--kind-weight", "priors": "--prior", "source_weights": "source weights"}
 
 
-def print_hits(hits, out=sys.stdout, start: int = 1) -> None:
+def print_hits(hits, out=None, start: int = 1) -> None:
     """Hits (``Hit`` objects) as the one renderer draws them (``mathlas.render.listing``)."""
     import dataclasses
 
     from mathlas.render import listing
 
-    print(listing([dataclasses.asdict(h) for h in hits], start=start, width=_term_width()), file=out, end="")
+    # sys.stdout as it is now (a default bound at import kept a stream a wrapper or test had replaced)
+    print(listing([dataclasses.asdict(h) for h in hits], start=start, width=_term_width()), file=out or sys.stdout,
+          end="")
 
 
 def cmd_search(args) -> int:

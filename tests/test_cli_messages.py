@@ -1,0 +1,76 @@
+"""The command line as a new user meets it (issue 31 item 14): argparse's errors in one line with the
+fix, ``-q`` on ``lean search`` as on ``search``, Stacks tags in any case, and a quiet build that
+prints no reader statistics. (``mathlas mcp`` printing each log line once: tests/test_mcp.py.)"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mathlas.cli.main import main
+
+
+def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["lean", "search"], "mathlas lean search: the following arguments are required: query "
+                         "(`mathlas lean search --help` shows the usage)"),
+    (["serch", "ring"], "mathlas: unknown command 'serch'; did you mean 'search'? (`mathlas --help` shows the usage)"),
+    (["search", "ring", "--kk", "3"], "mathlas search: unrecognized arguments --kk (did you mean -k?), 3 "
+                                      "(`mathlas search --help` shows the usage)"),
+    (["lean", "search", "ring", "--jsn"], "mathlas lean search: unrecognized argument --jsn (did you mean --json?)"),
+    (["index", "buld-lean", "x"], "mathlas index: unknown command 'buld-lean'; did you mean 'build-lean'?"),
+    (["search", "ring", "-k", "abc"], "mathlas search: argument -k: invalid int value: 'abc'"),
+])
+def test_argparse_errors_are_one_line_with_the_fix(argv, says, capsys):
+    rc, out, err = run_main(argv, capsys)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(says), err  # argparse printed its usage block first
+
+
+def test_lean_search_takes_q_like_search(lean_project_bundle_dir, capfd):
+    rc, out, err = run_main(["lean", "search", "sum of the first n numbers", "--bundle", str(lean_project_bundle_dir),
+                             "-k", "3", "-q"], capfd)
+    assert rc == 0 and "Toy." in out and err == ""
+    rc, out, err = run_main(["lean", "deps", "lean:Toy.gauss_sum", "--bundle", str(lean_project_bundle_dir), "-q"],
+                            capfd)
+    assert rc == 0 and "lean:Toy.sumTo" in out and err == ""
+
+
+def test_stacks_tags_in_any_case(tiny_bundle_dir, tiny, capsys):
+    stacks = next(i for i in tiny.table.column("id").to_pylist() if i.startswith("stacks:") and i != i.lower())
+    rc, out, err = run_main(["show", stacks.lower(), "-b", str(tiny_bundle_dir), "--json"], capsys)
+    assert rc == 0 and json.loads(out)["id"] == stacks, err
+    other = next(i for i in tiny.table.column("id").to_pylist() if i.startswith("planetmath:") and i != i.lower())
+    rc, out, err = run_main(["show", other.lower(), "-b", str(tiny_bundle_dir)], capsys)
+    assert rc == 2 and err.count("\n") == 1 and f"did you mean {other!r}?" in err
+
+
+def test_a_quiet_build_prints_no_reader_statistics(lean_project_dir, tmp_path, capfd):
+    from mathlas_build.lean_build import lean_recipe
+    from mathlas_build.pipeline import read_sources
+
+    project = tmp_path / "toy"
+    shutil.copytree(lean_project_dir, project)
+    recipe = lean_recipe(project, project / "no-encoder", name="toy", version="0.1.0")
+    docs, _ = read_sources(recipe, quiet=True)
+    assert docs and capfd.readouterr().err == ""  # "lean: 3 files, 25 declarations, ..." was printed
+    read_sources(recipe, quiet=False)
+    assert "lean: " in capfd.readouterr().err
+
+
+def test_build_lean_q_is_quiet_on_the_command_line():
+    """The parser passes -q down to the build (the child's statistics line is what the test above checks)."""
+    run = subprocess.run([sys.executable, "-m", "mathlas", "index", "build-lean", "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0 and "-q" in run.stdout
