@@ -228,6 +228,8 @@ class Bundle:
     def about_keys(self) -> np.ndarray | None:
         """Per document key, the key of the statement it proves or illustrates (the ``about``
         column, written by the build's statement links), -1 for none; None without the column."""
+        if self._about is not None:
+            return self._about
         if "about" not in self.table.column_names:
             return None
 
@@ -317,13 +319,14 @@ class Bundle:
         links, licenses, texts = read("link").get(keys), read("license").get(keys), read("text").snippets(keys)
         wanted = [c for c in fields if c in self.table.column_names]
         more = {c: [self.column(c)[k].as_py() for k in keys] for c in wanted}
+        sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
         out = []
         for i, key in enumerate(keys):
             extra = {c: more[c][i] for c in wanted if more[c][i] is not None}
             by = -1 if statement_of is None else statement_of[i]
             if by >= 0:
                 extra["statement_of"] = read("id").get([by])[0]
-            sc, kc = int(self.source_codes[key]), int(self.kind_codes[key])
+            sc, kc = sources[i], kinds[i]
             out.append(Hit(id=ids[i], source=self.source_names[sc] if sc >= 0 else None,
                            kind=self._kind_names[kc] if kc >= 0 else None, name=names[i] or "", title=titles[i] or "",
                            text=texts[i], link=links[i] or "", license=licenses[i] or "",
@@ -381,7 +384,7 @@ class Bundle:
 
 # What a hit shows of a document's retrieval text is its first SNIPPET_CHARS characters: a longer
 # text is read this many bytes at first (enough, unless it is mostly whitespace)
-TEXT_PREFIX_BYTES = 4096
+TEXT_PREFIX_BYTES = 512
 
 
 class Strings:

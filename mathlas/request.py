@@ -1,10 +1,13 @@
-"""``SearchRequest``: a search, parsed and checked once, whatever surface asked for it.
+"""The requests of the library's capabilities (``mathlas.service``), parsed and checked once,
+whatever surface asked: ``SearchRequest``, ``LeanSearchRequest``, ``DependencyRequest``.
 
 The library (``Bundle.search``), the tools (``search_existing_math``, ``search_formal_math``), the
-CLI and the servers all build one ``SearchRequest`` and hand it to ``Bundle.rank``. What can be
-checked without a bundle is checked here (the query, ``k``, the mode, the shapes and numbers of the
-filters, weights and priors); ``Bundle.rank`` checks only what needs the bundle (source names,
-declared priors, the mask's length).
+CLI and the servers all build one request and hand it to ``mathlas.service``, which ranks a search
+with ``mathlas.ranking``. What can be checked without a bundle is checked here (the query, ``k``,
+the mode, the shapes and numbers of the filters, weights and priors); the ranking's plan
+(``mathlas.ranking.plan``) checks only what needs the bundle (source and kind names, declared
+priors, the mask's length). This module is the seam's language, so it sits beside
+``mathlas.service`` and not inside the ranking: every surface imports it, none imports the ranking.
 """
 from __future__ import annotations
 

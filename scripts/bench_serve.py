@@ -3,6 +3,7 @@ concurrency levels, against the in-process ``Bundle.search`` measured in the sam
 
     python scripts/bench_serve.py [--bundle B] [--levels 1,8,32] [--requests 10000] [--max-seconds 120]
                                   [--endpoint api|theoremsearch] [--workers 1] [--json]
+    python scripts/bench_serve.py --sequential [--rounds 5] [--json]
 
 It starts a real server (``python -m mathlas.web serve``) on a free port of 127.0.0.1, warms it up,
 then for each level runs that many client threads (keep-alive connections, stdlib ``http.client``,
@@ -13,6 +14,13 @@ before and after; and the in-process baseline (the same queries through ``Bundle
 1 and on N threads) with the overhead ratio of p50 latencies. Both run with ``$MATHLAS_ENCODER_THREADS``
 (default 1, as ``mathlas serve`` sets it). Queries cycle through
 ``shared/eval/informal-dev.jsonl`` when it is there, else a built-in list. Loopback only.
+
+``--sequential``: one keep-alive client, each query sent to every route back to back, round after
+round, so every route meets the same queries under the same load: ``GET /health`` (a route that
+does nothing: the middleware's cost), ``GET /api/search`` and TheoremSearch's ``POST /search`` with
+the same query and k=10 (repeated queries: the bundle keeps their vectors), and the in-process
+``mathlas.service.search`` of the same request. Reported: p50/p95 of each and the ratio of the two
+search routes' p50.
 """
 from __future__ import annotations
 
@@ -188,6 +196,44 @@ def in_process(bundle: str | None, qs: list[str], concurrency: int, total: int) 
             "p99_ms": round(pct(lat, 99) * 1000, 2)}
 
 
+def sequential(port: int, bundle: str | None, qs: list[str], rounds: int) -> dict:
+    """Every query through every route back to back, one keep-alive client (``--sequential``)."""
+    from mathlas import service
+    from mathlas.request import SearchRequest
+
+    b = __import__("mathlas").open_bundle(bundle)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def call(method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> None:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        r.read()
+        if r.status != 200:
+            raise SystemExit(f"{method} {path}: HTTP {r.status}")
+
+    routes = {
+        "GET /health (does nothing)": lambda q: call("GET", "/health"),
+        "GET /api/search": lambda q: call(*request_for("api", q)[:2]),
+        "POST /search (TheoremSearch)": lambda q: call(*request_for("theoremsearch", q)),
+        "in process: service.search": lambda q: service.search(SearchRequest.make(q, 10), b),
+    }
+    for q in qs[:10]:  # warm: every route once
+        for fn in routes.values():
+            fn(q)
+    times: dict[str, list[float]] = {name: [] for name in routes}
+    for _ in range(rounds):
+        for q in qs:
+            for name, fn in routes.items():
+                t = time.perf_counter()
+                fn(q)
+                times[name].append(time.perf_counter() - t)
+    conn.close()
+    out = {name: {"p50_ms": round(pct(xs, 50) * 1000, 3), "p95_ms": round(pct(xs, 95) * 1000, 3)}
+           for name, xs in times.items()}
+    out["post_over_get_p50"] = round(out["POST /search (TheoremSearch)"]["p50_ms"] / out["GET /api/search"]["p50_ms"], 3)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bundle", help="bundle to serve (default: the default bundle)")
@@ -200,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, help="the server's --threads (default: its own)")
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--sequential", action="store_true",
+                   help="one client: /health, GET /api/search and POST /search on the same queries (see above)")
+    p.add_argument("--rounds", type=int, default=5, help="--sequential: rounds over the queries (default 5)")
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     qs = queries()
@@ -208,6 +257,25 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MATHLAS_ENCODER_THREADS", "1")
     encoder_threads = os.environ["MATHLAS_ENCODER_THREADS"]
 
+    if args.sequential:
+        server = Server(args.bundle, args.workers, args.threads)
+        try:
+            res = sequential(server.port, args.bundle, qs, args.rounds)
+        finally:
+            server.stop()
+        res.update(queries=len(qs), rounds=args.rounds, cpus=os.cpu_count(), load_average=os.getloadavg())
+        if args.json:
+            print(json.dumps(res, indent=2))
+            return 0
+        print(f"{len(qs)} queries x {args.rounds} rounds, one client, {os.cpu_count()} CPUs, "
+              f"load average after {res['load_average'][0]:.2f}")
+        print("| route | p50 ms | p95 ms |")
+        print("|---|---:|---:|")
+        for name, v in res.items():
+            if isinstance(v, dict):
+                print(f"| {name} | {v['p50_ms']} | {v['p95_ms']} |")
+        print(f"POST /search / GET /api/search (p50): {res['post_over_get_p50']}x")
+        return 0
     base = {c: in_process(args.bundle, qs, c, args.baseline_requests) for c in sorted({1, max(levels)} | set(levels))}
     server = Server(args.bundle, args.workers, args.threads)
     results = []

@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Union
 
 import numpy as np
 
-from mathlas.ranking.candidates import Candidates, Ranking
+from mathlas.ranking.candidates import NO_RANK, Candidates, Ranking
 
 
 KeyWeights = Union[np.ndarray, Callable[[np.ndarray], np.ndarray], None]  # an array over keys, or a function of keys
@@ -60,14 +60,17 @@ def weights_of(key_weights, keys: np.ndarray) -> np.ndarray | None:
 
 def _pool(names: list[str], keys, scores, ranks, raw, w: np.ndarray, key_weights, k: int,
           keep: np.ndarray | None = None) -> Candidates:
-    """The fused pool: ``scores`` weighted per key, rows of score 0 (or not ``keep``) dropped, best first, top ``k``."""
+    """The fused pool: ``scores`` weighted per key, rows of score 0 (or not ``keep``) dropped, best
+    first (``Candidates.sort``'s order: score, best rank among the weighted channels, key), top ``k``."""
     kw = weights_of(key_weights, keys)
     if kw is not None:
         scores = scores * kw
     keep = scores > 0 if keep is None else (keep if kw is None else keep & (kw > 0))
-    pool = Candidates(tuple(names), keys[keep], scores[keep], ranks[keep], raw[keep],
-                      np.full(int(keep.sum()), -1, dtype=np.int64))
-    return pool.sort(w).head(k)
+    keys, scores, ranks, raw = keys[keep], scores[keep], ranks[keep], raw[keep]
+    best = np.where((ranks > 0) & (w > 0), ranks, NO_RANK).min(axis=1) if len(names) else keys * 0
+    order = np.lexsort((keys, best, -scores))[:k]
+    return Candidates(tuple(names), keys[order], scores[order], ranks[order], raw[order],
+                      np.full(len(order), -1, dtype=np.int64))
 
 
 def rrf(rankings: Mapping[str, Ranking], k: int, *, k_rrf: float = 10.0,

@@ -1,4 +1,6 @@
-"""The web package's one way into the library: every import of a mathlas function lives here.
+"""The web package's one way into the library: every call of a mathlas capability lives here (the
+other web modules import only the request limits of ``mathlas.request`` and the path scrubber of
+``mathlas.paths``).
 
 The HTTP surfaces call these functions and nothing else of the runtime, so a renamed library module
 means editing this file only. Each builds the library's request (``mathlas.request``) labelled with
