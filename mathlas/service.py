@@ -150,8 +150,10 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
 
 def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
     """Lean search: ``req`` over the formal bundle (``bundle``; None: ``$MATHLAS_FORMAL_BUNDLE`` or
-    mathlib), with the bundle's PageRank prior unless the request sets its weight."""
-    from mathlas.formal import FORMAL_FIELDS, PRIOR, formal_bundle_spec, formal_hit, module_mask, open_formal
+    mathlib), with the bundle's PageRank prior unless the request sets its weight, and without the
+    deprecated declarations when ``req.deprecated`` is False."""
+    from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_spec, formal_hit, module_mask,
+                                open_formal)
     from mathlas.ranking.pipeline import pipeline_for
 
     b = open_formal(bundle)
@@ -163,6 +165,9 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     elif req.prior_weight:
         raise UsageError(f"bundle {b.label} declares no {PRIOR} prior; leave {req.labels['prior_weight']} out")
     mask = module_mask(b, list(req.modules), req.labels["modules"]) if req.modules else None
+    current = None if req.deprecated else current_mask(b)  # leave @[deprecated] declarations out
+    if current is not None:
+        mask = current if mask is None else mask & current
     # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check
     inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
                           labels={**LABELS, "kinds": req.labels["kinds"]})

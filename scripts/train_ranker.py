@@ -70,27 +70,10 @@ def evaluate(b, recs, P, model=None) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", default=None, help="pool cache (.npz)")
-    ap.add_argument("--trees", type=int, default=150)
-    ap.add_argument("--leaves", type=int, default=15)
-    ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--min-data", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
-
-    from mathlas.engine import open_bundle
-    from mathlas.ranking.learned import model_from_spec
-
-    b = open_bundle()
-    recs = [r for r in records() if r["relevant"]]
-    P = pools(b, recs, Path(a.cache) if a.cache else None)
-    judged = C.judgments(ROOT / "eval" / "collection")
+def training_set(b, recs, P, judged, ids: set[str]):
     X, y, groups = [], [], []
     for r in recs:
-        if r["split"] != "tune":
+        if r["id"] not in ids or not r["relevant"]:
             continue
         p = P[r["id"]]
         eq = {d for (q, d), j in judged.items() if q == r["id"] and j["label"] == "equivalent"}
@@ -100,21 +83,138 @@ def main() -> None:
         X.append(p.X)
         y.append(lab)
         groups.append(len(lab))
-    X, y = np.concatenate(X), np.concatenate(y)
-    booster = ltr.train(X, y, groups, trees=a.trees, leaves=a.leaves, learning_rate=a.lr, min_data=a.min_data,
-                        seed=a.seed)
+    return np.concatenate(X), np.concatenate(y), groups
+
+
+def match_row(b, r, p, scores) -> dict:
+    """The answer's ``match`` features (mathlas.ranking.confidence.learned_features) from its pool and
+    the model's scores, and whether the model's first hit is relevant."""
+    from mathlas.ranking.confidence import _lead, query_words
+    from mathlas.ranking.learned import F
+
+    X = p.X
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order][:10].tolist()
+    in_dense, in_lex = X[:, F["in_dense"]] > 0, X[:, F["in_lex"]] > 0
+    d1 = float(X[in_dense, F["cos"]].max()) if in_dense.any() else 0.0
+    l1 = float(X[in_lex, F["lex_score"]].max()) if in_lex.any() else 0.0
+    dtop = np.flatnonzero(in_dense & (X[:, F["dense_logrank"]] == 0))
+    ltop = np.flatnonzero(in_lex & (X[:, F["lex_logrank"]] == 0))
+    ten = np.log1p(9) + 1e-6
+    agree = float((len(dtop) and in_lex[dtop[0]] and X[dtop[0], F["lex_logrank"]] <= ten)
+                  or (len(ltop) and in_dense[ltop[0]] and X[ltop[0], F["dense_logrank"]] <= ten))
+    ids = b.column("id")
+    top = ids[int(p.keys[order[0]])].as_py() if len(order) else None
+    return {"x": [s[0] if s else 0.0, (s[0] - s[1]) if len(s) > 1 else 0.0, _lead(s), d1,
+                  l1 / max(1, query_words(r["query"])), agree],
+            "y": float(top in set(r["relevant"])) if r["relevant"] else 0.0}
+
+
+def fit_match(rows: list[dict]) -> dict:
+    """Logistic model and thresholds (scripts/match_learned.py) on out-of-fold rows."""
+    from match_learned import FEATS, fit_logistic
+
+    X = np.array([x["x"] for x in rows])
+    y = np.array([x["y"] for x in rows])
+    w, bias = fit_logistic(X, y)
+    c = 1 / (1 + np.exp(-(X @ w + bias)))
+    ins = np.array([x["kind"] == "in" for x in rows])
+    cin = np.sort(c[ins])
+    none_below = float(cin[max(0, int(0.04 * len(cin)) - 1)])
+    strong_at = 1.0
+    for t in np.unique(np.round(c[ins], 4)):
+        above = y[ins][c[ins] >= t]
+        if len(above) >= 20 and above.mean() >= 0.92:
+            strong_at = float(t)
+            break
+    return {"features": list(FEATS), "weights": [round(float(v), 6) for v in w], "bias": round(float(bias), 6),
+            "none_below": round(none_below, 4), "strong_at": round(strong_at, 4)}
+
+
+def match_report(rows: list[dict], m: dict) -> dict:
+    w, bias = np.array(m["weights"]), m["bias"]
+    out = {}
+    for split in ("tune", "check", "dev"):
+        sub = [x for x in rows if x["split"] == split]
+        for x in sub:
+            c = 1 / (1 + np.exp(-(np.dot(w, x["x"]) + bias)))
+            x["match"] = "strong" if c >= m["strong_at"] else "none" if c < m["none_below"] else "weak"
+        ins = [x for x in sub if x["kind"] == "in"]
+        strong = [x for x in ins if x["match"] == "strong"]
+        off = [x for x in sub if x["kind"] == "off"]
+        absent = [x for x in sub if x["kind"] == "absent"]
+        out[split] = {"in_corpus": len(ins), "strong": len(strong),
+                      "p@1_strong": round(float(np.mean([x["y"] for x in strong])), 3) if strong else None,
+                      "false_none": round(float(np.mean([x["match"] == "none" for x in ins])), 3) if ins else None,
+                      "offtopic": len(off),
+                      "offtopic_none": round(float(np.mean([x["match"] == "none" for x in off])), 3) if off else None,
+                      "absent": len(absent),
+                      "absent_not_strong": round(float(np.mean([x["match"] != "strong" for x in absent])), 3)
+                      if absent else None}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cache", default=None, help="pool cache (.npz)")
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--leaves", type=int, default=15)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--min-data", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--folds", type=int, default=5, help="out-of-fold scores of the tune split for match")
+    a = ap.parse_args()
+
+    from mathlas.engine import open_bundle
+    from mathlas.ranking.learned import model_from_spec
+
+    b = open_bundle()
+    allrecs = records(offtopic=True)
+    recs = [r for r in allrecs if r["relevant"]]
+    P = pools(b, allrecs, Path(a.cache) if a.cache else None)
+    judged = C.judgments(ROOT / "eval" / "collection")
+    opts = dict(trees=a.trees, leaves=a.leaves, learning_rate=a.lr, min_data=a.min_data, seed=a.seed)
+    tune_ids = {r["id"] for r in recs if r["split"] == "tune"}
+    X, y, groups = training_set(b, recs, P, judged, tune_ids)
+    booster = ltr.train(X, y, groups, **opts)
     spec = ltr.export_lightgbm(booster)
     spec["trained_on"] = {"tune_queries": len(groups), "candidates": int(len(y)), "trees": a.trees,
                           "leaves": a.leaves, "learning_rate": a.lr, "min_data_in_leaf": a.min_data,
-                          "seed": a.seed}
+                          "seed": a.seed, "collection_split_seed": C.SPLIT_SEED}
     model = model_from_spec(spec)
     # the exported arrays must give LightGBM's own scores
     assert np.allclose(model.score(X[:500]), booster.predict(X[:500]), atol=1e-4), "export differs from LightGBM"
     before, after = evaluate(b, recs, P), evaluate(b, recs, P, model)
-    spec["measured"] = {"rrf": before, "model": after}
+
+    # match: fitted on out-of-fold scores of the tune split (a model never scores its own training queries)
+    import hashlib
+
+    def fold(qid: str) -> int:
+        return int(hashlib.sha256(f"fold:{qid}".encode()).hexdigest()[:8], 16) % a.folds
+
+    def kind(r) -> str:
+        return "off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent")
+
+    rows = []
+    for f in range(a.folds):
+        ids = {q for q in tune_ids if fold(q) != f}
+        Xf, yf, gf = training_set(b, recs, P, judged, ids)
+        mf = model_from_spec(ltr.export_lightgbm(ltr.train(Xf, yf, gf, **opts)))
+        for r in allrecs:
+            if r["split"] == "tune" and fold(r["id"]) == f:
+                rows.append({"id": r["id"], "split": "tune", "kind": kind(r),
+                             **match_row(b, r, P[r["id"]], mf.score(P[r["id"]].X))})
+    for r in allrecs:
+        if r["split"] != "tune":
+            rows.append({"id": r["id"], "split": r["split"], "kind": kind(r),
+                         **match_row(b, r, P[r["id"]], model.score(P[r["id"]].X))})
+    match = fit_match([x for x in rows if x["split"] == "tune"])
+    spec["match"] = {k: v for k, v in match.items() if k != "features"}
+    spec["measured"] = {"rrf": before, "model": after, "match": match_report(rows, match)}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     ltr.save(spec, a.out)
-    print(json.dumps({"rrf": before, "model": after}, indent=1))
+    print(json.dumps(spec["measured"], indent=1))
     imp = booster.feature_importance("gain")
     from mathlas.ranking.learned import FEATURES
     top = sorted(zip(imp, FEATURES), reverse=True)[:12]

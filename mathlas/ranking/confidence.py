@@ -42,6 +42,8 @@ FEATURES = {
     "hybrid": ("d1", "d_margin", "d_lead", "l_per_word", "l_lead", "l_ratio", "agree"),
     "dense": ("d1", "d_margin", "d_lead"),
     "lexical": ("l_per_word", "l_lead", "l_ratio"),
+    # a hybrid answer ordered by a bundle's learned model (mathlas.ranking.learned): its best scores
+    "learned": ("s1", "s_margin", "s_lead", "d1", "l_per_word", "agree"),
 }
 
 # Fitted by scripts/bench_match.py on the default bundle (informal-1.3.0, refitted after its rebuild with the
@@ -109,6 +111,15 @@ def features(rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, fl
     return out
 
 
+def learned_features(scores: list[float], rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, float]:
+    """``features`` plus the learned model's best score ``s1``, its margin over the second and its
+    lead over the rest of the top ten (``scores``: the model's ten best, best first)."""
+    out = features(rankings, query)
+    s = list(scores[:TOP])
+    out.update(s1=s[0] if s else 0.0, s_margin=(s[0] - s[1]) if len(s) > 1 else 0.0, s_lead=_lead(s))
+    return out
+
+
 def model_for(mode: str, fusion: Mapping | None = None) -> dict:
     """The model for ``mode``: the bundle's ``fusion.match[mode]`` if it declares one, else the default."""
     declared = ((fusion or {}).get("match") or {}).get(mode)
@@ -124,14 +135,19 @@ def score(feats: Mapping[str, float], model: Mapping, mode: str) -> float:
 
 
 def assess(rankings: Mapping[str, "Ranking"] | None, mode: str, query: str = "", fusion: Mapping | None = None,
-           has_hits: bool = True) -> Assessment:
+           has_hits: bool = True, learned: Mapping | None = None) -> Assessment:
     """The confidence, match and note of the answer to ``query`` whose bundle channels ranked
-    ``rankings`` in ``mode`` (``fusion``: the bundle's fusion block, for its own ``match`` models)."""
+    ``rankings`` in ``mode`` (``fusion``: the bundle's fusion block, for its own ``match`` models).
+    ``learned``: where the bundle's learned stage ordered the answer, ``{"scores": its ten best
+    scores, "model": the bundle's match model for them (manifest ``ranker.match``)}``."""
     if not has_hits:
         return Assessment(0.0, "none", NOTES["empty"])
     if not rankings or not any(len(r) for r in rankings.values()):  # only saved findings were searched
         return Assessment(0.5, "weak", NOTES["findings"])
-    model = model_for(mode, fusion)
-    c = score(features(rankings, query), model, mode)
+    if learned is not None and learned.get("model"):
+        model, feats, mode = learned["model"], learned_features(learned["scores"], rankings, query), "learned"
+    else:
+        model, feats = model_for(mode, fusion), features(rankings, query)
+    c = score(feats, model, mode)
     match = "strong" if c >= float(model["strong_at"]) else "none" if c < float(model["none_below"]) else "weak"
     return Assessment(round(c, 2), match, NOTES.get(match, ""))

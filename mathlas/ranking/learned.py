@@ -400,6 +400,8 @@ class LearnedRank:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
             score = score + np.log(np.where(w > 0, w, 1e-12))
         order = ours[np.lexsort((keys, -score))]           # ties: the lower key first (deterministic)
+        # the answer's confidence reads the model's best scores (mathlas.ranking.confidence, mode "learned")
+        ctx.notes["learned"] = np.sort(score)[::-1][:10].tolist()
         scores = pool.scores.astype(np.float64).copy()
         scores[ours] = score
         if len(ours) == len(pool):
