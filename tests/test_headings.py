@@ -147,6 +147,14 @@ def test_a_body_that_defines_its_macros_shows_no_debris():
     assert out == "We use $K$ and $A^{T}$."
 
 
+def test_display_text_without_the_page_debris():
+    from mathlas_build.display import display_tex, math_commands
+
+    out = display_tex(r"i.e.\ the set $(x)\sp2$ and $A^{\comp}$, resp.\ $B$; G.\ L.\ Naber. A\\ B")
+    assert out == r"i.e. the set $(x)^2$ and $A^{\complement }$, resp. $B$; G. L. Naber. A\\ B"
+    assert math_commands(out) == set()
+
+
 def test_metamath_rm_with_a_group_is_mathrm():
     from mathlas_build.mmtex import fix_tex
 

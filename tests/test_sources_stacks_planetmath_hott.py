@@ -113,10 +113,10 @@ def test_stacks_titled_statement_and_macros(stacks_docs):
     d = stacks_docs["stacks:00DV"]  # \begin{lemma}[Nakayama's lemma] \label{lemma-NAK}
     assert d.name.startswith("Nakayama's lemma") and "NAK" in d.name
     assert "Jacobson radical" in d.statement and "subset" in d.statement
-    # \Spec (preamble \def) -> "Spec", \etale -> "etale", no leftover LaTeX
+    # \Spec (preamble \def) -> "Spec", \etale -> "étale" (a text accent is a letter: issue 31), no leftover LaTeX
     d = stacks_docs["stacks:02GT"]
-    assert d.title == "Morphisms of Schemes > Etale morphisms"
-    assert "standard etale" in d.statement and "f: X to S" in d.statement
+    assert d.title == "Morphisms of Schemes > Étale morphisms"
+    assert "standard étale" in d.statement and "f: X to S" in d.statement
     for doc in list(stacks_docs.values())[::50]:
         assert not LEFTOVER.search(doc.statement), (doc.id, LEFTOVER.search(doc.statement))
 

@@ -220,7 +220,8 @@ _MATH_FIX = {"bm": "boldsymbol", "mathds": "mathbb", "mathbbm": "mathbb", "mathb
              "dotsm": "dots", "dotsi": "dots", "dotso": "dots", "ltimes": "ltimes", "rtimes": "rtimes",
              "owns": "ni", "Tiny": "tiny", "footnotesize": "footnotesize", "mathbold": "mathbf",
              "textasciitilde": "sim", "bigoplus": "bigoplus", "tfrac": "tfrac", "textbackslash": "backslash",
-             "varnothing": "varnothing", "ocircle": "bigcirc", "sslash": "/\\!\\!/", "nicefrac": "tfrac", "sfrac": "tfrac", "cfrac": "cfrac", "bbold": "mathbb"}
+             "varnothing": "varnothing", "ocircle": "bigcirc", "sslash": "/\\!\\!/", "nicefrac": "tfrac", "sfrac": "tfrac", "cfrac": "cfrac", "bbold": "mathbb",
+             "sp": "^", "sb": "_", "comp": "complement"}   # plain TeX's scripts; PlanetMath's A^{\comp}
 _MATH_DROP = ("qedhere", "xspace", "ensuremath", "nonumber", "notag", "displaybreak", "allowdisplaybreaks", "protect",
               "relax", "linebreak", "nolinebreak", "pagebreak", "noalign", "strut", "mathstrut", "smallskip",
               "medskip", "bigskip", "vfill", "hfil", "hfill", "newline")
@@ -284,6 +285,7 @@ def _clean_text(piece: str) -> str:
     piece = re.sub(r"\\end\{(?:tabular\*?|array|tabularx|longtable)\}", "\n", piece)
     piece = re.sub(r"\\(?:hline|cline\{[^}]*\}|toprule|midrule|bottomrule)", "", piece)
     piece = _ACCENT_RE.sub(_accent, piece)
+    piece = re.sub(r"(?<!\\)\\ ", " ", piece)      # a control space ("i.e.\ ", "G.\ L.\ Naber"): a space
 
     def other(m: re.Match) -> str:
         name = m.group(1)
