@@ -474,7 +474,9 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None,
         if src == "metamath" and cls == "statement" and titles[i] and not _MM_GENERIC.match(titles[i]):
             label = names[i] or cols["id"][i].split(":", 1)[1]
             m = _MM_FORM.match(label)
-            forms[(m.group(1) if m else label, " ".join(titles[i].casefold().split()))].append(i)
+            title = " ".join(titles[i].casefold().split())
+            for stem in {label, m.group(1)} if m else {label}:   # eqid is a stem itself (eqidd), not eqi + d
+                forms[(stem, title)].append(i)
 
     pairs: list[tuple[int, int, str]] = []
     # 1. equal names, each source holding the name once
@@ -489,9 +491,14 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None,
     form_rows = sorted({i for keys in forms.values() if len(keys) > 1 for i in keys})
     if form_rows and body_of is not None:
         ends = dict(zip(form_rows, (conclusions(x) for x in body_of(form_rows))))
+        seen: set[tuple[int, int]] = set()
         for keys in forms.values():
-            pairs += [(keys[x], keys[y], "metamath-form") for x in range(len(keys)) for y in range(x + 1, len(keys))
-                      if ends[keys[x]] & ends[keys[y]]]
+            for x in range(len(keys)):
+                for y in range(x + 1, len(keys)):
+                    pair = (min(keys[x], keys[y]), max(keys[x], keys[y]))
+                    if pair not in seen and ends[pair[0]] & ends[pair[1]]:
+                        seen.add(pair)
+                        pairs.append((*pair, "metamath-form"))
     # 3. near-duplicates confirmed by their headings: the same words, from two sources, each once
     for keys in by_heading.values():
         if len(keys) > 1:
@@ -536,8 +543,8 @@ def build_groups(cols: dict[str, list], vectors=None, scales=None, external=None
     links = candidate_links(cols, vectors, scales, body_of)
     links.sort(key=lambda x: (RULE_ORDER.index(x.rule), -x.cosine, x.a, x.b))
     for link in links:
-        if vectors is None and link.rule not in ("name", "name-definition", "lean-alias"):
-            continue                      # without vectors only a name or an alias groups
+        if vectors is None and link.rule == "near-duplicate":
+            continue                      # a near-duplicate is a cosine; the other rules stand on their own
         if link.cosine < THRESHOLDS[link.rule]:
             continue
         if union.union(link.a, link.b, allow_same=link.rule in SAME_SOURCE_RULES):
@@ -667,18 +674,35 @@ def _lean_label(root) -> str:
 
 # ------------------------------------------------------------------------------ a bundle's groups
 
-_CACHE: "weakref.WeakKeyDictionary[Bundle, Groups]" = weakref.WeakKeyDictionary()
+_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[bool, Groups]]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+CACHE_DIR = "cache/groups"     # under the data directory: computed groups, one file per bundle (and partner)
 
 
-def groups_of(bundle: "Bundle", across: bool = True) -> Groups:
+def groups_of(bundle: "Bundle", across: bool = True, cache: bool = True) -> Groups:
     """The ``Groups`` of an open bundle: computed on first use from its columns and vectors (and,
     with ``across``, the explicit links to the installed bundle of the other kind), then kept while
-    the bundle lives."""
+    the bundle lives, and with ``cache`` in ``$MATHLAS_DATA_DIR/cache/groups`` for the next process
+    (keyed by the bundle's and the partner's checksums and this module's source: a changed rule
+    recomputes them; about a second on the default bundle, a few milliseconds from the cache)."""
     with _LOCK:
-        cached = _CACHE.get(bundle)
+        cached = _CACHE.get(bundle, {}).get(across)
     if cached is not None:
         return cached
+    table = bundle.table
+    cols = {c: table.column(c).to_pylist() for c in ("id", "source")}
+    root = _partner_root(bundle) if across else None
+    path = _cache_file(bundle, root) if cache else None
+    groups = _load(path, cols) if path is not None else None
+    if groups is None:
+        groups = _compute(bundle, root)
+        if path is not None:
+            _save(path, groups)
+    with _LOCK:
+        return _CACHE.setdefault(bundle, {}).setdefault(across, groups)
+
+
+def _compute(bundle: "Bundle", root) -> Groups:
     table = bundle.table
     cols = {c: table.column(c).to_pylist() for c in COLUMNS + FORMAL_COLUMNS if c in table.column_names}
     for c in COLUMNS:
@@ -689,17 +713,81 @@ def groups_of(bundle: "Bundle", across: bool = True) -> Groups:
     except Exception:  # noqa: BLE001 - a bundle without usable vectors groups by names alone
         vectors = scales = None
     external: dict[int, list[Copy]] = {}
-    if across:
-        root = _partner_root(bundle)
-        other = _partner_columns(root) if root is not None else None
-        if other:
-            mine = {c: cols[c] for c in ("id", "source", "aliases")}
-            if "stacks" in table.column_names:
-                mine["stacks"] = table.column("stacks").to_pylist()
-            formal = "module" in table.column_names
-            external = explicit_copies(mine, other, formal, _lean_label(root))
+    other = _partner_columns(root) if root is not None else None
+    if other:
+        mine = {c: cols[c] for c in ("id", "source", "aliases")}
+        if "stacks" in table.column_names:
+            mine["stacks"] = table.column("stacks").to_pylist()
+        formal = "module" in table.column_names
+        external = explicit_copies(mine, other, formal, _lean_label(root))
     bodies = table.column("body") if "body" in table.column_names else None
     body_of = (lambda keys: bodies.take(keys).to_pylist()) if bodies is not None else None  # noqa: E731
-    groups = build_groups(cols, vectors, scales, external, body_of)
-    with _LOCK:
-        return _CACHE.setdefault(bundle, groups)
+    return build_groups(cols, vectors, scales, external, body_of)
+
+
+def _cache_file(bundle: "Bundle", partner):
+    """Where this bundle's groups (with this partner) are cached, or None when it cannot say."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from mathlas.bundle import FLOAT_VECTORS, MANIFEST, META, META_ARROW
+    from mathlas.paths import data_dir
+
+    def digest(files: dict) -> list:
+        return [getattr(files.get(f), "sha256", None) or (files.get(f) or {}).get("sha256")
+                for f in (META, META_ARROW, FLOAT_VECTORS)]
+
+    try:
+        m = bundle.manifest
+        key: list = [m.name, m.version, digest(m.files), hashlib.sha256(Path(__file__).read_bytes()).hexdigest()]
+        if partner is not None:
+            pm = json.loads((Path(partner) / MANIFEST).read_text(encoding="utf-8"))
+            key += [pm.get("name"), pm.get("version"), digest(pm.get("files") or {})]
+        h = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:20]
+        return data_dir() / CACHE_DIR / f"{m.name}-{m.version}-{h}.npz"
+    except Exception:  # noqa: BLE001 - no cache, never a failed search
+        return None
+
+
+def _save(path, g: Groups) -> None:
+    import json
+    import os
+    import tempfile
+
+    flat = np.array([k for m in g.members for k in m], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(m) for m in g.members]).astype(np.int64)
+    external = json.dumps([[k, *c] for k, cs in sorted(g.external.items()) for c in cs])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, of=g.of, flat=flat, offsets=offsets, n=np.int64(len(g.of)),
+                     external=np.array(external), evidence=np.array(json.dumps(g.evidence)))
+        os.replace(tmp, path)
+    except OSError:  # a read-only data directory: the next process computes them again
+        try:
+            os.unlink(tmp)
+        except (OSError, UnboundLocalError):
+            pass
+
+
+def _load(path, cols: dict[str, list]) -> Groups | None:
+    import json
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if int(z["n"]) != len(cols["id"]):
+                return None
+            of, flat, offsets = z["of"], z["flat"], z["offsets"]
+            external_rows = json.loads(str(z["external"]))
+            evidence = json.loads(str(z["evidence"]))
+    except Exception:  # noqa: BLE001 - missing or unreadable: compute
+        return None
+    members = [flat[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+    external: dict[int, list[Copy]] = defaultdict(list)
+    for k, source, label, doc_id in external_rows:
+        external[int(k)].append(Copy(source, label, doc_id))
+    ids = cols["id"]
+    labels = [x.split(":", 1)[1] if ":" in x else x for x in ids]
+    return Groups(ids, cols["source"], labels, of.astype(np.int32), members, dict(external), evidence)
