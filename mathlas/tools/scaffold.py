@@ -1,27 +1,9 @@
 """Applicability scaffolds: ``applicability_checklist`` and ``mapping_scaffold``.
 
-Both turn text into structure for an agent to fill in; neither judges anything. The statement
-splitter works in four passes over the (cleaned) text:
-
-1. **Protect.** Every math span (``$..$``, ``$$..$$``, ``\\(..\\)``, ``\\[..\\]``, math environments
-   such as ``equation``/``align``) and every *matched* bracket pair (``{}``, ``()``, ``[]``,
-   ``\\{ \\}``, hence ``\\left( .. \\right)``) is marked protected: no cue word, comma or period inside
-   one ever splits the text, so ``$f: X \\to Y$`` or ``\\{x : x > 0\\}`` stay whole. An unmatched
-   bracket protects nothing (one stray ``)`` must not swallow the statement).
-2. **Lists.** A top-level ``enumerate``/``itemize``/``description`` is read by its context: after
-   "Assume", "Suppose that", "such that", ":"... its items are hypotheses; items that carry their own
-   "if/then" become ``parts`` (one checklist each, sharing the preamble's hypotheses); otherwise
-   (e.g. "The following are equivalent") they are conclusion pieces.
-3. **Sentences and cues.** Sentences end at unprotected ``. ? !`` (not after "i.e.", "e.g."...).
-   Cue words are matched case-insensitively on word boundaries, never inside math: hypothesis cues
-   (let, suppose, assume, if, when, whenever, provided, where, for all/every/any/each, given, such
-   that) and conclusion cues (then, hence, therefore, thus, consequently, it follows that, implies).
-   "if and only if", "only if", "even if" are not cues. A conclusion that is itself conditional
-   ("if A then (if B then C)") is split again: B becomes a precondition marked ``nested``.
-4. **Conjunctions.** A hypothesis clause is split at unprotected ", ", " and ", "; " only where both
-   sides are complete claims (a verb such as is/be/has, or a math relation such as ``=``, ``\\subset``,
-   ``\\to``), so "Let $A$ and $B$ be rings" stays one precondition while "Let $R$ be a ring and $M$ a
-   finite $R$-module" becomes two ("Let $M$ be a finite $R$-module" for the second).
+Both turn text into structure for an agent to fill in; neither judges anything. Splitting a statement
+(math protected, lists, sentences and cues, conjunctions) is ``mathlas.tools.latex_split``; this module
+reads the tools' arguments, fetches a statement by its id, and builds the checklist, the problem's
+signature and the mapping questions.
 
 Input is bounded (``MAX_CHARS``); longer text is cut at that bound and reported as ``truncated``.
 """
@@ -32,16 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlas.errors import UsageError
+from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, ChecklistPart, Precondition,
+                                       clean_statement, protected_mask, split_problem, split_statement, tidy)
+
+# the splitter's entry points are part of this module's interface (tests and callers import them here)
+__all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "Precondition", "applicability_checklist",
+           "is_stable_id", "key_terms", "mapping_scaffold", "problem_objects", "protected_mask", "split_problem",
+           "split_statement", "words"]
 
 MAX_CHARS = 20_000          # statement or problem text read; the rest is cut and reported
-MAX_ITEMS = 64              # preconditions / parts kept per checklist
-MAX_ITEM_CHARS = 1_000      # characters kept per precondition or conclusion
-_MAX_DEPTH = 4              # nesting of conditionals inside conclusions and lists
 
 # Stable id prefixes (DESIGN.md): a statement argument that is exactly "<prefix>:<key>" is fetched.
 ID_PREFIXES = ("stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet", "proofwiki",
                "metamath", "lean", "arxiv", "finding")
-_ID_RE = re.compile(r"^(?:%s):\S+$" % "|".join(ID_PREFIXES))
+_ID_RE = re.compile(r"^(?:" + "|".join(ID_PREFIXES) + r"):\S+$")
 
 CHECKLIST_INSTRUCTIONS = (
     "For each precondition, decide whether the problem provides it: set `satisfied` to true (the "
@@ -56,28 +42,6 @@ CHECKLIST_INSTRUCTIONS = (
 
 
 # ------------------------------------------------------------------------------ results
-
-@dataclass
-class Precondition:
-    """One atomic hypothesis of the statement, for the agent to mark against the problem.
-    ``cue`` is the word that introduced it; ``nested`` is true when it comes from a conditional
-    inside the conclusion."""
-
-    text: str
-    satisfied: bool | None = None
-    evidence: str | None = None
-    cue: str = ""
-    nested: bool = False
-
-
-@dataclass
-class ChecklistPart:
-    """One item of a statement that lists several results (Stacks' numbered lemma parts)."""
-
-    label: str
-    preconditions: list[Precondition]
-    conclusion: str
-
 
 @dataclass
 class Checklist:
@@ -145,490 +109,6 @@ class MappingScaffold:
     instructions: str
 
 
-# ------------------------------------------------------------------------------ cleaning
-
-_MATH_ENVS = ("equation", "align", "gather", "multline", "eqnarray", "displaymath", "math", "alignat",
-              "flalign", "split", "array", "tikzcd", "xy", "diagram", "CD", "matrix", "pmatrix",
-              "bmatrix", "cases", "xymatrix")
-_LIST_ENVS = ("enumerate", "itemize", "description")
-_DROP_CMDS = ("label", "index", "indexdef", "indexsee", "noindent", "medskip", "smallskip", "bigskip")
-_UNWRAP_CMDS = ("emph", "textit", "textbf", "textsl", "textup", "textrm")
-_DROP_PARAGRAPH = re.compile(r"^\s*(for instance|for example|example|examples|remark|remarks|note that|"
-                             r"this result|this shows|the converse|in other words|proof|\\begin\{proof\}|\\begin\{remark\}|\\begin\{example\})\b", re.I)
-_DISPLAY_END = r"(\\\]|\$\$|\\end\{(?:%s)\*?\})" % "|".join(_MATH_ENVS)
-
-
-def _drop_command(text: str, name: str) -> str:
-    """Remove ``\\name`` with all its balanced brace arguments."""
-    out, i = [], 0
-    pat = re.compile(r"\\%s\*?(?![A-Za-z])" % re.escape(name))
-    for m in pat.finditer(text):
-        if m.start() < i:
-            continue
-        out.append(text[i:m.start()])
-        j = m.end()
-        while True:
-            k = j
-            while k < len(text) and text[k] in " \t":
-                k += 1
-            if k >= len(text) or text[k] != "{":
-                break
-            depth, k2 = 0, k
-            while k2 < len(text):
-                if text[k2] == "\\":
-                    k2 += 2
-                    continue
-                depth += text[k2] == "{"
-                depth -= text[k2] == "}"
-                k2 += 1
-                if depth == 0:
-                    break
-            j = k2
-        i = j
-    out.append(text[i:])
-    return "".join(out)
-
-
-def clean_statement(text: str) -> str:
-    """The statement as one line of LaTeX/prose: comments, labels and index entries removed,
-    emphasis unwrapped, example/remark paragraphs after the statement dropped."""
-    text = re.sub(r"(?<!\\)%[^\n]*", "", text)
-    text = re.sub(r"\\begin\{(reference|slogan|history)\}.*?\\end\{\1\}", " ", text, flags=re.S)
-    for name in _DROP_CMDS:
-        text = _drop_command(text, name)
-    for name in _UNWRAP_CMDS:
-        text = re.sub(r"\\%s\{([^{}]*)\}" % name, r"\1", text)
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    kept = paragraphs[:1]
-    for p in paragraphs[1:]:
-        if _DROP_PARAGRAPH.match(p):
-            break
-        kept.append(p)
-    text = " ".join(kept)
-    # a period ending a displayed formula ends the sentence: move it out of the display
-    text = re.sub(r"([.;,])\s*" + _DISPLAY_END, r"\2\1", text)
-    text = re.sub(r"~", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-# ------------------------------------------------------------------------------ protection
-
-def _find_end_env(text: str, start: int, name: str) -> int:
-    """Index just past the ``\\end{name}`` matching a ``\\begin{name}`` that ends at ``start``; -1 if none."""
-    pat = re.compile(r"\\(begin|end)\{%s\}" % re.escape(name))
-    depth = 1
-    for m in pat.finditer(text, start):
-        depth += 1 if m.group(1) == "begin" else -1
-        if depth == 0:
-            return m.end()
-    return -1
-
-
-def protected_mask(text: str, *, lists_protected: bool = False) -> list[bool]:
-    """True at every character inside math or a matched bracket pair (see the module docstring)."""
-    n = len(text)
-    diff = [0] * (n + 1)
-
-    def protect(a: int, b: int) -> None:
-        diff[a] += 1
-        diff[b] -= 1
-
-    stack: list[tuple[str, int]] = []
-    closing = {")": "(", "]": "[", "}": "{", "\\}": "\\{"}
-    i = 0
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            two = text[i:i + 2]
-            if two in ("\\[", "\\("):
-                end = text.find("\\]" if two == "\\[" else "\\)", i + 2)
-                if end >= 0:
-                    protect(i, end + 2)
-                    i = end + 2
-                    continue
-            m = re.match(r"\\begin\{([A-Za-z]+\*?)\}", text[i:i + 40])
-            if m:
-                name = m.group(1)
-                if name in _LIST_ENVS and not lists_protected:
-                    i += m.end()
-                    continue
-                end = _find_end_env(text, i + m.end(), name)
-                if end >= 0:
-                    protect(i, end)
-                    i = end
-                    continue
-            if two == "\\{":
-                stack.append(("\\{", i))
-            elif two == "\\}" and stack and stack[-1][0] == "\\{":
-                protect(stack.pop()[1], i + 2)
-            i += 2
-            continue
-        if c == "$":
-            if text.startswith("$$", i):
-                end = text.find("$$", i + 2)
-                width = 2
-            else:
-                end = i + 1
-                while end < n and (text[end] != "$" or text[end - 1] == "\\"):
-                    end += 1
-                end = end if end < n else -1
-                width = 1
-            if end >= 0:
-                protect(i, end + width)
-                i = end + width
-                continue
-        elif c in "([{":
-            stack.append((c, i))
-        elif c in ")]}":
-            if stack and stack[-1][0] == closing[c]:
-                protect(stack.pop()[1], i + 1)
-            else:  # a stray closer: drop openers it cannot match, protect nothing
-                for k in range(len(stack) - 1, -1, -1):
-                    if stack[k][0] == closing[c]:
-                        protect(stack[k][1], i + 1)
-                        del stack[k:]
-                        break
-        i += 1
-    mask, depth = [], 0
-    for k in range(n):
-        depth += diff[k]
-        mask.append(depth > 0)
-    return mask
-
-
-# ------------------------------------------------------------------------------ cues
-
-_HYP_CUES = ("let", "suppose that", "suppose", "assume that", "assume", "if", "when", "whenever",
-             "provided that", "provided", "where", "for all", "for every", "for any", "for each",
-             "given", "such that")
-_CONCL_CUES = ("then", "hence", "therefore", "thus", "consequently", "it follows that", "implies")
-_GOAL_CUES = ("prove that", "prove", "show that", "show", "find", "determine whether", "determine",
-              "compute", "calculate", "evaluate", "decide whether", "is it true that", "does",
-              "disprove", "verify that", "establish that", "deduce that", "conclude that")
-_KEEP_CUE = {"let", "for all", "for every", "for any", "for each"}  # the rest reads badly without them
-
-
-def _cue_regex(cues: tuple[str, ...]) -> re.Pattern[str]:
-    alts = "|".join(re.escape(c).replace(r"\ ", r"\s+") for c in sorted(cues, key=len, reverse=True))
-    return re.compile(r"(?<![\w\\'-])(%s)(?![\w'-])" % alts, re.I)
-
-
-_HYP_RE = _cue_regex(_HYP_CUES)
-_CONCL_RE = _cue_regex(_CONCL_CUES)
-_GOAL_RE = _cue_regex(_GOAL_CUES)
-_NOT_IF_BEFORE = re.compile(r"(?<![\w'-])(only|even|as|and)\s+$", re.I)
-_NOT_IF_AFTER = re.compile(r"^\s+(and\s+only\s+if|necessary|needed|any|so|possible|not)\b", re.I)
-_EXISTENTIAL = re.compile(r"(?<![\w-])(there\s+(exists?|is|are)|exists?|some|an?\s+\w+\s+such)(?![\w-])", re.I)
-_RELATIVE = re.compile(r"(such\s+that|which|that|whose|with|satisfying)\b", re.I)  # continues a clause
-_ABBREV = re.compile(r"(?<![\w])(i\.e|e\.g|resp|cf|etc|vs|Prop|Thm|Lem|Cor|Def|Sec|Ch|Eq|no|Fig)\.$", re.I)
-
-
-def _norm_cue(s: str) -> str:
-    return re.sub(r"\s+", " ", s.lower())
-
-
-def _cues(text: str, mask: list[bool], regex: re.Pattern[str]) -> list[tuple[int, int, str]]:
-    """Unprotected cue matches as (start, end, cue); "if and only if" and friends are skipped."""
-    found = []
-    for m in regex.finditer(text):
-        if mask[m.start()]:
-            continue
-        cue = _norm_cue(m.group(1))
-        if cue == "if" and (_NOT_IF_BEFORE.search(text[:m.start()]) or _NOT_IF_AFTER.match(text[m.end():])):
-            continue
-        found.append((m.start(), m.end(), cue))
-    return found
-
-
-# ------------------------------------------------------------------------------ splitting
-
-_VERB = re.compile(r"(?<![\w\\-])(is|are|be|been|being|has|have|had|holds?|satisf(?:y|ies|ied)|contains?|"
-                   r"divides?|lies|lie|belongs?|equals?|exists?|converges?|admits?|denotes?|commutes?|"
-                   r"vanish(?:es)?|generates?|acts?|maps?|sends?|preserves?|agrees?|extends?|factors?|"
-                   r"does|do|can|cannot|must|are not|is not)(?![\w-])", re.I)
-_RELATION = re.compile(r"=|<|>|\\(?:le|leq|ge|geq|subset|subseteq|subsetneq|supset|supseteq|in|notin|ne|"
-                       r"neq|cong|simeq|to|mid|nmid|equiv|approx|perp|rightarrow|longrightarrow|mapsto|"
-                       r"hookrightarrow|twoheadrightarrow|iff|implies|sim|leqslant|geqslant|ll|gg|"
-                       r"triangleleft|lhd|unlhd)(?![A-Za-z])|:")
-_LET_ELLIPSIS = re.compile(r"^(\$[^$]+\$(?:\s*,\s*\$[^$]+\$)*)\s+((?:a|an|the|some|two|three)\s.*)$", re.I)
-_MATH_SPAN = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]")
-
-
-def _complete(seg: str) -> bool:
-    """A clause that can stand alone as a precondition: a verb, a math relation, or "$X$ a ..." (let)."""
-    if _VERB.search(_MATH_SPAN.sub(" ", seg)):
-        return True
-    if any(_RELATION.search(m.group(0)) for m in _MATH_SPAN.finditer(seg)):
-        return True
-    return bool(_LET_ELLIPSIS.match(seg.strip()))
-
-
-def _tidy(s: str) -> str:
-    s = s.strip()
-    s = re.sub(r"^(?:(?:and|or)\b|[,;:.])\s*", "", s, flags=re.I)
-    s = re.sub(r"(?:\s*(?:,|;|:|\.)|\s+(?:and|or))+$", "", s, flags=re.I)
-    s = s.strip()
-    return s[:MAX_ITEM_CHARS] + (" …" if len(s) > MAX_ITEM_CHARS else "")
-
-
-def _split_conjuncts(seg: str, cue: str) -> list[str]:
-    """Split a hypothesis at unprotected ", ", " and ", "; " where both sides are complete claims."""
-    mask = protected_mask(seg)
-    cuts = []
-    for m in re.finditer(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+", seg):
-        if not mask[m.start()] and not (m.end() < len(mask) and mask[m.end() - 1]):
-            cuts.append((m.start(), m.end()))
-    pieces, seps, last = [], [], 0
-    for a, b in cuts:
-        pieces.append(seg[last:a])
-        seps.append(seg[a:b])
-        last = b
-    pieces.append(seg[last:])
-    seps.append("")
-    out: list[str] = []
-    sep = ""
-    for piece, next_sep in zip(pieces, seps):
-        if piece.strip():
-            if out and (not _complete(out[-1]) or not _complete(piece) or _EXISTENTIAL.search(out[-1])
-                        or _RELATIVE.match(piece.strip())):
-                out[-1] = out[-1] + sep + piece  # rejoined with its own separator
-            else:
-                out.append(piece)
-        sep = next_sep
-    if cue == "let":
-        out = [out[0]] + [re.sub(_LET_ELLIPSIS, r"Let \1 be \2", p.strip()) if _LET_ELLIPSIS.match(p.strip())
-                          else p for p in out[1:]] if out else out
-    return [t for t in (_tidy(p) for p in out) if t]
-
-
-def _strip_cue(text: str, cue: str) -> str:
-    """Drop a leading cue word (and "that"), except where the clause reads badly without it."""
-    if cue in _KEEP_CUE:
-        return text
-    m = _HYP_RE.match(text)
-    if m and _norm_cue(m.group(1)) == cue:
-        text = text[m.end():]
-    return re.sub(r"^\s*(that)\b", "", text, flags=re.I).strip()
-
-
-def _hypotheses(text: str, lead_cue: str, nested: bool) -> list[Precondition]:
-    """Atomic preconditions of a hypothesis clause that may hold further cues (let.., such that..)."""
-    mask = protected_mask(text)
-    cues = [c for c in _cues(text, mask, _HYP_RE)
-            if c[2] not in ("for all", "for every", "for any", "for each") or c[0] == 0]
-    segments: list[tuple[str, str]] = []
-    last, cue = 0, lead_cue
-    for start, _end, c in cues:
-        if start == 0:
-            cue = c
-            continue
-        if c == "such that" and _EXISTENTIAL.search(text[last:start]):
-            continue  # "there exists x ... such that P(x)": one claim, the binding must stay
-        if c in ("when", "if", "where") and not re.search(r"[,;]\s*$", text[:start]) and c != "where":
-            continue  # a mid-clause "if"/"when" without a comma belongs to its clause
-        segments.append((cue, text[last:start]))
-        last, cue = start, c
-    segments.append((cue, text[last:]))
-    out = []
-    for c, seg in segments:
-        seg = _strip_cue(seg.strip(), c)
-        for piece in _split_conjuncts(seg, c):
-            out.append(Precondition(text=piece, cue=c, nested=nested))
-    return out
-
-
-def _sentences(text: str) -> list[str]:
-    mask = protected_mask(text)
-    out, last = [], 0
-    for m in re.finditer(r"[.?!](?=\s|$)", text):
-        i = m.start()
-        if mask[i] or _ABBREV.search(text[last:i + 1]):
-            continue
-        nxt = text[m.end():].lstrip()
-        if nxt and not (nxt[0].isupper() or nxt[0] in "$\\(" or text[i] in "?!"):
-            continue
-        out.append(text[last:m.end()])
-        last = m.end()
-    out.append(text[last:])
-    return [s.strip() for s in out if s.strip()]
-
-
-@dataclass
-class _Split:
-    pre: list[Precondition] = field(default_factory=list)
-    concl: list[str] = field(default_factory=list)
-    parts: list[ChecklistPart] = field(default_factory=list)
-
-    def add(self, other: "_Split") -> None:
-        self.pre += other.pre
-        self.concl += other.concl
-        self.parts += other.parts
-
-
-def _unwrap(text: str) -> str:
-    """Strip brackets that enclose the whole text: "(if B then C)" -> "if B then C" (not "(a) or (b)")."""
-    text = text.strip()
-    while len(text) >= 2 and text[0] in "([" and text[-1] == {"(": ")", "[": "]"}[text[0]]:
-        depth = 0
-        for k, ch in enumerate(text):
-            depth += ch == text[0]
-            depth -= ch == text[-1]
-            if depth == 0 and k < len(text) - 1:
-                return text
-        text = text[1:-1].strip()
-    return text
-
-
-def _conclusion(text: str, depth: int, goal: bool = False) -> _Split:
-    """A conclusion, split again when it is itself conditional (its hypotheses become nested)."""
-    text = _tidy(text)
-    inner = _unwrap(text)
-    if depth < _MAX_DEPTH and inner:
-        mask = protected_mask(inner)
-        cues = _cues(inner, mask, _HYP_RE)
-        mid_if = [c for c in cues if c[2] in ("if", "whenever", "provided", "provided that") and c[0] > 0]
-        if (cues and cues[0][0] == 0 and cues[0][2] not in ("where",)) or mid_if:
-            sub = _sentence(inner, depth + 1, nested=True)
-            if sub.concl:
-                return sub
-    return _Split(concl=[text] if text else [])
-
-
-def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = False) -> _Split:
-    """Split one sentence into hypotheses and conclusion."""
-    s = s.strip().rstrip(".").strip()
-    if not s:
-        return _Split()
-    mask = protected_mask(s)
-    hyp = _cues(s, mask, _HYP_RE)
-    con = _cues(s, mask, _CONCL_RE)
-    if problem:
-        goal = _cues(s, mask, _GOAL_RE)
-        if (goal and goal[0][0] == 0) or s.endswith("?"):
-            if goal and goal[0][0] == 0:
-                rest = re.sub(r"^\s*that\b", "", s[goal[0][1]:], flags=re.I)
-                sub = _conclusion(rest, depth + 1)
-                if sub.concl:
-                    return _Split(pre=sub.pre, concl=[_tidy(s[:goal[0][1]] + " " + sub.concl[0])] if sub.pre
-                                  else [_tidy(s)])
-            return _Split(concl=[_tidy(s)])
-    if con and con[0][0] == 0 and con[0][2] != "implies":       # "Then ...", "Hence ..."
-        rest = re.sub(r"^\s*,?\s*(we have|one has)?\s*", "", s[con[0][1]:], flags=re.I)
-        return _conclusion(rest, depth)
-    if hyp and hyp[0][0] == 0:                                  # "Let ...", "If ...", "For all x, ..."
-        cue = hyp[0][2]
-        later = [c for c in con if c[0] > 0]
-        if later:
-            a, b, c = later[0]
-            out = _Split(pre=_hypotheses(s[:a], cue, nested))
-            out.add(_conclusion(s[b:], depth))
-            return out
-        if cue in ("if", "when", "whenever", "given", "for all", "for every", "for any", "for each",
-                   "provided", "provided that"):
-            commas = [m.start() for m in re.finditer(r",", s) if not mask[m.start()]]
-            if commas:
-                cut = commas[0] if cue.startswith("for") else commas[-1]
-                tail = s[cut + 1:].strip()
-                if not re.match(r"(and|or)\b", tail, re.I) and _complete(tail):
-                    out = _Split(pre=_hypotheses(s[:cut], cue, nested))
-                    out.add(_conclusion(tail, depth))
-                    return out
-        if problem or cue not in ("for all", "for every", "for any", "for each"):
-            return _Split(pre=_hypotheses(s, cue, nested))
-        return _Split(concl=[_tidy(s)])
-    implies = [c for c in con if c[2] == "implies"]
-    if implies:                                                 # "A implies B"
-        a, b, _ = implies[0]
-        out = _Split(pre=_hypotheses(s[:a], "implies", nested))
-        out.add(_conclusion(s[b:], depth))
-        return out
-    mid = [c for c in hyp if c[2] in ("if", "whenever", "when", "provided", "provided that")]
-    if mid:                                                     # "C if A": conclusion first
-        a = mid[0][0]
-        out = _Split(pre=_hypotheses(s[a:], mid[0][2], nested))
-        head = _tidy(s[:a])
-        if problem:
-            return _Split(pre=[Precondition(text=head, cue="")] + out.pre) if head else out
-        out.concl = [head] if head else []
-        return out
-    if problem:
-        return _Split(pre=[Precondition(text=p, cue="") for p in _split_conjuncts(s, "")])
-    return _Split(concl=[_tidy(s)])
-
-
-# ------------------------------------------------------------------------------ lists
-
-_ENDS_HYP = re.compile(r"(?<![\w-])(assume|assuming|suppose|supposing|if|given|such\s+that|where|that|"
-                       r"satisf(?:y|ies|ying)|with|conditions|hypotheses|assumptions|properties|let)"
-                       r"(\s+that)?(\s+(the\s+)?following(\s+\w+)?)?(\s+(hold|holds|are\s+satisfied))?"
-                       r"\s*[:,]?\s*$", re.I)
-_ITEM = re.compile(r"\\item(?![A-Za-z])\s*(\[[^\]]*\])?")
-
-
-def _find_list(text: str) -> tuple[str, str, list[tuple[str, str]], str] | None:
-    """(prefix, list kind, [(label, item text)], suffix) for the first top-level list, else None."""
-    mask = protected_mask(text)
-    for m in re.finditer(r"\\begin\{(%s)\}" % "|".join(_LIST_ENVS), text):
-        if mask[m.start()]:
-            continue
-        end = _find_end_env(text, m.end(), m.group(1))
-        if end < 0:
-            return None
-        inner = text[m.end():end - len("\\end{%s}" % m.group(1))]
-        inner_mask = protected_mask(inner, lists_protected=True)
-        starts = [(im.start(), im.end(), im.group(1)) for im in _ITEM.finditer(inner) if not inner_mask[im.start()]]
-        items = []
-        for k, (a, b, label) in enumerate(starts):
-            stop = starts[k + 1][0] if k + 1 < len(starts) else len(inner)
-            lab = label[1:-1].strip() if label else (str(k + 1) if m.group(1) == "enumerate" else "•")
-            items.append((lab, inner[b:stop].strip()))
-        return text[:m.start()], m.group(1), items, text[end:]
-    return None
-
-
-def _analyse(text: str, depth: int = 0, problem: bool = False) -> _Split:
-    """Preconditions, conclusion pieces and parts of a statement (or of a problem)."""
-    found = _find_list(text) if depth < _MAX_DEPTH else None
-    if found is None:
-        out = _Split()
-        for s in _sentences(text):
-            out.add(_sentence(s, depth, problem=problem))
-        return out
-    prefix, _kind, items, suffix = found
-    out = _analyse(prefix, depth + 1, problem) if prefix.strip() else _Split()
-    own_then = [_cues(t, protected_mask(t), _CONCL_RE) or (_HYP_RE.match(t) and _HYP_RE.match(t).group(1).lower() == "if")
-                for _, t in items]
-    suffix_concl = bool(re.match(r"\s*(then|hence|therefore|thus)\b", suffix, re.I))
-    prefix_hyp = bool(_ENDS_HYP.search(prefix.strip())) and not (out.concl and not prefix.strip().endswith(":")
-                                                                   and not _ENDS_HYP.search(prefix.strip()))
-    if items and (prefix_hyp or (suffix_concl and not out.concl)) and not all(own_then):
-        cue = (_ENDS_HYP.search(prefix.strip()).group(1).lower() if _ENDS_HYP.search(prefix.strip()) else "assume")
-        if out.concl and prefix_hyp:  # "... such that:" ended inside a sentence taken as conclusion
-            lead = out.concl.pop()
-            out.pre += _hypotheses(lead, "", False) if _complete(lead) else []
-        for _label, t in items:
-            sub = _analyse(t, depth + 1) if _find_list(t) else None
-            if sub is not None:
-                out.pre += sub.pre + [Precondition(text=c, cue=cue) for c in sub.concl]
-            else:
-                out.pre += [Precondition(text=p, cue=cue) for p in _split_conjuncts(_tidy(t), "")]
-    elif items and all(own_then):
-        for label, t in items:
-            sub = _analyse(t, depth + 1)
-            out.parts.append(ChecklistPart(label=label, preconditions=sub.pre[:MAX_ITEMS],
-                                           conclusion=" ".join(sub.concl)))
-        out.concl.append("; ".join(f"({p.label}) {p.conclusion}" for p in out.parts))
-    else:
-        pieces = "; ".join(f"({label}) {_tidy(t)}" for label, t in items)
-        if out.concl:
-            out.concl[-1] = _tidy(out.concl[-1]) + ": " + pieces
-        else:
-            out.concl.append(pieces)
-    if suffix.strip():
-        out.add(_analyse(suffix, depth + 1, problem))
-    return out
-
-
 # ------------------------------------------------------------------------------ tools
 
 def _text_arg(value: Any, what: str) -> tuple[str, bool]:
@@ -655,21 +135,6 @@ def _resolve(statement: str, bundle: str | None) -> tuple[str, str]:
         doc = get_by_id(statement.strip(), bundle=bundle)
         return doc.id, doc.body or doc.text
     return "text", statement
-
-
-def split_statement(text: str, problem: bool = False) -> tuple[list[Precondition], str, list[ChecklistPart]]:
-    """The splitter alone: (preconditions, conclusion, parts) of a cleaned-or-raw statement."""
-    res = _analyse(clean_statement(text), problem=problem)
-    pre = [p for p in res.pre if p.text][:MAX_ITEMS]
-    conclusion = _tidy(". ".join(_tidy(c) for c in res.concl if c))
-    return pre, conclusion, res.parts[:MAX_ITEMS]
-
-
-def split_problem(problem: str) -> tuple[list[str], str]:
-    """A problem's own hypotheses (what it gives) and goal (what it asks), split like a statement."""
-    pre, goal, parts = split_statement(problem, problem=True)
-    hyps = [p.text for p in pre] + [q.text for part in parts for q in part.preconditions]
-    return hyps, goal
 
 
 def applicability_checklist(statement: str, problem: str | None = None, bundle: str | None = None) -> Checklist:
@@ -725,7 +190,7 @@ _OBJ_NOUN = re.compile(r"(?<![\w-])(?:an?|the|every|each|any|some)\s+((?:[A-Za-z
 
 def words(text: str) -> list[str]:
     """Lower-case whole words outside math (word boundaries only: "string" never yields "ring")."""
-    plain = _MATH_SPAN.sub(" ", text)
+    plain = MATH_SPAN.sub(" ", text)
     plain = re.sub(r"\\[A-Za-z]+", " ", plain)
     return [w.lower() for w in _WORD.findall(plain)]
 
@@ -745,7 +210,7 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
     singles = [w for w in toks if w not in _STOP and len(w) >= 3]
     out: list[str] = []
     for t in phrases + singles:
-        if t not in out and not any(t in o.split() for o in out if " " in o and " " not in t and False):
+        if t not in out:
             out.append(t)
     return out[:limit]
 
@@ -759,16 +224,16 @@ def problem_objects(text: str) -> list[MathObject]:
     seen: set[str] = set()
     for m in _OBJ_BE.finditer(text):
         for sym in re.findall(r"\$([^$]+)\$", m.group(1)):
-            if sym not in seen and _RELATION.search(sym) is None:
+            if sym not in seen and RELATION.search(sym) is None:
                 seen.add(sym)
-                out.append(MathObject(symbol=sym.strip(), description=_tidy(m.group(2))))
+                out.append(MathObject(symbol=sym.strip(), description=tidy(m.group(2))))
     for m in _OBJ_NOUN.finditer(text):
         sym = m.group(2)[1:-1].strip()
         if _PREPOSITION.search(m.group(1)):
             continue  # "a group of order $p^2$": $p^2$ is not the group
-        if sym not in seen and _RELATION.search(sym) is None:
+        if sym not in seen and RELATION.search(sym) is None:
             seen.add(sym)
-            out.append(MathObject(symbol=sym, description=_tidy(m.group(1))))
+            out.append(MathObject(symbol=sym, description=tidy(m.group(1))))
     return out[:MAX_ITEMS]
 
 
