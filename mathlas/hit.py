@@ -21,7 +21,7 @@ it by default, since an agent pays for every character it reads; ``detail="full"
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from mathlas.headings import describe
 
@@ -122,6 +122,19 @@ def known_as(aliases: list[str] | None) -> list[str]:
     return [snippet(a, KNOWN_AS_CHARS) for a in (aliases or [])[:KNOWN_AS]]
 
 
+def deprecation(fields: Mapping[str, Any] | None) -> str:
+    """``deprecated since 2025-01-01, use lean:Toy.sumTo_succ``: a Lean declaration's deprecation
+    (``mathlas.formal.formal_hit``'s ``deprecated`` and ``replaced_by``) as the surfaces say it; ""
+    when it is not deprecated."""
+    fields = fields or {}
+    note = str(fields.get("deprecated") or "")
+    if not note:
+        return ""
+    said = "deprecated" if note == "deprecated" else f"deprecated {note}" if note.startswith("since ") \
+        else f"deprecated: {note}"
+    return f"{said}, use {fields['replaced_by']}" if fields.get("replaced_by") else said
+
+
 @dataclass
 class HitSummary:
     """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
@@ -138,9 +151,11 @@ class HitSummary:
 @dataclass
 class LeanHitSummary(HitSummary):
     """A Lean hit's summary: a ``HitSummary`` and the names people use for the declaration that its
-    own name lacks (``known_as``; empty when none), so an agent sees why it matched."""
+    own name lacks (``known_as``; empty when none), so an agent sees why it matched, and whether it
+    is deprecated (``deprecation``: "deprecated since 2025-01-01, use lean:X"; empty when not)."""
 
     aliases: list[str] = field(default_factory=list)
+    deprecated: str = ""
 
 
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
@@ -157,5 +172,5 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
                "score": round(hit.score, 4)}
     if "aliases" in hit.fields:
-        return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]))
+        return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]), deprecated=deprecation(hit.fields))
     return HitSummary(**summary)

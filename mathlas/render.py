@@ -21,7 +21,7 @@ import textwrap
 from typing import Any, Mapping
 
 from mathlas.headings import describe, plain_markdown
-from mathlas.hit import aliases_list, known_as
+from mathlas.hit import aliases_list, deprecation, known_as
 
 SIGNATURE_CHARS = 300   # a Lean signature in a listing (the JSON has up to formal.FIELD_CHARS)
 
@@ -86,6 +86,8 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
         aka = also_known_as(h)
         if aka:
             lines.append(f"    also known as: {aka}")
+        if deprecation(fields):
+            lines.append(f"    {deprecation(fields)}")
         if _lean(h):
             lines += textwrap.wrap(_cut(fields["signature"] or "", SIGNATURE_CHARS), width=width - 4, max_lines=3,
                                    placeholder=" …", initial_indent="    ", subsequent_indent="      ")
@@ -113,6 +115,9 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
     aka = also_known_as(h)
     if aka:
         head += f" [also known as: {aka}]"
+    said = h.get("deprecated") or deprecation(fields)  # a summary's, or a full hit's fields
+    if said:
+        head += f" [{said}]"
     text = h["snippet"] if "snippet" in h else fields.get("signature") or h.get("text") or ""
     out = f"{head}: {text}" if text else head
     out += f" ({h['score']:.4g})"
@@ -139,11 +144,17 @@ def document(doc: Mapping[str, Any]) -> str:
         out.append(f"module: {fields.get('module') or context}")
     if fields.get("aliases"):
         out.append("also known as: " + "; ".join(aliases_list(fields["aliases"])))
+    if deprecation(fields):
+        out.append(deprecation(fields))
+    if fields.get("alias_of"):  # an alias: its signature is the statement it stands for
+        out.append(f"alias of: {fields['alias_of']}")
     if fields.get("formal"):
         out.append("Lean declarations tagged with it: " + ", ".join(fields["formal"]))
     if fields.get("docstring"):
         out.append("\n" + plain_markdown(fields["docstring"]).strip())
     out.append("\n" + (doc.get("body") or "").strip())
+    if fields.get("alias_of") and fields.get("signature"):  # what `alias ⟨_, x⟩ := t` states
+        out.append(f"  -- states {fields['signature']}")
     return "\n".join(out) + "\n"
 
 

@@ -140,14 +140,16 @@ class SearchRequest:
 
 
 # The argument names the Lean search's messages use by default
-LEAN_LABELS = {"modules": "modules", "kinds": "kinds", "prior_weight": "prior_weight"}
+LEAN_LABELS = {"modules": "modules", "kinds": "kinds", "prior_weight": "prior_weight", "deprecated": "deprecated"}
 
 
 @dataclass(frozen=True)
 class LeanSearchRequest:
     """One search of a formal (Lean) bundle: ``SearchRequest``'s query, ``k``, ``offset`` and mode,
-    plus ``modules`` (only declarations in these modules or below) and ``prior_weight`` (the
-    PageRank prior's weight; None: the bundle's). Build one with ``LeanSearchRequest.make``."""
+    plus ``modules`` (only declarations in these modules or below), ``prior_weight`` (the
+    PageRank prior's weight; None: the bundle's) and ``deprecated`` (False: leave ``@[deprecated]``
+    declarations out; they are flagged, and ranked after their replacement, otherwise). Build one
+    with ``LeanSearchRequest.make``."""
 
     query: str
     k: int = 10
@@ -156,17 +158,22 @@ class LeanSearchRequest:
     kinds: tuple[str, ...] = ()
     prior_weight: float | None = None
     offset: int = 0
+    deprecated: bool = True
     labels: Mapping[str, str] = field(default_factory=lambda: dict(LEAN_LABELS), compare=False)
 
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", modules: Any = None, kinds: Any = None,
-             prior_weight: Any = None, offset: Any = 0, labels: Mapping[str, str] | None = None) -> "LeanSearchRequest":
+             prior_weight: Any = None, offset: Any = 0, deprecated: Any = True,
+             labels: Mapping[str, str] | None = None) -> "LeanSearchRequest":
         """Check every argument (``UsageError`` naming the first bad one by its label) and build the request."""
         names = {**LEAN_LABELS, **(labels or {})}
         base = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset, labels={"kinds": names["kinds"]})
         weight = None if prior_weight is None else number(prior_weight, names["prior_weight"], minimum=-1e3, maximum=1e3)
+        if not isinstance(deprecated, bool):
+            raise UsageError(f"{names['deprecated']} must be true or false (false leaves deprecated declarations "
+                             f"out), got {deprecated!r}")
         return cls(query=base.query, k=base.k, mode=base.mode, modules=strings(modules, names["modules"]),
-                   kinds=base.kinds, prior_weight=weight, offset=base.offset, labels=names)
+                   kinds=base.kinds, prior_weight=weight, offset=base.offset, deprecated=deprecated, labels=names)
 
 
 DIRECTIONS = ("uses", "used_by")

@@ -82,3 +82,103 @@ def test_alias_signature_and_deprecation_helpers():
     assert deprecation(["simp", 'deprecated foo (since := "2024-01-01")']) == ("since 2024-01-01", "foo")
     assert deprecation(["deprecated"]) == ("deprecated", "")
     assert deprecation(["deprecated_attr"]) is None and deprecation([]) is None
+
+
+# ------------------------------------------------------------------------------ on every surface (toy project)
+
+DEPRECATED = "lean:Toy.sumTo_add_one"
+REPLACEMENT = "lean:Toy.sumTo_succ"
+SAID = "deprecated since 2025-01-01, use lean:Toy.sumTo_succ"
+
+
+def lean(query, bundle, **kw):
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    return lean_search(LeanSearchRequest.make(query, kw.pop("k", 10), **kw), bundle)
+
+
+def test_deprecated_flagged_after_its_replacement_and_left_out_on_request(lean_project_bundle_dir):
+    r = lean("sumTo add one", lean_project_bundle_dir)
+    ids = [h.id for h in r.hits]
+    # BM25 ranks the deprecated name first (its words are the query's); it goes after its replacement
+    assert r.hits[ids.index(DEPRECATED)].ranks["lexical"] == 1
+    assert ids.index(REPLACEMENT) < ids.index(DEPRECATED)
+    dep = r.hits[ids.index(DEPRECATED)].fields
+    assert dep["deprecated"] == "since 2025-01-01" and dep["replaced_by"] == REPLACEMENT
+    assert r.hits[ids.index(REPLACEMENT)].fields["deprecated"] == ""
+    assert all(h.fields["alias_of"] == "" for h in r.hits)
+    gone = lean("sumTo add one", lean_project_bundle_dir, deprecated=False)
+    assert DEPRECATED not in {h.id for h in gone.hits} and REPLACEMENT in {h.id for h in gone.hits}
+    # asked for by name: itself first (what was asked), its replacement right after it
+    named = lean("Toy.sumTo_add_one", lean_project_bundle_dir)
+    assert [h.id for h in named.hits[:2]] == [DEPRECATED, REPLACEMENT] and named.match == "strong"
+    with pytest.raises(Exception, match="deprecated must be true or false"):
+        lean("x", lean_project_bundle_dir, deprecated="no")
+
+
+def test_cli_mcp_and_show_say_deprecated(lean_project_bundle_dir):
+    import dataclasses
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from mathlas.mcp.registry import search_answer
+    from mathlas.mcp.text import render
+
+    env = {**os.environ, "MATHLAS_FORMAL_BUNDLE": str(lean_project_bundle_dir)}
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "mathlas", *args], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    out = cli("lean", "search", "sumTo add one", "-k", "5")
+    assert f"    {SAID}" in out.splitlines()
+    assert DEPRECATED not in cli("lean", "search", "sumTo add one", "-k", "5", "--no-deprecated")
+    data = json.loads(cli("lean", "search", "sumTo add one", "-k", "5", "--json"))
+    hit = next(h for h in data["hits"] if h["id"] == DEPRECATED)
+    assert hit["fields"]["deprecated"] == "since 2025-01-01" and hit["fields"]["replaced_by"] == REPLACEMENT
+    assert SAID in cli("show", DEPRECATED).splitlines()
+    answer = dataclasses.asdict(search_answer("search_formal_math", lean("sumTo add one", lean_project_bundle_dir),
+                                              "summary"))
+    summary = next(h for h in answer["hits"] if h["id"] == DEPRECATED)
+    assert summary["deprecated"] == SAID
+    assert next(h for h in answer["hits"] if h["id"] == REPLACEMENT)["deprecated"] == ""
+    assert any(f"[{SAID}]" in line for line in render("search_formal_math", answer, {}).splitlines())
+
+
+def test_http_flags_and_leaves_out(lean_project_bundle_dir, tiny_bundle_dir):
+    from test_web_serve import WebServer, assert_clean
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--formal-bundle", str(lean_project_bundle_dir))
+    try:
+        hits = server.get("/api/lean/search", params={"q": "sumTo add one", "k": 5}).json()["hits"]
+        assert next(h for h in hits if h["id"] == DEPRECATED)["fields"]["replaced_by"] == REPLACEMENT
+        left = server.get("/api/lean/search", params={"q": "sumTo add one", "k": 5, "deprecated": "false"}).json()
+        assert DEPRECATED not in {h["id"] for h in left["hits"]}
+        bad = server.get("/api/lean/search", params={"q": "sumTo", "deprecated": "maybe"})
+        assert bad.status_code == 422 and "deprecated must be true or false" in bad.json()["error"]
+    finally:
+        server.stop()
+    assert_clean(server)
+
+
+# ------------------------------------------------------------------------------ an alias (real Mathlib files)
+
+def test_an_alias_shows_the_statement_it_stands_for(formal_bundle_dir):
+    import mathlas
+    from mathlas.render import document
+    from mathlas.service import document as get_document
+
+    b = mathlas.open_bundle(formal_bundle_dir)
+    r = lean("Nat.Prime.dvd_or_dvd", b, k=3)
+    hit = r.hits[0]
+    # `alias ⟨Prime.dvd_or_dvd, _⟩ := Prime.dvd_mul` showed `⟨Prime.dvd_or_dvd, _⟩` as its signature
+    assert hit.id == "lean:Nat.Prime.dvd_or_dvd" and hit.fields["alias_of"] == "lean:Nat.Prime.dvd_mul"
+    assert hit.fields["signature"] == "{p m n : ℕ} (pp : Prime p) : p ∣ m * n → p ∣ m ∨ p ∣ n"
+    shown = document(__import__("dataclasses").asdict(get_document("lean:Nat.Prime.dvd_or_dvd", b)))
+    assert "alias of: lean:Nat.Prime.dvd_mul" in shown.splitlines()
+    assert "  -- states {p m n : ℕ} (pp : Prime p) : p ∣ m * n → p ∣ m ∨ p ∣ n" in shown.splitlines()

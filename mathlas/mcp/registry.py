@@ -113,7 +113,6 @@ class SearchAnswer:
     confidence: float = 0.0
     note: str = ""
     expanded: str = ""   # what it was searched as: misspellings corrected, abbreviations expanded (one line)
-    searched_for: str = ""  # the query with its misspelt name words corrected ("": searched as asked)
 
 
 @dataclass
@@ -130,7 +129,6 @@ class FormalSearchAnswer:
     confidence: float = 0.0
     note: str = ""
     expanded: str = ""
-    searched_for: str = ""
 
 
 ANSWERS = {"search_existing_math": SearchAnswer, "search_formal_math": FormalSearchAnswer}

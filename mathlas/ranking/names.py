@@ -463,8 +463,9 @@ class NameMatch:
     the bundle has it), up to ``TOP_SLOTS`` places in all; the rest of the pool follows unchanged.
     Each placed row is marked ``names`` with its place (1, 2, ...), which its hit shows in ``ranks``. Suffix matches are taken for a query shaped like an identifier (``.``,
     ``_``, a digit, an inner capital, a non-ASCII letter) or when at most three declarations end so.
-    Only documents the request's filters and weights allow are placed. Runs last: what it places is
-    what was asked for by name, and no later stage reorders it."""
+    A deprecated declaration asked for by name has its replacement placed right after it. Only
+    documents the request's filters and weights allow are placed. Runs last: what it places is what
+    was asked for by name, and no later stage reorders it."""
 
     name = "names"
 
@@ -494,7 +495,26 @@ class NameMatch:
         if len(ranked) < slots:
             ranked += _by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
         placed = exact + ranked[:slots]
-        return _placed_first(pool, placed, at)
+        # a deprecated declaration asked for by name: its replacement right after it
+        for k in _replacements(bundle, exact):
+            if k not in placed and plan.allowed(np.asarray([k], dtype=np.int64))[0]:
+                placed.insert(placed.index(exact[-1]) + 1, k)
+        return _placed_first(pool, placed[:max(TOP_SLOTS, len(exact))], at)
+
+
+def _replacements(bundle, keys: list[int]) -> list[int]:
+    """The keys of the replacements of the deprecated declarations among ``keys`` (the
+    ``replaced_by`` column; none where the bundle has no such column)."""
+    if not keys or "replaced_by" not in bundle.table.column_names:
+        return []
+    import pyarrow as pa
+
+    out = []
+    for rid in bundle.table.column("replaced_by").take(pa.array(keys, type=pa.int64())).to_pylist():
+        if rid:
+            found = NameIndex.of(bundle).exact(rid)
+            out += found[:1]
+    return out
 
 
 def named_first(bundle: "Bundle", query: str, key: int) -> bool:

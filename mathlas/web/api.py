@@ -152,7 +152,7 @@ HTTP_LABELS = {"sources": "source (query parameter)", "exclude_sources": "exclud
                "kinds": "kind (query parameter)", "priors": "prior (query parameter)",
                "kind_weights": "kind_weight (query parameter)"}
 LEAN_HTTP_LABELS = {"modules": "module (query parameter)", "kinds": "kind (query parameter)",
-                    "prior_weight": "prior_weight (query parameter)"}
+                    "prior_weight": "prior_weight (query parameter)", "deprecated": "deprecated (query parameter)"}
 # TheoremSearch's names for them (POST /search)
 TS_LABELS = {"sources": "sources", "kinds": "types", "priors": "citation_weight"}
 
@@ -176,10 +176,10 @@ def document(doc_id: str, bundle: str | None = None) -> dict:
 
 def lean_search(query: str, *, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
                 mode: str = "hybrid", prior_weight: float | None = None, bundle: str | None = None,
-                offset: int = 0) -> dict:
+                offset: int = 0, deprecated: bool = True) -> dict:
     """``GET /api/lean/search``: the library's Lean search as a dict, the JSON of ``mathlas lean search --json``."""
     req = LeanSearchRequest.make(query, k, mode=mode, modules=modules, kinds=kinds, prior_weight=prior_weight,
-                                 offset=offset, labels=LEAN_HTTP_LABELS)
+                                 offset=offset, deprecated=deprecated, labels=LEAN_HTTP_LABELS)
     return _asdict(run_lean_search(req, bundle))
 
 

@@ -199,7 +199,7 @@ SEARCH_PARAMS = ("q", "query", "k", "offset", "mode", "source", "exclude_source"
                  "year_min", "year_max", "citations_min", "citations_max", "journal", "prior", "kind_weight",
                  "rerank", "bundle")
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "bundle")
+LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "deprecated", "bundle")
 DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
 
 
@@ -366,8 +366,13 @@ def create_app(config: ServeConfig) -> Starlette:
         p = Params(request, LEAN_SEARCH_PARAMS)
         q = p.str("q", "query") or ""
         _check_query(q)
+        deprecated = p.str("deprecated")
+        if deprecated is not None and deprecated.lower() not in BOOLEANS:
+            raise ApiError(422, f"deprecated must be true or false (false leaves deprecated declarations out), "
+                                f"got {deprecated!r}")
         args = {"k": p.int("k", 10, 1, MAX_K), "modules": p.list("module"), "kinds": p.list("kind"),
-                "mode": p.str("mode") or "hybrid", "prior_weight": p.float("prior_weight")}
+                "mode": p.str("mode") or "hybrid", "prior_weight": p.float("prior_weight"),
+                "deprecated": True if deprecated is None else BOOLEANS[deprecated.lower()]}
         requested = p.str("bundle")
         return Json(await run(lambda: api.lean_search(q, bundle=served.pick_formal(requested), **args)))
 
