@@ -20,23 +20,23 @@ Direction = Literal["uses", "used_by"]
 
 def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
                        mode: Mode = "hybrid", prior_weight: float | None = None,
-                       bundle: str | None = None, offset: int = 0) -> FormalSearchResult:
-    """Search Lean 4 declarations (Mathlib, Batteries or your own formal bundle) by name words ("prime
-    two le"), a name fragment, a description or notation. Hits: lean:<Name> ids, kind, signature,
-    module, docstring, source link, Stacks ids.
+                       bundle: str | None = None, offset: int = 0, deprecated: bool = True) -> FormalSearchResult:
+    """Search Lean 4 declarations (Mathlib or a project's) by name, words or notation. Hits: lean:<Name>
+    ids, kind, signature, module, docstring, link, Stacks ids.
 
     Args:
-        query: words, a name fragment or Lean notation.
+        query: a name (Nat.Prime.two_le), words or notation.
         k: hits per answer.
         modules: only these modules and below, e.g. ["Mathlib.NumberTheory"].
         kinds: e.g. ["theorem", "lemma"] or ["def", "structure"].
-        mode: hybrid fuses keywords (lexical, BM25) and meaning (dense).
-        prior_weight: weight of the PageRank prior; default: the bundle's; 0: off.
+        mode: hybrid fuses keywords (BM25) and meaning (dense).
+        prior_weight: PageRank prior weight; default: the bundle's; 0: off.
         bundle: default: $MATHLAS_FORMAL_BUNDLE or "mathlib".
         offset: skip this many hits (next page: offset + k).
+        deprecated: false: leave deprecated ones out.
     """
     req = LeanSearchRequest.make(query, k, mode=mode, modules=modules, kinds=kinds, prior_weight=prior_weight,
-                                 offset=offset)
+                                 offset=offset, deprecated=deprecated)
     return lean_search(req, bundle)
 
 
