@@ -46,7 +46,7 @@ import threading
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -259,13 +259,25 @@ class Groups:
                 "external": sum(len(v) for v in self.external.values())}
 
 
-def also_in_line(copies: Sequence[Copy], limit: int = 6) -> str:
-    """``also in ProofWiki, Metamath `fta`, Lean `Complex.exists_root``` (one line; "" when none):
-    copies of one source share its name (``Metamath `addcomi`, `addcomd```), ``limit`` labels at most."""
+def as_copy(x: "Copy | Mapping[str, str] | str") -> Copy:
+    """A copy as ``also_in`` holds it in any form: a ``Copy``, its JSON (``{"source", "label", "id"}``)
+    or a summary's bare id (``metamath:fta``: its source's name and label made from the id)."""
+    if isinstance(x, Copy):
+        return x
+    if isinstance(x, Mapping):
+        return Copy(str(x.get("source") or ""), str(x.get("label") or ""), str(x.get("id") or ""))
+    source, _, label = str(x).partition(":")
+    return Copy(SOURCE_NAMES.get(source, source), "" if source in UNLABELLED else label, str(x))
+
+
+def also_in_line(copies: Sequence, limit: int = 6) -> str:
+    """``also in ProofWiki, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when none):
+    copies of one source share its name (``Metamath `addcomd`/`addcomi```), ``limit`` labels at most.
+    ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
     if not copies:
         return ""
     by_source: dict[str, list[str]] = {}
-    for c in copies:
+    for c in map(as_copy, copies):
         by_source.setdefault(c.source, [])
         if c.label:
             by_source[c.source].append(c.label)

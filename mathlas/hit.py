@@ -38,7 +38,8 @@ class Hit:
     """One ranked document. ``text`` is a snippet of the retrieval text; ``ranks`` gives each
     channel's 1-based rank (None: not in that channel's list); ``fields`` what the source knows
     beyond the common fields, for the tools that show it (formal: module, signature, docstring,
-    stacks, generated, aliases)."""
+    stacks, generated, aliases); ``also_in`` where else the same fact is stated (``{"source",
+    "label", "id"}`` each: ``mathlas.groups``; empty when nowhere)."""
 
     id: str
     source: str
@@ -54,6 +55,7 @@ class Hit:
     score: float
     ranks: dict[str, int | None] = field(default_factory=dict)
     fields: dict[str, Any] = field(default_factory=dict)
+    also_in: list[dict[str, str]] = field(default_factory=list, kw_only=True)
 
     def __post_init__(self) -> None:
         _described(self)
@@ -138,14 +140,16 @@ def deprecation(fields: Mapping[str, Any] | None) -> str:
 @dataclass
 class HitSummary:
     """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
-    the kind, the heading, one line of the statement and the score (4 decimals). ``get_by_id`` gives
-    the rest: label, context, statement, link, license."""
+    the kind, the heading, one line of the statement and the score (4 decimals), and the ids of the
+    other statements of the same fact (``also_in``; empty when none). ``get_by_id`` gives the rest:
+    label, context, statement, link, license."""
 
     id: str
     kind: str
     heading: str
     snippet: str
     score: float
+    also_in: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -170,7 +174,7 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
             text = text[len(lead):].lstrip(" .:;,")
     room = max(60, min(limit, limit + 20 - len(hit.heading)))
     summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
-               "score": round(hit.score, 4)}
+               "score": round(hit.score, 4), "also_in": [c["id"] for c in hit.also_in]}
     if "aliases" in hit.fields:
         return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]), deprecated=deprecation(hit.fields))
     return HitSummary(**summary)

@@ -53,6 +53,14 @@ def also_known_as(h: Mapping[str, Any]) -> str:
     return "; ".join(known_as(h.get("aliases") or (h.get("fields") or {}).get("aliases")))
 
 
+def also_in(h: Mapping[str, Any]) -> str:
+    """``also in PlanetMath `FundamentalTheoremOfAlgebra`, Metamath `fta```: where else the hit's fact
+    is stated (its ``also_in``: copies, or a summary's ids; ``mathlas.groups.also_in_line``)."""
+    from mathlas.groups import also_in_line
+
+    return also_in_line(h.get("also_in") or [])
+
+
 def why_here(h: Mapping[str, Any], positions: Mapping[str, int]) -> str:
     """Why a hit is in the list: each channel's rank (``lexical #3, dense #1``), or, for a statement
     placed above its own proof by the statement-first rule, ``statement of #N``."""
@@ -86,6 +94,8 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
         aka = also_known_as(h)
         if aka:
             lines.append(f"    also known as: {aka}")
+        if h.get("also_in"):
+            lines.append(f"    {also_in(h)}")
         if deprecation(fields):
             lines.append(f"    {deprecation(fields)}")
         if _lean(h):
@@ -115,6 +125,8 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
     aka = also_known_as(h)
     if aka:
         head += f" [also known as: {aka}]"
+    if h.get("also_in"):
+        head += f" [{also_in(h)}]"
     said = h.get("deprecated") or deprecation(fields)  # a summary's, or a full hit's fields
     if said:
         head += f" [{said}]"

@@ -61,7 +61,9 @@ class SearchRequest:
     keeps only the documents it marks; ``offset`` skips that many of the best hits (paging:
     ``offset=10, k=10`` is the second page; ``offset + k`` is at most ``MAX_K``); ``rerank``
     rescores the first fused hits with the bundle's reranker (None: the bundle's default; True on a
-    bundle without one is a ``UsageError``). Build one with ``SearchRequest.make``."""
+    bundle without one is a ``UsageError``); ``collapse`` (default) shows one theorem once: the
+    best-ranked statement of each group of copies (``mathlas.groups``), False shows every copy.
+    Build one with ``SearchRequest.make``."""
 
     query: str
     k: int = 10
@@ -79,13 +81,14 @@ class SearchRequest:
     mask: "np.ndarray | None" = field(default=None, compare=False)
     offset: int = 0
     rerank: bool | None = None
+    collapse: bool = True
     labels: Mapping[str, str] = field(default_factory=lambda: dict(LABELS), compare=False)
 
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", sources: Any = None,
              exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
              kind_weights: Any = None, paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
-             pool: Any = None, mask: Any = None, offset: Any = 0, rerank: Any = None,
+             pool: Any = None, mask: Any = None, offset: Any = 0, rerank: Any = None, collapse: Any = True,
              labels: Mapping[str, str] | None = None) -> "SearchRequest":
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
         from mathlas.ranking.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
@@ -100,6 +103,9 @@ class SearchRequest:
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if rerank is not None and not isinstance(rerank, bool):
             raise UsageError(f"rerank must be true, false or null (the bundle's default), got {rerank!r}")
+        if not isinstance(collapse, bool):
+            raise UsageError(f"{names.get('collapse', 'collapse')} must be true or false (false shows every copy "
+                             f"of a theorem), got {collapse!r}")
         if mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         weights = None
@@ -131,7 +137,7 @@ class SearchRequest:
                    k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),
                    channel_weights=channel_weights,
                    pool=None if pool is None else integer(pool, "pool", 1, 1_000_000),
-                   mask=mask, offset=offset, rerank=rerank, labels=names)
+                   mask=mask, offset=offset, rerank=rerank, collapse=collapse, labels=names)
 
     @property
     def filtered(self) -> bool:

@@ -30,6 +30,9 @@ def _add_search(sub) -> None:
     p.add_argument("--mode", choices=MODES, default="hybrid")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="rescore the best hits with the bundle's reranker, or not (default: the bundle's choice)")
+    p.add_argument("--all-copies", action="store_true",
+                   help="show every copy of a theorem (by default each is shown once, its other sources listed as "
+                        "'also in')")
     g = p.add_argument_group("paper filters (bundles of papers, e.g. TheoremSearch; docs/papers.md)")
     g.add_argument("--author", action="append", dest="authors", metavar="NAME",
                    help="an author's name, whole words, e.g. 'T. Tao' (repeatable: any of them)")
@@ -115,7 +118,7 @@ def cmd_search(args) -> int:
     req = SearchRequest.make(args.query, args.k, mode=args.mode, sources=args.sources, exclude_sources=args.exclude,
                              kinds=args.kinds, paper_filter=_paper_filter(args),
                              priors=name_weights(args.priors, "--prior", "citations=0.002"), offset=args.offset,
-                             rerank=args.rerank,
+                             rerank=args.rerank, collapse=not args.all_copies,
                              kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"),
                              labels=CLI_LABELS)
     result = search(req, args.bundle)

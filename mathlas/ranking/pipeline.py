@@ -11,8 +11,10 @@ other stages. ``rank(req, findings=None, fields=())`` runs a checked ``SearchReq
    (``mathlas.findings.search``);
 3. **fuse**: RRF of the channels' rankings into one ``Candidates`` pool (each candidate with its rank
    and raw score in every channel); a single channel keeps its own scores;
-4. **stages** (``mathlas.ranking.stages``): priors, rerank, statement lift, in order, over the pool;
-5. **cut** to ``k`` after ``offset``, and hits made for those rows only.
+4. **stages** (``mathlas.ranking.stages``): priors, rerank, statement lift, ..., collapse, in order,
+   over the pool;
+5. **cut** to ``k`` after ``offset``, and hits made for those rows only, each with ``also_in``
+   (``mathlas.ranking.collapse.with_also_in``).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from mathlas.hit import Hit
 from mathlas.ranking.candidates import Candidates, Ranking
+from mathlas.ranking.collapse import with_also_in
 from mathlas.ranking.fusion import merge, rrf
 from mathlas.ranking.plan import Masks, Plan, make_plan
 from mathlas.ranking.query import Query, QueryVectors
@@ -165,7 +168,9 @@ class Pipeline:
         top = pool.head(plan.top)
         if req.offset:
             top = top.take(np.arange(min(req.offset, len(top)), len(top)))
-        return Ranked(hits=make_hits(self.bundle, top, fields, plan.extra), top=top, pool=fused, rankings=own,
+        hits = make_hits(self.bundle, top, fields, plan.extra)
+        with_also_in(self.bundle, hits, top.keys.tolist())
+        return Ranked(hits=hits, top=top, pool=fused, rankings=own,
                       notes=ctx.notes, expansions=plan.expansions, intent=plan.intent, query=plan.query.text, searched=plan.query,
                       correction=plan.correction)
 

@@ -20,6 +20,13 @@ The default stages, in order (``default_stages``):
    name puts it first, and declarations whose names end with the query's components into the top
    ten (mark ``names``). Last, so that no stage after it reorders what was asked for by name.
 
+``Collapse`` (``mathlas.ranking.collapse``) runs between ``Rerank`` and ``StatementLift``: one rank
+per group of copies of one fact (the same theorem in several sources, ``mathlas.groups``), the
+best-ranked kept, unless the request says ``collapse=False``. After every stage that scores, so it
+collapses the order they made; before the stages that place rows on purpose (a statement above its
+proof, a declaration asked for by name), which keep what they place, and which cut the pool to the
+answer's depth (a stage after them could not fill the ranks it frees).
+
 Definition intent is not a stage: it changes the kind weights and prior weights the plan gives
 fusion and ``Priors`` (``mathlas.ranking.plan``), so it acts before the pool exists.
 
@@ -180,6 +187,7 @@ def default_stages(bundle=None) -> Sequence[Stage]:
     """The stages every bundle runs (each skips itself where the request or bundle has nothing for it)."""
     from mathlas.ranking.learned import LearnedRank
     from mathlas.ranking.names import NameMatch
+    from mathlas.ranking.collapse import Collapse
     from mathlas.ranking.replacements import ReplacementsFirst
 
-    return (Priors(), LearnedRank(), Rerank(), StatementLift(), ReplacementsFirst(), NameMatch())
+    return (Priors(), LearnedRank(), Rerank(), Collapse(), StatementLift(), ReplacementsFirst(), NameMatch())

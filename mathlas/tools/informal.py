@@ -37,7 +37,8 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
                          kinds: list[str] | None = None, bundle: str | None = None,
                          paper_filter: dict[str, Any] | None = None,
                          priors: dict[str, float] | None = None, offset: int = 0,
-                         rerank: bool | None = None, kind_weights: dict[str, float] | None = None) -> SearchResult:
+                         rerank: bool | None = None, kind_weights: dict[str, float] | None = None,
+                         all_copies: bool = False) -> SearchResult:
     """Search known mathematics (Stacks Project, PlanetMath, HoTT book, Open Logic, Napkin, ProofNet,
     ProofWiki, Metamath's set.mm, your add_finding results) for statements matching a question,
     claim or formula: use it before proving something. Hits have stable ids for get_statement and get_by_id.
@@ -55,12 +56,16 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         offset: skip this many hits (next page: offset + k).
         rerank: rescore the top hits with the bundle's reranker; default: the bundle's choice.
         kind_weights: factor on a kind's score, e.g. {"proof": 0.5}; 0 drops it.
+        all_copies: show every copy of a theorem; default: once, its other sources as also_in.
     """
     include, exclude = _split_filter(source_filter)
+    if not isinstance(all_copies, bool):
+        raise UsageError(f"all_copies must be true or false, got {all_copies!r}")
     # bad input fails here, before a bundle is opened (or installed)
     req = SearchRequest.make(query, k, mode=mode, sources=include, exclude_sources=exclude, kinds=kinds,
                              source_weights=source_weights, paper_filter=paper_filter, priors=priors,
-                             offset=offset, rerank=rerank, kind_weights=kind_weights, labels=_LABELS)
+                             offset=offset, rerank=rerank, kind_weights=kind_weights, collapse=not all_copies,
+                             labels=_LABELS)
     return search(req, bundle)
 
 

@@ -160,12 +160,12 @@ TS_LABELS = {"sources": "sources", "kinds": "types", "priors": "citation_weight"
 def search(query: str, *, k: int = 10, mode: str = "hybrid", sources: list[str] | None = None,
            exclude: list[str] | None = None, kinds: list[str] | None = None, bundle: str | None = None,
            paper_filter: dict | None = None, priors: dict | None = None, offset: int = 0,
-           rerank: bool | None = None, kind_weights: dict | None = None) -> dict:
+           rerank: bool | None = None, kind_weights: dict | None = None, all_copies: bool = False) -> dict:
     """``GET /api/search``: the library's search (``mathlas.service.search``) as a dict, the JSON of
     ``mathlas search --json``; messages name the query parameters."""
     req = SearchRequest.make(query, k, mode=mode, sources=sources, exclude_sources=exclude, kinds=kinds,
                              paper_filter=paper_filter, priors=priors, offset=offset, rerank=rerank,
-                             kind_weights=kind_weights, labels=HTTP_LABELS)
+                             kind_weights=kind_weights, collapse=not all_copies, labels=HTTP_LABELS)
     return _asdict(run_search(req, bundle))
 
 

@@ -197,7 +197,7 @@ class Params:
 
 SEARCH_PARAMS = ("q", "query", "k", "offset", "mode", "source", "exclude_source", "kind", "author", "category",
                  "year_min", "year_max", "citations_min", "citations_max", "journal", "prior", "kind_weight",
-                 "rerank", "bundle")
+                 "rerank", "all_copies", "bundle")
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "deprecated", "bundle")
 DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
@@ -214,13 +214,17 @@ def _search_args(p: Params) -> dict[str, Any]:
     rerank = p.str("rerank")
     if rerank is not None and rerank.lower() not in BOOLEANS:
         raise ApiError(422, f"rerank must be true or false, got {rerank!r}")
+    all_copies = p.str("all_copies")
+    if all_copies is not None and all_copies.lower() not in BOOLEANS:
+        raise ApiError(422, f"all_copies must be true or false (true shows every copy of a theorem), got {all_copies!r}")
     return {"query": p.str("q", "query") or "", "k": p.int("k", 10, 1, MAX_K), "offset": p.int("offset", 0, 0),
             "mode": p.str("mode") or "hybrid",
             "sources": p.list("source"), "exclude": p.list("exclude_source"), "kinds": p.list("kind"),
             "paper_filter": {key: v for key, v in pf.items() if v is not None} or None,
             "priors": _name_weights(p, "prior", "citations=0.002"),
             "kind_weights": _name_weights(p, "kind_weight", "proof=0.5"),
-            "rerank": None if rerank is None else BOOLEANS[rerank.lower()]}
+            "rerank": None if rerank is None else BOOLEANS[rerank.lower()],
+            "all_copies": False if all_copies is None else BOOLEANS[all_copies.lower()]}
 
 
 def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None:

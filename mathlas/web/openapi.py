@@ -120,6 +120,8 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
         _q("prior", STR, "NAME=WEIGHT of a document prior the bundle declares", many=True),
         _q("kind_weight", STR, "KIND=WEIGHT: factor on a kind's scores, e.g. proof=0.5; 0 drops the kind", many=True),
         _q("rerank", {"type": "boolean"}, "rescore the best hits with the bundle's reranker; default: the bundle's choice"),
+        _q("all_copies", {"type": "boolean", "default": False},
+           "show every copy of a theorem; default: once, its other sources listed in each hit's also_in"),
         _q("bundle", STR, "one of the served bundles (GET /api/bundles); default: the first"),
     ]
     paths: dict[str, Any] = {

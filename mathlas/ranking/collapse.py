@@ -1,0 +1,60 @@
+"""One theorem, one rank. ``Collapse`` keeps the best-ranked statement of each group of copies
+(``mathlas.groups``: the same fact in several sources, forms of one Metamath statement, a Lean
+``alias`` and its target) among the answer's rows, moves the other copies below them and lets the
+next candidates fill the ranks they leave, so the top k holds k different facts. A request with
+``collapse=False`` (``--all-copies``, ``all_copies``) keeps every copy where it ranks. It runs after
+the stages that score and before those that place rows on purpose (``mathlas.ranking.stages``).
+
+``with_also_in`` fills each hit's ``also_in``: where else its fact is stated (``{"source", "label",
+"id"}``, the other copies whether they ranked or not, and the explicit copies in the installed bundle
+of the other kind), the same with or without collapsing.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mathlas.hit import Hit
+    from mathlas.ranking.candidates import Candidates
+    from mathlas.ranking.stages import StageContext
+
+
+class Collapse:
+    """One rank per group among the first ``plan.top`` rows (module docstring); the copies it folds
+    keep their order after every other candidate."""
+
+    name = "collapse"
+
+    def __call__(self, pool: "Candidates", ctx: "StageContext") -> "Candidates":
+        if not getattr(ctx.request, "collapse", True) or len(pool) < 2:
+            return pool
+        from mathlas.groups import groups_of
+
+        keys = pool.keys.tolist()
+        kept = groups_of(ctx.bundle).collapse(keys, ctx.plan.top)
+        folded = {k for _, copies in kept for k in copies}
+        if not folded:
+            return pool
+        shown = {k for k, _ in kept}
+        # the rows shown, then every other row but the folded copies, then the copies
+        order = ([i for i, k in enumerate(keys) if k in shown]
+                 + [i for i, k in enumerate(keys) if k not in shown and k not in folded]
+                 + [i for i, k in enumerate(keys) if k in folded and k not in shown])
+        ctx.notes["collapsed"] = len(folded)
+        return pool.take(np.asarray(order, dtype=np.int64))
+
+
+def with_also_in(bundle, hits: Sequence["Hit"], keys: Sequence[int]) -> None:
+    """Set each hit's ``also_in`` from the bundle's groups (``keys``: the hits' document keys; a
+    saved finding's, past the bundle's documents, has none)."""
+    n = len(bundle)
+    if not any(0 <= int(k) < n for k in keys):
+        return
+    from mathlas.groups import groups_of
+
+    groups = groups_of(bundle)
+    for hit, key in zip(hits, keys):
+        if 0 <= int(key) < n:
+            hit.also_in = [c._asdict() for c in groups.also_in(int(key))]
