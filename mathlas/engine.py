@@ -25,7 +25,7 @@ from mathlas.bundle import (DEFAULT_FUSION, ENCODER_DIR, MANIFEST, META, META_AR
                             encoder_fingerprint, verify)
 from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
-from mathlas.hit import CORE_COLUMNS, SNIPPET_CHARS, Document, Hit, snippet
+from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 from mathlas.ranking.fusion import PRIOR_TRANSFORMS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,7 +100,6 @@ class Bundle:
         self._reranker = None
         self._about: np.ndarray | None = None
         self._columns: dict[str, Any] = {}
-        self._string_columns: dict[str, Strings] = {}
         self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
         # Only a listed (so verified) Arrow copy is read: a file the manifest does not list is never used.
@@ -307,29 +306,27 @@ class Bundle:
     def hits(self, keys: Sequence[int], scores: Sequence[float] | None = None,
              ranks: Sequence[Mapping[str, int | None]] | None = None, fields: Sequence[str] = (),
              statement_of: Sequence[int] | None = None) -> list[Hit]:
-        """The ``Hit`` of each document key, reading only those rows (straight from the table's
-        string buffers: a pyarrow scalar costs some 2 microseconds, most of building ten hits).
-        ``scores`` / ``ranks``: each hit's (0 / no ranks when None); ``fields``: metadata columns to
-        copy into ``Hit.fields`` (null values left out); ``statement_of``: per hit, the key of the
-        proof or example it was placed above by the statement-first rule (-1: none), whose id goes
-        into ``fields["statement_of"]``."""
+        """The ``Hit`` of each document key, reading only those rows. ``scores`` / ``ranks``: each
+        hit's (0 / no ranks when None); ``fields``: metadata columns to copy into ``Hit.fields``
+        (null values left out); ``statement_of``: per hit, the key of the proof or example it was
+        placed above by the statement-first rule (-1: none), whose id goes into
+        ``fields["statement_of"]``. Source and kind come from their integer codes."""
         keys = [int(k) for k in keys]
-        read = self._strings
-        ids, names, titles = read("id").get(keys), read("name").get(keys), read("title").get(keys)
-        links, licenses, texts = read("link").get(keys), read("license").get(keys), read("text").snippets(keys)
+        ids, names, titles, texts, links, licenses = (self.column(c) for c in
+                                                      ("id", "name", "title", "text", "link", "license"))
         wanted = [c for c in fields if c in self.table.column_names]
-        more = {c: [self.column(c)[k].as_py() for k in keys] for c in wanted}
         sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
         out = []
         for i, key in enumerate(keys):
-            extra = {c: more[c][i] for c in wanted if more[c][i] is not None}
+            extra = {c: v for c in wanted if (v := self.column(c)[key].as_py()) is not None}
             by = -1 if statement_of is None else statement_of[i]
             if by >= 0:
-                extra["statement_of"] = read("id").get([by])[0]
+                extra["statement_of"] = ids[by].as_py()
             sc, kc = sources[i], kinds[i]
-            out.append(Hit(id=ids[i], source=self.source_names[sc] if sc >= 0 else None,
-                           kind=self._kind_names[kc] if kc >= 0 else None, name=names[i] or "", title=titles[i] or "",
-                           text=texts[i], link=links[i] or "", license=licenses[i] or "",
+            out.append(Hit(id=ids[key].as_py(), source=self.source_names[sc] if sc >= 0 else None,
+                           kind=self._kind_names[kc] if kc >= 0 else None, name=names[key].as_py() or "",
+                           title=titles[key].as_py() or "", text=snippet(texts[key].as_py()),
+                           link=links[key].as_py() or "", license=licenses[key].as_py() or "",
                            score=0.0 if scores is None else float(scores[i]),
                            ranks={"lexical": None, "dense": None, **(ranks[i] if ranks is not None else {})},
                            fields=extra))
@@ -339,12 +336,6 @@ class Bundle:
             fields: Sequence[str] = ()) -> Hit:
         """The ``Hit`` of one document key (``hits`` for several)."""
         return self.hits([key], [score], [ranks or {}], fields)[0]
-
-    def _strings(self, name: str) -> "Strings":
-        got = self._string_columns.get(name)
-        if got is None:
-            got = self._string_columns[name] = Strings(self.column(name))
-        return got
 
     def key_of(self, doc_id: str) -> int:
         """The key of the document with this id: binary search over the keys in id order (8 bytes a
@@ -380,72 +371,6 @@ class Bundle:
                         title=row["title"] or "", body=row["body"] or "", slogan=row.get("slogan") or "",
                         text=row["text"] or "", link=row["link"] or "", license=row["license"] or "",
                         bundle=self.label, fields=extra)
-
-
-# What a hit shows of a document's retrieval text is its first SNIPPET_CHARS characters: a longer
-# text is read this many bytes at first (enough, unless it is mostly whitespace)
-TEXT_PREFIX_BYTES = 512
-
-
-class Strings:
-    """One string column of the metadata table, read value by value from its buffers (zero-copy;
-    another column type falls back to pyarrow scalars)."""
-
-    def __init__(self, column):
-        import pyarrow as pa
-
-        self._bounds: list[int] = [0]
-        self._parts: list[tuple] = []
-        self._column = None
-        for chunk in column.chunks:
-            self._bounds.append(self._bounds[-1] + len(chunk))
-            if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
-                self._column = column
-                return
-            _, offsets, data = chunk.buffers()
-            wide = pa.types.is_large_string(chunk.type)
-            off = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
-            valid = np.asarray(chunk.is_valid()) if chunk.null_count else None
-            self._parts.append((off, memoryview(data) if data is not None else memoryview(b""), valid))
-
-    def _span(self, key: int) -> tuple[memoryview, int, int] | None:
-        c = bisect.bisect_right(self._bounds, key) - 1
-        off, data, valid = self._parts[c]
-        i = key - self._bounds[c]
-        if valid is not None and not valid[i]:
-            return None
-        a, b = off[i:i + 2].tolist()
-        return data, a, b
-
-    def get(self, keys: list[int]) -> list[str | None]:
-        if self._column is not None:
-            return [self._column[k].as_py() for k in keys]
-        out: list[str | None] = []
-        for key in keys:
-            span = self._span(key)
-            out.append(None if span is None else str(span[0][span[1]:span[2]], "utf-8"))
-        return out
-
-    def snippets(self, keys: list[int]) -> list[str]:
-        """``mathlas.hit.snippet`` of each value, reading a long value's first bytes only where they
-        decide it: the snippet depends on the first SNIPPET_CHARS + 1 characters once whitespace is
-        collapsed, so a prefix that collapses to more than that gives the same snippet."""
-        if self._column is not None:
-            return [snippet(v) for v in self.get(keys)]
-        out = []
-        for key in keys:
-            span = self._span(key)
-            if span is None:
-                out.append(snippet(None))
-                continue
-            data, a, b = span
-            if b - a > TEXT_PREFIX_BYTES:
-                head = " ".join(str(data[a:a + TEXT_PREFIX_BYTES], "utf-8", "ignore").split())
-                if len(head) > SNIPPET_CHARS + 1:
-                    out.append(snippet(head))
-                    continue
-            out.append(snippet(str(data[a:b], "utf-8")))
-        return out
 
 
 # ------------------------------------------------------------------------------ the one way in

@@ -2,7 +2,8 @@
 """Formal tools, in process, warm: search_formal_math (hybrid, k=10; with a module filter; with the
 PageRank prior) and get_dependencies (uses / used_by, depth 1 and 2) over the formal-dev queries and
 their targets. Baseline measured in the same run: the bundle's plain hybrid ``Bundle.search`` (the
-tool's overhead is the ratio), and an exact dense scan instead of the binary HNSW.
+tool's overhead is the ratio), and an exact dense scan instead of the binary HNSW. ``pipeline_own_ms``:
+the ranking pipeline's own share of a hybrid search (p50 less the encoder's, lexical's and dense's).
 
     python scripts/bench_formal.py [--bundle mathlib] [--queries FILE] [--rounds 3]
 """
@@ -78,6 +79,12 @@ def main() -> None:
     res["dense_exact_scan"] = stats(timed(lambda v: b.dense.exact(v, 100), enc, 1))
     res["dense_speedup_vs_exact"] = round(res["dense_exact_scan"]["p50_ms"] / res["dense_hnsw"]["p50_ms"], 1)
     res["tool_overhead_ratio"] = round(res["search_formal_math"]["p50_ms"] / res["bundle_search_hybrid"]["p50_ms"], 2)
+    # the ranking pipeline's own share (planning, fusion, stages, hits): the hybrid search less its channels
+    res["pipeline_own_ms"] = {
+        "new": round(res["bundle_search_hybrid"]["p50_ms"] - res["encoder"]["p50_ms"] - res["lexical"]["p50_ms"]
+                     - res["dense_hnsw"]["p50_ms"], 2),
+        "repeated": round(res["bundle_search_hybrid_repeated"]["p50_ms"] - res["lexical"]["p50_ms"]
+                          - res["dense_hnsw"]["p50_ms"], 2)}
     for direction in ("uses", "used_by"):
         for depth in (1, 2):
             res[f"get_dependencies_{direction}_d{depth}"] = stats(timed(

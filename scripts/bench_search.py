@@ -8,7 +8,10 @@ measured in the same run: the dense channel as an exact scan over every stored v
 Every round times each query through every row back to back (not one row after another), so a
 machine whose load changes during the run loads every row alike; the pipeline's own share is given
 twice: p50(hybrid) - p50(encoder) - p50(lexical) - p50(dense), and the median over (round, query)
-of the same difference measured on that query in that round.
+of the same difference measured on that query in that round. Each row is timed in wall-clock time
+and in the CPU time of the thread that ran it: on a loaded machine a step longer than the
+scheduler's time slice waits for the CPU, so wall-clock time grows with the load and CPU time much
+less (the p50 columns say which).
 
     python scripts/bench_search.py [--bundle B] [--queries FILE] [--rounds 5] [--json]
 """
@@ -44,16 +47,30 @@ def timed(fn, rounds, items):
     return out
 
 
-def interleaved(rows: dict, rounds: int, items) -> dict[str, list[float]]:
-    """Each row's times (ms), every item timed through every row back to back, round after round."""
-    out: dict[str, list[float]] = {name: [] for name in rows}
+def interleaved(rows: dict, rounds: int, items) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each row's wall-clock and CPU times (ms), every item through every row back to back, round after round."""
+    wall: dict[str, list[float]] = {name: [] for name in rows}
+    cpu: dict[str, list[float]] = {name: [] for name in rows}
     for _ in range(rounds):
         for it in items:
             for name, fn in rows.items():
-                t0 = time.perf_counter()
+                c0, t0 = time.thread_time(), time.perf_counter()
                 fn(it)
-                out[name].append((time.perf_counter() - t0) * 1000)
-    return out
+                wall[name].append((time.perf_counter() - t0) * 1000)
+                cpu[name].append((time.thread_time() - c0) * 1000)
+    return wall, cpu
+
+
+def own_share(times: dict[str, list[float]]) -> dict[str, float]:
+    """The pipeline's own share: p50 of the search less the p50s of its channels, and the median of
+    that difference measured per query and round (paired)."""
+    p50 = {name: statistics.median(xs) for name, xs in times.items()}
+    return {"new": p50[NEW] - p50[ENCODER] - p50[LEXICAL] - p50[DENSE],
+            "repeated": p50[REPEATED] - p50[LEXICAL] - p50[DENSE],
+            "new_paired": statistics.median(n - e - lx - d for n, e, lx, d in
+                                            zip(times[NEW], times[ENCODER], times[LEXICAL], times[DENSE])),
+            "repeated_paired": statistics.median(r - lx - d for r, lx, d in
+                                                 zip(times[REPEATED], times[LEXICAL], times[DENSE]))}
 
 
 NEW, REPEATED = "hybrid k=10, new query (end to end)", "hybrid k=10, repeated query"
@@ -84,30 +101,28 @@ def main():
         ENCODER: lambda q: b.encoder.encode_queries([q]),
         DENSE: lambda q: b.dense.search(vecs[q], 100),
     }
-    times = interleaved(rows, args.rounds, queries)
+    times, cpu = interleaved(rows, args.rounds, queries)
     times[EXACT] = timed(lambda q: b.dense.exact(vecs[q], 100), max(1, args.rounds // 2), queries)
     p50 = {name: statistics.median(xs) for name, xs in times.items()}
-    own_new = p50[NEW] - p50[ENCODER] - p50[LEXICAL] - p50[DENSE]
-    own_repeated = p50[REPEATED] - p50[LEXICAL] - p50[DENSE]
-    paired_new = statistics.median(n - e - lx - d for n, e, lx, d in
-                                   zip(times[NEW], times[ENCODER], times[LEXICAL], times[DENSE]))
-    paired_repeated = statistics.median(r - lx - d for r, lx, d in zip(times[REPEATED], times[LEXICAL], times[DENSE]))
+    cpu50 = {name: statistics.median(xs) for name, xs in cpu.items()}
+    own, own_cpu = own_share(times), own_share(cpu)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if args.json:
         print(json.dumps({"bundle": b.label, "documents": len(b), "queries": len(queries), "rounds": args.rounds,
                           "load_1min": load, "p50_ms": {k: round(v, 3) for k, v in p50.items()},
                           "p95_ms": {k: round(pct(v, 95), 3) for k, v in times.items()},
-                          "pipeline_own_ms": {"new": round(own_new, 3), "repeated": round(own_repeated, 3),
-                                              "new_paired": round(paired_new, 3),
-                                              "repeated_paired": round(paired_repeated, 3)}}, indent=2))
+                          "cpu_p50_ms": {k: round(v, 3) for k, v in cpu50.items()},
+                          "pipeline_own_ms": {k: round(v, 3) for k, v in own.items()},
+                          "pipeline_own_cpu_ms": {k: round(v, 3) for k, v in own_cpu.items()}}, indent=2))
         return
     print(f"bundle {b.label}: {len(b):,} documents; {len(queries)} queries x {args.rounds} rounds"
           + (f"; load average {load:.2f} at the end" if load is not None else ""))
-    print(f"{'':<44}{'p50 ms':>9}{'p95 ms':>9}")
+    print(f"{'':<46}{'p50 ms':>9}{'p95 ms':>9}{'CPU p50':>9}")
     for name, xs in times.items():
-        print(f"{name:<44}{p50[name]:>9.2f}{pct(xs, 95):>9.2f}")
-    print(f"{'pipeline own, new query (hybrid - channels)':<44}{own_new:>9.2f}   paired median {paired_new:.2f}")
-    print(f"{'pipeline own, repeated (hybrid - lex - dense)':<44}{own_repeated:>9.2f}   paired median {paired_repeated:.2f}")
+        print(f"{name:<46}{p50[name]:>9.2f}{pct(xs, 95):>9.2f}" + (f"{cpu50[name]:>9.2f}" if name in cpu50 else ""))
+    for label, key in (("new query (hybrid - channels)", "new"), ("repeated (hybrid - lex - dense)", "repeated")):
+        print(f"{'pipeline own, ' + label:<46}{own[key]:>9.2f}{'':>9}{own_cpu[key]:>9.2f}   paired medians "
+              f"{own[key + '_paired']:.2f} / CPU {own_cpu[key + '_paired']:.2f}")
     ratio = p50[EXACT] / p50[DENSE]
     print(f"dense channel vs exact scan: {ratio:.1f}x faster (median)")
 
