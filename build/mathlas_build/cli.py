@@ -22,6 +22,7 @@ from mathlas.errors import MathlasError
 from mathlas_build.pipeline import PROVIDERS, build, dry_run
 from mathlas_build.recipe import Recipe, RecipeError, load_recipe
 
+
 def _add_embed_options(b: argparse.ArgumentParser) -> None:
     b.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
     b.add_argument("--threads", type=int, help="onnxruntime threads for embedding")
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--install", action="store_true",
                    help="also install the bundle into the mathlas data directory (`mathlas index install`)")
     b.add_argument("--force", action="store_true", help="replace an existing bundle directory")
+    b.set_defaults(func=_build)
     m = sub.add_parser("merge", help="check that shards cover the corpus exactly once and write the bundle")
     m.add_argument("recipe", type=Path)
     m.add_argument("shards", type=Path, nargs="*",
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--install", action="store_true", help="also install the bundle (`mathlas index install`)")
     m.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     m.add_argument("-q", "--quiet", action="store_true")
+    m.set_defaults(func=_merge)
     r = sub.add_parser("ray", help="embed N shards as Ray Data tasks (one per GPU or CPU worker), then merge")
     r.add_argument("recipe", type=Path)
     r.add_argument("--shards", type=int, required=True, help="number of shards N")
@@ -120,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--no-merge", action="store_true", help="only build the shards")
     r.add_argument("--force", action="store_true", help="replace an existing bundle directory")
     _add_embed_options(r)
+    r.set_defaults(func=_ray)
     pl = sub.add_parser("plan", help="dry-run planner: expected embedding time and bundle size")
     _add_plan_options(pl, docs=True)
     pl.add_argument("--from-bundle", type=Path, help="take per-document index and metadata sizes from this bundle")
+    pl.set_defaults(func=_plan)
     from mathlas_build.lean_build import add_lean_parser
 
     add_lean_parser(sub)
@@ -143,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("bundle", type=Path)
     k.add_argument("--out", type=Path, default=Path("artifacts"))
     k.add_argument("-q", "--quiet", action="store_true")
+    k.set_defaults(func=_pack)
     args = p.parse_args(argv)
     try:
         return _run(args)
@@ -155,69 +161,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Every command the same way: its parser names its handler (``set_defaults(func=...)``), and
+    the errors every handler may raise become one line and an exit code here."""
     try:
         _require(args.command)
-        if getattr(args, "func", None):  # lean, pairs, train-encoder, train-reranker, add-reranker
-            return args.func(args)
-        if args.command == "pack":
-            from mathlas_build.release import pack
-
-            archive, sha = pack(args.bundle, args.out)
-            print(archive)
-            return 0
-        if args.command == "plan":
-            from mathlas_build.plan import format_plan, make_plan
-
-            plan = make_plan(args.docs, args.model, gpus=args.gpus, gpu=args.gpu, dims=args.dims,
-                             tokens_per_doc=args.tokens_per_doc, from_bundle=args.from_bundle,
-                             read_docs_per_s=args.read_rate)
-            print(format_plan(plan, as_json=args.json))
-            return 0
-        recipe = load_recipe(args.recipe, args.corpora)
-        out = args.out or Path("work/bundles") / f"{recipe.name}-{recipe.version}"
-        cache = None if getattr(args, "no_cache", False) else getattr(args, "cache", None)
-        embed_kw = {} if args.command == "merge" else dict(
-            threads=args.threads, provider=args.provider, batch_size=args.batch_size,
-            max_batch_tokens=args.max_batch_tokens, cache_dir=cache, quiet=args.quiet)
-        if args.command == "build" and args.dry_run:
-            print(dry_run(recipe, args))
-            return 0
-        if args.command == "build" and args.shard:
-            from mathlas_build.shard import build_shard, parse_shard
-
-            i, n = parse_shard(args.shard)
-            path, _ = build_shard(recipe, _shards_dir(recipe, args.shards_dir), i, n, **embed_kw)
-            print(path)
-            return 0
-        if args.command == "ray":
-            from mathlas_build.ray_build import build_shards_with_ray
-
-            root = _shards_dir(recipe, args.shards_dir).resolve()
-            paths = build_shards_with_ray(args.recipe, args.corpora, root, args.shards, address=args.address,
-                                          gpus_per_shard=args.gpus_per_shard, cpus_per_shard=args.cpus_per_shard,
-                                          **embed_kw)
-            if args.no_merge:
-                print("\n".join(map(str, paths)))
-                return 0
-        if args.command in ("merge", "ray"):
-            from mathlas_build.shard import merge_shards
-
-            given = paths if args.command == "ray" else args.shards
-            path = merge_shards(recipe, given or [_shards_dir(recipe, None)], out, force=args.force, quiet=args.quiet)
-        else:
-            path = build(recipe, out, force=args.force, **embed_kw)
-        if getattr(args, "pack", None):
-            from mathlas_build.release import pack
-
-            archive, _ = pack(path, args.pack)
-            print(archive)
-        if getattr(args, "install", False):
-            from mathlas_build.pipeline import install_bundle
-
-            install_bundle(path, quiet=args.quiet)
-            return 0
-        print(path)
-        return 0
+        return args.func(args)
     except (RecipeError, FileExistsError, ValueError) as e:
         print(f"mathlas-build: {e}", file=sys.stderr)
         return 2
@@ -229,7 +177,95 @@ def _run(args: argparse.Namespace) -> int:
         return 130
 
 
-def _add_reranker(args) -> int:
+# ------------------------------------------------------------------------------ the commands
+
+def _embed_options(args: argparse.Namespace) -> dict:
+    """The embedding options of ``build`` and ``ray`` as keyword arguments."""
+    return dict(threads=args.threads, provider=args.provider, batch_size=args.batch_size,
+                max_batch_tokens=args.max_batch_tokens, cache_dir=None if args.no_cache else args.cache,
+                quiet=args.quiet)
+
+
+def _bundle_dir(recipe: Recipe, given: Path | None) -> Path:
+    return given or Path("work/bundles") / f"{recipe.name}-{recipe.version}"
+
+
+def _finish(path: Path, args: argparse.Namespace) -> int:
+    """After a bundle is written: pack it and install it when asked, else print where it is."""
+    if getattr(args, "pack", None):
+        from mathlas_build.release import pack
+
+        archive, _ = pack(path, args.pack)
+        print(archive)
+    if getattr(args, "install", False):
+        from mathlas_build.pipeline import install_bundle
+
+        install_bundle(path, quiet=args.quiet)
+        return 0
+    print(path)
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    recipe = load_recipe(args.recipe, args.corpora)
+    if args.dry_run:
+        print(dry_run(recipe, args))
+        return 0
+    if args.shard:
+        from mathlas_build.shard import build_shard, parse_shard
+
+        i, n = parse_shard(args.shard)
+        path, _ = build_shard(recipe, _shards_dir(recipe, args.shards_dir), i, n, **_embed_options(args))
+        print(path)
+        return 0
+    return _finish(build(recipe, _bundle_dir(recipe, args.out), force=args.force, **_embed_options(args)), args)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from mathlas_build.shard import merge_shards
+
+    recipe = load_recipe(args.recipe, args.corpora)
+    path = merge_shards(recipe, args.shards or [_shards_dir(recipe, None)], _bundle_dir(recipe, args.out),
+                        force=args.force, quiet=args.quiet)
+    return _finish(path, args)
+
+
+def _ray(args: argparse.Namespace) -> int:
+    from mathlas_build.ray_build import build_shards_with_ray
+    from mathlas_build.shard import merge_shards
+
+    recipe = load_recipe(args.recipe, args.corpora)
+    root = _shards_dir(recipe, args.shards_dir).resolve()
+    paths = build_shards_with_ray(args.recipe, args.corpora, root, args.shards, address=args.address,
+                                  gpus_per_shard=args.gpus_per_shard, cpus_per_shard=args.cpus_per_shard,
+                                  **_embed_options(args))
+    if args.no_merge:
+        print("\n".join(map(str, paths)))
+        return 0
+    path = merge_shards(recipe, paths or [_shards_dir(recipe, None)], _bundle_dir(recipe, args.out),
+                        force=args.force, quiet=args.quiet)
+    return _finish(path, args)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from mathlas_build.plan import format_plan, make_plan
+
+    plan = make_plan(args.docs, args.model, gpus=args.gpus, gpu=args.gpu, dims=args.dims,
+                     tokens_per_doc=args.tokens_per_doc, from_bundle=args.from_bundle,
+                     read_docs_per_s=args.read_rate)
+    print(format_plan(plan, as_json=args.json))
+    return 0
+
+
+def _pack(args: argparse.Namespace) -> int:
+    from mathlas_build.release import pack
+
+    archive, _sha = pack(args.bundle, args.out)
+    print(archive)
+    return 0
+
+
+def _add_reranker(args: argparse.Namespace) -> int:
     from mathlas_build.writer import add_reranker
 
     block = add_reranker(args.bundle, args.reranker, top_n=args.top_n, default=args.default == "on",
