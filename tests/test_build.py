@@ -170,3 +170,175 @@ def test_install_goes_through_the_runtime_command(tiny_bundle_dir, tmp_path, mon
     assert capfd.readouterr().out.strip() == str(installed)
     install_bundle(built, quiet=True)  # the same version again: replaced, not refused
     assert fmt.verify(installed).name == "tiny"
+
+
+# ---------------------------------------------------------------- a recipe's encoder from a release, its ranker
+
+REPO_ARTIFACTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "artifacts"
+
+
+def _with_encoder(tiny_recipe, table: str) -> str:
+    """The tests' tiny recipe with its [encoder] table replaced by ``table``."""
+    import re
+
+    text = tiny_recipe.read_text(encoding="utf-8")
+    new, n = re.subn(r'(?m)^\[encoder\]\npath = "[^"]*"\n', lambda _: table.strip() + "\n", text)
+    assert n == 1
+    return new
+
+
+@pytest.fixture(scope="module")
+def release_work(tmp_path_factory):
+    """A build's work/ for this module: the default release is unpacked into it once."""
+    return tmp_path_factory.mktemp("work")
+
+
+@pytest.fixture(scope="module")
+def default_release(release_work):
+    """(catalog entry, unpacked directory's manifest) of the newest informal release in artifacts/."""
+    from mathlas_build.release import find_release, unpack
+
+    entry, archive = find_release(REPO_ARTIFACTS, "informal")
+    return entry, fmt.read_manifest(unpack(archive, entry["sha256"], release_work / "releases", quiet=True))
+
+
+def test_a_recipe_builds_on_the_encoder_of_a_shipped_release(tiny_recipe, tiny_bundle_dir, tmp_path, release_work,
+                                                             default_release):
+    """``[encoder] release = "informal"``: the encoder/ of the newest informal release of the repository's
+    catalog, checksum-verified, embeds the documents and travels in the bundle; the recipe's sha256 and
+    licence are checked, and the manifest says which release the encoder came from."""
+    import json
+
+    from mathlas_build.pipeline import build
+
+    entry, shipped = default_release
+    model_sha = shipped.files["encoder/model.onnx"].sha256
+    licence = shipped.encoder["license"]
+    recipe = tmp_path / "release.toml"
+    recipe.write_text(_with_encoder(tiny_recipe, f'[encoder]\nrelease = "informal"\nsha256 = "{model_sha}"\n'
+                                                 f'license = "{licence}"\n'), encoding="utf-8")
+    r = load_recipe(recipe, CORPORA, work_dir=release_work)
+    assert r.release["release"] == f"informal-{entry['version']}" and r.encoder.parent.parent == release_work / "releases"
+    out = build(r, tmp_path / "b", cache_dir=None, quiet=True)
+    m = fmt.verify(out)
+    for rel in ("encoder/model.onnx", "encoder/tokenizer.json", "encoder/encoder.json"):
+        assert m.files[rel].sha256 == shipped.files[rel].sha256, rel
+    assert m.recipe["encoder"]["from_release"] == {"release": f"informal-{entry['version']}",
+                                                   "archive_sha256": entry["sha256"]}
+    assert m.recipe["encoder"]["license"] == licence == m.encoder["license"]
+    tiny = fmt.read_manifest(tiny_bundle_dir)
+    if tiny.files["encoder/model.onnx"].sha256 == model_sha:  # the tests' encoder is the default bundle's
+        assert m.files[fmt.FLOAT_VECTORS].sha256 == tiny.files[fmt.FLOAT_VECTORS].sha256
+    # a pin that no longer holds stops the build before reading anything
+    bad = recipe.read_text(encoding="utf-8").replace(model_sha, "0" * 64)
+    recipe.write_text(bad, encoding="utf-8")
+    with pytest.raises(RecipeError, match=f"release informal-.*has sha256 {model_sha}, the recipe expects 0000"):
+        build(load_recipe(recipe, CORPORA, work_dir=release_work), tmp_path / "c", cache_dir=None, quiet=True)
+    assert not (tmp_path / "c").exists()
+    assert json.loads((out / "encoder" / "encoder.json").read_text())["name"] == shipped.encoder["name"]
+
+
+def test_release_recipe_errors(tiny_recipe, tmp_path, release_work, default_release):
+    entry, shipped = default_release
+    recipe = tmp_path / "r.toml"
+
+    def refused(table: str, match: str) -> None:
+        recipe.write_text(_with_encoder(tiny_recipe, table), encoding="utf-8")
+        with pytest.raises(RecipeError, match=match):
+            load_recipe(recipe, CORPORA, work_dir=release_work)
+
+    refused('[encoder]\nrelease = "informal-0.0.1"\n', r"release 'informal-0.0.1' is not in .*catalog.json "
+                                                       rf"\(it has: .*informal-{entry['version']}")
+    refused('[encoder]\nrelease = "informal"\npath = "x"\n', "needs path .* or release .*, not both")
+    refused('[encoder]\nsha256 = "x"\n', "needs path .* or release")
+    refused('[encoder]\nrelease = "informal"\ndocument_model = "fp32/model.onnx"\n',
+            "document_model needs path: a release holds only its int8 query model")
+    refused(f'[encoder]\npath = "{(release_work / "releases").as_posix()}"\ncarry = true\n',
+            "carry needs release")
+    refused('[encoder]\nrelease = "informal"\nlicense = "MIT"\n',
+            f"license is 'MIT', the encoder's encoder.json says '{shipped.encoder['license']}'")
+
+
+def test_a_damaged_release_archive_is_refused(tiny_bundle_dir, tiny_recipe, tmp_path):
+    """A catalog of one's own (``releases = DIR``): its archive must have the catalog's sha256; an
+    intact one is unpacked once (verified) and reused."""
+    from mathlas_build.release import pack
+
+    releases = tmp_path / "releases"
+    archive, _ = pack(tiny_bundle_dir, releases, level=1)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(_with_encoder(tiny_recipe, f'[encoder]\nrelease = "tiny"\nreleases = "{releases.as_posix()}"\n'),
+                      encoding="utf-8")
+    r = load_recipe(recipe, CORPORA, work_dir=tmp_path / "work")
+    assert r.release["release"] == "tiny-0.1.0" and (r.encoder / "model.onnx").is_file()
+    assert load_recipe(recipe, CORPORA, work_dir=tmp_path / "work").encoder == r.encoder  # unpacked once
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    with pytest.raises(RecipeError, match="tiny-0.1.0.tar.zst has sha256 .* the archive is damaged"):
+        load_recipe(recipe, CORPORA, work_dir=tmp_path / "elsewhere")
+    assert not (tmp_path / "elsewhere" / "releases").exists() or \
+        not any((tmp_path / "elsewhere" / "releases").iterdir())
+
+
+@pytest.fixture()
+def linear_model(tmp_path):
+    """A ranking model JSON (linear: shorter texts first) and its sha256."""
+    import json
+
+    from mathlas.ranking.learned import FEATURES
+
+    w = [0.0] * len(FEATURES)
+    w[list(FEATURES).index("doc_loglen")] = -1.0
+    path = tmp_path / "rankers" / "tiny-ltr.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"kind": "linear", "features": list(FEATURES), "weights": w,
+                                "trained_on": {"queries": 0}}), encoding="utf-8")
+    return path, fmt.sha256_file(path)
+
+
+def test_a_recipe_ranker_is_attached_and_the_bundle_verifies(tiny_recipe, tmp_path, linear_model, capsys):
+    """``[ranker] model = ...`` with its sha256: the built bundle carries ranker/model.json, declared in
+    the manifest's ranker block and listed with its checksum; search follows the model."""
+    import mathlas
+    from mathlas.ranking.learned import FEATURES
+    from mathlas_build.pipeline import build
+
+    model, sha = linear_model
+    recipe = tmp_path / "ranked.toml"
+    recipe.write_text(tiny_recipe.read_text(encoding="utf-8") +
+                      f'\n[ranker]\nmodel = "{model.as_posix()}"\nsha256 = "{sha}"\nlicense = "CC0-1.0"\n',
+                      encoding="utf-8")
+    r = load_recipe(recipe, CORPORA)
+    assert r.ranker["model"] == model and r.ranker["sha256"] == sha
+    out = build(r, tmp_path / "b", cache_dir=tmp_path / "cache")
+    assert f"[write] ranker tiny-ltr.json (linear) attached to {out}" in capsys.readouterr().err
+    m = fmt.verify(out)
+    assert m.ranker["kind"] == "linear" and m.ranker["features"] == list(FEATURES)
+    assert m.files["ranker/model.json"].sha256 == fmt.sha256_file(out / "ranker" / "model.json")
+    assert m.recipe["ranker"] == {"model": model.as_posix(), "sha256": sha, "license": "CC0-1.0"}
+    b = mathlas.open_bundle(out)
+    hits = b.search("finitely generated module over a Noetherian ring", k=8)
+    lengths = [len(b.get(h.id).text) for h in hits]
+    assert lengths == sorted(lengths)
+
+
+def test_ranker_recipe_errors(tiny_recipe, tmp_path, linear_model):
+    import json
+
+    model, sha = linear_model
+    recipe = tmp_path / "r.toml"
+
+    def refused(table: str, match: str) -> None:
+        recipe.write_text(tiny_recipe.read_text(encoding="utf-8") + "\n" + table, encoding="utf-8")
+        with pytest.raises(RecipeError, match=match):
+            load_recipe(recipe, CORPORA)
+
+    refused(f'[ranker]\nmodel = "{model.as_posix()}"\n', f'records none: set sha256 = "{sha}" if this is the model')
+    refused(f'[ranker]\nmodel = "{model.as_posix()}"\nsha256 = "abc"\n', f"has sha256 {sha}, the recipe says abc")
+    refused('[ranker]\nmodel = "artifacts/rankers/no-such-model.json"\nsha256 = "x"\n', "no-such-model.json does not exist")
+    refused('[ranker]\nsha256 = "x"\n', r"\[ranker\] needs model")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"kind": "linear", "features": ["bm25"], "weights": [1.0]}), encoding="utf-8")
+    refused(f'[ranker]\nmodel = "{other.as_posix()}"\nsha256 = "{fmt.sha256_file(other)}"\n',
+            "cannot be attached .*feature list differs.*scripts/train_ranker.py")

@@ -51,7 +51,8 @@ def read_sources(recipe: Recipe, quiet: bool = False) -> tuple[list[Document], d
 
 
 def check_encoder(recipe: Recipe) -> None:
-    """Refuse an encoder whose model file does not have the sha256 the recipe pins."""
+    """Refuse an encoder whose model file does not have the sha256 the recipe pins (a release's
+    encoder was verified against its manifest when unpacked; the pin says it is still the one meant)."""
     if recipe.encoder_sha256:
         from mathlas.bundle import sha256_file
         from mathlas.encoder import EncoderConfig
@@ -59,7 +60,8 @@ def check_encoder(recipe: Recipe) -> None:
         model_file = EncoderConfig.load(recipe.encoder / "encoder.json").model_file
         got = sha256_file(recipe.encoder / model_file)
         if got != recipe.encoder_sha256:
-            raise RecipeError(f"encoder model {recipe.encoder / model_file} has sha256 {got}, "
+            where = f" (release {recipe.release['release']})" if recipe.release else ""
+            raise RecipeError(f"encoder model {recipe.encoder / model_file}{where} has sha256 {got}, "
                               f"the recipe expects {recipe.encoder_sha256}: re-export it or update the recipe")
 
 
@@ -81,14 +83,29 @@ def embed_texts(recipe: Recipe, texts: list[str], *, threads: int | None = None,
                 batch_size: int | None = None, max_batch_tokens: int | None = None,
                 cache_dir: Path | None = None, quiet: bool = False):
     """Embed retrieval texts with the recipe's encoder and options; with ``cache_dir``, through the
-    embedding cache (``textcache``: one vector per distinct text, only texts it lacks are embedded)."""
+    embedding cache (``textcache``: one vector per distinct text, only texts it lacks are embedded).
+    A recipe that carries a release's vectors (``[encoder] carry``) embeds through its own cache
+    instead, seeded with them (``carry_release``)."""
     from mathlas_build.embed import embed_documents
 
+    if recipe.carry_cache is not None:
+        cache_dir = carry_release(recipe, quiet=quiet)
     return embed_documents(texts, recipe.encoder, cache_dir=cache_dir, chunk=chunk_size(recipe),
                            threads=threads or recipe.options.get("threads"), provider=provider,
                            batch_size=batch_size or int(recipe.options.get("batch_size", 32)),
                            max_batch_tokens=max_batch_tokens or recipe.options.get("max_batch_tokens"),
                            model_file=recipe.document_model, quiet=quiet)
+
+
+def carry_release(recipe: Recipe, *, quiet: bool = False) -> Path:
+    """Seed the recipe's carry cache with its release's document vectors (``carry``: every retrieval text
+    of the release -> its ``float.i8 x scale`` vector, under the fingerprint of the release's encoder,
+    the one that embeds the texts the release lacks); returns the cache. Texts already there are kept."""
+    from mathlas_build.carry import carry
+
+    assert recipe.carry_cache is not None and recipe.release
+    carry(recipe.release["bundle"], recipe.encoder, recipe.carry_cache, quiet=quiet)
+    return recipe.carry_cache
 
 
 def chunk_size(recipe: Recipe) -> int:
@@ -104,16 +121,31 @@ def chunk_size(recipe: Recipe) -> int:
 
 def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str, dict], texts: list[str],
                         names: list[str], vectors, out: Path, *, force: bool = False, quiet: bool = False) -> Path:
-    """Write the bundle of a recipe: the one call a single-process build and a shard merge share."""
+    """Write the bundle of a recipe: the one call a single-process build and a shard merge share.
+    The manifest's ``recipe`` is the recipe as written, with ``encoder.from_release`` (the release and
+    archive sha256 an ``[encoder] release`` resolved to); a ``[ranker]`` model is attached to the written bundle (``ltr.attach``: ``ranker/model.json`` and the
+    manifest's ``ranker`` block)."""
     from mathlas import __version__
     from mathlas_build.writer import lexical_manifest, write_bundle
 
-    return write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
+    raw = dict(recipe.raw)
+    if recipe.release:
+        raw["encoder"] = {**raw["encoder"], "from_release": {
+            "release": recipe.release["release"], "archive_sha256": recipe.release["sha256"]}}
+    path = write_bundle(docs, texts, names, vectors, recipe.encoder, out, name=recipe.name,
                         version=recipe.version, sources=sources, description=recipe.description,
-                        recipe=recipe.raw, builder=f"mathlas-build {__version__}",
+                        recipe=raw, builder=f"mathlas-build {__version__}",
                         lexical=lexical_manifest(recipe.options), fusion=recipe.raw.get("fusion"),
                         binary_codes=recipe.options.get("binary_codes", "sign"), reranker=recipe.reranker,
                         force=force, quiet=quiet)
+    if recipe.ranker:
+        from mathlas_build.training.ltr import attach
+
+        block = attach(path, recipe.ranker["model"])
+        if not quiet:
+            print(f"[write] ranker {Path(recipe.ranker['model']).name} ({block['kind']}) attached to {path}",
+                  file=sys.stderr, flush=True)
+    return path
 
 
 def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",

@@ -5,11 +5,21 @@ name = "informal"                    # bundle name (also the installed name)
 version = "1.0.0"
 description = "..."
 
-[encoder]
+[encoder]                            # one of path and release:
 path = "work/encoders/minilm-l6-v2"  # an encoder/ directory (model.onnx, tokenizer.json, encoder.json)
+release = "informal"                 # or: the encoder/ of a release in the repository's artifacts/catalog.json,
+                                     # "name-version" exactly or "name" for its newest version; the archive
+                                     # is checked against the catalog's sha256 and unpacked once, verified,
+                                     # into <work>/releases/<name>-<version>-<sha12>/ (work/ of the current
+                                     # directory); its int8 model embeds the documents
+releases = "artifacts"               # optional: the catalog's directory (default: the repository's artifacts/)
+carry = true                         # optional, with release: texts the release holds keep its vectors
+                                     # (mathlas_build.carry), the build embeds only the others; its cache is
+                                     # <work>/carry/<release dir>/, never the build's --cache
 sha256 = "..."                       # optional: sha256 of its model file, checked before building
-document_model = "fp32/model.onnx"   # optional: a file in that directory used to embed the documents
-                                     # (e.g. fp32 or fp16); only the query model goes into the bundle
+license = "Apache-2.0"               # optional: the licence encoder.json must declare, checked on loading
+document_model = "fp32/model.onnx"   # optional, with path: a file in that directory used to embed the
+                                     # documents (e.g. fp32 or fp16); only the query model goes into the bundle
 
 [options]
 batch_size = 32
@@ -30,6 +40,11 @@ weights = { lexical = 1.0, dense = 1.0 }
 # transform log1 = log(max(x, 1)), identity = x; nulls add 0; weight 0 = off until a query asks
 priors = { citations = { column = "citations", transform = "log1", weight = 0.0 } }
 
+[ranker]                             # optional: the learned ranking model the bundle carries (ranker/model.json)
+model = "artifacts/rankers/informal-ltr-1.json"   # a model JSON kept in the repository (scripts/train_ranker.py)
+sha256 = "..."                       # required: its sha256, checked on loading
+license = "..."                      # optional: recorded with the recipe in the manifest
+
 [reranker]                           # optional: a cross-encoder the bundle carries (mathlas-build train-reranker)
 path = "work/rerankers/minilm-math-rerank-v1"   # a reranker directory (model.onnx, tokenizer.json, reranker.json)
 top_n = 40                           # fused hits it rescores
@@ -41,7 +56,8 @@ path = "stacks-project"              # relative to the corpora root (--corpora /
 limit = 0                            # optional: keep only the first N documents (0 = all)
 options = {}                         # optional: passed to the reader's read()
 ```
-Relative encoder and reranker paths resolve against the current directory, then the recipe's repository.
+Relative encoder, ranker and reranker paths resolve against the current directory, then the recipe's
+repository. The ranker is attached after the bundle is written (``mathlas_build.training.ltr.attach``).
 Every build given a cache embeds through the per-text embedding cache (``textcache``); the former
 option ``vector_store = true``, which once switched it on, is ignored.
 A reader module may declare ``PRIORS`` (the TheoremSearch reader declares the citation prior): they
@@ -49,6 +65,7 @@ join ``fusion.priors`` unless the recipe's own table names them, so the manifest
 """
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -81,6 +98,11 @@ class Recipe:
     raw: dict[str, Any]
     path: Path
     reranker: dict[str, Any] = field(default_factory=dict)  # [reranker] with ``path`` resolved
+    # [encoder] release: {"release": "<name>-<version>", "archive", "sha256" (the archive's), "bundle" (unpacked)}
+    release: dict[str, Any] = field(default_factory=dict)
+    carry_cache: Path | None = None      # [encoder] carry: the embedding cache seeded with the release's vectors
+    encoder_license: str | None = None   # [encoder] license
+    ranker: dict[str, Any] = field(default_factory=dict)    # [ranker] with ``model`` resolved
 
 
 def default_corpora() -> Path:
@@ -127,7 +149,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise RecipeError(f"{path}: not valid TOML ({e})") from None
 
 
-def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None) -> Recipe:
+def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None,
+                work_dir: str | os.PathLike = "work") -> Recipe:
+    """Read and check a recipe; ``work_dir`` is where a release's encoder is unpacked and its vectors
+    carried (``releases/``, ``carry/``)."""
     path = Path(path)
     raw = read_toml(path)
     for key in ("name", "version", "encoder", "sources"):
@@ -144,13 +169,38 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
             raise RecipeError(f"{path}: sources[{i}] ({s['reader']}): {p} does not exist; set --corpora or MATHLAS_CORPORA")
         sources.append(SourceSpec(s["reader"], p, int(s.get("limit", 0)), dict(s.get("options", {}))))
     _add_priors(raw, sources, path)
-    enc = _local_path(raw["encoder"]["path"])
+    spec = raw["encoder"]
+    if not isinstance(spec, dict) or ("path" in spec) == ("release" in spec):
+        raise RecipeError(f"{path}: [encoder] needs path (an encoder directory) or release (a release of "
+                          f"artifacts/catalog.json whose encoder/ to use), not both")
+    release: dict[str, Any] = {}
+    carry_cache = None
+    if "release" in spec:
+        if spec.get("document_model"):
+            raise RecipeError(f"{path}: [encoder] document_model needs path: a release holds only its int8 "
+                              f"query model, which then embeds the documents")
+        release = _release(path, str(spec["release"]), spec.get("releases"), Path(work_dir))
+        enc = release["bundle"] / "encoder"
+        if spec.get("carry"):
+            carry_cache = Path(work_dir) / "carry" / release["bundle"].name
+    else:
+        if spec.get("carry"):
+            raise RecipeError(f"{path}: [encoder] carry needs release (the release whose vectors to carry); "
+                              f"with path, seed a cache with python -m mathlas_build.carry")
+        enc = _local_path(spec["path"])
     if not (enc / "encoder.json").is_file():
         raise RecipeError(f"{path}: encoder directory {enc} has no encoder.json "
                           f"(make it with scripts/export_default_encoder.py)")
-    doc_model = raw["encoder"].get("document_model")
+    doc_model = spec.get("document_model")
     if doc_model and not (enc / doc_model).is_file():
         raise RecipeError(f"{path}: document_model {doc_model} not found in {enc}")
+    license = spec.get("license")
+    if license is not None:
+        declared = json.loads((enc / "encoder.json").read_text(encoding="utf-8")).get("license")
+        if declared != license:
+            raise RecipeError(f"{path}: [encoder] license is {license!r}, the encoder's encoder.json says "
+                              f"{declared!r}: correct the recipe or use the encoder it describes")
+    ranker = _ranker(path, raw.get("ranker"))
     reranker = dict(raw.get("reranker") or {})
     if reranker:
         if "path" not in reranker:
@@ -159,9 +209,50 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
         if not (reranker["path"] / "reranker.json").is_file():
             raise RecipeError(f"{path}: reranker directory {reranker['path']} has no reranker.json")
     return Recipe(name=raw["name"], version=str(raw["version"]), description=raw.get("description", ""),
-                  encoder=enc, encoder_sha256=raw["encoder"].get("sha256"),
-                  document_model=raw["encoder"].get("document_model"), sources=sources,
-                  options=dict(raw.get("options", {})), raw=raw, path=path, reranker=reranker)
+                  encoder=enc, encoder_sha256=spec.get("sha256"), document_model=doc_model, sources=sources,
+                  options=dict(raw.get("options", {})), raw=raw, path=path, reranker=reranker,
+                  release=release, carry_cache=carry_cache, encoder_license=license, ranker=ranker)
+
+
+def _release(path: Path, wanted: str, catalog_dir: str | None, work_dir: Path) -> dict[str, Any]:
+    """``[encoder] release``: the catalog's release, its archive checked and unpacked under ``work_dir``."""
+    from mathlas.errors import MathlasError
+    from mathlas_build.release import find_release, unpack
+
+    catalog = _local_path(catalog_dir) if catalog_dir else Path(__file__).resolve().parents[2] / "artifacts"
+    try:
+        entry, archive = find_release(catalog, wanted)
+        bundle = unpack(archive, str(entry.get("sha256")), work_dir / "releases")
+    except (ValueError, MathlasError) as e:
+        raise RecipeError(f"{path}: [encoder] release: {e}") from None
+    return {"release": f"{entry['name']}-{entry['version']}", "archive": archive, "sha256": entry["sha256"],
+            "bundle": bundle}
+
+
+def _ranker(path: Path, spec: Any) -> dict[str, Any]:
+    """``[ranker]``: the model file resolved and checked against the sha256 the recipe records."""
+    if not spec:
+        return {}
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), str):
+        raise RecipeError(f"{path}: [ranker] needs model = \"<a model JSON, e.g. artifacts/rankers/NAME.json>\"")
+    model = _local_path(spec["model"])
+    if not model.is_file():
+        raise RecipeError(f"{path}: [ranker] model {model} does not exist (scripts/train_ranker.py writes one)")
+    from mathlas.bundle import sha256_file
+
+    got = sha256_file(model)
+    if spec.get("sha256") != got:
+        said = f"says {spec['sha256']}" if spec.get("sha256") else "records none"
+        raise RecipeError(f"{path}: [ranker] model {model} has sha256 {got}, the recipe {said}: "
+                          f"set sha256 = \"{got}\" if this is the model to ship")
+    from mathlas.ranking.learned import model_from_spec
+
+    try:
+        model_from_spec(json.loads(model.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise RecipeError(f"{path}: [ranker] model {model} cannot be attached ({e}): train it again with "
+                          f"scripts/train_ranker.py") from None
+    return {**spec, "model": model, "sha256": got}
 
 
 def _local_path(given: str) -> Path:

@@ -18,12 +18,20 @@ reads it to find shipped releases and, published next to the archives, as a remo
 ``url`` is the archive's file name, which readers resolve against the catalog's own location, so
 the directory can be published anywhere as it is; ``base_url`` writes absolute URLs instead, for
 archives hosted apart from the catalog.
+
+The other way round, for a build that takes a trained model out of a shipped release (a recipe's
+``[encoder] release``, ``mathlas_build.recipe``): ``find_release`` picks a release from a catalog
+(``name-version`` exactly, or ``name``: its newest version), and ``unpack`` checks the archive against
+the catalog's sha256 and its ``.sha256`` sidecar and unpacks it once, verified file by file against
+its manifest, into a directory named by that checksum.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
+import sys
 import tarfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -194,3 +202,83 @@ def _update_catalog(out_dir: Path, entry: dict[str, Any]) -> None:
 
 def _version_key(version: str) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.split("."))
+
+
+def find_release(catalog_dir: Path, wanted: str) -> tuple[dict[str, Any], Path]:
+    """The entry of ``catalog_dir/catalog.json`` that ``wanted`` names and its local archive:
+    ``"informal-1.3.0"`` that release, ``"informal"`` the newest version of that name. ``ValueError``
+    (one line, listing what the catalog has) when there is none or its archive is not there."""
+    catalog_dir = Path(catalog_dir)
+    path = catalog_dir / CATALOG
+    try:
+        releases = json.loads(path.read_text(encoding="utf-8")).get("releases", [])
+    except FileNotFoundError:
+        raise ValueError(f"no release catalog at {path}") from None
+    except (ValueError, AttributeError) as e:
+        raise ValueError(f"{path} is not a release catalog ({e})") from None
+    exact = [r for r in releases if f"{r.get('name')}-{r.get('version')}" == wanted]
+    named = sorted((r for r in releases if r.get("name") == wanted), key=lambda r: _version_key(str(r["version"])))
+    found = exact[-1] if exact else named[-1] if named else None
+    if found is None:
+        have = ", ".join(f"{r.get('name')}-{r.get('version')}" for r in releases) or "none"
+        raise ValueError(f"release {wanted!r} is not in {path} (it has: {have})")
+    url = str(found.get("url") or "")
+    if "://" in url:
+        raise ValueError(f"release {wanted!r} of {path} is hosted at {url}: a build reads local archives only "
+                         f"(download it beside the catalog)")
+    archive = catalog_dir / url
+    if not archive.is_file():
+        raise ValueError(f"{archive} (release {found['name']}-{found['version']} of {path}) is missing")
+    return found, archive
+
+
+def unpack(archive: Path, sha256: str, dest_root: Path, *, quiet: bool = False) -> Path:
+    """The bundle inside the release ``archive``, unpacked into ``dest_root/<name>-<version>-<sha12>/``
+    and returned. The archive must have ``sha256`` (the catalog's) and agree with its ``.sha256``
+    sidecar; every file is checked against the manifest (``verify``) before the directory gets its
+    name, so a directory of that name is a verified copy and is reused (sizes checked) on later calls.
+    Only plain files and folders under the archive's one top folder are unpacked."""
+    archive, dest_root = Path(archive), Path(dest_root)
+    got = sha256_file(archive)
+    sidecar = Path(str(archive) + SHA_SUFFIX)
+    if got != sha256 or (sidecar.is_file() and sidecar.read_text(encoding="utf-8").split()[0].lower() != got):
+        raise ValueError(f"{archive} has sha256 {got}, its catalog or {sidecar.name} says otherwise "
+                         f"({sha256}): the archive is damaged; restore it from the repository")
+    top = archive.name[:-len(ARCHIVE_SUFFIX)] if archive.name.endswith(ARCHIVE_SUFFIX) else archive.stem
+    dest = dest_root / f"{top}-{got[:12]}"
+    if (dest / MANIFEST).is_file():
+        verify(dest, checksums=False)
+        return dest
+    dest_root.mkdir(parents=True, exist_ok=True)
+    tmp = dest_root / f".{dest.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    if not quiet:
+        print(f"[release] unpacking {archive.name} into {dest}", file=sys.stderr, flush=True)
+    try:
+        with open(archive, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as z, \
+                tarfile.open(fileobj=z, mode="r|") as tar:  # type: ignore[call-overload]
+            for m in tar:
+                rel = m.name[len(top) + 1:] if m.name.startswith(top + "/") else None
+                if m.name == top and m.isdir():
+                    continue
+                parts = rel.split("/") if rel else []
+                if not parts or any(p in ("", ".", "..") for p in parts) or not (m.isreg() or m.isdir()):
+                    raise ValueError(f"{archive}: unexpected entry {m.name!r}: not a release packed by mathlas-build")
+                target = tmp.joinpath(*parts)
+                if m.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                src = tar.extractfile(m)
+                assert src is not None
+                with open(target, "wb") as out:
+                    shutil.copyfileobj(src, out, _CHUNK)
+        verify(tmp, checksums=True)
+        try:
+            os.rename(tmp, dest)
+        except OSError:  # another build unpacked the same archive first
+            if not (dest / MANIFEST).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
