@@ -7,7 +7,6 @@ exit codes and the shared options are ``mathlas.cli.common``'s.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 # light: every command module imports its tool (and numpy, the mcp SDK...) inside run()
@@ -28,6 +27,7 @@ from mathlas.cli import (
 )
 from mathlas.errors import MathlasError, UsageError
 from mathlas.extras import COMMANDS, require
+from mathlas.logs import log_to_stderr
 
 # in the order `mathlas --help` lists them
 COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, sequence, lean_check, data, lean, index,
@@ -48,22 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Stderr(logging.Handler):
-    """Plain lines on whatever ``sys.stderr`` is at the time (tests and wrappers swap it)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            print(self.format(record), file=sys.stderr, flush=True)
-        except Exception:  # noqa: BLE001 - logging must never break a command
-            self.handleError(record)
-
-
 def _log_to_stderr(quiet: bool) -> None:
     """Show the library's messages (installs, warnings) on stderr; ``-q`` keeps only warnings."""
-    logger = logging.getLogger("mathlas")
-    if not any(isinstance(h, _Stderr) for h in logger.handlers):
-        logger.addHandler(_Stderr())
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    log_to_stderr("mathlas", quiet)
 
 
 def main(argv: list[str] | None = None) -> int:

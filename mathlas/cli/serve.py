@@ -15,7 +15,6 @@ Importing this module is light: uvicorn, starlette and the mcp SDK load when the
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import socket
@@ -107,24 +106,12 @@ def config_from_args(args: argparse.Namespace):
                        read_timeout=args.read_timeout, max_connections=args.max_connections)
 
 
-class _Stderr(logging.Handler):
-    """One plain line per record on the current ``sys.stderr``."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            print(self.format(record), file=sys.stderr, flush=True)
-        except Exception:  # noqa: BLE001 - logging must never break the server
-            self.handleError(record)
-
-
 def _log_requests(quiet: bool) -> None:
     """Request lines and errors of ``mathlas.serve`` on stderr, once (not again through the
     ``mathlas`` logger the main CLI configures)."""
-    logger = logging.getLogger("mathlas.serve")
-    if not any(isinstance(h, _Stderr) for h in logger.handlers):
-        logger.addHandler(_Stderr())
-    logger.propagate = False
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    from mathlas.logs import log_to_stderr
+
+    log_to_stderr("mathlas.serve", quiet, propagate=False)
 
 
 def _bind(host: str, port: int) -> socket.socket:

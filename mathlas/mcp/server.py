@@ -68,10 +68,10 @@ from mathlas import __version__
 from mathlas.mcp import registry
 from mathlas.checks import integer
 from mathlas.errors import MathlasError, UsageError
-from mathlas.logs import LOG_LEVELS
+from mathlas.logs import LOG_LEVELS, StderrHandler
 from mathlas.mcp.text import compact_json, render
 
-log = logging.getLogger("mathlas.server")
+log = logging.getLogger(__name__)
 
 SERVER_NAME = "mathlas"
 INSTRUCTIONS = (
@@ -414,9 +414,7 @@ def _log_once(level: str) -> None:
     CRITICAL keeps only those."""
     logger = logging.getLogger("mathlas")
     if not any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
+        logger.addHandler(StderrHandler())
     logger.propagate = False
     logger.setLevel(min(logging.INFO, logging.getLevelName(level)) if level in ("DEBUG", "INFO", "WARNING") else level)
 
