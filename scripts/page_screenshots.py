@@ -12,20 +12,34 @@ browser tests do) and writes, 1200 CSS pixels wide at most:
     serve-lean.png       Lean cards (signature, docstring, module) from the formal bundle
     serve-lean-document.png  a Lean declaration's page: declaration, docstring, uses and used-by
 
-Each file is checked to be under 200 KB. Talk goes to stderr; the paths written to stdout.
+Each file is checked to be under 200 KB and records what it shows in a PNG text chunk
+(``mathlas-screenshot``: the bundles served, mathlas's version, this script), which
+tests/test_docs_figures.py reads: a screenshot of a bundle other than the shipped default fails
+there, so the README never shows an old page. ``--check`` only reads the docs' PNGs and says which
+are stale. Talk goes to stderr; the paths written to stdout.
+
+The README's screenshots are taken from the default bundle and the test Lean project's bundle::
+
+    python scripts/page_screenshots.py --bundle informal --formal-bundle <toy bundle dir>
+
+(the toy bundle: ``mathlas-build`` on ``mathlas_build.lean_build.lean_recipe(tests/data/lean-project)``,
+as tests/conftest.py's ``lean_project_bundle_dir`` makes it).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 from urllib.parse import quote
 
@@ -36,6 +50,55 @@ LEAN_QUERY = "doubling a natural number"
 LEAN_DOCUMENT = "lean:Toy.double_eq_two_mul"  # of the tests' toy project; the top hit elsewhere
 MAX_BYTES = 200_000
 WIDTH = 1200
+CHUNK_KEY = b"mathlas-screenshot"
+SHOTS = ("serve-landing.png", "serve-search.png", "serve-document.png", "serve-metamath.png", "serve-openlogic.png",
+         "serve-lean.png", "serve-lean-document.png")
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """A PNG's chunks as (type, data)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    out, i = [], 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        out.append((kind, data[i + 8:i + 8 + n]))
+        i += 12 + n
+    return out
+
+
+def provenance(path: Path) -> dict | None:
+    """What a screenshot records of how it was taken (``None``: nothing, an older screenshot)."""
+    for kind, body in png_chunks(path.read_bytes()):
+        if kind == b"tEXt" and body.startswith(CHUNK_KEY + b"\0"):
+            return json.loads(body[len(CHUNK_KEY) + 1:].decode("latin-1"))
+    return None
+
+
+def record(path: Path, facts: dict) -> None:
+    """Write ``facts`` into the PNG at ``path`` as a ``tEXt`` chunk before its end."""
+    data = path.read_bytes()
+    body = CHUNK_KEY + b"\0" + json.dumps(facts, sort_keys=True).encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    end = data.rindex(b"IEND") - 4
+    path.write_bytes(data[:end] + chunk + data[end:])
+
+
+def warm_up(base: str) -> None:
+    """Each search once before its screenshot, so that the time the page shows is a search's, not the
+    first one's (which opens the bundle and loads the encoder: seconds)."""
+    for path in [f"/api/search?k=20&q={quote(QUERY)}", f"/api/lean/search?k=20&q={quote(LEAN_QUERY)}",
+                 *(f"/api/search?k=20&source={s}&q={quote(q)}" for s, q in CARDS.items())]:
+        for _ in range(2):
+            with urllib.request.urlopen(base + path, timeout=120) as r:
+                r.read()
+
+
+def served_labels(base: str) -> dict:
+    with urllib.request.urlopen(base + "/api/bundles", timeout=60) as r:
+        listing = json.load(r)
+    return {"bundle": (listing.get("served") or [{}])[0].get("label"),
+            "formal_bundle": (listing.get("formal") or {}).get("label")}
 
 
 def serve(bundle: str, formal: str) -> tuple[subprocess.Popen, str, Path]:
@@ -76,15 +139,26 @@ def settle(pg) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bundle", required=True, help="the informal bundle (directory or installed name)")
-    ap.add_argument("--formal-bundle", required=True, help="the Lean bundle of the Lean card")
+    ap.add_argument("--bundle", help="the informal bundle (directory or installed name)")
+    ap.add_argument("--formal-bundle", help="the Lean bundle of the Lean card")
     ap.add_argument("--out", default="docs", help="where the PNGs go (default: docs)")
     ap.add_argument("--chromium", default=os.environ.get("MATHLAS_CHROMIUM") or shutil.which("chromium"))
+    ap.add_argument("--check", action="store_true", help="only say what each screenshot in --out records")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.check:
+        for name in SHOTS:
+            print(f"{out / name}: {provenance(out / name) or 'no record (taken before the script recorded it)'}")
+        return 0
+    if not (args.bundle and args.formal_bundle):
+        ap.error("--bundle and --formal-bundle are required (or --check)")
     from playwright.sync_api import sync_playwright
 
-    out = Path(args.out)
+    import mathlas
+
     proc, base, log = serve(args.bundle, args.formal_bundle)
+    facts = {**served_labels(base), "mathlas": mathlas.__version__, "script": "scripts/page_screenshots.py"}
+    warm_up(base)
     written = []
     try:
         with sync_playwright() as p:
@@ -94,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             def shot(name: str, **kw) -> None:
                 path = out / name
                 (kw.pop("element").screenshot if "element" in kw else pg.screenshot)(path=str(path), **kw)
+                record(path, {**facts, "shows": name})
                 size = path.stat().st_size
                 print(f"{path}: {size:,} bytes", file=sys.stderr)
                 if size > MAX_BYTES:
