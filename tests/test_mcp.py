@@ -31,9 +31,9 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 SEARCH_TOOLS = {"search_existing_math", "get_by_id", "get_statement"}
-SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score"}
+SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score", "also_in"}
 HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "license", "score",
-            "ranks", "fields"}
+            "ranks", "fields", "also_in"}
 WRITE_TOOLS = {"add_finding", "funsearch"}
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}
 

@@ -729,6 +729,24 @@ function fillAbout() {
   }
 }
 
+// Where else a hit's fact is stated (h.also_in: {source, label, id}, mathlas.groups) as one line:
+// "also in PlanetMath FundamentalTheoremOfAlgebra, Metamath fta"; each copy of this bundle links to
+// its document. null when the fact is stated nowhere else.
+function alsoIn(copies, bundle, lean) {
+  if (!Array.isArray(copies) || !copies.length) return null;
+  const div = el("div", {class: "also-in", text: "also in "});
+  copies.forEach((c, n) => {
+    if (n) div.append(", ");
+    const here = lean ? c.id.startsWith("lean:") : !c.id.startsWith("lean:");
+    const label = c.label ? el("code", {text: c.label}) : null;
+    const what = here ? el("a", {href: docHref(c.id, lean ? null : bundle), title: c.id}) : el("span", {title: c.id});
+    what.append(c.source + (label ? " " : ""));
+    if (label) what.append(label);
+    div.append(what);
+  });
+  return div;
+}
+
 function hitCard(h, i, bundle, lean, position) {
   const f = h.fields || {};
   const ranks = ranksText(h.ranks);
@@ -747,6 +765,8 @@ function hitCard(h, i, bundle, lean, position) {
   }
   if (ranks) meta.append(el("span", {class: "ranks", text: ranks}));
   const li = el("li", {class: "hit", title: ranks ? "channel ranks: " + ranks : (why || null)}, el("h3", {}, a), meta);
+  const also = alsoIn(h.also_in, bundle, lean);
+  if (also) li.append(also);
   if (lean) {
     const decl = leanDeclaration(h.label || h.id.replace(/^lean:/, ""), f.signature);
     const aka = knownAs(f.aliases);
