@@ -28,26 +28,22 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     rs = list(rankings.values())
     lens = [len(r) for r in rs]
     c = len(rs)
-    if not sum(lens):
-        return np.zeros(0, np.int64), np.zeros((0, c), np.int64), np.zeros((0, c)), [(np.zeros(0, np.int64),) * 2] * c
-    keys = np.concatenate([np.asarray(r.keys, dtype=np.int64) for r in rs])
-    scores = np.concatenate([np.asarray(r.scores) for r in rs])
-    chan = np.repeat(np.arange(c), lens)
-    pos = np.concatenate([np.arange(n) for n in lens])
-    order = np.lexsort((pos, chan, keys))  # by key, then channel, then place
-    k, ch = keys[order], chan[order]
-    new_key = np.ones(len(k), dtype=bool)
-    new_key[1:] = k[1:] != k[:-1]
-    first = new_key.copy()
-    first[1:] |= ch[1:] != ch[:-1]  # the first (best) place of each key in each channel
-    row = (np.cumsum(new_key) - 1)[first]
-    col, at = ch[first], order[first]
-    all_keys = k[new_key]
+    keys = np.concatenate([np.asarray(r.keys, dtype=np.int64) for r in rs]) if rs else np.zeros(0, np.int64)
+    all_keys, inv = np.unique(keys, return_inverse=True)
     ranks = np.zeros((len(all_keys), c), dtype=np.int64)
     raw = np.full((len(all_keys), c), np.nan)
-    ranks[row, col] = pos[at] + 1
-    raw[row, col] = scores[at]
-    where = [(row[col == j], pos[at][col == j]) for j in range(c)]
+    where = []
+    start = 0
+    for j, (r, n) in enumerate(zip(rs, lens)):
+        rows, places = inv[start:start + n], np.arange(n)
+        start += n
+        ranks[rows, j] = places + 1
+        if n and not np.array_equal(ranks[rows, j], places + 1):  # a key listed twice: its first place
+            first = np.unique(rows, return_index=True)[1]
+            rows, places = rows[first], places[first]
+            ranks[rows, j] = places + 1
+        raw[rows, j] = np.asarray(r.scores)[places]
+        where.append((rows, places))
     return all_keys, ranks, raw, where
 
 
