@@ -31,6 +31,18 @@ MAX_QUERY_CHARS = 10_000  # one limit on every surface (the encoder reads 512 to
 ECHO_CHARS = 200          # what an answer repeats of the query it answers
 
 
+def check_query(query: Any) -> str:
+    """``query`` if it is a search query every surface accepts, else ``UsageError`` in one line
+    (the same words from the library, the CLI, MCP, the REST API and TheoremSearch's ``POST /search``):
+    empty, not Unicode text, or over ``MAX_QUERY_CHARS``."""
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("the query is empty; type some words or a formula")
+    unicode_text(query, "the query")
+    if (too_long := query_too_long(query)) is not None:
+        raise UsageError(too_long)
+    return query
+
+
 def query_too_long(query: str) -> str | None:
     """The one-line refusal of a query over ``MAX_QUERY_CHARS`` (None when it is not): the same words
     from the CLI, MCP, the REST API and TheoremSearch's ``POST /search``."""
@@ -94,11 +106,7 @@ class SearchRequest:
         from mathlas.ranking.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
 
         names = {**LABELS, **(labels or {})}
-        if not isinstance(query, str) or not query.strip():
-            raise UsageError("the query is empty; type some words or a formula")
-        unicode_text(query, "the query")
-        if (too_long := query_too_long(query)) is not None:
-            raise UsageError(too_long)
+        check_query(query)
         integer(k, "k", 1, MAX_K)
         integer(offset, "offset", 0, MAX_K - k)  # the deepest hit a request reaches is offset + k <= MAX_K
         if rerank is not None and not isinstance(rerank, bool):

@@ -20,12 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mathlas.request import SURFACE_MAX_K, query_too_long
+from mathlas.request import MODES, SURFACE_MAX_K, check_query
 from mathlas.web.api import BundleFacts, ScoredHit, UsageError
 
 MAX_RESULTS = SURFACE_MAX_K  # n_results over HTTP: 1..100 (TheoremSearch's own v2 limit)
 DEFAULT_RESULTS = 10
-MODES = ("hybrid", "lexical", "dense")
 
 # mathlas source -> (TheoremSearch's name for it, the source's title, its home page, its authors)
 SOURCES: dict[str, tuple[str, str, str, list[str]]] = {
@@ -120,11 +119,7 @@ def parse(body: Any) -> Request:
     """Check a request body the way the CLI checks its arguments (``UsageError``, one line)."""
     if not isinstance(body, dict):
         raise UsageError('the request body must be a JSON object like {"query": "...", "n_results": 10}')
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError("the query is empty; type some words or a formula")
-    if (too_long := query_too_long(query)) is not None:  # the request's one limit, said before any other check
-        raise UsageError(too_long)
+    query = check_query(body.get("query"))  # the request's one check of the query, said before any other
     n, limit = body.get("n_results"), body.get("limit")
     if n is not None and limit is not None and n != limit:
         raise UsageError(f"n_results ({n!r}) and its alias limit ({limit!r}) disagree; send one of them")
