@@ -211,3 +211,36 @@ def test_every_surface_says_what_it_searched_for(default_bundle_dir):
     assert f" {SEARCHED};" in render("search_existing_math", answer, {}).splitlines()[0]
     http = api_search(TYPO, k=3)
     assert http["searched_for"] == "fundamental theorem of algebra" and http["expanded"] == SEARCHED
+
+
+def test_misspellings_of_the_collection(default_bundle_dir):
+    """The judged collection's drafts mark their misspelt names (``typo``): the correction finds
+    nearly all of them and leaves the other statements and names (and real words: "members" is not
+    "numbers", "midpoints" not a misspelling of "midpoint", Gödel is Godel) as they are."""
+    import json
+    from pathlib import Path
+
+    import mathlas
+    from mathlas.ranking.names import correction_for
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    root = Path(__file__).resolve().parents[1] / "eval" / "collection"
+    drafts = [json.loads(line) for f in ("drafts-a.jsonl", "drafts-b.jsonl")
+              for line in (root / f).read_text(encoding="utf-8").splitlines() if line.strip()]
+    typos = [d["query"] for d in drafts if d.get("typo")]
+    others = [d["query"] for d in drafts if not d.get("typo")]
+    fixed = [q for q in typos if correction_for(b, q).corrected]
+    changed = [q for q in others if correction_for(b, q).corrected]
+    assert len(typos) >= 20 and len(fixed) >= len(typos) - 2, sorted(set(typos) - set(fixed))
+    assert len(changed) <= 2, changed
+    for q in ("the Jordan–Hölder theorem", "valuation rings are maximal among subrings", "members of a set"):
+        assert correction_for(b, q).corrected == {}, q
+
+
+def test_word_forms_and_accents():
+    from mathlas.ranking.names import fold, inflected
+
+    assert inflected("midpoints", "midpoint") and inflected("ramifies", "ramified")
+    assert inflected("conjunctive", "conjunction") and inflected("bijectively", "bijective")
+    assert not inflected("borell", "borel") and not inflected("theorm", "theorem")
+    assert fold("gödel") == "godel" and fold("arzelà") == "arzela" and fold("plain") == "plain"

@@ -46,8 +46,14 @@ MAX_EDITS = 2
 # within two edits keep prefixes within two edits), which bounds the index at 29 entries a word.
 PREFIX = 7
 # A typed word the bundle's texts use in at least 1/KEEP_RATIO as many documents as its correction
-# is a word of its own, not a misspelling ("schwartz": 34 documents, against "schwarz": 47).
+# is a word of its own, not a misspelling ("schwartz": 34 documents, against "schwarz": 47); so is
+# one they use in REAL_WORD_DOCS documents or more ("holes": 44, not "holds"; the misspelling
+# "continous" is in 17 of the default bundle's). A correction two edits away is made only for a
+# word no document uses ("members" is not "numbers").
 KEEP_RATIO = 10
+REAL_WORD_DOCS = 20
+# A name word that at most RARE names and documents use may itself be a misspelling (``lema``).
+RARE = 2
 # Only the first words of a long query are looked at (a pasted statement is not a name).
 MAX_QUERY_WORDS = 64
 STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at its be that this every any "
@@ -145,6 +151,21 @@ def _deletion_hashes(prefixes: list[str], edits: int) -> np.ndarray:
     for j, kept in enumerate(patterns):  # one pattern at a time: 20x faster than one (n, 29, 7) gather
         out[:, j] = codes[:, kept] @ _POWERS  # integer matmul wraps modulo 2^64
     return out.view(np.int64)
+
+
+# Word endings that make another form of a word, not a misspelling of it (midpoint-s, ramifi-es/-ed,
+# bijective-ly, connective-s, conjunct-ive/-ion)
+_ENDINGS = frozenset("s es d ed ing ly al ally e y ies ied ic ical ive ion ions ness ity".split()) | {""}
+
+
+def inflected(typed: str, word: str) -> bool:
+    """Whether ``typed`` and ``word`` are forms of one word: past their common beginning, each ends
+    in nothing or a common ending (``_ENDINGS``)."""
+    n = 0
+    while n < min(len(typed), len(word)) and typed[n] == word[n]:
+        n += 1
+    # back off a letter or two: conjuncti-ve / conjuncti-on share "conjunct" + ive / ion
+    return any(typed[k:] in _ENDINGS and word[k:] in _ENDINGS for k in range(n, max(n - 3, 2), -1))
 
 
 def allowed_edits(word: str) -> int:
@@ -351,19 +372,29 @@ class NameIndex:
         """Whether ``word`` (any case) is a word of some name or alias."""
         return word.lower() in self._fuzzy()
 
-    def nearest(self, word: str) -> tuple[str, int] | None:
-        """The name or alias word nearest to ``word`` within its allowed edits (fewest edits, then
-        the word most names use, then alphabetical) and its distance; None when there is none."""
+    def _rare(self, word: str, count: Callable[[str], int] | None) -> bool:
+        """A name word too rare to trust as spelt right: at most ``RARE`` names and documents use it
+        (``lema``, in two names of the default bundle, is a misspelling of ``lemma``)."""
+        return count is not None and self._fuzzy().get(word, 0) <= RARE and count(word) <= RARE
+
+    def nearest(self, word: str, exclude_self: bool = False,
+                count: Callable[[str], int] | None = None) -> tuple[str, int] | None:
+        """The name or alias word nearest to ``word`` within its allowed edits and its distance;
+        None when there is none. Among the nearest, the likeliest slip (a letter left out or two
+        swapped, then one mistyped, then one too many: ``theorm`` is ``theorem``, not ``theory``;
+        ``lema`` is ``lemma``, not ``lem``), then the word the bundle's documents use most
+        (``count``, when given), then the one most names use, then alphabetical.
+        ``exclude_self``: another word than ``word`` itself."""
         w = word.lower()
         edits = allowed_edits(w)
         if not edits:
             return None
         vocab = self._fuzzy()
-        if w in vocab:
+        if w in vocab and not exclude_self:
             return w, 0
         assert self._hashes is not None and self._word_of is not None and self._words is not None and self._groups
         seen: set[int] = set()
-        best: tuple[int, int, str] | None = None
+        found: dict[str, int] = {}
         probes = np.unique(_deletion_hashes([w[:PREFIX]], edits).ravel())
         lo = np.searchsorted(self._hashes, probes, side="left")
         hi = np.searchsorted(self._hashes, probes, side="right")
@@ -375,14 +406,30 @@ class NameIndex:
                 for i in self._groups[g]:
                     cand = self._words[i]
                     d = edit_distance(w, cand, edits)
-                    if d <= edits and (best is None or (d, -vocab[cand], cand) < best):
-                        best = (d, -vocab[cand], cand)
-        return (best[2], best[0]) if best else None
+                    if 0 < d <= edits:
+                        found[cand] = d
+        if not found:
+            return None
+        fewest = min(found.values())
+        # the likeliest slip first: a letter left out or two swapped, then one mistyped, then one too many
+        slip = {c: 0 if len(c) > len(w) or (len(c) == len(w) and sorted(c) == sorted(w)) else 1 if len(c) == len(w)
+                else 2 for c, d in found.items() if d == fewest}
+        likeliest = min(slip.values())
+        closest = [c for c, k in slip.items() if k == likeliest]
+        if count is not None and len(closest) > 1:
+            docs = {c: count(c) for c in sorted(closest, key=lambda c: -vocab[c])[:8]}
+            closest = sorted(docs, key=lambda c: (-docs[c], -vocab[c], c))
+        else:
+            closest.sort(key=lambda c: (-vocab[c], c))
+        return closest[0], fewest
 
-    def correct(self, query: str, count: Callable[[str], int] | None = None) -> Correction:
+    def correct(self, query: str, count: Callable[[str], int] | None = None,
+                known: Callable[[str], bool] | None = None) -> Correction:
         """``query`` with each misspelt word replaced by the nearest name or alias word (see the
-        module docstring); ``count(word)``, when given, is how many of the bundle's documents use a
-        word: a typed word used at least 1/KEEP_RATIO as often as its correction is kept."""
+        module docstring). ``count(word)``, when given, is how many of the bundle's documents use a
+        word (``KEEP_RATIO``, ``REAL_WORD_DOCS``: a word of its own is kept); ``known(word)``, when
+        given, says a word is a word of the language anyway (the encoder's vocabulary: "feet",
+        "actor", "banana" are not misspellings of "meet", "factor", "banach")."""
         scan = _MASK.sub(lambda m: " " * len(m.group()), query)
         fixes: dict[str, str] = {}
         spans: list[tuple[int, int, str]] = []
@@ -396,13 +443,24 @@ class NameIndex:
             if low in fixes:
                 spans.append((m.start(), m.end(), fixes[low]))
                 continue
-            found = self.nearest(low)
-            if found is None or found[1] == 0:
+            if known is not None and known(low):
+                continue  # a word of the language is not a misspelling
+            folded = fold(low)
+            if folded != low and self.knows(folded):
+                continue  # Gödel is Godel
+            if self.knows(low) and not self._rare(low, count):
                 continue
-            better = found[0]
+            found = self.nearest(low, exclude_self=True, count=count)
+            if found is None:
+                continue
+            better, edits = found
+            if inflected(low, better):
+                continue  # "midpoints", "ramifies": another form of the word, which the index stems alike
             if count is not None:
-                have = count(low)
-                if have and have * KEEP_RATIO >= count(better):
+                have, theirs = count(low), count(better)
+                # the same count: the index's stemmer makes them one word (borell, borel), a misspelling
+                # it happens to mend for BM25 but not for the encoder
+                if have and have != theirs and (have >= REAL_WORD_DOCS or edits > 1 or have * KEEP_RATIO >= theirs):
                     continue
             fixes[low] = better
             spans.append((m.start(), m.end(), better))
@@ -447,12 +505,50 @@ _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 
 def correction_for(bundle: "Bundle", query: str) -> Correction:
     """``query`` with its misspelt name words corrected over ``bundle`` (``NameIndex.correct``, the
-    bundle's texts deciding what is a word of its own); a query that is an exact name or id as typed
-    is left alone."""
+    bundle's texts and its encoder's vocabulary deciding what is a word of its own); a query that is
+    an exact name or id as typed is left alone."""
     index = NameIndex.of(bundle)
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
-    return index.correct(query, text_counter(bundle))
+    return index.correct(query, text_counter(bundle), vocabulary_of(bundle))
+
+
+def fold(word: str) -> str:
+    """``word`` without its accents (``gödel`` -> ``godel``)."""
+    if word.isascii():
+        return word
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+_VOCABULARIES: "weakref.WeakKeyDictionary[Any, Callable[[str], bool]]" = weakref.WeakKeyDictionary()
+
+
+def vocabulary_of(bundle: "Bundle") -> Callable[[str], bool] | None:
+    """Whether a word is a whole word of the bundle's query encoder's vocabulary (its
+    ``tokenizer.json``: WordPiece words, or BPE words with their space mark): the words of the
+    language the encoder was trained on, which no misspelling correction should touch. None when
+    the bundle has no readable tokenizer. Read once per bundle (30k words: ~20 ms)."""
+    with _CACHE_LOCK:
+        if bundle in _VOCABULARIES:
+            return _VOCABULARIES[bundle]
+    import json
+
+    from mathlas.bundle import ENCODER_DIR
+
+    words: set[str] | None = None
+    try:
+        model = json.loads((bundle.root / ENCODER_DIR / "tokenizer.json").read_text(encoding="utf-8"))["model"]
+        vocab = model["vocab"]
+        words = {w.lstrip("Ġ▁").lower() for w in (vocab if isinstance(vocab, dict) else [v[0] for v in vocab])
+                 if w[:1] in "Ġ▁" or (model.get("type") == "WordPiece" and not w.startswith("##"))}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        words = None
+    check = (lambda w: w in words) if words else None
+    with _CACHE_LOCK:
+        _VOCABULARIES[bundle] = check
+    return check
 
 
 class NameMatch:

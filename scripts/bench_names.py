@@ -1,0 +1,136 @@
+"""Does a Lean declaration's name find it? (issue 30, part 3)
+
+Draws ``--n`` declarations at random (``--seed``) from a formal bundle, of the kinds ``--kinds``
+(theorem, lemma, def), written in the source (no generated name, no derived instance name), and
+searches each two ways through the library's seam (``mathlas.service.lean_search``, what
+``mathlas lean search`` and the MCP tool call):
+
+* ``full``: the fully qualified name as typed (``Finset.sum_range_succ``): top-1 and top-10;
+* ``last``: its last component (``sum_range_succ``): top-10, and top-1 among the names whose last
+  component no other declaration shares (``unique``); ``shared`` are the others. A name of one
+  component is its own last component and counts in ``full`` only.
+
+``--no-names`` searches without the name stage (``mathlas.ranking.names.NameMatch``), the ranking
+before it: the "before" of docs/formal.md. Proportions with Wilson 95% intervals.
+
+    python scripts/bench_names.py --bundle PATH_OR_NAME [--n 150] [--seed 0] [--no-names] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of ``hits`` out of ``n``."""
+    if n == 0:
+        return 0.0, 0.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sample(b, n: int, seed: int, kinds: tuple[str, ...]) -> list[str]:
+    """``n`` declaration names of ``kinds``, written in the source, drawn with ``seed``."""
+    cols = b.table.column_names
+    ids = b.table.column("id").to_pylist()
+    kind = b.table.column("kind").to_pylist()
+    generated = b.table.column("generated").to_pylist() if "generated" in cols else [None] * len(ids)
+    derived = b.table.column("derived_name").to_pylist() if "derived_name" in cols else [None] * len(ids)
+    pool = [i[len("lean:"):] for i, k, g, d in zip(ids, kind, generated, derived) if k in kinds and not g and not d]
+    pool.sort()
+    return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def rank_of(target: str, hits) -> int | None:
+    return next((i for i, h in enumerate(hits, 1) if h.id == target), None)
+
+
+def run(bundle: str, n: int, seed: int, kinds: tuple[str, ...], names: bool, k: int = 10) -> dict:
+    from mathlas.formal import open_formal
+    from mathlas.ranking.names import NameIndex
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    b = open_formal(bundle)
+    if not names:  # the ranking before the name stage: the bundle's pipeline without it
+        from mathlas.ranking import pipeline
+
+        p = pipeline.pipeline_for(b)
+        pipeline._PIPELINES[b] = p.with_stages([s for s in p.stages if s.name != "names"])
+    index = NameIndex.of(b)
+    t0 = time.perf_counter()
+    index.build()
+    built = time.perf_counter() - t0
+    drawn = sample(b, n, seed, kinds)
+    rows = []
+    t_search = 0.0
+    for name in drawn:
+        target = f"lean:{name}"
+        row = {"name": name}
+        for form, query in (("full", name), ("last", name.rsplit(".", 1)[-1])):
+            if form == "last" and query == name:
+                continue
+            t = time.perf_counter()
+            r = lean_search(LeanSearchRequest.make(query, k), b)
+            t_search += time.perf_counter() - t
+            row[form] = rank_of(target, r.hits)
+            row[f"{form}_match"] = r.match
+            if form == "last":
+                row["sharing"] = len(index.suffix(query))  # declarations whose name ends so, itself included
+        rows.append(row)
+
+    def share(pred, subset) -> dict:
+        hits = sum(1 for r in subset if pred(r))
+        lo, hi = wilson(hits, len(subset))
+        return {"hits": hits, "n": len(subset), "rate": round(hits / max(1, len(subset)), 3),
+                "ci95": [round(lo, 3), round(hi, 3)]}
+
+    full = rows
+    last = [r for r in rows if "last" in r]
+    unique = [r for r in last if r["sharing"] <= 1]
+    result = {
+        "bundle": b.label, "n": len(rows), "seed": seed, "kinds": list(kinds), "names_stage": names,
+        "full_top1": share(lambda r: r["full"] == 1, full),
+        "full_top10": share(lambda r: r["full"] is not None, full),
+        "full_strong": share(lambda r: r["full_match"] == "strong", full),
+        "last_top10": share(lambda r: r["last"] is not None, last),
+        "last_top1_unique": share(lambda r: r["last"] == 1, unique),
+        "last_top10_shared": share(lambda r: r["last"] is not None, [r for r in last if r["sharing"] > 1]),
+        "index_build_s": round(built, 3),
+        "search_ms_mean": round(1000 * t_search / max(1, len(full) + len(last)), 2),
+        "rows": rows,
+    }
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bundle", required=True, help="the formal bundle: a name or a directory")
+    ap.add_argument("--n", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--kinds", default="theorem,lemma,def")
+    ap.add_argument("--no-names", action="store_true", help="search without the name stage (the ranking before it)")
+    ap.add_argument("--json", help="write the figures and every row here")
+    args = ap.parse_args(argv)
+    res = run(args.bundle, args.n, args.seed, tuple(args.kinds.split(",")), names=not args.no_names)
+    for key in ("full_top1", "full_top10", "full_strong", "last_top10", "last_top1_unique", "last_top10_shared"):
+        x = res[key]
+        print(f"{key:<18} {x['hits']:>4}/{x['n']:<4} {x['rate']:.3f}  [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]")
+    print(f"{res['bundle']}: name index built in {res['index_build_s']} s; {res['search_ms_mean']} ms a search "
+          f"(names stage {'on' if res['names_stage'] else 'off'})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
