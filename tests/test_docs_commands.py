@@ -213,7 +213,6 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     # building and training
     "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "
                                                             "tests/test_training.py makes pairs from a few documents"),
-    "mathlas-build train-encoder build/recipes/pairs-2.toml": NotRun(TRAINING),
     "mathlas-build train-encoder build/recipes/pairs.toml": NotRun(TRAINING),
     "python scripts/bench_encoders.py --pairs-dir work/pairs/math-pairs-2 --encoder minilm-base=work/encoders/minilm-base "
     "--encoder minilm-trained=<default bundle>/encoder --encoder e5-small-base=work/encoders/e5-small-base "
@@ -232,6 +231,12 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas-build train-reranker build/recipes/pairs.toml": NotRun(TRAINING),
     "mathlas-build train-reranker build/recipes/pairs.toml --measure 4": NotRun(TRAINING),
     "mathlas-build build/recipes/informal.toml --pack artifacts": NotRun(BUILD),
+    "mathlas-build build/recipes/informal.toml --out work/bundles/informal-rebuild": NotRun(
+        BUILD + "; tests/test_build.py and test_carry.py build the tiny recipe on the shipped release's encoder "
+        "and vectors ([encoder] release, carry)"),
+    "mathlas-build work/old/mathlib-round1.toml --out work/bundles/mathlib": NotRun(
+        "embeds all of Mathlib and Batteries (~25 min on 2 cores) with a release recovered from the git history"),
+    "mathlas-build train-encoder --threads 2 build/recipes/pairs-2.toml": NotRun(TRAINING),
     "mathlas-build build/recipes/mathlib.toml --install": NotRun(
         "embeds all of Mathlib and Batteries (~23 min on 2 cores); `mathlas index build-lean` runs below on a tiny project"),
     "mathlas-build RECIPE.toml": NotRun(BUILD),
