@@ -1,14 +1,20 @@
 """The formal (Lean) bundle: which one the tools search, opening it, its module filter, how a Lean
 hit looks, and the bridge from a Stacks tag to the declarations tagged with it.
 
-The formal bundle (``mathlib`` by default, ``$MATHLAS_FORMAL_BUNDLE``, or any bundle built with
-``mathlas index build-lean PATH``) holds one document per Lean declaration, id
+A formal bundle (``mathlib``, or any bundle built with ``mathlas index build-lean PATH``, named
+after its project) holds one document per Lean declaration, id
 ``lean:<Fully.Qualified.Name>``, with the metadata columns ``module``, ``signature``, ``docstring``,
 ``dependencies``, ``pagerank`` and ``stacks`` (optional: ``aliases``, the names people use that the
 declaration's own name lacks, "; "-joined), and the reference graph ``graph/dependencies.npz``.
 Search is the core hybrid search with an optional PageRank prior (``mathlas.service.lean_search``).
 Where a declaration carries ``@[stacks TAG]`` its hit links to ``stacks:TAG``; ``stacks_to_lean``
 gives the way back for the informal bundle's documents.
+
+Which formal bundles a request means (``formal_bundle_specs``): the one it names, else
+``$MATHLAS_FORMAL_BUNDLE``, else every installed formal bundle (a bundle whose manifest has the
+``lean`` source), ``mathlib`` first. A search covers them all (``mathlas.service.lean_search``); a
+declaration is read from the first that holds its id (``open_formal_holding``); what needs one
+bundle (the HTTP server's ``/api/lean``, the Stacks bridge) takes the first.
 """
 from __future__ import annotations
 
@@ -34,9 +40,28 @@ BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean pr
               "`mathlas-build build/recipes/mathlib.toml --corpora ../shared/corpora --install`; see docs/formal.md")
 
 
+def installed_formal() -> list[str]:
+    """Names of the installed formal bundles (their manifest lists the ``lean`` source), mathlib first."""
+    from mathlas.releases.install import installed
+
+    names = {b.name for b in installed() if b.manifest is not None and "lean" in b.manifest.sources}
+    return sorted(names, key=lambda n: (n != FORMAL_BUNDLE, n))
+
+
+def formal_bundle_specs(bundle: str | None) -> list[str]:
+    """The formal bundles a request means: the one it names, else ``$MATHLAS_FORMAL_BUNDLE``, else every
+    installed formal bundle (mathlib first); none installed: ``[mathlib]``, whose absence says how to build one."""
+    if bundle:
+        return [bundle]
+    env = os.environ.get(FORMAL_ENV)
+    if env:
+        return [env]
+    return installed_formal() or [FORMAL_BUNDLE]
+
+
 def formal_bundle_spec(bundle: str | None) -> str:
-    """The formal bundle a request means: the one it names, else ``$MATHLAS_FORMAL_BUNDLE``, else mathlib."""
-    return bundle or os.environ.get(FORMAL_ENV) or FORMAL_BUNDLE
+    """The one formal bundle a request means where one is needed: the first of ``formal_bundle_specs``."""
+    return formal_bundle_specs(bundle)[0]
 
 
 def open_formal(bundle: "str | Bundle | None") -> "Bundle":
@@ -55,12 +80,31 @@ def open_formal(bundle: "str | Bundle | None") -> "Bundle":
     except BundleNotFoundError as e:
         if os.sep in spec or "/" in spec:  # a directory that is not there: say so
             raise BundleNotFoundError(f"{e}; {BUILD_HINT}") from None
+        if bundle is None and not os.environ.get(FORMAL_ENV):  # none named, none installed
+            raise BundleNotFoundError(f"no formal bundle is installed; {BUILD_HINT}") from None
         # a name: lead with what works (no formal release is published to install)
         raise BundleNotFoundError(f"no formal bundle named {spec!r} is installed; {BUILD_HINT}") from None
     if "module" not in b.table.column_names:
         raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; "
                          f"pass bundle=<a formal bundle> or set ${FORMAL_ENV}")
     return b
+
+
+def open_formal_holding(doc_id: str, bundle: "str | Bundle | None") -> "Bundle":
+    """The formal bundle to read ``doc_id`` from: ``bundle`` when one is named, else the first of the
+    installed formal bundles that holds the id (the first of them when none does: its error names it)."""
+    if bundle is not None:
+        return open_formal(bundle)
+    specs = formal_bundle_specs(None)
+    if len(specs) > 1:
+        for spec in specs:
+            b = open_formal(spec)
+            try:
+                b.key_of(doc_id)
+                return b
+            except UsageError:
+                continue
+    return open_formal(None)
 
 
 # ------------------------------------------------------------------------------ hits and the module filter

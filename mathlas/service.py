@@ -149,13 +149,16 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
 
 
 def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
-    """Lean search: ``req`` over the formal bundle (``bundle``; None: ``$MATHLAS_FORMAL_BUNDLE`` or
-    mathlib), with the bundle's PageRank prior unless the request sets its weight, and without the
-    deprecated declarations when ``req.deprecated`` is False."""
-    from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_spec, formal_hit, module_mask,
-                                open_formal)
+    """Lean search: ``req`` over the formal bundle (``bundle``; None: ``$MATHLAS_FORMAL_BUNDLE``, else
+    every installed formal bundle, ``mathlas.formal.formal_bundle_specs``), with the bundle's PageRank
+    prior unless the request sets its weight, and without the deprecated declarations when
+    ``req.deprecated`` is False."""
+    from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_spec, formal_bundle_specs,
+                                formal_hit, module_mask, open_formal)
     from mathlas.ranking.pipeline import pipeline_for
 
+    if bundle is None and len(specs := formal_bundle_specs(None)) > 1:
+        return _lean_search_many(req, specs)
     b = open_formal(bundle)
     priors = None
     weight = 0.0
@@ -185,6 +188,34 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
         steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
     return FormalSearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
                               next=steps, **_match(b, req, ranked))
+
+
+def _lean_search_many(req: LeanSearchRequest, specs: list[str]) -> FormalSearchResult:
+    """``lean_search`` over several installed formal bundles (none named): each ranks its first
+    ``offset + k``; the hits merge by score (formal bundles fuse alike: ``FORMAL_FUSION`` of the
+    build), a declaration two of them hold (a project and the Mathlib it depends on) once, from the
+    first (mathlib first); the answer's match is the most confident bundle's."""
+    deep = replace(req, k=req.k + req.offset, offset=0)
+    parts = [(spec, lean_search(deep, spec)) for spec in specs]
+    merged: dict[str, tuple[str, Hit]] = {}
+    for spec, h in sorted(((spec, h) for spec, r in parts for h in r.hits), key=lambda x: -x[1].score):
+        merged.setdefault(h.id, (spec, h))  # a stable sort: bundle order breaks ties
+    page = list(merged.values())[req.offset:req.offset + req.k]
+    hits = [h for _, h in page]
+    best = max((r for _, r in parts), key=lambda r: r.confidence)
+    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
+             for spec, h in page[:2]]
+    if hits:
+        steps.append(NextStep("get_dependencies", {"id": hits[0].id, "direction": "uses", "bundle": page[0][0]},
+                              "what the best hit is built on"))
+        steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
+                              "check a proof that uses the hit with the Lean kernel"))
+    if not hits and req.modules:
+        steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
+    return FormalSearchResult(query=echoed(req.query), bundle=", ".join(r.bundle for _, r in parts), mode=req.mode,
+                              prior_weight=parts[0][1].prior_weight, hits=hits, next=steps, match=best.match,
+                              confidence=best.confidence, note=best.note, expanded=best.expanded,
+                              searched_for=best.searched_for)
 
 
 def _again(query: str) -> str:
@@ -228,9 +259,9 @@ def document(doc_id: str, bundle: BundleSpec = None) -> Document:
     if doc_id.startswith("finding:"):
         return _finding_document(doc_id)
     if bundle is None and doc_id.startswith("lean:"):
-        from mathlas.formal import open_formal
+        from mathlas.formal import open_formal_holding
 
-        b = open_formal(None)  # Lean declarations live in the formal bundle
+        b = open_formal_holding(doc_id, None)  # Lean declarations live in the formal bundles
     else:
         b = _open(bundle)
     doc = b.get(doc_id)
@@ -255,10 +286,10 @@ def _finding_document(fid: str) -> Document:
 
 def dependencies(req: DependencyRequest, bundle: BundleSpec = None) -> DependencyResult:
     """The Lean declarations ``req.id`` uses (or that use it), breadth first, nearest first."""
-    from mathlas.formal import open_formal
+    from mathlas.formal import open_formal_holding
     from mathlas.graph import graph_of
 
-    b = open_formal(bundle)
+    b = open_formal_holding(req.id, bundle)  # none named: the installed formal bundle that holds the id
     walk = graph_of(b).walk(b.key_of(req.id), req.direction, req.depth)
     cols = {c: b.column(c) for c in ("id", "kind", "module", "signature")}
     deps = [Dependency(id=cols["id"][j].as_py(), kind=cols["kind"][j].as_py(),

@@ -192,7 +192,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas index install NAME[@VERSION] | URL | PATH [--catalog URL] [--sha256 HEX] [--force]": Synopsis(),
     "mathlas index install NAME[@VERSION] | URL | PATH [--catalog URL] [--sha256 HEX] [--force] [-q]": Synopsis(),
     "mathlas index use NAME[@VERSION]": Synopsis(),
-    "mathlas index build-lean PATH [--name mathlib] [--version V]": Synopsis(),
+    "mathlas index build-lean PATH [--name NAME] [--version V]": Synopsis(),
     "mathlas lean search QUERY [-k N] [--module M ...] [--kind K ...] [--prior-weight W] [--json]": Synopsis(),
     "mathlas lean deps ID [--used-by] [--depth D] [--json]": Synopsis(),
     "mathlas mcp [--bundle B]": Synopsis(),
@@ -311,7 +311,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         "reads the results of the two runs above; tests/test_bench_scale.py extrapolates from small runs"),
     # the Lean road
     "mathlas index build-lean ~/my-lean-project":
-        Run(("installed mathlib-", "[embed]"), data="installed", subst={"~/my-lean-project": "{lean_project}"}),
+        Run(("installed toy-", "[embed]"), data="installed", subst={"~/my-lean-project": "{lean_project}"}),
     "mathlas index build-lean ~/my-lean-project --name myproj --version 0.1.0": NotRun(
         "the build above with --name and --version: tests/test_lean_journey.py runs it on tests/data/lean-project"),
     # the tools

@@ -206,7 +206,7 @@ def test_no_formal_bundle_leads_with_what_works(tmp_path):
     """Without a formal bundle, the hint leads with build-lean (no formal release is published, so
     `mathlas index install mathlib` cannot work)."""
     p = mathlas("lean", "search", "prime two le", env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
-    line = one_line(p, 1, "no formal bundle named 'mathlib' is installed; build it with `mathlas index build-lean PATH`")
+    line = one_line(p, 1, "no formal bundle is installed; build it with `mathlas index build-lean PATH`")
     assert "index install" not in line
 
 

@@ -55,24 +55,27 @@ def test_build_lean_on_a_project_without_mathlib_then_search_and_deps(tmp_path):
     data, cwd = tmp_path / "data", tmp_path / "cwd"
     cwd.mkdir()
     env = {**os.environ, "MATHLAS_DATA_DIR": str(data)}
-    proc = subprocess.run(command("mathlas") + ["index", "build-lean", str(project), "--name", "toy",
-                                                "--threads", "1"],
+    proc = subprocess.run(command("mathlas") + ["index", "build-lean", str(project), "--threads", "1"],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     # stdout is the installed bundle's directory, nothing else; the talk is on stderr
     installed = Path(proc.stdout.strip())
     assert proc.stdout.strip().count("\n") == 0 and installed.parent == data / "bundles"
-    assert installed.name.startswith("toy-0.") and "[embed]" in proc.stderr
-    # nothing written where the command ran; the build's own folder holds only the embedding cache
+    # named after its Lake package, not "mathlib"; outside git: no commit in its version (issue 31 item 15)
+    assert installed.name.startswith("toy-0.") and "+" not in installed.name and "[embed]" in proc.stderr
+    # the one bundle installed is the one built: the default informal bundle is not installed on the way
+    assert sorted(p.name for p in (data / "bundles").iterdir() if not p.name.startswith(".")) == [installed.name]
+    # nothing written where the command ran; the build's own folder holds the embedding cache and the
+    # default release unpacked for its encoder
     assert list(cwd.iterdir()) == []
-    assert sorted(p.name for p in (data / "build").iterdir()) == ["embed-cache"]
+    assert sorted(p.name for p in (data / "build").iterdir()) == ["default-bundle", "embed-cache"]
     manifest = json.loads((installed / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["sources"]["lean"]["license"] == "MIT"
     assert manifest["sources"]["lean"]["attribution"] == "toy (no repository, MIT)"
 
-    def mathlas(*args: str) -> dict:
-        out = subprocess.run(command("mathlas") + list(args) + ["--bundle", "toy", "--json"], cwd=cwd, env=env,
+    def mathlas(*args: str) -> dict:  # no --bundle: the formal tools search every installed formal bundle
+        out = subprocess.run(command("mathlas") + list(args) + ["--json"], cwd=cwd, env=env,
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)

@@ -7,6 +7,15 @@ ships in the default bundle (all-MiniLM-L6-v2, int8), so the build needs nothing
 dependencies; the repository's recipe ``build/recipes/mathlib.toml`` builds the same kind of bundle
 from the Mathlib + Batteries copies in the corpora with the fp32 document model.
 
+Naming and versioning (``project_name``, ``project_version``): a project is named after its Lake
+package (``lake-manifest.json``'s or ``lakefile.toml``'s ``name``, ``lakefile.lean``'s ``package``),
+else its folder; only Mathlib itself is named ``mathlib``. Its version is ``0.<date>.0``, with
+``+<commit>`` when the project is in a repository of its own (the top of a git work tree) or in one
+that ``index info`` names (a remote it links to): a project copied outside git, or lying in some
+other checkout without a remote, gets no commit. The formal tools search every installed formal
+bundle when none is named (``mathlas.formal``), so a project need not be called ``mathlib`` to be
+searched. Building installs nothing but the bundle built (``default_encoder``).
+
 The formal retrieval settings live here, once: ``FORMAL_OPTIONS`` / ``FORMAL_FUSION`` (a test checks
 that the Mathlib recipe uses the same values). They are the measured best on
 ``shared/eval/formal-dev.jsonl`` (docs/formal.md).
@@ -63,7 +72,45 @@ FORMAL_FUSION = {
         "lexical": {"weights": [0.1705, 0.1375, 0.1089], "bias": -1.2539, "none_below": 0.3663, "strong_at": 0.6707}
     },
 }
-DEFAULT_NAME = "mathlib"
+MATHLIB = "mathlib"  # Mathlib's own package name, and the name of its bundle
+DEFAULT_NAME = MATHLIB  # kept for callers that name the Mathlib bundle (recipes, scripts)
+_NAME_CHARS = re.compile(r"[^a-z0-9._+-]+")
+
+
+def project_name(path: Path) -> str:
+    """The bundle name of the Lean project at ``path``: its Lake package name (``lake-manifest.json``,
+    ``lakefile.toml`` ``name``, ``lakefile.lean`` ``package``), else its folder's name; lowercased,
+    other characters than letters, digits and ``._+-`` as ``-``. Mathlib's own checkout is ``mathlib``."""
+    path = Path(path).resolve()
+    found = ""
+    try:
+        found = str(json.loads((path / "lake-manifest.json").read_text(encoding="utf-8")).get("name") or "")
+    except (OSError, ValueError, AttributeError):
+        pass
+    if not found:
+        try:
+            m = re.search(r'(?m)^\s*name\s*=\s*"([^"]+)"', (path / "lakefile.toml").read_text(encoding="utf-8"))
+            found = m.group(1) if m else ""
+        except OSError:
+            pass
+    if not found:
+        try:
+            m = re.search(r"(?m)^\s*package\s+(?:«([^»]+)»|([A-Za-z_][\w.]*))",
+                          (path / "lakefile.lean").read_text(encoding="utf-8"))
+            found = (m.group(1) or m.group(2)) if m else ""
+        except OSError:
+            pass
+    name = _NAME_CHARS.sub("-", (found or path.name).strip().lower()).strip("-._+")
+    return name or "lean-project"
+
+
+def _git_top(path: Path) -> Path | None:
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out).resolve() if out else None
 
 
 def project_roots(path: Path) -> list[Path]:
@@ -79,29 +126,22 @@ def project_roots(path: Path) -> list[Path]:
 
 
 def project_version(path: Path) -> str:
-    """A version for the bundle: the git commit of the project (or of its Mathlib package) if known,
-    else today's date, as ``0.<yyyymmdd>.0+<commit>`` so newer builds sort later."""
+    """A version for the bundle, ``0.<yyyymmdd>.0`` so newer builds sort later, with ``+<commit>``
+    (8 hex digits) when the project is at a commit of its own repository: the top of a git work
+    tree, or a tree whose origin ``index info`` names (``tree_origin``: a remote it links to, a
+    corpus copy's ``SOURCE.md``). A project outside git, or inside another checkout that names no
+    repository, gets none: the enclosing checkout's commit says nothing about the project."""
+    from mathlas_build.sources.lean import tree_origin
+
+    path = Path(path).resolve()
     day = datetime.now(timezone.utc).strftime("%Y%m%d")
-    commit = ""
-    manifest = Path(path) / "lake-manifest.json"
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-        for pkg in data.get("packages", []):
-            if pkg.get("name") == "mathlib" and pkg.get("rev"):
-                commit = pkg["rev"]
-    except (OSError, ValueError):
-        pass
-    if not commit:
-        try:
-            commit = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
-                                    text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            commit = ""
+    origin = tree_origin(path)
+    commit = origin.commit if origin.url or _git_top(path) == path else ""
     commit = commit[:8] if re.fullmatch(r"[0-9a-f]{7,40}", commit or "") else ""
     return f"0.{day}.0" + (f"+{commit}" if commit else "")
 
 
-def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version: str | None = None,
+def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: str | None = None,
                 document_model: str | None = None, dirs: list[str] | None = None,
                 license: str | None = None) -> Recipe:
     """An in-memory recipe for the Lean project at ``path`` (see the module docstring)."""
@@ -123,6 +163,7 @@ def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version:
     packages = [tree_origin(r, project=path) for r in roots[1:]]
     options["attribution"] = own.describe() + (
         "; packages: " + ", ".join(o.describe() for o in packages) if packages else "")
+    name = name or project_name(path)
     version = version or project_version(path)
     raw = {"name": name, "version": version,
            "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
@@ -135,22 +176,33 @@ def lean_recipe(path: Path, encoder: Path, *, name: str = DEFAULT_NAME, version:
                   path=path / "<build-lean>")
 
 
-def default_encoder() -> Path:
-    """The query encoder of the installed default bundle (installed now if needed)."""
+def default_encoder(workdir: Path, *, quiet: bool = False) -> Path:
+    """The query encoder of the default bundle, installing nothing in the user's data directory:
+    the installed default bundle's when there is one, else the shipped release's, unpacked once
+    into ``<workdir>/default-bundle`` (a data directory of the build's own; building a formal
+    bundle installed the informal one as a side effect)."""
     from mathlas.bundle import ENCODER_DIR
 
     from mathlas_build.pipeline import run_mathlas
 
-    return Path(run_mathlas("index", "path", capture=True).stdout.strip()) / ENCODER_DIR
+    have = run_mathlas("index", "path", "--no-install", capture=True, check=False)
+    if have.returncode == 0:
+        return Path(have.stdout.strip()) / ENCODER_DIR
+    scratch = Path(workdir) / "default-bundle"
+    if not quiet:
+        print(f"build-lean: the default bundle is not installed; its shipped release's encoder is unpacked "
+              f"under {scratch} (nothing is installed)", file=sys.stderr)
+    got = run_mathlas("index", "path", "-q", capture=True, env={"MATHLAS_DATA_DIR": str(scratch)})
+    return Path(got.stdout.strip()) / ENCODER_DIR
 
 
 def main_lean(args) -> int:
     from mathlas_build.pipeline import build
 
-    encoder = Path(args.encoder) if args.encoder else default_encoder()
+    workdir = Path(args.workdir)
+    encoder = Path(args.encoder) if args.encoder else default_encoder(workdir, quiet=args.quiet)
     recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
                          dirs=args.dirs.split(",") if args.dirs else None, license=args.license)
-    workdir = Path(args.workdir)
     cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
     scratch = None
     if args.out:
@@ -179,8 +231,10 @@ def main_lean(args) -> int:
 def add_lean_parser(sub) -> None:
     p = sub.add_parser("lean", help="build a formal bundle from a Lean project (its folders and .lake/packages)")
     p.add_argument("path", type=Path, help="the Lean project (a folder with lakefile / lean sources)")
-    p.add_argument("--name", default=DEFAULT_NAME, help=f"bundle name (default {DEFAULT_NAME}: what the formal tools search)")
-    p.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
+    p.add_argument("--name", help="bundle name (default: the project's Lake package name, else its folder; "
+                                  "mathlib for Mathlib itself). The formal tools search every installed formal bundle")
+    p.add_argument("--version", help="bundle version (default 0.<date>.0, +<commit> when the project is at a "
+                                     "commit of its own repository)")
     p.add_argument("--dirs", help="comma-separated top folders to read (default: every folder with .lean files)")
     p.add_argument("--encoder", type=Path, help="encoder directory (default: the default bundle's query encoder)")
     p.add_argument("--license", metavar="SPDX",

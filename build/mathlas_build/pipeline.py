@@ -181,12 +181,18 @@ def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
     return format_plan(plan, as_json=args.json)
 
 
-def run_mathlas(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
+def run_mathlas(*args: str, capture: bool = False, check: bool = True,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run the ``mathlas`` command: the build meets the runtime's installer through its command
-    line, never its modules (the build/runtime contract, docs/bundle-format.md)."""
+    line, never its modules (the build/runtime contract, docs/bundle-format.md). ``check=False``:
+    a failure is the caller's to read (stderr captured with stdout); ``env``: added to the environment."""
+    import os
+
     proc = subprocess.run([sys.executable, "-m", "mathlas", *args], text=True,
-                          stdout=subprocess.PIPE if capture else None)
-    if proc.returncode != 0:
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.PIPE if capture and not check else None,
+                          env={**os.environ, **env} if env else None)
+    if proc.returncode != 0 and check:
         raise RecipeError(f"`mathlas {' '.join(args)}` failed (exit code {proc.returncode})")
     return proc
 

@@ -63,6 +63,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     s = sub.add_parser("path", help="print the bundle's directory")
     s.add_argument("bundle", nargs="?", help=_BUNDLE_HELP)
+    s.add_argument("--no-install", action="store_true",
+                   help="only an installed bundle: exit 1 rather than install a shipped release")
     s.set_defaults(run=_cmd_path)
 
     s = sub.add_parser("remove", help="delete an installed bundle")
@@ -114,7 +116,7 @@ def _cmd_use(args: argparse.Namespace) -> int:
 
 
 def _cmd_path(args: argparse.Namespace) -> int:
-    print(inst.resolve_bundle(args.bundle, quiet=_quiet(args)))
+    print(inst.resolve_bundle(args.bundle, quiet=_quiet(args), install=not args.no_install))
     return 0
 
 

@@ -3,7 +3,7 @@ and ``mathlas index build-lean PATH``: a formal bundle of exactly the Lean proje
 
     mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--no-deprecated] [--json]
     mathlas lean deps lean:Nat.Prime.two_le [--used-by] [--depth 2] [--json]
-    mathlas index build-lean ~/my-project [--name mathlib]
+    mathlas index build-lean ~/my-project [--name NAME]
 
 Building runs the build pipeline (``mathlas-build lean``) in a child process: the runtime never imports it.
 """
@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
     s.add_argument("--no-deprecated", dest="deprecated", action="store_false",
                    help="leave @[deprecated] declarations out (default: flagged, after their replacement)")
-    s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
+    s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE, else every installed formal bundle)")
     s.add_argument("--json", action="store_true")
     quiet_option(s)  # as `mathlas search -q`: only warnings on stderr
     d = sub.add_parser("deps", help="get_dependencies: what a declaration uses, or what uses it")
@@ -48,11 +48,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def add_build_lean(sub: Any) -> None:
-    """The ``index build-lean`` subcommand (added to ``mathlas index`` by cli_index)."""
+    """The ``index build-lean`` subcommand (``mathlas.cli.index`` adds it to ``mathlas index``)."""
     s = sub.add_parser("build-lean", help="build (and install) a formal bundle of the Lean project at PATH")
     s.add_argument("path", help="the Lean project: its folders and .lake/packages are indexed")
-    s.add_argument("--name", default="mathlib", help="bundle name (default mathlib: what the formal tools search)")
-    s.add_argument("--version", help="bundle version (default 0.<date>.0+<Mathlib commit>)")
+    s.add_argument("--name", help="bundle name (default: the project's Lake package name, else its folder; mathlib "
+                                  "for Mathlib itself); the formal tools search every installed formal bundle")
+    s.add_argument("--version", help="bundle version (default 0.<date>.0, +<commit> when the project is at a commit "
+                                     "of its own repository)")
     s.add_argument("--dirs", help="comma-separated top folders to read")
     s.add_argument("--license", metavar="SPDX", help="licence of the project's own declarations (default: guessed "
                                                      "from its LICENSE/COPYING file, else unknown)")
@@ -68,9 +70,8 @@ def add_build_lean(sub: Any) -> None:
 def run_build_lean(args: argparse.Namespace) -> int:
     from mathlas.paths import data_dir
 
-    cmd = [sys.executable, "-m", "mathlas_build.cli", "lean", str(args.path), "--name", args.name,
-           "--workdir", str(data_dir() / "build")]
-    for flag, value in (("--version", args.version), ("--dirs", args.dirs), ("--license", args.license),
+    cmd = [sys.executable, "-m", "mathlas_build.cli", "lean", str(args.path), "--workdir", str(data_dir() / "build")]
+    for flag, value in (("--name", args.name), ("--version", args.version), ("--dirs", args.dirs), ("--license", args.license),
                         ("--threads", args.threads), ("--out", args.out), ("--cache", args.cache)):
         if value is not None:
             cmd += [flag, str(value)]
@@ -108,10 +109,11 @@ def run(args: argparse.Namespace) -> int:
             print_json(r)
             return 0
         talk = not args.quiet  # -q: the hits alone
-        if r.expanded and talk:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
-            print(f"mathlas: {r.expanded}", file=sys.stderr)
-        if r.hits and r.match != "strong" and talk:  # how far to trust the hits (mathlas.ranking.confidence)
-            print(f"mathlas: {r.note} (match: {r.match}, confidence {r.confidence:.2f})", file=sys.stderr)
+        if talk:
+            from mathlas.render import search_notes
+
+            for note in search_notes(r):  # what it was searched as, how far to trust the hits
+                print(f"mathlas: {note}", file=sys.stderr)
         print_hits(r.hits, start=args.offset + 1)
         if not r.hits and talk:
             print("mathlas: no declarations found; try other words, a name fragment (prime two le) or no --module",

@@ -170,7 +170,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return name, version
 
 
-def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False) -> Path:
+def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False, install: bool = True) -> Path:
     """The directory of the bundle ``spec`` names.
 
     ``None`` means ``$MATHLAS_BUNDLE`` or ``DEFAULT_BUNDLE``. An existing directory is itself;
@@ -178,6 +178,7 @@ def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False
     with ``use``, else its highest version among the installed and the shipped releases. A shipped
     release that is not installed yet is installed first (talk on stderr); remote catalogs are
     never consulted here. Raises ``BundleNotFoundError`` listing what is installed otherwise.
+    ``install=False``: only an installed bundle (or a directory) answers; nothing is installed.
     """
     if spec is None:
         spec = os.environ.get("MATHLAS_BUNDLE") or DEFAULT_BUNDLE
@@ -195,7 +196,7 @@ def resolve_bundle(spec: str | os.PathLike | None = None, *, quiet: bool = False
     if _looks_like_path(spec):
         raise BundleNotFoundError(f"no bundle directory at {as_path}")
 
-    found = _choose(spec, installed(), readable_shipped())
+    found = _choose(spec, installed(), readable_shipped() if install else [])
     if isinstance(found, InstalledBundle):
         return found.path
     if found is not None:
