@@ -557,8 +557,10 @@ class NameMatch:
     whose names end with the query's components (``Finset.sum_range_succ`` for ``sum_range_succ``)
     follow it, in the order the ranking gave them (those it did not rank after, by PageRank where
     the bundle has it), up to ``TOP_SLOTS`` places in all; the rest of the pool follows unchanged.
-    Each placed row is marked ``names`` with its place (1, 2, ...), which its hit shows in ``ranks``. Suffix matches are taken for a query shaped like an identifier (``.``,
-    ``_``, a digit, an inner capital, a non-ASCII letter) or when at most three declarations end so.
+    Each placed row is marked ``names`` with its place (1, 2, ...), which its hit shows in ``ranks``.
+    Suffix matches are taken for a query shaped like an identifier (``.``, ``_``, a digit, an inner
+    capital, a non-ASCII letter) or when at most ``TOP_SLOTS`` declarations end so (a plain word that
+    many names end with, ``add``, is as likely a word as a name).
     A deprecated declaration asked for by name has its replacement placed right after it. Only
     documents the request's filters and weights allow are placed. Runs last: what it places is what
     was asked for by name, and no later stage reorders it."""
@@ -577,7 +579,7 @@ class NameMatch:
         if index.formal:
             taken = set(exact)
             ends = [k for k in index.suffix(q) if k not in taken]
-            suffix = ends if _IDENTIFIER.search(q) or len(ends) <= 3 else []
+            suffix = ends if _IDENTIFIER.search(q) or len(ends) <= TOP_SLOTS else []
         if not exact and not suffix:
             return pool
         ok = plan.allowed(np.asarray(exact + suffix, dtype=np.int64)).tolist()
