@@ -2,7 +2,9 @@
 
 ``mathlas search`` / ``mathlas lean search`` print ``listing`` (a block per hit), the MCP search
 tools' text content is ``line`` per hit (one line each: a model pays for every character), and
-``mathlas show`` prints ``document``. Each reads a hit in its JSON form (``dataclasses.asdict`` of
+``mathlas show`` prints ``document``; what a search answer says beside its hits (what the query was
+searched as, how far to trust the hits) is ``search_notes``, on stderr in the CLI and in the first line
+of MCP's listing. Each reads a hit in its JSON form (``dataclasses.asdict`` of
 ``mathlas.hit.Hit``, or a ``HitSummary``), the same fields ``--json``, MCP's structured content and
 the HTTP API carry, so a change of the hit's shape cannot break one text surface silently. A Lean
 hit is one whose ``fields`` hold a ``signature``: it shows its kind, module, signature, docstring
@@ -168,6 +170,22 @@ def document(doc: Mapping[str, Any]) -> str:
     if fields.get("alias_of") and fields.get("signature"):  # what `alias ⟨_, x⟩ := t` states
         out.append(f"  -- states {fields['signature']}")
     return "\n".join(out) + "\n"
+
+
+def search_notes(answer: Any) -> list[str]:
+    """What a search answer (``SearchResult``, ``LeanSearchResult`` or its JSON form) says beside its
+    hits, one line each, both left out when there is nothing to say: what the query was searched as
+    (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits and
+    they are no ``strong`` match, how far to trust them (``mathlas.ranking.confidence``):
+    ``no clear match among these hits (match: weak, confidence 0.66)``."""
+    def get(key: str) -> Any:
+        return answer.get(key) if isinstance(answer, Mapping) else getattr(answer, key, None)
+
+    notes = [get("expanded")] if get("expanded") else []
+    match = get("match") or "strong"
+    if get("hits") and match != "strong":
+        notes.append(f"{get('note') or ''} (match: {match}, confidence {float(get('confidence') or 0):.2f})".lstrip())
+    return notes
 
 
 def _cut(text: str, limit: int) -> str:

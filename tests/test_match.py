@@ -120,7 +120,8 @@ def test_mcp_answer_and_listing_say_it(default_bundle_dir):
     answer = dataclasses.asdict(search_answer("search_existing_math", ask(OFF_TOPIC), "summary"))
     assert answer["match"] == "none" and answer["note"]
     text = render("search_existing_math", answer, {})
-    assert text.splitlines()[0].startswith(f"Hits 1-10 ({answer['bundle']}, hybrid); match: none, nothing close was found")
+    assert text.splitlines()[0].startswith(f"Hits 1-10 ({answer['bundle']}, hybrid); nothing close was found")
+    assert f"(match: none, confidence {answer['confidence']:.2f});" in text.splitlines()[0]  # as the CLI says it
     strong = dataclasses.asdict(search_answer("search_existing_math", ask("Nakayama lemma"), "summary"))
     assert strong["match"] == "strong" and render("search_existing_math", strong, {}).startswith("Hits 1-")
 

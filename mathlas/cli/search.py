@@ -125,11 +125,10 @@ def cmd_search(args) -> int:
     if args.json:
         print_json(result)
         return 0
-    if result.expanded:  # the abbreviations the query was searched with (mathlas.ranking.abbreviations)
-        print(f"mathlas: {result.expanded}", file=sys.stderr, flush=True)
-    if result.hits and result.match != "strong":  # how far to trust the hits (mathlas.ranking.confidence)
-        print(f"mathlas: {result.note} (match: {result.match}, confidence {result.confidence:.2f})",
-              file=sys.stderr, flush=True)
+    from mathlas.render import search_notes
+
+    for note in search_notes(result):  # what it was searched as, how far to trust the hits
+        print(f"mathlas: {note}", file=sys.stderr, flush=True)
     print_hits(result.hits, start=args.offset + 1)
     if not result.hits:
         hint = ("nothing passed the filters; try without --source/--kind or another --mode" if req.filtered

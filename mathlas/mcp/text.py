@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mathlas.render import line
+from mathlas.render import line, search_notes
 
 SEARCH_TOOLS = ("search_existing_math", "search_formal_math")
 
@@ -35,12 +35,8 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
     if not hits:
         lines = [f"No hits ({where})."]
     else:
-        trust = ""
-        if data.get("match") in ("weak", "none"):  # how far to trust them (mathlas.ranking.confidence)
-            trust = f" match: {data['match']}, {data.get('note', '')} (confidence {data.get('confidence', 0):.2f});"
-        if data.get("expanded"):  # the abbreviations the query was searched with
-            trust += f" {data['expanded']};"
-        lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where});{trust} get_by_id(id) gives the whole statement:"]
+        notes = "".join(f" {note};" for note in search_notes(data))  # searched as, how far to trust the hits
+        lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where});{notes} get_by_id(id) gives the whole statement:"]
         lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:
         if step["tool"] != "get_by_id":  # the header says how to open a hit
