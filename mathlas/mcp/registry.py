@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mathlas.hit import Hit, HitSummary, LeanHitSummary
-from mathlas.request import MAX_K, MAX_QUERY_CHARS, SURFACE_MAX_K
+from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.service import NextStep
 
 MCP_MAX_K = SURFACE_MAX_K
@@ -59,7 +59,7 @@ OFFSET = {"minimum": 0, "maximum": MAX_K - 1}
 DIGITS = {"minimum": 1, "maximum": 1000}           # tools.numeric.identify.MAX_DIGITS
 SECONDS = {"exclusiveMinimum": 0, "maximum": 600}  # tools.numeric.timebound.check_timeout
 LEAN_SECONDS = {"minimum": 1, "maximum": 600}      # tools.lean_check.MAX_TIMEOUT_S, funsearch's timeout_s
-SEARCH = {"query": {**_TEXT, "maxLength": MAX_QUERY_CHARS}, "k": K, "offset": OFFSET}
+SEARCH = {"query": _TEXT, "k": K, "offset": OFFSET}  # the query's length: one line from the request (tools/list budget)
 
 FACTS: dict[str, ToolFacts] = {
     "search_existing_math": ToolFacts("Search known mathematics", args={

@@ -31,7 +31,7 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
         kinds: e.g. ["theorem", "lemma"] or ["def", "structure"].
         mode: hybrid fuses keywords (BM25) and meaning (dense).
         prior_weight: PageRank prior weight; default: the bundle's; 0: off.
-        bundle: default: $MATHLAS_FORMAL_BUNDLE, else every installed formal bundle.
+        bundle: default: $MATHLAS_FORMAL_BUNDLE or all installed.
         offset: skip this many hits (next page: offset + k).
         deprecated: false: leave deprecated ones out.
     """
@@ -49,6 +49,6 @@ def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, lim
     Args:
         id: e.g. "lean:Nat.Prime.two_le".
         limit: at most this many; `total` counts all.
-        bundle: default: $MATHLAS_FORMAL_BUNDLE, else the installed formal bundle holding the id.
+        bundle: default: $MATHLAS_FORMAL_BUNDLE or all installed.
     """
     return dependencies(DependencyRequest.make(id, direction, depth, limit), bundle)
