@@ -7,6 +7,13 @@ their union) are computed once per query and kept in ``--cache`` (an .npz keyed 
 bundle's label, so a new bundle computes them again). Labels: 2 for a target, 1 for a hit judged
 equivalent, 0 otherwise. Prints MRR@20 / P@1 / Hit@10 of the pool's RRF order and of the model on
 tune (in-sample), check and informal-dev, each over the queries' relevant ids.
+
+``--mined FILE`` adds pairs mined from the corpora (``python -m mathlas_build.training.mined --out FILE``)
+to the tune queries, each pair's pool computed with the query's own text masked out of its targets'
+view (``mathlas_build.training.mined.masked_pool``), its rows weighted ``--mined-weight`` (the tune
+queries' weigh 1), at most ``--mined-max`` pairs of each origin (in the file's order, which the miner
+shuffled); the pools are kept in ``--mined-cache``. Without ``--mined`` nothing changes.
+docs/training.md says what it measured.
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +92,67 @@ def training_set(b, recs, P, judged, ids: set[str]):
         y.append(lab)
         groups.append(len(lab))
     return np.concatenate(X), np.concatenate(y), groups
+
+
+def mined_set(b, pairs: list[dict], cache: Path | None, weight: float):
+    """X, y, groups and weights of the mined pairs (rows labelled -1 left out; a pair with no target in
+    its pool left out)."""
+    import hashlib
+
+    from mathlas.groups import groups_of
+    from mathlas.ranking.learned import FEATURES
+    from mathlas_build.training import mined
+
+    def key(p: dict) -> str:
+        return p["id"] + "-" + hashlib.sha1(json.dumps(p["views"], sort_keys=True).encode()).hexdigest()[:8]
+
+    stamp = f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
+    have: dict[str, ltr.Pool] = {}
+    if cache and cache.is_file():
+        z = np.load(cache, allow_pickle=False)
+        if str(z["stamp"]) == stamp:
+            for k in z["keys"].tolist():
+                have[k] = ltr.Pool(z[f"k_{k}"], z[f"x_{k}"], z[f"k_{k}"])
+    enc = mined.Encodings(b.encoder, cache.with_name(cache.stem + "-encodings.npz") if cache else None)
+    t0, made = time.time(), 0
+
+    def save():
+        if cache:
+            arrays = {"stamp": np.array(stamp), "keys": np.array(sorted(have))}
+            for k, p in have.items():
+                arrays[f"k_{k}"] = p.keys
+                arrays[f"x_{k}"] = p.X
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            np.savez_compressed(cache, **arrays)
+
+    for p in pairs:
+        if key(p) not in have:
+            have[key(p)] = mined.masked_pool(b, p["query"], p["views"], encodings=enc)
+            made += 1
+            if made % 200 == 0:
+                print(f"{made} mined pools in {time.time() - t0:.0f} s", file=sys.stderr)
+                save()
+    if made:
+        print(f"{made} mined pools made in {time.time() - t0:.0f} s", file=sys.stderr)
+        save()
+    groups_ = groups_of(b)
+    X, y, groups, w, used = [], [], [], [], Counter()
+    for p in pairs:
+        pool = have[key(p)]
+        lab = mined.labels(b, pool, set(p["targets"]), groups_)
+        keep = lab >= 0
+        if lab.max() < 2 or keep.sum() < 2:
+            used["no-target-in-pool"] += 1
+            continue
+        used[p["origin"]] += 1
+        X.append(pool.X[keep])
+        y.append(lab[keep])
+        groups.append(int(keep.sum()))
+        w.append(np.full(int(keep.sum()), weight, dtype=np.float64))
+    print("mined pairs used: " + ", ".join(f"{k} {v}" for k, v in sorted(used.items())), file=sys.stderr)
+    if not groups:
+        return np.zeros((0, len(FEATURES)), dtype=np.float32), np.zeros(0, dtype=np.int32), [], np.zeros(0), used
+    return np.concatenate(X), np.concatenate(y), groups, np.concatenate(w), used
 
 
 def match_row(b, r, p, scores) -> dict:
@@ -164,6 +233,12 @@ def main() -> None:
     ap.add_argument("--min-data", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--folds", type=int, default=5, help="out-of-fold scores of the tune split for match")
+    ap.add_argument("--mined", default=None, help="mined pairs (.jsonl, mathlas_build.training.mined) added to tune")
+    ap.add_argument("--mined-weight", type=float, default=1.0, help="weight of a mined pair's rows (tune's: 1)")
+    ap.add_argument("--mined-max", type=int, default=0, help="at most this many pairs of each origin (0: all)")
+    ap.add_argument("--mined-origins", default="", help="comma-separated origins to use (default: all)")
+    ap.add_argument("--mined-cache", default=None,
+                    help="the mined pairs' pool cache (.npz; default: beside --cache, '-mined' added)")
     a = ap.parse_args()
 
     from mathlas.engine import open_bundle
@@ -176,12 +251,39 @@ def main() -> None:
     judged = C.judgments(ROOT / "eval" / "collection")
     opts = dict(trees=a.trees, leaves=a.leaves, learning_rate=a.lr, min_data=a.min_data, seed=a.seed)
     tune_ids = {r["id"] for r in recs if r["split"] == "tune"}
+    mined = None
+    if a.mined:
+        from mathlas_build.training.mined import read as read_mined
+
+        origins = set(filter(None, a.mined_origins.split(",")))
+        taken: Counter = Counter()
+        pairs = []
+        for p in read_mined(Path(a.mined)):
+            if (not origins or p["origin"] in origins) and (not a.mined_max or taken[p["origin"]] < a.mined_max):
+                taken[p["origin"]] += 1
+                pairs.append(p)
+        cache = Path(a.mined_cache) if a.mined_cache else (
+            Path(a.cache).with_name(Path(a.cache).stem + "-mined.npz") if a.cache else None)
+        mined = mined_set(b, pairs, cache, a.mined_weight)
+
+    def with_mined(X, y, groups):
+        if mined is None:
+            return X, y, groups, None
+        mX, my, mg, mw, _ = mined
+        return (np.concatenate([X, mX]), np.concatenate([y, my]), groups + mg,
+                np.concatenate([np.ones(len(y)), mw]))
+
     X, y, groups = training_set(b, recs, P, judged, tune_ids)
-    booster = ltr.train(X, y, groups, **opts)
+    n_tune = len(groups)
+    X, y, groups, weight = with_mined(X, y, groups)
+    booster = ltr.train(X, y, groups, **opts, weight=weight)
     spec = ltr.export_lightgbm(booster)
-    spec["trained_on"] = {"tune_queries": len(groups), "candidates": int(len(y)), "trees": a.trees,
+    spec["trained_on"] = {"tune_queries": n_tune, "candidates": int(len(y)), "trees": a.trees,
                           "leaves": a.leaves, "learning_rate": a.lr, "min_data_in_leaf": a.min_data,
                           "seed": a.seed, "collection_split_seed": C.SPLIT_SEED}
+    if mined is not None:
+        spec["trained_on"]["mined"] = {"file": Path(a.mined).name, "weight": a.mined_weight,
+                                       "pairs": dict(mined[4]), "max_per_origin": a.mined_max}
     model = model_from_spec(spec)
     # the exported arrays must give LightGBM's own scores
     assert np.allclose(model.score(X[:500]), booster.predict(X[:500]), atol=1e-4), "export differs from LightGBM"
@@ -199,8 +301,8 @@ def main() -> None:
     rows = []
     for f in range(a.folds):
         ids = {q for q in tune_ids if fold(q) != f}
-        Xf, yf, gf = training_set(b, recs, P, judged, ids)
-        mf = model_from_spec(ltr.export_lightgbm(ltr.train(Xf, yf, gf, **opts)))
+        Xf, yf, gf, wf = with_mined(*training_set(b, recs, P, judged, ids))
+        mf = model_from_spec(ltr.export_lightgbm(ltr.train(Xf, yf, gf, **opts, weight=wf)))
         for r in allrecs:
             if r["split"] == "tune" and fold(r["id"]) == f:
                 rows.append({"id": r["id"], "split": "tune", "kind": kind(r),

@@ -105,14 +105,17 @@ def export_lightgbm(booster) -> dict:
 
 
 def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
-          learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None):
+          learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None,
+          weight: np.ndarray | None = None):
+    """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``weight``: one per
+    candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``)."""
     import lightgbm as lgb
 
     params = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [1, 10], "num_leaves": leaves,
               "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
               "bagging_fraction": 0.9, "bagging_freq": 1, "lambdarank_truncation_level": 20,
               "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
-    data = lgb.Dataset(X, y, group=groups, feature_name=list(FEATURES))
+    data = lgb.Dataset(X, y, group=groups, feature_name=list(FEATURES), weight=weight)
     booster = lgb.train(params, data, num_boost_round=trees)
     return booster
 
