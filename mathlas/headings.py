@@ -15,6 +15,8 @@ reads them, with the id and the source, into three fields that mean one thing ev
 * ``context``: where it lives: a breadcrumb (Stacks, HoTT, Open Logic, Napkin), PlanetMath's category,
   a ProofNet book, a Lean module; empty where the bundle does not say.
 
+A saved finding is headed by its name, else by the first words of its statement.
+
 The function reads only ``id``, ``source``, ``kind``, ``name`` and ``title``, which every hit and every
 document carry, so ``mathlas search`` and ``mathlas show`` (CLI, ``--json``, MCP, ``/api``, the page) agree
 on any bundle, old ones included. It also tidies what older builds left in headings: TeX's ``--`` as an
@@ -36,13 +38,15 @@ class Described(NamedTuple):
 
 
 HEADING_CHARS = 160    # a heading longer than this is cut at a word (``…``)
+FINDING_HEADING_CHARS = 80   # a saved finding without a name: its statement's first words
 
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\x01]")
 
 
-def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: str = "") -> Described:
+def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: str = "", text: str = "") -> Described:
     """The heading, label and context of a document from its id, source, kind, name and title
-    (the bundle's columns): see the module docstring."""
+    (the bundle's columns): see the module docstring. ``text`` (the retrieval text, or a hit's snippet
+    of it) heads a saved finding that has no name: its first words."""
     local = doc_id.split(":", 1)[1] if ":" in doc_id else doc_id
     name, title = tidy(name), tidy(title)
     if source == "lean":
@@ -55,6 +59,9 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
     if source == "proofwiki":
         heading = name or formula_words(title)
         return Described(_cut(heading) or _untitled(kind, ""), local, "")
+    if source == "findings" and not name:
+        first = re.split(r"(?<=[.;!?])\s", " ".join((text or "").split()), maxsplit=1)[0]
+        return Described(_cut(first.rstrip("."), FINDING_HEADING_CHARS) or "Finding", local, "")
     heading = name or _untitled(kind, title)
     label = local
     if source == "openlogic" and "#" in local and not local.rsplit("#", 1)[1].isdigit():

@@ -94,7 +94,7 @@ class Document:
 def _described(x: "Hit | Document") -> None:
     """Fill ``heading``, ``label`` and ``context`` (those not given) from the id, source, kind, name
     and title; a Lean declaration's ``name`` is its qualified name (the column holds its words)."""
-    d = describe(x.id, x.source, x.kind, x.name, x.title)
+    d = describe(x.id, x.source, x.kind, x.name, x.title, x.text)
     x.heading = x.heading or d.heading
     x.label = x.label or d.label
     x.context = x.context or d.context
@@ -140,15 +140,22 @@ def deprecation(fields: Mapping[str, Any] | None) -> str:
 @dataclass
 class HitSummary:
     """A hit cut to what lets an agent choose: the id to open (the part before ":" is the source),
-    the kind, the heading, one line of the statement and the score (4 decimals), and the ids of the
-    other statements of the same fact (``also_in``; empty when none). ``get_by_id`` gives the rest:
-    label, context, statement, link, license."""
+    the kind, the heading, one line of the statement and the score (4 decimals). ``get_by_id`` gives
+    the rest: label, context, statement, link, license. A hit whose fact other documents state too
+    gives a ``CopiesHitSummary`` (their ids as ``also_in``; the key is left out where there are none:
+    an agent pays for every character)."""
 
     id: str
     kind: str
     heading: str
     snippet: str
     score: float
+
+
+@dataclass
+class CopiesHitSummary(HitSummary):
+    """A ``HitSummary`` and the ids of the other statements of the same fact (``also_in``)."""
+
     also_in: list[str] = field(default_factory=list)
 
 
@@ -160,6 +167,13 @@ class LeanHitSummary(HitSummary):
 
     aliases: list[str] = field(default_factory=list)
     deprecated: str = ""
+
+
+@dataclass
+class CopiesLeanHitSummary(LeanHitSummary):
+    """A ``LeanHitSummary`` and the ids of the other statements of the same fact (``also_in``)."""
+
+    also_in: list[str] = field(default_factory=list)
 
 
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
@@ -174,7 +188,9 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
             text = text[len(lead):].lstrip(" .:;,")
     room = max(60, min(limit, limit + 20 - len(hit.heading)))
     summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
-               "score": round(hit.score, 4), "also_in": [c["id"] for c in hit.also_in]}
+               "score": round(hit.score, 4)}
+    copies = {"also_in": [c["id"] for c in hit.also_in]} if hit.also_in else {}
     if "aliases" in hit.fields:
-        return LeanHitSummary(**summary, aliases=known_as(hit.fields["aliases"]), deprecated=deprecation(hit.fields))
-    return HitSummary(**summary)
+        return (CopiesLeanHitSummary if copies else LeanHitSummary)(
+            **summary, aliases=known_as(hit.fields["aliases"]), deprecated=deprecation(hit.fields), **copies)
+    return (CopiesHitSummary if copies else HitSummary)(**summary, **copies)

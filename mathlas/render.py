@@ -40,7 +40,7 @@ def _described(h: Mapping[str, Any]) -> tuple[str, str, str]:
     if "heading" in h:
         return h.get("heading") or "", h.get("label") or "", h.get("context") or ""
     return tuple(describe(h["id"], h.get("source") or "", h.get("kind") or "", h.get("name") or "",
-                          h.get("title") or ""))
+                          h.get("title") or "", h.get("text") or h.get("snippet") or ""))
 
 
 def _heading(h: Mapping[str, Any]) -> str:

@@ -65,6 +65,16 @@ def test_hit_and_document_carry_the_same_three_fields():
     assert summarize(hit).heading == "Toy.gauss_sum"
 
 
+def test_a_finding_without_a_name_is_headed_by_its_first_words():
+    statement = "Every finite group of prime order is cyclic. By Lagrange the order of an element divides p."
+    common = dict(id="finding:0123456789abcdef", source="findings", kind="finding", name="", title="",
+                  link="https://example.org/note", license="unknown (web)")
+    hit = Hit(**common, text=statement[:60], score=0.1)
+    doc = Document(**common, text=statement, body=statement, slogan="", bundle="findings")
+    assert hit.heading == doc.heading == "Every finite group of prime order is cyclic"
+    assert hit.label == doc.label == "0123456789abcdef" and hit.context == doc.context == ""
+
+
 def test_a_summary_does_not_repeat_the_heading():
     hit = Hit(id="metamath:fta", source="metamath", kind="theorem", name="fta",
               title="The Fundamental Theorem of Algebra",
