@@ -10,10 +10,16 @@ searches each two ways through the library's seam (``mathlas.service.lean_search
   component no other declaration shares (``unique``); ``shared`` are the others. A name of one
   component is its own last component and counts in ``full`` only.
 
-``--no-names`` searches without the name stage (``mathlas.ranking.names.NameMatch``), the ranking
-before it: the "before" of docs/formal.md. Proportions with Wilson 95% intervals.
+``--no-names`` searches without the name stage (``mathlas.ranking.names.NameMatch``) and without
+the correction of misspelt name words: the ranking before them, the "before" of docs/formal.md.
+Proportions with Wilson 95% intervals.
+
+``--eval FILE ...`` measures instead what names do to a dev set's queries (``shared/eval`` format:
+query, targets): MRR@20 and Hit@10 with and without them, over the queries whose targets the bundle
+holds, and how many queries the correction changed.
 
     python scripts/bench_names.py --bundle PATH_OR_NAME [--n 150] [--seed 0] [--no-names] [--json out.json]
+    python scripts/bench_names.py --bundle PATH_OR_NAME --eval ../shared/eval/formal-dev.jsonl ...
 """
 from __future__ import annotations
 
@@ -50,6 +56,64 @@ def sample(b, n: int, seed: int, kinds: tuple[str, ...]) -> list[str]:
     return random.Random(seed).sample(pool, min(n, len(pool)))
 
 
+def without_names(b) -> None:
+    """The ranking before names, for this process: the bundle's pipeline without the name stage, and
+    queries searched as typed (no misspelling corrected)."""
+    from mathlas.ranking import pipeline, plan
+    from mathlas.ranking.names import Correction
+
+    p = pipeline.pipeline_for(b)
+    pipeline._PIPELINES[b] = p.with_stages([s for s in p.stages if s.name != "names"])
+    plan.correction_for = lambda bundle, query: Correction(query)
+
+
+def evaluate(bundle: str, files: list[str], k: int = 20) -> dict:
+    """MRR@k and Hit@10 of each dev set with and without names (see the module docstring), on a
+    formal bundle (the Lean search) or an informal one (the informal search)."""
+    from mathlas.formal import open_formal
+    from mathlas.ranking.names import correction_for
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    from mathlas.engine import open_bundle
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+
+    b = open_bundle(bundle)
+    if "module" in b.table.column_names:
+        b = open_formal(b)
+        ask = lambda q: lean_search(LeanSearchRequest.make(q, k), b).hits  # noqa: E731
+    else:  # an informal bundle: its own search, saved findings left out
+        ask = lambda q: search(SearchRequest.make(q, k), b, findings=False).hits  # noqa: E731
+    have = set(b.table.column("id").to_pylist())
+    sets = {}
+    for f in files:
+        rows = [json.loads(line) for line in Path(f).read_text(encoding="utf-8").splitlines() if line.strip()]
+        if rows and "targets" not in rows[0]:  # the collection's drafts: targets beside them, by id
+            targets = {t["id"]: t["targets"] for g in sorted((Path(f).parent / "targets").glob("*.jsonl"))
+                       for t in map(json.loads, g.read_text(encoding="utf-8").splitlines()) if t.get("targets")}
+            rows = [{**r, "targets": targets.get(r["id"], [])} for r in rows]
+        rows = [r for r in rows if set(r["targets"]) & have]
+        sets[Path(f).name] = (rows, sum(bool(correction_for(b, r["query"]).corrected) for r in rows))
+        typos = [r for r in rows if r.get("typo")]
+        if typos:  # the drafts' marked misspellings, on their own
+            sets[Path(f).name + " (typo)"] = (typos, sum(bool(correction_for(b, r["query"]).corrected) for r in typos))
+    out: dict = {"bundle": b.label}
+    for label in ("with", "without"):
+        if label == "without":
+            without_names(b)
+        for name, (rows, corrected) in sets.items():
+            rr, hit = [], []
+            for r in rows:
+                hits = ask(r["query"])
+                ranks = [i for i, h in enumerate(hits, 1) if h.id in r["targets"]]
+                rr.append(1 / ranks[0] if ranks else 0.0)
+                hit.append(bool(ranks) and ranks[0] <= 10)
+            out.setdefault(name, {"queries": len(rows), "corrected": corrected})[label] = {
+                f"mrr@{k}": round(sum(rr) / max(1, len(rr)), 4), "hit@10": round(sum(hit) / max(1, len(hit)), 4)}
+    return out
+
+
 def rank_of(target: str, hits) -> int | None:
     return next((i for i, h in enumerate(hits, 1) if h.id == target), None)
 
@@ -61,11 +125,8 @@ def run(bundle: str, n: int, seed: int, kinds: tuple[str, ...], names: bool, k: 
     from mathlas.service import lean_search
 
     b = open_formal(bundle)
-    if not names:  # the ranking before the name stage: the bundle's pipeline without it
-        from mathlas.ranking import pipeline
-
-        p = pipeline.pipeline_for(b)
-        pipeline._PIPELINES[b] = p.with_stages([s for s in p.stages if s.name != "names"])
+    if not names:
+        without_names(b)
     index = NameIndex.of(b)
     t0 = time.perf_counter()
     index.build()
@@ -114,13 +175,20 @@ def run(bundle: str, n: int, seed: int, kinds: tuple[str, ...], names: bool, k: 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bundle", required=True, help="the formal bundle: a name or a directory")
+    ap.add_argument("--bundle", required=True, help="the formal bundle: a name or a directory (--eval: any bundle)")
     ap.add_argument("--n", type=int, default=150)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kinds", default="theorem,lemma,def")
     ap.add_argument("--no-names", action="store_true", help="search without the name stage (the ranking before it)")
     ap.add_argument("--json", help="write the figures and every row here")
+    ap.add_argument("--eval", nargs="+", metavar="FILE", help="dev sets: MRR@20 and Hit@10 with and without names")
     args = ap.parse_args(argv)
+    if args.eval:
+        res = evaluate(args.bundle, args.eval)
+        print(json.dumps(res, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+        return 0
     res = run(args.bundle, args.n, args.seed, tuple(args.kinds.split(",")), names=not args.no_names)
     for key in ("full_top1", "full_top10", "full_strong", "last_top10", "last_top1_unique", "last_top10_shared"):
         x = res[key]

@@ -38,9 +38,11 @@ Bundle = Any  # an open bundle (mathlas.engine.Bundle): the ranking reads the bu
 
 LEAN_PREFIX = "lean:"
 # A word is corrected only when it has at least this many letters; words of MIN_TWO_EDITS letters and
-# more may be two edits away from their correction, shorter ones one edit.
+# more may be two edits away from their correction, shorter ones one edit (every misspelling of the
+# collection's 20 is one edit away; at two, a name the bundle lacks meets another name: "moivre" is
+# two edits from "motive", "quartic" from "quadratic").
 MIN_WORD = 4
-MIN_TWO_EDITS = 5
+MIN_TWO_EDITS = 8
 MAX_EDITS = 2
 # SymSpell's prefix: deletions are made of a word's first PREFIX letters (a word and its misspelling
 # within two edits keep prefixes within two edits), which bounds the index at 29 entries a word.
@@ -155,7 +157,8 @@ def _deletion_hashes(prefixes: list[str], edits: int) -> np.ndarray:
 
 # Word endings that make another form of a word, not a misspelling of it (midpoint-s, ramifi-es/-ed,
 # bijective-ly, connective-s, conjunct-ive/-ion)
-_ENDINGS = frozenset("s es d ed ing ly al ally e y ies ied ic ical ive ion ions ness ity".split()) | {""}
+_ENDINGS = frozenset("s es d ed ing ly al ally e y ies ied ic ical ive ion ions ness ity ent ence ant ance ate ates "
+                     "ation or ors er ers".split()) | {""}
 
 
 def inflected(typed: str, word: str) -> bool:
@@ -405,6 +408,8 @@ class NameIndex:
                 seen.add(g)
                 for i in self._groups[g]:
                     cand = self._words[i]
+                    if cand[0] != w[0]:
+                        continue  # a slip rarely hits the first letter ("poset" is no "coset")
                     d = edit_distance(w, cand, edits)
                     if 0 < d <= edits:
                         found[cand] = d
@@ -450,7 +455,7 @@ class NameIndex:
                 continue  # Gödel is Godel
             if self.knows(low) and not self._rare(low, count):
                 continue
-            found = self.nearest(low, exclude_self=True, count=count)
+            found = self.nearest(folded, exclude_self=True, count=count)
             if found is None:
                 continue
             better, edits = found
