@@ -12,7 +12,9 @@ official MCP client (``mcp.ClientSession``), as an agent's client would:
 Characters, not tokens: a tokenizer is the client's business; about 4 characters make a token of
 JSON. Budgets (issue 13; ``tests/test_mcp_budget.py`` runs this script's ``measure`` against them)::
 
-    tools/list <= 20,000      search k=10: text <= 2,500, structured <= 3,000
+    tools/list <= 20,200      search k=10: text <= 2,500, structured <= 3,000
+
+(tools/list was 20,000 until issue 30 added search_existing_math's all_copies argument.)
 
     python scripts/bench_mcp_size.py [--bundle B] [--query Q] [--json]
     python scripts/bench_mcp_size.py --check README.md docs/mcp.md   # the docs' figures = this run's
@@ -36,7 +38,7 @@ from mcp.client.stdio import stdio_client
 
 QUERY = "a finitely generated module M over a local ring with M = mM is zero"
 K = 10
-BUDGETS = {"tools_list": 20_000, "search_text": 2_500, "search_structured": 3_000}
+BUDGETS = {"tools_list": 20_200, "search_text": 2_500, "search_structured": 3_000}
 
 
 def compact(data: Any) -> str:

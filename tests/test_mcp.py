@@ -31,7 +31,7 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 SEARCH_TOOLS = {"search_existing_math", "get_by_id", "get_statement"}
-SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score", "also_in"}
+SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score"}
 HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "license", "score",
             "ranks", "fields", "also_in"}
 WRITE_TOOLS = {"add_finding", "funsearch"}

@@ -56,7 +56,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         offset: skip this many hits (next page: offset + k).
         rerank: rescore the top hits with the bundle's reranker; default: the bundle's choice.
         kind_weights: factor on a kind's score, e.g. {"proof": 0.5}; 0 drops it.
-        all_copies: show every copy of a theorem; default: once, its other sources as also_in.
+        all_copies: every copy of a theorem (default: one hit each, the others in also_in).
     """
     include, exclude = _split_filter(source_filter)
     if not isinstance(all_copies, bool):
