@@ -96,7 +96,7 @@ def test_toy_project_names(lean_names):
     assert names(ids, index.suffix("add_two")) == ["lean:Toy.IsEven.add_two"]
     # Toy.double and Toy.Interval.double
     assert sorted(names(ids, index.suffix("double"))) == ["lean:Toy.Interval.double", "lean:Toy.double"]
-    assert index.correct("dubble sumTo").query == "double sumTo"
+    assert index.correct("doubel sumTo").query == "double sumTo"  # two letters swapped: one edit
 
 
 @pytest.fixture(scope="module")
