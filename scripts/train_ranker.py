@@ -125,9 +125,14 @@ def mined_set(b, pairs: list[dict], cache: Path | None, weight: float):
             cache.parent.mkdir(parents=True, exist_ok=True)
             np.savez_compressed(cache, **arrays)
 
+    unmaskable: set[str] = set()
     for p in pairs:
         if key(p) not in have:
-            have[key(p)] = mined.masked_pool(b, p["query"], p["views"], encodings=enc)
+            try:
+                have[key(p)] = mined.masked_pool(b, p["query"], p["views"], encodings=enc)
+            except mined.Unmaskable:
+                unmaskable.add(key(p))
+                continue
             made += 1
             if made % 200 == 0:
                 print(f"{made} mined pools in {time.time() - t0:.0f} s", file=sys.stderr)
@@ -137,7 +142,10 @@ def mined_set(b, pairs: list[dict], cache: Path | None, weight: float):
         save()
     groups_ = groups_of(b)
     X, y, groups, w, used = [], [], [], [], Counter()
+    used["unmaskable-score"] = len(unmaskable)
     for p in pairs:
+        if key(p) in unmaskable:
+            continue
         pool = have[key(p)]
         lab = mined.labels(b, pool, set(p["targets"]), groups_)
         keep = lab >= 0

@@ -181,3 +181,12 @@ def test_the_masked_pool_scores_the_view_and_is_ltr_pool_without_one(tiny):
     before, after = row(plain), row(masked)
     assert before is not None
     assert after is None or (after[F["lex_score"]] < before[F["lex_score"]] and after[F["cos"]] != before[F["cos"]])
+
+
+def test_a_phrase_score_the_view_touches_is_refused_not_guessed():
+    phrase = {"value": 4.0, "description": "BooleanClause. sum of ...", "details": [
+        {"value": 4.0, "description": "Phrase Scorer", "details": [
+            {"value": 4.0, "description": "TermQuery, product of...", "details": []}]}]}
+    assert mined.masked_bm25(phrase, {}) == 4.0
+    with pytest.raises(mined.Unmaskable):
+        mined.masked_bm25(phrase, {3: (Counter({"sigma": 1}), 1)})

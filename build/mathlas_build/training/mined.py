@@ -278,6 +278,11 @@ def removed_terms(full: str, view: str, identifiers: str = "split") -> tuple[Cou
     return a - b, sum(a.values()) - sum(b.values())
 
 
+class Unmaskable(ValueError):
+    """A score whose explanation ``masked_bm25`` cannot lower (a phrase: ``sigma_1`` is the phrase
+    "sigma 1"); the pair is left out of training, and counted."""
+
+
 _TERM = re.compile(r'Term=Term\(field=(\d+), type=Str, "(.*)"\)$')
 
 
@@ -292,7 +297,7 @@ def masked_bm25(explanation: dict, removed: dict[int, tuple[Counter, int]]) -> f
         if desc.startswith("TermQuery"):
             m = _TERM.match((node.get("context") or [""])[0])
             if not m:
-                raise ValueError(f"unexplained term {node.get('context')}")
+                raise Unmaskable(f"masked_bm25: unexplained term {node.get('context')}")
             fld, term = int(m.group(1)), m.group(2)
             terms, tokens = removed.get(fld, (Counter(), 0))
             if not terms.get(term) and not tokens:
@@ -313,7 +318,9 @@ def masked_bm25(explanation: dict, removed: dict[int, tuple[Counter, int]]) -> f
             return node["value"] / child["value"] * walk(child) if child["value"] else 0.0
         if desc.startswith("BooleanClause"):
             return sum(walk(k) for k in kids)
-        raise ValueError(f"unexplained score node {desc!r}")
+        if not any(t or n for t, n in removed.values()):
+            return node["value"]
+        raise Unmaskable(f"masked_bm25: cannot lower a {desc!r} score")
     return float(walk(explanation))
 
 
