@@ -108,6 +108,22 @@ class ApiError(HTTPException):
 
 
 
+class TrackedSend:
+    """An ASGI ``send`` that remembers whether the response has started: until it has, a failure
+    can still be answered with an error of its own; after, the client already has a status line."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send):
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
 class RequestLog:
     """One line per request on stderr: client, method, path, status, milliseconds (499: the client
     left before an answer was sent)."""
@@ -195,20 +211,14 @@ class Guard:
                     raise ApiError(413, f"request body over {self.max_body} bytes")
             return message
 
-        started = False
-
-        async def send_tracking(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        tracked = TrackedSend(send)
         try:
-            await self.app(scope, limited, send_tracking)
+            await self.app(scope, limited, tracked)
         except ClientDisconnect:  # the client left (or was cut off, limits.py) mid-body: nobody to answer
             return
         except Exception as e:  # a bug: logged once here, never shown to the client
             log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
-            if not started:
+            if not tracked.started:
                 await error(500, "internal error; the server log has the details")(scope, receive, send)
 
 
