@@ -27,7 +27,8 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import anyio
 from starlette.applications import Starlette
@@ -38,9 +39,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from mathlas.request import SURFACE_MAX_K
+from mathlas.request import SURFACE_MAX_K, query_too_long
 from mathlas.web import api, theoremsearch
-from mathlas.web.guard import ApiError, Guard, Json, RequestLog, error, is_loopback, without_server_paths
+from mathlas.web.guard import (ApiError, Guard, Json, RequestLog, TrackedSend, error, is_loopback,
+                               without_server_paths)
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
 from mathlas.web.policy import HttpBundlePolicy
@@ -49,7 +51,6 @@ log = logging.getLogger("mathlas.serve")
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 64 * 1024          # request bodies over this get 413
-MAX_K = SURFACE_MAX_K         # k / n_results over HTTP
 DEFAULT_TIMEOUT = 30.0        # seconds a request may take before it gets 504
 WORKER_THREADS = 4            # library calls running at once per process (--threads); the rest wait in order
 PAGE_HEADERS = {
@@ -93,7 +94,7 @@ class ServeConfig:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "ServeConfig":
+    def from_json(cls, text: str) -> ServeConfig:
         return cls(**json.loads(text))
 
     @property
@@ -159,17 +160,19 @@ class Params:
             raise ApiError(422, f"unknown parameter {', '.join(map(repr, unknown))}; this endpoint takes: "
                                 f"{', '.join(allowed)}")
 
-    def str(self, *names: str) -> str | None:
+    def text(self, *names: str) -> str | None:
+        """The first of ``names`` given (aliases: ``q`` / ``query``), else None."""
         for n in names:
             if n in self.q:
                 return self.q[n]
         return None
 
-    def list(self, name: str) -> list[str] | None:
+    def texts(self, name: str) -> list[str] | None:
+        """Every non-blank value of a repeated parameter (``source=a&source=b``), else None."""
         values = [v for v in self.q.getlist(name) if v.strip()]
         return values or None
 
-    def int(self, name: str, default: int | None = None, lo: int | None = None, hi: int | None = None) -> int | None:
+    def integer(self, name: str, default: int | None = None, lo: int | None = None, hi: int | None = None) -> int | None:
         raw = self.q.get(name)
         if raw is None:
             return default
@@ -182,7 +185,7 @@ class Params:
             raise ApiError(422, f"{name} must be an integer{span}, got {raw!r}")
         return v
 
-    def float(self, name: str) -> float | None:
+    def number(self, name: str) -> float | None:
         raw = self.q.get(name)
         if raw is None:
             return None
@@ -193,6 +196,16 @@ class Params:
         if not math.isfinite(v):
             raise ApiError(422, f"{name} must be a finite number, got {raw!r}")
         return v
+
+    def boolean(self, name: str, default: bool | None, meaning: str = "") -> bool | None:
+        """``true``/``false`` (also ``1``/``0``, ``yes``/``no``), ``default`` when not given;
+        ``meaning`` says in the error what the value does."""
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if raw.lower() not in BOOLEANS:
+            raise ApiError(422, f"{name} must be true or false{f' ({meaning})' if meaning else ''}, got {raw!r}")
+        return BOOLEANS[raw.lower()]
 
 
 SEARCH_PARAMS = ("q", "query", "k", "offset", "mode", "source", "exclude_source", "kind", "author", "category",
@@ -205,31 +218,33 @@ DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
 
 def _search_args(p: Params) -> dict[str, Any]:
     """The /api/search parameters as ``api.search`` arguments: the CLI's options, one for one."""
-    journal = p.str("journal")
+    journal = p.text("journal")
     if journal not in (None, "yes", "no"):
         raise ApiError(422, f"journal must be yes or no, got {journal!r}")
-    pf = {"authors": p.list("author"), "categories": p.list("category"), "year_min": p.int("year_min"),
-          "year_max": p.int("year_max"), "citations_min": p.int("citations_min"),
-          "citations_max": p.int("citations_max"), "journal_published": None if journal is None else journal == "yes"}
-    rerank = p.str("rerank")
-    if rerank is not None and rerank.lower() not in BOOLEANS:
-        raise ApiError(422, f"rerank must be true or false, got {rerank!r}")
-    all_copies = p.str("all_copies")
-    if all_copies is not None and all_copies.lower() not in BOOLEANS:
-        raise ApiError(422, f"all_copies must be true or false (true shows every copy of a theorem), got {all_copies!r}")
-    return {"query": p.str("q", "query") or "", "k": p.int("k", 10, 1, MAX_K), "offset": p.int("offset", 0, 0),
-            "mode": p.str("mode") or "hybrid",
-            "sources": p.list("source"), "exclude": p.list("exclude_source"), "kinds": p.list("kind"),
+    pf = {"authors": p.texts("author"), "categories": p.texts("category"), "year_min": p.integer("year_min"),
+          "year_max": p.integer("year_max"), "citations_min": p.integer("citations_min"),
+          "citations_max": p.integer("citations_max"), "journal_published": None if journal is None else journal == "yes"}
+    rerank = p.boolean("rerank", None)
+    all_copies = p.boolean("all_copies", False, "true shows every copy of a theorem")
+    return {"query": p.text("q", "query") or "", "k": p.integer("k", 10, 1, SURFACE_MAX_K),
+            "offset": p.integer("offset", 0, 0), "mode": p.text("mode") or "hybrid",
+            "sources": p.texts("source"), "exclude": p.texts("exclude_source"), "kinds": p.texts("kind"),
             "paper_filter": {key: v for key, v in pf.items() if v is not None} or None,
             "priors": _name_weights(p, "prior", "citations=0.002"),
             "kind_weights": _name_weights(p, "kind_weight", "proof=0.5"),
-            "rerank": None if rerank is None else BOOLEANS[rerank.lower()],
-            "all_copies": False if all_copies is None else BOOLEANS[all_copies.lower()]}
+            "rerank": rerank, "all_copies": all_copies}
+
+
+def _lean_search_args(p: Params) -> dict[str, Any]:
+    """The /api/lean/search parameters (but the query and bundle) as ``api.lean_search`` arguments."""
+    deprecated = p.boolean("deprecated", True, "false leaves deprecated declarations out")
+    return {"k": p.integer("k", 10, 1, SURFACE_MAX_K), "modules": p.texts("module"), "kinds": p.texts("kind"),
+            "mode": p.text("mode") or "hybrid", "prior_weight": p.number("prior_weight"), "deprecated": deprecated}
 
 
 def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None:
     """Repeated ``name=NAME=WEIGHT`` parameters as a dict (the CLI's ``--prior`` / ``--kind-weight``)."""
-    return api.name_weights(p.list(name), name, example)
+    return api.name_weights(p.texts(name), name, example)
 
 
 def _without_paths(listing: dict) -> dict:
@@ -249,13 +264,12 @@ def _without_paths(listing: dict) -> dict:
 
 
 def _check_query(q: str) -> None:
-    from mathlas.request import query_too_long  # the one limit and its words (mathlas.request)
-
+    """The one limit of a query and its words (``mathlas.request``), said before a worker thread is taken."""
     if (too_long := query_too_long(q)) is not None:
         raise ApiError(422, too_long)
 
 
-def _document_of(served: "api.Served", doc_id: str, requested: str | None) -> dict:
+def _document_of(served: api.Served, doc_id: str, requested: str | None) -> dict:
     """``/api/doc/{id}``'s answer: a Lean declaration from the formal bundle, anything else from the
     served bundle asked for (the document page asks the same, to answer 404 for an unknown id)."""
     if doc_id.startswith("lean:"):  # Lean declarations live in the formal bundle
@@ -263,172 +277,171 @@ def _document_of(served: "api.Served", doc_id: str, requested: str | None) -> di
     return api.document(doc_id, bundle=served.pick(requested))
 
 
+# ------------------------------------------------------------------------------ the endpoints
+# Each reads what the server shares from ``request.app.state`` (``create_app`` puts it there):
+# ``config`` (ServeConfig), ``served`` (api.Served: the bundles), ``run`` (Runner), ``started``.
+
+async def page(request: Request) -> Response:
+    """``GET /``: the search page."""
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+
+async def doc_page(request: Request) -> Response:
+    """``GET /doc/{id}``: a document's page. A document that is not there answers 404 (the page then
+    shows the API's one-line message). Not asked for a finding while a token guards the server:
+    whether one exists is the token's."""
+    state = request.app.state
+    doc_id = request.path_params["id"]
+    status = 200
+    if not (state.config.token and doc_id.startswith("finding:")):
+        try:
+            await state.run(_document_of, state.served, doc_id, request.query_params.get("bundle"))
+        except ApiError as e:
+            status = 404 if e.status_code == 404 else 200
+    return FileResponse(STATIC / "doc.html", status_code=status, headers=PAGE_HEADERS)
+
+
+async def health(request: Request) -> Response:
+    """``GET /health``: liveness, no auth."""
+    return Json({"status": "ok", "version": api.VERSION, "bundles_open": api.loaded(),
+                 "uptime_s": round(time.time() - request.app.state.started, 1)})
+
+
+async def bundles(request: Request) -> Response:
+    """``GET /api/bundles``: what is served and installed."""
+    Params(request, ())
+    state = request.app.state
+    return Json(_without_paths(await state.run(api.bundles, state.served)))
+
+
+async def openapi(request: Request) -> Response:
+    """``GET /openapi.json``."""
+    return Json(openapi_document(request.app.state.config))
+
+
+async def api_search(request: Request) -> Response:
+    """``GET /api/search`` = ``mathlas search --json``."""
+    state = request.app.state
+    p = Params(request, SEARCH_PARAMS)
+    args = _search_args(p)
+    _check_query(args["query"])
+    requested = p.text("bundle")
+    return Json(await state.run(lambda: api.search(bundle=state.served.pick(requested), **args)))
+
+
+async def api_doc(request: Request) -> Response:
+    """``GET /api/doc/{id}`` = ``mathlas show --json``."""
+    state = request.app.state
+    p = Params(request, ("bundle",))
+    return Json(await state.run(_document_of, state.served, request.path_params["id"], p.text("bundle")))
+
+
+async def lean_search(request: Request) -> Response:
+    """``GET /api/lean/search`` = ``mathlas lean search --json``."""
+    state = request.app.state
+    p = Params(request, LEAN_SEARCH_PARAMS)
+    q = p.text("q", "query") or ""
+    _check_query(q)
+    args = _lean_search_args(p)
+    requested = p.text("bundle")
+    return Json(await state.run(lambda: api.lean_search(q, bundle=state.served.pick_formal(requested), **args)))
+
+
+async def lean_deps(request: Request) -> Response:
+    """``GET /api/lean/deps/{id}`` = ``mathlas lean deps --json``."""
+    state = request.app.state
+    p = Params(request, DEPS_PARAMS)
+    args = {"direction": p.text("direction") or "uses", "depth": p.integer("depth", 1),
+            "limit": p.integer("limit", 100)}
+    requested, doc_id = p.text("bundle"), request.path_params["id"]
+    return Json(await state.run(lambda: api.lean_deps(doc_id, bundle=state.served.pick_formal(requested), **args)))
+
+
+async def ts_search(request: Request) -> Response:
+    """``POST /search``: TheoremSearch's search (``theoremsearch.py``)."""
+    state = request.app.state
+    raw = await request.body()
+    try:
+        body = json.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"the request body is not JSON ({e})") from None
+    except RecursionError:
+        raise ApiError(400, "the request body is JSON nested too deeply; a search request is a flat object") from None
+    req = theoremsearch.parse(body)
+
+    def work() -> dict:
+        spec = state.served.pick(req.bundle)
+        facts = api.bundle_facts(spec)
+        plan = theoremsearch.plan(req, facts)
+        hits = [] if plan.nothing else api.search_hits(spec, req.query, **plan.kwargs)
+        return theoremsearch.response(hits, facts, req, plan)
+
+    out = await state.run(work)
+    headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}
+    if out["mathlas"]["ignored"]:
+        headers["X-Mathlas-Ignored"] = theoremsearch.ignored_header(out["mathlas"]["ignored"])
+    return Json(out, headers=headers)
+
+
+class McpEndpoint:  # an ASGI app, not a function: starlette then passes every method through
+    """``/mcp``: the MCP SDK's stateless session manager under the same ``--timeout`` as every route:
+    past it the call is cancelled (a long tool's worker process is stopped by the server's
+    cancellation, mathlas.mcp.server's ``_run_long``) and the client gets 504."""
+
+    def __init__(self, sessions: Any, timeout: float):
+        self.sessions = sessions
+        self.timeout = timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") == "GET":  # the spec's answer when there is no server-sent stream
+            return await error(405, "GET /mcp: this server opens no event stream (stateless, JSON responses); "
+                                    "POST JSON-RPC messages to /mcp", {"Allow": "POST"})(scope, receive, send)
+        # The body is read here first: a client that leaves mid-body is then nobody to answer,
+        # where the SDK would log it as its own error with a traceback and answer 500.
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        tracked = TrackedSend(send)
+        try:
+            with anyio.fail_after(self.timeout):
+                await self.sessions.handle_request(scope, replay, tracked)
+        except TimeoutError:
+            if not tracked.started:
+                await error(504, f"the request took longer than {self.timeout:g} s "
+                                 "(mathlas serve --timeout)")(scope, receive, send)
+
+
 # ------------------------------------------------------------------------------ the app
 
-def create_app(config: ServeConfig) -> Starlette:
-    """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
-    served = api.Served(config.bundles, config.formal_bundle)
-    run = Runner(config.timeout, config.threads)
-    mcp_server = api.mcp_server(allow_write=bool(config.token), bundle_policy=HttpBundlePolicy(served))
+def _mcp_sessions(config: ServeConfig, served: api.Served) -> Any:
+    """The MCP server's session manager for ``/mcp`` (tool schemas built, no bundle opened)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    mcp_server = api.mcp_server(allow_write=bool(config.token), bundle_policy=HttpBundlePolicy(served))
     # Host and Origin of /mcp are checked by Guard, with the same definition as every other route
     # (guard.host_allowed); the SDK's own check matches name prefixes and cannot say "127.0.0.0/8".
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
                                    transport_security=security, max_request_body_size=config.max_body,
                                    host=config.host)
-    sessions = mcp_server.session_manager
-    started = time.time()
+    return mcp_server.session_manager
 
-    class McpEndpoint:  # an ASGI app, not a function: starlette then passes every method through
-        """``/mcp`` under the same ``--timeout`` as every route: past it the call is cancelled (a
-        long tool's worker process is stopped by the server's cancellation, mathlas.mcp.server's
-        ``_run_long``) and the client gets 504."""
 
-        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            if scope.get("method") == "GET":  # the spec's answer when there is no server-sent stream
-                return await error(405, "GET /mcp: this server opens no event stream (stateless, JSON responses); "
-                                        "POST JSON-RPC messages to /mcp", {"Allow": "POST"})(scope, receive, send)
-            # The body is read here first: a client that leaves mid-body is then nobody to answer,
-            # where the SDK would log it as its own error with a traceback and answer 500.
-            body, more = bytearray(), True
-            while more:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
-            replayed = False
-
-            async def replay() -> dict:
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": bytes(body), "more_body": False}
-                return await receive()
-
-            started = False
-
-            async def send_tracking(message: dict) -> None:
-                nonlocal started
-                started = started or message["type"] == "http.response.start"
-                await send(message)
-
-            try:
-                with anyio.fail_after(config.timeout):
-                    await sessions.handle_request(scope, replay, send_tracking)
-            except TimeoutError:
-                if not started:
-                    await error(504, f"the request took longer than {config.timeout:g} s "
-                                     "(mathlas serve --timeout)")(scope, receive, send)
-
-    # -- the search page
-    async def page(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
-
-    async def doc_page(request: Request) -> Response:
-        # A document that is not there answers 404 (the page then shows the API's one-line message).
-        # Not asked for a finding while a token guards the server: whether one exists is the token's.
-        doc_id = request.path_params["id"]
-        status = 200
-        if not (config.token and doc_id.startswith("finding:")):
-            try:
-                await run(_document_of, served, doc_id, request.query_params.get("bundle"))
-            except ApiError as e:
-                status = 404 if e.status_code == 404 else 200
-        return FileResponse(STATIC / "doc.html", status_code=status, headers=PAGE_HEADERS)
-
-    # -- health, bundles, openapi
-    async def health(request: Request) -> Response:
-        return Json({"status": "ok", "version": api.VERSION, "bundles_open": api.loaded(),
-                     "uptime_s": round(time.time() - started, 1)})
-
-    async def bundles(request: Request) -> Response:
-        Params(request, ())
-        return Json(_without_paths(await run(api.bundles, served)))
-
-    async def openapi(request: Request) -> Response:
-        return Json(openapi_document(config))
-
-    # -- mathlas's own API
-    async def api_search(request: Request) -> Response:
-        p = Params(request, SEARCH_PARAMS)
-        args = _search_args(p)
-        _check_query(args["query"])
-        requested = p.str("bundle")
-        return Json(await run(lambda: api.search(bundle=served.pick(requested), **args)))
-
-    async def api_doc(request: Request) -> Response:
-        p = Params(request, ("bundle",))
-        doc_id = request.path_params["id"]
-        requested = p.str("bundle")
-
-        return Json(await run(_document_of, served, doc_id, requested))
-
-    async def lean_search(request: Request) -> Response:
-        p = Params(request, LEAN_SEARCH_PARAMS)
-        q = p.str("q", "query") or ""
-        _check_query(q)
-        deprecated = p.str("deprecated")
-        if deprecated is not None and deprecated.lower() not in BOOLEANS:
-            raise ApiError(422, f"deprecated must be true or false (false leaves deprecated declarations out), "
-                                f"got {deprecated!r}")
-        args = {"k": p.int("k", 10, 1, MAX_K), "modules": p.list("module"), "kinds": p.list("kind"),
-                "mode": p.str("mode") or "hybrid", "prior_weight": p.float("prior_weight"),
-                "deprecated": True if deprecated is None else BOOLEANS[deprecated.lower()]}
-        requested = p.str("bundle")
-        return Json(await run(lambda: api.lean_search(q, bundle=served.pick_formal(requested), **args)))
-
-    async def lean_deps(request: Request) -> Response:
-        p = Params(request, DEPS_PARAMS)
-        args = {"direction": p.str("direction") or "uses", "depth": p.int("depth", 1), "limit": p.int("limit", 100)}
-        requested, doc_id = p.str("bundle"), request.path_params["id"]
-        return Json(await run(lambda: api.lean_deps(doc_id, bundle=served.pick_formal(requested), **args)))
-
-    # -- TheoremSearch
-    async def ts_search(request: Request) -> Response:
-        raw = await request.body()
-        try:
-            body = json.loads(raw or b"null")
-        except (ValueError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"the request body is not JSON ({e})") from None
-        except RecursionError:
-            raise ApiError(400, "the request body is JSON nested too deeply; a search request is a flat object") from None
-        req = theoremsearch.parse(body)
-
-        def work() -> dict:
-            spec = served.pick(req.bundle)
-            facts = api.bundle_facts(spec)
-            plan = theoremsearch.plan(req, facts)
-            hits = [] if plan.nothing else api.search_hits(spec, req.query, **plan.kwargs)
-            return theoremsearch.response(hits, facts, req, plan)
-
-        out = await run(work)
-        headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}
-        if out["mathlas"]["ignored"]:
-            headers["X-Mathlas-Ignored"] = theoremsearch.ignored_header(out["mathlas"]["ignored"])
-        return Json(out, headers=headers)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
-        async with sessions.run():
-            yield
-
-    routes = [
-        Route("/", page, methods=["GET", "HEAD"]),
-        Route("/doc/{id:path}", doc_page, methods=["GET", "HEAD"]),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Route("/health", health, methods=["GET", "HEAD"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/search", ts_search, methods=["POST"]),
-        Route("/api/search", api_search, methods=["GET"]),
-        Route("/api/doc/{id:path}", api_doc, methods=["GET"]),
-        Route("/api/lean/search", lean_search, methods=["GET"]),
-        Route("/api/lean/deps/{id:path}", lean_deps, methods=["GET"]),
-        Route("/api/bundles", bundles, methods=["GET"]),
-        Route("/mcp", McpEndpoint()),
-    ]
+def _middleware(config: ServeConfig) -> list:
+    """One log line per request, CORS when asked, then ``Guard`` (host, token, body limit)."""
     from starlette.middleware import Middleware
 
     middleware = [Middleware(RequestLog)]
@@ -441,10 +454,40 @@ def create_app(config: ServeConfig) -> Starlette:
                            "Last-Event-ID"],
             expose_headers=["X-Mathlas-Bundle", "X-Mathlas-Ignored", "Mcp-Session-Id"], max_age=600))
     middleware.append(Middleware(Guard, config=config))
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
+    return middleware
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: Starlette):
+    async with app.state.sessions.run():
+        yield
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
+    served = api.Served(config.bundles, config.formal_bundle)
+    sessions = _mcp_sessions(config, served)
+    routes = [
+        Route("/", page, methods=["GET", "HEAD"]),
+        Route("/doc/{id:path}", doc_page, methods=["GET", "HEAD"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/health", health, methods=["GET", "HEAD"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/search", ts_search, methods=["POST"]),
+        Route("/api/search", api_search, methods=["GET"]),
+        Route("/api/doc/{id:path}", api_doc, methods=["GET"]),
+        Route("/api/lean/search", lean_search, methods=["GET"]),
+        Route("/api/lean/deps/{id:path}", lean_deps, methods=["GET"]),
+        Route("/api/bundles", bundles, methods=["GET"]),
+        Route("/mcp", McpEndpoint(sessions, config.timeout)),
+    ]
+    app = Starlette(routes=routes, middleware=_middleware(config), lifespan=_lifespan,
                     exception_handlers={HTTPException: _http_exception, api.MathlasError: _library_error})
     app.state.config = config
     app.state.served = served
+    app.state.run = Runner(config.timeout, config.threads)
+    app.state.sessions = sessions
+    app.state.started = time.time()
     return app
 
 
