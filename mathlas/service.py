@@ -172,8 +172,10 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     if current is not None:
         mask = current if mask is None else mask & current
     # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check
+    # Lean aliases stay apart until the Lean search has an all-copies switch: each hit's also_in names
+    # the other (docs/groups.md)
     inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
-                          labels={**LABELS, "kinds": req.labels["kinds"]})
+                          collapse=False, labels={**LABELS, "kinds": req.labels["kinds"]})
     ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
     hits = [formal_hit(h) for h in ranked.hits]
     spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
