@@ -231,6 +231,7 @@ def _match(b: "Bundle", req, ranked: "Ranked") -> dict:
     the query was searched with."""
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
+    from mathlas.ranking.learned import names_hit
     from mathlas.ranking.names import named_first
 
     fixed = ranked.correction
@@ -244,6 +245,10 @@ def _match(b: "Bundle", req, ranked: "Ranked") -> dict:
     # declaration shares): an answer by name, not a guess
     if not req.offset and len(ranked.top) and named_first(b, req.query, int(ranked.top.keys[0])):
         match, confidence, note = "strong", max(confidence, 0.99), ""
+    elif not req.offset and ranked.hits and names_hit(searched, ranked.hits[0]):
+        # the query is the first hit's own name ("Banach fixed point theorem", "Nakayama's lemma"):
+        # the entry of that name answers it
+        match, confidence, note = "strong", max(confidence, 0.95), ""
     elif match == "none" and "names" in ranked.top.marks and ranked.top.marks["names"][:1].any():
         match, note = "weak", NOTES["weak"]  # declarations named so were found: not "nothing close"
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]

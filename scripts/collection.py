@@ -1,6 +1,7 @@
 """The judged query collection: run a ranking over it, pool unjudged hits for judging, report.
 
     python scripts/collection.py run --config rrf --out eval/collection/runs/rrf.json
+    python scripts/collection.py run --config service --bundle DIR --out eval/collection/runs/service.json
     python scripts/collection.py run --config ltr --model eval/collection/models/ltr.json --out ...
     python scripts/collection.py pool eval/collection/runs/*.json --out batch-dir
     python scripts/collection.py report eval/collection/runs/rrf.json eval/collection/runs/ltr.json
@@ -39,16 +40,26 @@ def records(offtopic: bool = False) -> list[dict]:
     return recs
 
 
-def ranker(config: str, model: str | None):
+def ranker(config: str, model: str | None, bundle: str | None = None):
     from mathlas.engine import open_bundle
 
-    b = open_bundle()
+    b = open_bundle(bundle)
     ids = b.column("id")
     if config in ("rrf", "lexical", "dense"):
         mode = "hybrid" if config == "rrf" else config
 
         def rank(q: str) -> list[str]:
             return [h.id for h in b.search(q, k=20, mode=mode)]
+        return rank
+    if config in ("service", "service-all"):
+        from mathlas import service
+        from mathlas.request import SearchRequest
+
+        spec = bundle or None
+
+        def rank(q: str) -> list[str]:
+            req = SearchRequest.make(q, 20, collapse=(config == "service"))
+            return [h.id for h in service.search(req, spec, findings=False).hits]
         return rank
     if config.startswith("ltr") or config == "pool-rrf":
         import numpy as np
@@ -68,7 +79,7 @@ def ranker(config: str, model: str | None):
 
 
 def cmd_run(a) -> None:
-    rank = ranker(a.config, a.model)
+    rank = ranker(a.config, a.model, a.bundle)
     out = {}
     for r in records(offtopic=True):
         seen, ranked = set(), []
@@ -159,7 +170,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--config", required=True, help="rrf | lexical | dense | pool-rrf | ltr")
+    r.add_argument("--config", required=True,
+                   help="rrf | lexical | dense (Bundle.search) | service (what a person gets: names, corrections, "
+                        "the learned stage, one rank per theorem) | service-all (every copy) | pool-rrf | ltr")
+    r.add_argument("--bundle", help="a bundle directory or name (default: the default bundle)")
     r.add_argument("--model", help="ranker model.json (for ltr)")
     r.add_argument("--out", required=True)
     r.set_defaults(func=cmd_run)

@@ -146,5 +146,7 @@ def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
     m.ranker = {"file": MODEL_FILE, "kind": spec["kind"], "features": list(FEATURES),
                 "trees": len(spec.get("trees", [])), "trained_on": spec.get("trained_on", {}),
                 "measured": measured if measured is not None else spec.get("measured", {})}
+    if spec.get("match"):  # the answers' match model (mathlas.ranking.confidence, mode "learned")
+        m.ranker["match"] = spec["match"]
     write_manifest(root, m)
     return m.ranker
