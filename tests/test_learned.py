@@ -189,3 +189,17 @@ def test_a_bundle_whose_model_is_unreadable_says_so(tmp_path, ranked_bundle):
 def test_linear_model_standardises():
     m = LinearModel({"weights": [2.0, 0.0], "mean": [1.0, 0.0], "scale": [0.5, 1.0], "bias": 1.0})
     assert m.score(np.array([[2.0, 9.0]], dtype=np.float32)).tolist() == [5.0]
+
+
+def test_a_query_that_is_the_hits_name_names_it():
+    from types import SimpleNamespace
+
+    from mathlas.ranking.learned import names_hit
+
+    hit = SimpleNamespace(name="Nakayama's lemma", heading="Nakayama's lemma", aliases=[])
+    assert names_hit("Nakayama lemma", hit)
+    assert not names_hit("Nakayama's lemma for graded modules", hit)
+    assert names_hit("Zorn's lemma", SimpleNamespace(name="Zorn's lemma", heading="", aliases=[]))
+    assert not names_hit("group", SimpleNamespace(name="group", heading="Group", aliases=[]))
+    assert names_hit("Bezout identity", SimpleNamespace(name="fta", heading="", aliases=["Bézout's identity"]))
+    assert names_hit("Cayley-Hamilton theorem", SimpleNamespace(name="Cayley–Hamilton theorem", heading="", aliases=[]))
