@@ -10,7 +10,7 @@ types and their docstrings the descriptions. What a signature cannot say lives h
 * ``long``: the tool may run for minutes, so the server sends progress notifications while it
   runs and stops its worker process when the client cancels the call (``mathlas.progress``);
 * ``args``: JSON-schema keywords merged into an argument's schema: bounds (``k`` is at most
-  ``MCP_MAX_K`` here, though the library allows ``request.MAX_K``), enums for closed sets, the keys
+  ``request.SURFACE_MAX_K`` here, though the library allows ``request.MAX_K``), enums for closed sets, the keys
   of ``source_filter`` and ``paper_filter``, so a client can validate a call before making it.
 
 ``compact`` shrinks the schemas pydantic derives (no auto titles, ``anyOf`` with null folded, no
@@ -26,7 +26,6 @@ from mathlas.hit import Hit, HitSummary, LeanHitSummary
 from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.service import NextStep
 
-MCP_MAX_K = SURFACE_MAX_K
 Detail = Literal["summary", "full"]
 DETAIL_DOC = "summary: id, kind, name, snippet, score; full: every field of a hit"
 
@@ -54,7 +53,7 @@ PAPER_FILTER = {"type": "object", "additionalProperties": False,
                                "journal_published": {"type": "boolean"}}}
 WEIGHTS = {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}
 PRIORS = {"type": "object", "additionalProperties": {"type": "number"}}
-K = {"minimum": 1, "maximum": MCP_MAX_K}
+K = {"minimum": 1, "maximum": SURFACE_MAX_K}
 OFFSET = {"minimum": 0, "maximum": MAX_K - 1}
 DIGITS = {"minimum": 1, "maximum": 1000}           # tools.numeric.identify.MAX_DIGITS
 SECONDS = {"exclusiveMinimum": 0, "maximum": 600}  # tools.numeric.timebound.check_timeout

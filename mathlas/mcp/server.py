@@ -10,7 +10,7 @@ adapter adds, with the per-tool facts of ``mathlas.mcp.registry``:
   schemas are compacted and refined (bounds, enums, the keys of filter objects), tools get a title
   and annotations (``readOnlyHint`` on every tool that only reads);
 * the search tools answer with summaries (``mathlas.hit.summarize``) unless ``detail="full"``, take
-  ``k`` up to ``MCP_MAX_K`` and page with ``offset``; their text block is a listing, one line a hit
+  ``k`` up to ``request.SURFACE_MAX_K`` and page with ``offset``; their text block is a listing, one line a hit
   (``mathlas.mcp.text``); other tools' text block is their JSON, compact;
 * long tools (``verify_formal``, ``funsearch``, the numeric tools) send ``notifications/progress``
   while they run, when the client asked for them with a progress token, and a cancelled call
@@ -69,6 +69,7 @@ from mathlas.mcp import registry
 from mathlas.checks import integer
 from mathlas.errors import MathlasError, UsageError
 from mathlas.logs import LOG_LEVELS, StderrHandler
+from mathlas.request import SURFACE_MAX_K
 from mathlas.mcp.text import compact_json, render
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ BundlePolicy = Callable[[str, Any, dict], Any]
 
 def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None,
             hide_paths: bool = False) -> Callable[..., CallToolResult]:
-    """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``MCP_MAX_K`` hits;
+    """``fn`` called as MCP calls it: a search tool takes ``detail`` and at most ``SURFACE_MAX_K`` hits;
     the ``bundle`` argument goes through ``bundle_policy`` when there is one; a ``MathlasError``
     becomes a ``ToolError`` with its message and no traceback; ``hide_paths``: local directories
     named, not shown, in the answer."""
@@ -167,7 +168,7 @@ def _caller(fn: Callable[..., Any], bundle_policy: BundlePolicy | None = None,
         try:
             detail = kwargs.pop("detail", "summary")
             if search:  # fewer hits per answer than the library allows; offset pages on
-                integer(kwargs.get("k", 10), "k", 1, registry.MCP_MAX_K)
+                integer(kwargs.get("k", 10), "k", 1, SURFACE_MAX_K)
             if bundle_policy is not None and takes_bundle:
                 kwargs["bundle"] = bundle_policy(name, kwargs.get("bundle"), kwargs)
             result = fn(**kwargs)

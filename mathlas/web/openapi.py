@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol
 
+from mathlas.request import SURFACE_MAX_K
 from mathlas.web import api, theoremsearch
 
 REF = "#/components/schemas/{model}"
@@ -61,7 +62,7 @@ def _ts_schemas() -> dict[str, Any]:
         "ranks": {"type": "object", "additionalProperties": {"type": ["integer", "null"]},
                   "description": "mathlas: each channel's 1-based rank"}}}
     request = {"type": "object", "required": ["query"], "properties": {
-        "query": s, "n_results": {"type": "integer", "minimum": 1, "maximum": theoremsearch.MAX_RESULTS, "default": 10},
+        "query": s, "n_results": {"type": "integer", "minimum": 1, "maximum": SURFACE_MAX_K, "default": 10},
         "limit": {"type": "integer", "description": "alias of n_results"},
         "sources": {**strings, "description": "TheoremSearch source names (\"Stacks Project\", \"arXiv\"...) or mathlas ones (stacks)"},
         "authors": strings, "types": strings, "tags": {**strings, "description": "arXiv categories"},
@@ -107,7 +108,7 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
     """The whole document; ``security`` says Bearer when the server has a token."""
     search_params = [
         _q("q", STR, "the query: words, a claim or a formula (LaTeX welcome); `query` is an alias", required=True),
-        _q("k", {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}, "number of hits"),
+        _q("k", {"type": "integer", "minimum": 1, "maximum": SURFACE_MAX_K, "default": 10}, "number of hits"),
         _q("offset", {"type": "integer", "minimum": 0, "default": 0}, "skip this many of the best hits (next page: offset + k)"),
         _q("mode", MODE, "hybrid, lexical (BM25) or dense"),
         _q("source", STR, "only these sources", many=True), _q("exclude_source", STR, "drop these sources", many=True),
@@ -140,7 +141,7 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
         "/api/lean/search": {"get": {"summary": "search Lean declarations (= mathlas lean search --json)",
                                      "operationId": "lean_search", "parameters": [
             _q("q", STR, "words, a name fragment or Lean notation", required=True),
-            _q("k", {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}, "number of hits"),
+            _q("k", {"type": "integer", "minimum": 1, "maximum": SURFACE_MAX_K, "default": 10}, "number of hits"),
             _q("mode", MODE, "hybrid, lexical or dense"), _q("module", STR, "only these modules or below", many=True),
             _q("kind", STR, "only these kinds", many=True), _q("prior_weight", NUM, "PageRank prior weight"),
             _q("bundle", STR, "the served formal bundle")],

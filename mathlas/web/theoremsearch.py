@@ -23,7 +23,6 @@ from typing import Any
 from mathlas.request import MODES, SURFACE_MAX_K, check_query
 from mathlas.web.api import BundleFacts, ScoredHit, UsageError
 
-MAX_RESULTS = SURFACE_MAX_K  # n_results over HTTP: 1..100 (TheoremSearch's own v2 limit)
 DEFAULT_RESULTS = 10
 
 # mathlas source -> (TheoremSearch's name for it, the source's title, its home page, its authors)
@@ -124,8 +123,8 @@ def parse(body: Any) -> Request:
     if n is not None and limit is not None and n != limit:
         raise UsageError(f"n_results ({n!r}) and its alias limit ({limit!r}) disagree; send one of them")
     k = n if n is not None else limit if limit is not None else DEFAULT_RESULTS
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_RESULTS:
-        raise UsageError(f"n_results must be an integer from 1 to {MAX_RESULTS}, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SURFACE_MAX_K:  # TheoremSearch's own v2 limit
+        raise UsageError(f"n_results must be an integer from 1 to {SURFACE_MAX_K}, got {k!r}")
     mode = body.get("mode", "hybrid")
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
