@@ -6,7 +6,7 @@ from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersi
                             InstallError, MathlasError, UsageError)
 from mathlas.hit import Document, Hit
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it from here)
 
 __all__ = ["open_bundle", "Bundle", "verify", "Hit", "Document", "MathlasError", "UsageError",
            "BundleNotFoundError", "BundleVersionError", "BundleCorruptError", "InstallError", "EncoderError",
