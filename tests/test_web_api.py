@@ -124,7 +124,7 @@ def test_a_served_bundle_by_name_or_label(web):
     ("/api/search", {"q": "ring", "colour": "red"}, 422, "unknown parameter 'colour'"),
     ("/api/search", {"q": "ring", "bundle": "/etc"}, 422, "is not served here"),
     ("/api/search", {"q": "ring", "bundle": "informal"}, 422, "is not served here"),
-    ("/api/search", {"q": "x" * 10_001}, 422, "at most 10000"),
+    ("/api/search", {"q": "x" * 10_001}, 422, "over the limit of 10,000"),
     ("/api/doc/stacks:NOPE", {}, 404, "no document with id 'stacks:NOPE'"),
     ("/api/doc/lean:No.Such.Thing", {}, 404, "no document with id 'lean:No.Such.Thing'"),
     ("/api/lean/search", {"q": "prime", "module": "No.Such"}, 422, "module"),
