@@ -16,6 +16,7 @@ keeps RRF. The model's feature list must equal ``FEATURES`` (else the bundle is 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -31,6 +32,7 @@ from mathlas.errors import BundleCorruptError
 
 RANKER_DIR = "ranker"
 MODEL_FILE = "model.json"
+DOCINFO_FILE = "docinfo.npz"
 
 SOURCES = ("stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet", "lean")
 KIND_GROUPS = {
@@ -74,6 +76,12 @@ def words(text: str) -> list[str]:
 
 def core(ws: list[str]) -> tuple[str, ...]:
     return tuple(w for w in ws if w not in NAME_NOISE)
+
+
+def _hash(ws) -> int:
+    """A stable 63-bit hash of a word sequence (the same in every process: it is stored with the bundle)."""
+    digest = hashlib.blake2b("\x1f".join(ws).encode("utf-8"), digest_size=8).digest()
+    return (int.from_bytes(digest, "little") >> 1) or 1
 
 
 def _csr(sets: list, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -141,16 +149,16 @@ class DocInfo:
         for key, (name, al) in enumerate(zip(names, alias_col)):
             c = core(name)
             if name:
-                name_hash[key] = hash(tuple(name))
+                name_hash[key] = _hash(name)
             if c:
-                core_hash[key] = hash(c)
+                core_hash[key] = _hash(c)
             ns = set(c)
             anyw = set(ns)
             if al:
                 for a in al.split(";"):
                     ac = core(words(a))
                     if ac:
-                        alias_cores.setdefault(hash(ac), []).append(key)
+                        alias_cores.setdefault(_hash(ac), []).append(key)
                         anyw.update(ac)
             name_sets.append(ns)
             any_sets.append(anyw)
@@ -164,6 +172,42 @@ class DocInfo:
         name_mass = np.bincount(seg, weights=idf[name_ids], minlength=n)
         return cls(source, group, loglen, vocab, idf, name_ptr, name_ids, name_mass, any_ptr, any_ids,
                    name_hash, core_hash, {h: np.asarray(v, dtype=np.int64) for h, v in alias_cores.items()})
+
+    ARRAYS = ("source", "group", "loglen", "idf", "name_ptr", "name_ids", "name_mass", "any_ptr", "any_ids",
+              "name_hash", "core_hash")
+
+    def save(self, path: Path) -> None:
+        """Write the arrays (``ranker/docinfo.npz``): a bundle that carries them opens its learned
+        stage without reading every name (about 0.5 s for 65k documents)."""
+        holders = sorted(self.alias_cores.items())
+        arrays = {k: getattr(self, k) for k in self.ARRAYS}
+        for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):  # int32 on disk: half the bytes
+            arrays[k] = arrays[k].astype(np.int32)
+        arrays["name_mass"] = arrays["name_mass"].astype(np.float32)
+        encoded = [w.encode("utf-8") for w in self.vocab]
+        arrays["words"] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        arrays["words_ptr"] = np.cumsum([0] + [len(w) for w in encoded]).astype(np.int64)
+        arrays["alias_hash"] = np.array([h for h, _ in holders], dtype=np.int64)
+        arrays["alias_ptr"] = np.cumsum([0] + [len(v) for _, v in holders]).astype(np.int64)
+        arrays["alias_keys"] = (np.concatenate([v for _, v in holders]) if holders
+                                else np.zeros(0, dtype=np.int64)).astype(np.int64)
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+
+    @classmethod
+    def load(cls, path: Path, count: int) -> "DocInfo":
+        with np.load(path, allow_pickle=False) as z:
+            got = {k: z[k] for k in cls.ARRAYS}
+            for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):
+                got[k] = got[k].astype(np.int64)
+            got["name_mass"] = got["name_mass"].astype(np.float64)
+            blob, ptr = z["words"].tobytes(), z["words_ptr"].tolist()
+            words_ = [blob[ptr[i]:ptr[i + 1]].decode("utf-8") for i in range(len(ptr) - 1)]
+            ah, ap, ak = z["alias_hash"], z["alias_ptr"], z["alias_keys"]
+        if len(got["source"]) != count or len(got["name_ptr"]) != count + 1 or len(words_) != len(got["idf"]):
+            raise ValueError(f"it describes {len(got['source'])} documents, the bundle has {count}")
+        alias = {int(h): ak[ap[i]:ap[i + 1]] for i, h in enumerate(ah.tolist())}
+        return cls(vocab={w: i for i, w in enumerate(words_)}, alias_cores=alias, **got)
 
 
 def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,9 +272,9 @@ def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, 
     in_q[q_known] = True
     if n:
         if qw:
-            X[:, F["name_exact"]] = info.name_hash[keys] == hash(tuple(qw))
+            X[:, F["name_exact"]] = info.name_hash[keys] == _hash(qw)
         if qcore:
-            h = hash(qcore)
+            h = _hash(qcore)
             X[:, F["name_core_exact"]] = info.core_hash[keys] == h
             holders = info.alias_cores.get(h)
             if holders is not None:
@@ -378,8 +422,21 @@ def bundle_model(bundle):
             if spec.get("features") != list(FEATURES):
                 raise BundleCorruptError(f"bundle {bundle.root.name}: its ranking model reads other features than "
                                          "this mathlas computes; install a bundle made for this version")
-            got = _MODELS[bundle] = (load_model(bundle.root, spec.get("file", MODEL_FILE)), DocInfo.of(bundle.table))
+            got = _MODELS[bundle] = (load_model(bundle.root, spec.get("file", MODEL_FILE)), _doc_info(bundle, spec))
         return got
+
+
+def _doc_info(bundle, spec: dict) -> DocInfo:
+    """The bundle's ``ranker/docinfo.npz`` when it carries one (``spec["docinfo"]``), else made from its table."""
+    name = spec.get("docinfo")
+    if not name:
+        return DocInfo.of(bundle.table)
+    path = Path(bundle.root) / RANKER_DIR / Path(name).name
+    try:
+        return DocInfo.load(path, len(bundle))
+    except (OSError, ValueError, KeyError) as e:
+        raise BundleCorruptError(f"bundle {bundle.root.name}: cannot read {RANKER_DIR}/{path.name} ({e}); "
+                                 "reinstall the bundle") from None
 
 
 class LearnedRank:

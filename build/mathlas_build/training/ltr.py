@@ -132,7 +132,7 @@ def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
     from pathlib import Path
 
     from mathlas.bundle import FileEntry, read_manifest, sha256_file, write_manifest
-    from mathlas.ranking.learned import MODEL_FILE, RANKER_DIR, model_from_spec
+    from mathlas.ranking.learned import DOCINFO_FILE, MODEL_FILE, RANKER_DIR, model_from_spec
 
     root = Path(bundle_dir)
     spec = json.loads(Path(model_path).read_text(encoding="utf-8"))
@@ -143,7 +143,13 @@ def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
     m = read_manifest(root)
     rel = f"{RANKER_DIR}/{MODEL_FILE}"
     m.files[rel] = FileEntry(size=target.stat().st_size, sha256=sha256_file(target))
-    m.ranker = {"file": MODEL_FILE, "kind": spec["kind"], "features": list(FEATURES),
+    # the per-document arrays its features read, so that a search does not make them from the table
+    from mathlas.engine import Bundle
+
+    info_path = root / RANKER_DIR / DOCINFO_FILE
+    DocInfo.of(Bundle(root, m).table).save(info_path)
+    m.files[f"{RANKER_DIR}/{DOCINFO_FILE}"] = FileEntry(size=info_path.stat().st_size, sha256=sha256_file(info_path))
+    m.ranker = {"file": MODEL_FILE, "docinfo": DOCINFO_FILE, "kind": spec["kind"], "features": list(FEATURES),
                 "trees": len(spec.get("trees", [])), "trained_on": spec.get("trained_on", {}),
                 "measured": measured if measured is not None else spec.get("measured", {})}
     if spec.get("match"):  # the answers' match model (mathlas.ranking.confidence, mode "learned")
