@@ -183,7 +183,6 @@ class DocInfo:
         arrays = {k: getattr(self, k) for k in self.ARRAYS}
         for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):  # int32 on disk: half the bytes
             arrays[k] = arrays[k].astype(np.int32)
-        arrays["name_mass"] = arrays["name_mass"].astype(np.float32)
         encoded = [w.encode("utf-8") for w in self.vocab]
         arrays["words"] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         arrays["words_ptr"] = np.cumsum([0] + [len(w) for w in encoded]).astype(np.int64)
@@ -200,7 +199,6 @@ class DocInfo:
             got = {k: z[k] for k in cls.ARRAYS}
             for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):
                 got[k] = got[k].astype(np.int64)
-            got["name_mass"] = got["name_mass"].astype(np.float64)
             blob, ptr = z["words"].tobytes(), z["words_ptr"].tolist()
             words_ = [blob[ptr[i]:ptr[i + 1]].decode("utf-8") for i in range(len(ptr) - 1)]
             ah, ap, ak = z["alias_hash"], z["alias_ptr"], z["alias_keys"]
