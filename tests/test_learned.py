@@ -203,3 +203,17 @@ def test_a_query_that_is_the_hits_name_names_it():
     assert not names_hit("group", SimpleNamespace(name="group", heading="Group", aliases=[]))
     assert names_hit("Bezout identity", SimpleNamespace(name="fta", heading="", aliases=["Bézout's identity"]))
     assert names_hit("Cayley-Hamilton theorem", SimpleNamespace(name="Cayley–Hamilton theorem", heading="", aliases=[]))
+
+
+def test_the_arrays_the_bundle_carries_are_the_ones_its_table_makes(ranked_bundle):
+    from mathlas.engine import Bundle
+    from mathlas.ranking.learned import bundle_model
+
+    b = Bundle.open(ranked_bundle)
+    assert (ranked_bundle / "ranker" / "docinfo.npz").is_file() and b.manifest.ranker["docinfo"] == "docinfo.npz"
+    _, carried = bundle_model(b)
+    made = DocInfo.of(b.table)
+    for name in DocInfo.ARRAYS:
+        assert np.array_equal(getattr(carried, name), getattr(made, name)), name
+    assert carried.vocab == made.vocab
+    assert {h: v.tolist() for h, v in carried.alias_cores.items()} == {h: v.tolist() for h, v in made.alias_cores.items()}
