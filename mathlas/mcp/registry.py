@@ -19,12 +19,12 @@ Importing this module imports neither ``mcp`` nor any tool.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any, Literal, get_type_hints
 
 from mathlas.hit import Hit, HitSummary, LeanHitSummary
 from mathlas.request import MAX_K, SURFACE_MAX_K
-from mathlas.service import NextStep
+from mathlas.service import FormalSearchResult, SearchResult
 
 Detail = Literal["summary", "full"]
 DETAIL_DOC = "summary: id, kind, name, snippet, score; full: every field of a hit"
@@ -99,35 +99,27 @@ def facts(name: str) -> ToolFacts:
 
 # ------------------------------------------------------------------------------ the search answers over MCP
 
-@dataclass
-class SearchAnswer:
-    """search_existing_math over MCP: hits are summaries unless detail="full"."""
-
-    query: str
-    bundle: str
-    mode: str
-    hits: list[HitSummary | Hit]
-    next: list[NextStep]
-    match: str = "weak"  # strong, weak or none: how close the best hits are (mathlas.ranking.confidence)
-    confidence: float = 0.0
-    note: str = ""
-    expanded: str = ""   # what it was searched as: misspellings corrected, abbreviations expanded (one line)
+# A search tool answers with the library's result (``mathlas.service``), field for field and in its
+# order, but for its hits, summaries unless detail="full", and the fields named here, which say again
+# what another field says (every field costs each session its tools/list).
+MCP_LEAVES_OUT = ("searched_for",)  # "expanded" says what the query was searched as, in one line
 
 
-@dataclass
-class FormalSearchAnswer:
-    """search_formal_math over MCP: hits are summaries (with the declaration's aliases) unless detail="full"."""
+def _answer(result: type, name: str, summary: type, doc: str) -> type:
+    """The dataclass ``name``: ``result``'s fields but ``MCP_LEAVES_OUT``, hits typed ``summary | Hit``."""
+    types = get_type_hints(result)
+    spec = [(f.name, list[summary | Hit] if f.name == "hits" else types[f.name],
+             field(default=f.default, default_factory=f.default_factory))
+            for f in fields(result) if f.name not in MCP_LEAVES_OUT]
+    cls = make_dataclass(name, spec)
+    cls.__module__, cls.__doc__ = __name__, doc
+    return cls
 
-    query: str
-    bundle: str
-    mode: str
-    prior_weight: float
-    hits: list[LeanHitSummary | Hit]
-    next: list[NextStep]
-    match: str = "weak"
-    confidence: float = 0.0
-    note: str = ""
-    expanded: str = ""
+
+SearchAnswer = _answer(SearchResult, "SearchAnswer", HitSummary,
+                       """search_existing_math over MCP: hits are summaries unless detail="full".""")
+FormalSearchAnswer = _answer(FormalSearchResult, "FormalSearchAnswer", LeanHitSummary,
+                             """search_formal_math over MCP: hits are summaries (with aliases) unless detail="full".""")
 
 
 ANSWERS = {"search_existing_math": SearchAnswer, "search_formal_math": FormalSearchAnswer}
@@ -237,12 +229,10 @@ def argument_schema(tool: str, parameters: dict[str, Any], descriptions: dict[st
     return schema
 
 
-def search_answer(tool: str, result: Any, detail: str) -> SearchAnswer | FormalSearchAnswer:
+def search_answer(tool: str, result: Any, detail: str) -> Any:
     """A search tool's result as MCP answers it. ``summary``: every hit through ``hit.summarize``
     and one get_by_id suggestion (for the best hit) instead of one per top hit, since the ids are
     all there; ``full``: the result unchanged."""
-    from dataclasses import fields
-
     from mathlas.hit import summarize
 
     cls = ANSWERS[tool]
