@@ -173,7 +173,7 @@ def document(doc: Mapping[str, Any]) -> str:
 
 
 def search_notes(answer: Any) -> list[str]:
-    """What a search answer (``SearchResult``, ``LeanSearchResult`` or its JSON form) says beside its
+    """What a search answer (``SearchResult``, ``FormalSearchResult`` or its JSON form) says beside its
     hits, one line each, both left out when there is nothing to say: what the query was searched as
     (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits and
     they are no ``strong`` match, how far to trust them (``mathlas.ranking.confidence``):
