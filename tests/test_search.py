@@ -152,13 +152,18 @@ def test_unknown_source_and_mode(tiny):
         tiny.search("ring", mode="fuzzy")
 
 
-def test_very_long_query_is_truncated_not_rejected(tiny):
-    q = "finitely generated module local ring Nakayama " * 450  # > 20,000 characters
-    assert len(q) > 20000
+def test_a_long_query_is_truncated_for_the_encoder_and_one_over_the_limit_refused(tiny):
+    from mathlas.errors import UsageError
+    from mathlas.request import MAX_QUERY_CHARS
+
+    q = ("finitely generated module local ring Nakayama " * 450)[:MAX_QUERY_CHARS]  # the most a query may be
     hits = tiny.search(q, k=5)
     assert hits
     tokens = tiny.encoder.tokenize([q])[0]
     assert len(tokens) == tiny.encoder.config.max_tokens
+    # one limit on every surface (issue 31 item 11): longer is refused in one line, not searched in part
+    with pytest.raises(UsageError, match="over the limit of 10,000"):
+        tiny.search(q + " ring", k=5)
 
 
 def test_symbol_only_and_query_syntax_do_not_crash(tiny):
