@@ -13,6 +13,12 @@ vector the bundle searches with). A build given ``--cache CACHE_DIR`` and that e
 texts the old bundle did not have. The vectors are the old model's, not ``ENCODER_DIR``'s: keep such a
 cache apart from ``work/embed-cache`` (whose vectors are always the fingerprinted model's own) and say in
 the recipe that the bundle carries them (build/recipes/informal.toml, docs/building.md).
+
+A recipe whose encoder comes from a release (``[encoder] release = ...``) says ``carry = true`` instead
+of running this by hand: the build unpacks the release, carries its vectors into a cache of their own
+(``work/carry/<release>/``) and embeds through it (``mathlas_build.pipeline.carry_release``). A text
+the release holds then gets back exactly the release's int8 row and scale (``writer.quantize_i8`` of
+``q x scale`` gives ``q`` and ``scale`` again), so the rebuilt vectors are the shipped ones.
 """
 from __future__ import annotations
 

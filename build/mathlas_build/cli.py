@@ -207,7 +207,7 @@ def _finish(path: Path, args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    recipe = load_recipe(args.recipe, args.corpora)
+    recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
     if args.dry_run:
         print(dry_run(recipe, args))
         return 0
@@ -224,7 +224,7 @@ def _build(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from mathlas_build.shard import merge_shards
 
-    recipe = load_recipe(args.recipe, args.corpora)
+    recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
     path = merge_shards(recipe, args.shards or [_shards_dir(recipe, None)], _bundle_dir(recipe, args.out),
                         force=args.force, quiet=args.quiet)
     return _finish(path, args)
@@ -234,7 +234,7 @@ def _ray(args: argparse.Namespace) -> int:
     from mathlas_build.ray_build import build_shards_with_ray
     from mathlas_build.shard import merge_shards
 
-    recipe = load_recipe(args.recipe, args.corpora)
+    recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
     root = _shards_dir(recipe, args.shards_dir).resolve()
     paths = build_shards_with_ray(args.recipe, args.corpora, root, args.shards, address=args.address,
                                   gpus_per_shard=args.gpus_per_shard, cpus_per_shard=args.cpus_per_shard,

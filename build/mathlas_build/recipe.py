@@ -150,9 +150,9 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = None,
-                work_dir: str | os.PathLike = "work") -> Recipe:
+                work_dir: str | os.PathLike = "work", *, quiet: bool = False) -> Recipe:
     """Read and check a recipe; ``work_dir`` is where a release's encoder is unpacked and its vectors
-    carried (``releases/``, ``carry/``)."""
+    carried (``releases/``, ``carry/``); ``quiet``: no line on stderr when a release is unpacked."""
     path = Path(path)
     raw = read_toml(path)
     for key in ("name", "version", "encoder", "sources"):
@@ -179,7 +179,7 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
         if spec.get("document_model"):
             raise RecipeError(f"{path}: [encoder] document_model needs path: a release holds only its int8 "
                               f"query model, which then embeds the documents")
-        release = _release(path, str(spec["release"]), spec.get("releases"), Path(work_dir))
+        release = _release(path, str(spec["release"]), spec.get("releases"), Path(work_dir), quiet)
         enc = release["bundle"] / "encoder"
         if spec.get("carry"):
             carry_cache = Path(work_dir) / "carry" / release["bundle"].name
@@ -214,7 +214,7 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
                   release=release, carry_cache=carry_cache, encoder_license=license, ranker=ranker)
 
 
-def _release(path: Path, wanted: str, catalog_dir: str | None, work_dir: Path) -> dict[str, Any]:
+def _release(path: Path, wanted: str, catalog_dir: str | None, work_dir: Path, quiet: bool) -> dict[str, Any]:
     """``[encoder] release``: the catalog's release, its archive checked and unpacked under ``work_dir``."""
     from mathlas.errors import MathlasError
     from mathlas_build.release import find_release, unpack
@@ -222,7 +222,7 @@ def _release(path: Path, wanted: str, catalog_dir: str | None, work_dir: Path) -
     catalog = _local_path(catalog_dir) if catalog_dir else Path(__file__).resolve().parents[2] / "artifacts"
     try:
         entry, archive = find_release(catalog, wanted)
-        bundle = unpack(archive, str(entry.get("sha256")), work_dir / "releases")
+        bundle = unpack(archive, str(entry.get("sha256")), work_dir / "releases", quiet=quiet)
     except (ValueError, MathlasError) as e:
         raise RecipeError(f"{path}: [encoder] release: {e}") from None
     return {"release": f"{entry['name']}-{entry['version']}", "archive": archive, "sha256": entry["sha256"],
