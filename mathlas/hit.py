@@ -162,11 +162,10 @@ class CopiesHitSummary(HitSummary):
 @dataclass
 class LeanHitSummary(HitSummary):
     """A Lean hit's summary: a ``HitSummary`` and the names people use for the declaration that its
-    own name lacks (``known_as``; empty when none), so an agent sees why it matched, and whether it
-    is deprecated (``deprecation``: "deprecated since 2025-01-01, use lean:X"; empty when not)."""
+    own name lacks (``known_as``; empty when none), so an agent sees why it matched. A deprecated
+    declaration's adds ``deprecated`` (``DeprecatedLeanHitSummary``; the key is left out for the others)."""
 
     aliases: list[str] = field(default_factory=list)
-    deprecated: str = ""
 
 
 @dataclass
@@ -174,6 +173,21 @@ class CopiesLeanHitSummary(LeanHitSummary):
     """A ``LeanHitSummary`` and the ids of the other statements of the same fact (``also_in``)."""
 
     also_in: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DeprecatedLeanHitSummary(LeanHitSummary):
+    """A deprecated declaration's ``LeanHitSummary``: ``deprecated`` says so and names the
+    replacement (``deprecation``: "deprecated since 2025-01-01, use lean:X")."""
+
+    deprecated: str = ""
+
+
+@dataclass
+class CopiesDeprecatedLeanHitSummary(CopiesLeanHitSummary):
+    """A deprecated declaration's ``CopiesLeanHitSummary`` (``deprecated`` as above)."""
+
+    deprecated: str = ""
 
 
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
@@ -191,6 +205,9 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
                "score": round(hit.score, 4)}
     copies = {"also_in": [c["id"] for c in hit.also_in]} if hit.also_in else {}
     if "aliases" in hit.fields:
-        return (CopiesLeanHitSummary if copies else LeanHitSummary)(
-            **summary, aliases=known_as(hit.fields["aliases"]), deprecated=deprecation(hit.fields), **copies)
+        said = deprecation(hit.fields)
+        kind = {(False, False): LeanHitSummary, (True, False): CopiesLeanHitSummary,
+                (False, True): DeprecatedLeanHitSummary, (True, True): CopiesDeprecatedLeanHitSummary}
+        return kind[bool(copies), bool(said)](**summary, aliases=known_as(hit.fields["aliases"]), **copies,
+                                              **({"deprecated": said} if said else {}))
     return (CopiesHitSummary if copies else HitSummary)(**summary, **copies)
