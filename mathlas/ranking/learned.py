@@ -466,7 +466,7 @@ class LearnedRank:
         cos = ctx.bundle.dense.rescore(ctx.query.vector(), keys)
         X = features(info, ctx.query.text, keys, pool.rank_in("lexical")[ours], pool.raw_in("lexical")[ours],
                      pool.rank_in("dense")[ours], cos, pool.scores[ours].astype(np.float32),
-                     definition_intent(req.query))
+                     definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query))
         score = model.score(X)
         if ctx.plan.key_weights is not None:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)

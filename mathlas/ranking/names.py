@@ -387,11 +387,6 @@ class NameIndex:
         """Whether ``word`` (any case) is a word of some name or alias."""
         return word.lower() in self._fuzzy()
 
-    def _rare(self, word: str, count: Callable[[str], int] | None) -> bool:
-        """A name word too rare to trust as spelt right: at most ``RARE`` names and documents use it
-        (``lema``, in two names of the default bundle, is a misspelling of ``lemma``)."""
-        return count is not None and self._fuzzy().get(word, 0) <= RARE and count(word) <= RARE
-
     def nearest(self, word: str, exclude_self: bool = False,
                 count: Callable[[str], int] | None = None) -> tuple[str, int] | None:
         """The name or alias word nearest to ``word`` within its allowed edits and its distance;
@@ -441,12 +436,17 @@ class NameIndex:
         return closest[0], fewest
 
     def correct(self, query: str, count: Callable[[str], int] | None = None,
-                known: Callable[[str], bool] | None = None) -> Correction:
+                known: Callable[[str], bool] | None = None, named: Callable[[str], int] | None = None) -> Correction:
         """``query`` with each misspelt word replaced by the nearest name or alias word (see the
         module docstring). ``count(word)``, when given, is how many of the bundle's documents use a
         word (``KEEP_RATIO``, ``REAL_WORD_DOCS``: a word of its own is kept); ``known(word)``, when
         given, says a word is a word of the language anyway (the encoder's vocabulary: "feet",
-        "actor", "banana" are not misspellings of "meet", "factor", "banach")."""
+        "actor", "banana" are not misspellings of "meet", "factor", "banach"); ``named(word)``,
+        when given, is how many documents' names or aliases use a word (the BM25 index: a query's
+        words are checked without making the misspelling index, which only a likely misspelling
+        needs), else the index's own name words say it."""
+        if named is None:
+            named = lambda w: self._fuzzy().get(w, 0)  # noqa: E731
         scan = _MASK.sub(lambda m: " " * len(m.group()), query)
         fixes: dict[str, str] = {}
         spans: list[tuple[int, int, str]] = []
@@ -460,13 +460,14 @@ class NameIndex:
             if low in fixes:
                 spans.append((m.start(), m.end(), fixes[low]))
                 continue
+            folded = fold(low)
+            in_names = named(low)
+            if in_names > RARE or (in_names and not (count is not None and count(low) <= RARE)):
+                continue  # a name word (one that at most RARE names and documents use may be a slip: "lema")
+            if folded != low and named(folded):
+                continue  # Gödel is Godel
             if known is not None and known(low):
                 continue  # a word of the language is not a misspelling
-            folded = fold(low)
-            if folded != low and self.knows(folded):
-                continue  # Gödel is Godel
-            if self.knows(low) and not self._rare(low, count):
-                continue
             found = self.nearest(folded, exclude_self=True, count=count)
             if found is None:
                 continue
@@ -520,6 +521,36 @@ TOP_SLOTS = 10
 _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 
 
+def name_counter(bundle: "Bundle") -> Callable[[str], int]:
+    """``named(word)``: how many of ``bundle``'s documents use ``word`` in their name or aliases (the
+    BM25 index's ``name`` and ``alias`` fields, stemmed as it indexes): a few microseconds a word."""
+    lexical = bundle.lexical
+    fields = [f for f in ("name", "alias") if f in _schema_fields(lexical)]
+
+    def named(word: str) -> int:
+        if not fields or not _WORD.fullmatch(word):
+            return 0
+        try:
+            return int(lexical.searcher.search(lexical.index.parse_query(word, fields), 1).count)
+        except ValueError:
+            return 0
+
+    return named
+
+
+def _schema_fields(lexical) -> set[str]:
+    """Which of the name fields the lexical channel's tantivy index has (a bundle built before the
+    ``alias`` field has none of it: tantivy refuses a query of a field it does not define)."""
+    out = set()
+    for f in ("name", "alias"):
+        try:
+            lexical.index.parse_query("x", [f])
+            out.add(f)
+        except ValueError:
+            pass
+    return out
+
+
 def correction_for(bundle: "Bundle", query: str) -> Correction:
     """``query`` with its misspelt name words corrected over ``bundle`` (``NameIndex.correct``, the
     bundle's texts and its encoder's vocabulary deciding what is a word of its own); a query that is
@@ -527,7 +558,8 @@ def correction_for(bundle: "Bundle", query: str) -> Correction:
     index = NameIndex.of(bundle)
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
-    return index.correct(query, text_counter(bundle), vocabulary_of(bundle))
+    return index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
+                         name_counter(bundle))
 
 
 def fold(word: str) -> str:
