@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -266,3 +267,93 @@ def lean_project_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
     recipe = lean_recipe(project, encoder_dir, name="toy", version="0.1.0")
     out = tmp_path_factory.mktemp("bundles") / "toy-0.1.0"
     return build(recipe, out, cache_dir=None, quiet=True)
+
+
+# ------------------------------------------------------------------------------ fixtures several modules use
+# Defined here, never imported from one test module into another: pytest builds an imported session
+# fixture again in every module that imports it (the web server started up to six times).
+
+@pytest.fixture(scope="session")
+def papers_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
+    """A real bundle of a small parquet fixture in the TheoremSearch dataset's schema (papers with
+    authors, categories, years, citations; test_sources_theoremsearch.build_papers_bundle)."""
+    from test_sources_theoremsearch import build_papers_bundle
+
+    return build_papers_bundle(tmp_path_factory, encoder_dir)
+
+
+@pytest.fixture(scope="session")
+def papers(papers_bundle_dir):
+    """The papers bundle, open."""
+    import mathlas
+
+    return mathlas.open_bundle(papers_bundle_dir)
+
+
+@pytest.fixture(scope="session")
+def web(tiny_bundle_dir, papers_bundle_dir, formal_bundle_dir):
+    """One ``mathlas serve`` for most web tests (test_web_serve.WebServer): the tiny bundle (default)
+    and the papers bundle, and the formal test bundle for the Lean endpoints; no token."""
+    from test_web_serve import WebServer, assert_clean
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--bundle", str(papers_bundle_dir),
+                       "--formal-bundle", str(formal_bundle_dir))
+    yield server
+    server.stop()
+    assert_clean(server)
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """A scratch data directory, no shipped artifacts, no default bundle named, loopback HTTP without
+    a proxy: for the install tests (``pytestmark = pytest.mark.usefixtures("isolated")``)."""
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(tmp_path / "no-artifacts"))
+    monkeypatch.delenv("MATHLAS_BUNDLE", raising=False)
+    monkeypatch.setenv("no_proxy", "*")  # loopback HTTP must not go through a proxy
+    monkeypatch.setenv("NO_PROXY", "*")
+
+
+# The browser tests (test_web_browser*.py) drive Debian's Chromium with Playwright's Python client
+# (executable_path: no browser is downloaded); each of those modules skips, saying why, without them.
+CHROMIUM = os.environ.get("MATHLAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium with a scratch profile, one per test module."""
+    if not CHROMIUM:
+        pytest.skip("no Chromium installed (Debian: apt-get install -y chromium; .ci/run does it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
+                                   "(pip install -e '.[test]')")
+    profile = tempfile.mkdtemp(prefix="mathlas-chromium-")
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                       args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900})
+        try:
+            yield context
+        finally:
+            context.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser):
+    """A page that fails the test on a script error, a failed request or an HTTP error answer (a test
+    that provokes one on purpose lists its status in ``pg.expected_statuses``)."""
+    pg = browser.new_page()
+    errors: list[str] = []
+    pg.expected_statuses = set()
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    # a fetch the page itself gives up when the test navigates on or closes it (net::ERR_ABORTED: the
+    # bodies it loads for the hits in view) is no failure; any other (refused, reset, ...) is
+    pg.on("requestfailed", lambda r: None if "ERR_ABORTED" in (r.failure or "")
+          else errors.append(f"request failed: {r.url} ({r.failure})"))
+    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+          if r.status >= 400 and r.status not in pg.expected_statuses else None)
+    yield pg
+    pg.close()
+    assert errors == []

@@ -119,7 +119,6 @@ def test_links_across_bundles_are_the_explicit_ones(default, formal_bundle_dir, 
     G._CACHE.pop(b, None)                   # the other tests' groups: without the test formal bundle
 
 
-from test_web_serve import papers_bundle_dir, web  # noqa: E402,F401  (fixtures)
 
 
 def test_api_all_copies_is_the_cli_flag(web, tiny_bundle_dir):

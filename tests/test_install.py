@@ -34,6 +34,8 @@ from mathlas.bundle import FORMAT_VERSION, Manifest, file_entries, verify, write
 from mathlas.errors import BundleCorruptError, BundleNotFoundError, BundleVersionError, InstallError, UsageError
 from mathlas_build.release import pack
 
+pytestmark = pytest.mark.usefixtures("isolated")  # conftest.py: a scratch data directory, no proxy
+
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -108,15 +110,6 @@ def entry(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"x", linkname
     info = tarfile.TarInfo(name)
     info.type, info.linkname, info.mode = kind, linkname, 0o644
     return info, data
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("MATHLAS_ARTIFACTS", str(tmp_path / "no-artifacts"))
-    monkeypatch.delenv("MATHLAS_BUNDLE", raising=False)
-    monkeypatch.setenv("no_proxy", "*")  # loopback HTTP must not go through a proxy
-    monkeypatch.setenv("NO_PROXY", "*")
 
 
 @pytest.fixture

@@ -25,7 +25,9 @@ from mathlas.errors import BundleCorruptError, InstallError
 from mathlas.releases import archive as archive_mod
 from mathlas.releases import install as inst
 from mathlas_build.release import pack
-from test_install import isolated, leftovers, make_bundle, run_cli, write_sidecar  # noqa: F401  (isolated: autouse)
+from test_install import leftovers, make_bundle, run_cli, write_sidecar
+
+pytestmark = pytest.mark.usefixtures("isolated")  # conftest.py: a scratch data directory, no proxy
 
 CAP = 8 << 20
 BOMB = 64 << 20

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from test_web_api import one_line_error
-from test_web_serve import papers_bundle_dir, web  # noqa: F401  (the shared server fixture)
 
 README_QUERY = "a finitely generated module M over a local ring with M = mM is zero"
 

@@ -8,7 +8,6 @@ import pytest
 
 from mathlas.errors import UsageError
 from mathlas.ranking.filters import Filters, PaperFilter
-from test_sources_theoremsearch import papers, papers_bundle_dir  # noqa: F401  (session fixtures)
 
 QUERY = "finitely generated module local ring"
 

@@ -10,7 +10,6 @@ import pytest
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.ranking.candidates import Candidates, Fused
 from mathlas.ranking.fusion import add_priors, prior_values
-from test_sources_theoremsearch import papers, papers_bundle_dir  # noqa: F401  (session fixtures)
 
 QUERY = "finitely generated module local ring"
 

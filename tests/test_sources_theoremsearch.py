@@ -1,8 +1,9 @@
 """The TheoremSearch reader on a small parquet fixture in the dataset's schema, and a real bundle built from it.
 
 ``write_dataset`` writes ``theorem.parquet``, ``theorem_slogan.parquet`` and ``paper.parquet`` with
-pyarrow in the schema documented in ``mathlas_build.sources.theoremsearch``; ``papers_bundle``
-builds a bundle from them with the real pipeline (used by test_paper_filters.py and test_priors.py).
+pyarrow in the schema documented in ``mathlas_build.sources.theoremsearch``; ``build_papers_bundle``
+builds a bundle from them with the real pipeline: conftest.py's session fixtures ``papers_bundle_dir``
+and ``papers`` (test_paper_filters.py, test_priors.py, the web tests).
 """
 from __future__ import annotations
 
@@ -117,8 +118,6 @@ def write_dataset(root: Path, *, citations_as: str = "string", rename_body: str 
     return root
 
 
-_BUILT: dict[str, Path] = {}
-
 PAPERS_RECIPE = """
 name = "papers"
 version = "0.1.0"
@@ -138,29 +137,15 @@ options = {{ slogan_model = "DeepSeek-V3.1" }}
 
 
 def build_papers_bundle(tmp_path_factory, encoder_dir: Path) -> Path:
-    """A real bundle from the fixture (built once per session, shared by the paper test modules)."""
-    if "papers" not in _BUILT:
-        from mathlas_build.pipeline import build
-        from mathlas_build.recipe import load_recipe
+    """A real bundle from the fixture (conftest.py's ``papers_bundle_dir`` builds it once per session)."""
+    from mathlas_build.pipeline import build
+    from mathlas_build.recipe import load_recipe
 
-        base = tmp_path_factory.mktemp("papers")
-        data = write_dataset(base / "theorem-search-dataset")
-        recipe = base / "papers.toml"
-        recipe.write_text(PAPERS_RECIPE.format(encoder=encoder_dir.as_posix(), data=data.as_posix()), encoding="utf-8")
-        _BUILT["papers"] = build(load_recipe(recipe, base), base / "papers-0.1.0", cache_dir=None, quiet=True)
-    return _BUILT["papers"]
-
-
-@pytest.fixture(scope="session")
-def papers_bundle_dir(tmp_path_factory, encoder_dir) -> Path:
-    return build_papers_bundle(tmp_path_factory, encoder_dir)
-
-
-@pytest.fixture(scope="session")
-def papers(papers_bundle_dir):
-    import mathlas
-
-    return mathlas.open_bundle(papers_bundle_dir)
+    base = tmp_path_factory.mktemp("papers")
+    data = write_dataset(base / "theorem-search-dataset")
+    recipe = base / "papers.toml"
+    recipe.write_text(PAPERS_RECIPE.format(encoder=encoder_dir.as_posix(), data=data.as_posix()), encoding="utf-8")
+    return build(load_recipe(recipe, base), base / "papers-0.1.0", cache_dir=None, quiet=True)
 
 
 # ------------------------------------------------------------------------------ the reader

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_web_serve import TIMEOUT, WebServer, assert_clean, papers_bundle_dir, web  # noqa: F401  (fixtures)
+from test_web_serve import TIMEOUT, WebServer, assert_clean
 
 CLI = "import sys; from mathlas.cli.main import main; sys.exit(main())"
 

@@ -8,63 +8,25 @@ pick a kind from the bundle's kinds, meet the server's refusal of a kind it does
 what to try after an empty query or no results, share the URL, open a Lean declaration and follow a
 dependency link; and the page stays readable on a phone. The Lean project bundle and the default
 bundle have their own modules (test_web_browser_lean.py, test_web_browser_default.py), which reuse
-the fixtures and helpers here. Skips, saying why, only when no Chromium or no Playwright is
+the helpers here; the fixtures (``web``, ``browser``, ``page``) are conftest.py's. Skips, saying why, only when no Chromium or no Playwright is
 installed (``.ci/run`` installs both).
 """
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
-from test_web_serve import papers_bundle_dir, web  # noqa: F401  (fixtures)
+from conftest import CHROMIUM
 
-CHROMIUM = os.environ.get("MATHLAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 if not CHROMIUM:
     pytest.skip("no Chromium installed (Debian: apt-get install -y chromium; .ci/run does it); "
                 "the browser tests need a real browser", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
-                               "(pip install -e '.[test]')")
+pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
+                    "(pip install -e '.[test]')")
 
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 WAIT = 30_000  # ms
 QUERY = "a finitely generated module over a ring"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    profile = tempfile.mkdtemp(prefix="mathlas-chromium-")
-    with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                       viewport={"width": 1100, "height": 900})
-        try:
-            yield context
-        finally:
-            context.close()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-@pytest.fixture
-def page(browser):
-    """A page that fails the test on a script error, a failed request or an HTTP error answer (a test
-    that provokes one on purpose lists its status in ``pg.expected_statuses``)."""
-    pg = browser.new_page()
-    errors: list[str] = []
-    pg.expected_statuses = set()
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    # a fetch the page itself gives up when the test navigates on or closes it (net::ERR_ABORTED: the
-    # bodies it loads for the hits in view) is no failure; any other (refused, reset, ...) is
-    pg.on("requestfailed", lambda r: None if "ERR_ABORTED" in (r.failure or "")
-          else errors.append(f"request failed: {r.url} ({r.failure})"))
-    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}")
-          if r.status >= 400 and r.status not in pg.expected_statuses else None)
-    yield pg
-    pg.close()
-    assert errors == []
 
 
 def wait_js(pg, expression: str, timeout_ms: int = WAIT) -> None:

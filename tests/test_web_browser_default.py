@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from test_web_browser import WAIT, browser, goto_ready, page, wait_js  # noqa: F401  (fixtures)
+from test_web_browser import WAIT, goto_ready, wait_js
 from test_web_serve import WebServer, assert_clean
 
 # queries whose answers hold a proof ranked above the statement it proves (PlanetMath's "proof of X")

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-from test_web_browser import WAIT, browser, goto_ready, page, wait_js  # noqa: F401  (fixtures)
+from test_web_browser import WAIT, goto_ready, wait_js
 from test_web_serve import WebServer, assert_clean
 
 QUERY = "doubling a natural number"

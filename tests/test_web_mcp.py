@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_web_serve import TIMEOUT, WebServer, assert_clean, httpx, papers_bundle_dir, web  # noqa: F401  (fixtures)
+from test_web_serve import TIMEOUT, WebServer, assert_clean, httpx
 
 pytest.importorskip("mcp")
 import anyio  # noqa: E402

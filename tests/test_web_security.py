@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_web_serve import WebServer, assert_clean, papers_bundle_dir, web  # noqa: F401  (fixtures)
+from test_web_serve import WebServer, assert_clean
 
 TOKEN = "s3cret-token-for-tests"
 ALLOWED = "http://allowed.test"

@@ -1,6 +1,6 @@
 """``mathlas serve`` as a process: a real uvicorn server on a free loopback port, driven with a real
-HTTP client. This module also holds the server helper and the shared server fixture the other
-``test_web_*`` modules import.
+HTTP client. This module also holds the server helper (``WebServer``) the other ``test_web_*``
+modules import; the shared server (``web``) is conftest.py's fixture.
 
 Checked here: it loads nothing heavy before the first request, logs one line per request to stderr,
 finishes in-flight requests on SIGTERM/SIGINT and exits 0, refuses a non-loopback address without
@@ -88,21 +88,6 @@ class WebServer:
 def assert_clean(server: WebServer) -> None:
     err = server.stderr()
     assert "Traceback" not in err, err[-4000:]
-
-
-@pytest.fixture(scope="session")
-def web(tiny_bundle_dir, papers_bundle_dir, formal_bundle_dir):
-    """One server for most web tests: the tiny bundle (default) and the papers bundle, and the
-    formal test bundle for the Lean endpoints; no token."""
-    server = WebServer("--bundle", str(tiny_bundle_dir), "--bundle", str(papers_bundle_dir),
-                       "--formal-bundle", str(formal_bundle_dir))
-    yield server
-    server.stop()
-    assert_clean(server)
-
-
-# papers_bundle_dir comes from the TheoremSearch reader's tests (a real bundle of a small parquet fixture)
-from test_sources_theoremsearch import papers_bundle_dir  # noqa: E402,F401
 
 
 # ------------------------------------------------------------------------------ the command

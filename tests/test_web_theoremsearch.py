@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from test_web_serve import TIMEOUT, WebServer, assert_clean, httpx, papers_bundle_dir  # noqa: F401  (fixture)
+from test_web_serve import TIMEOUT, WebServer, assert_clean, httpx
 
 # The published fields, name -> JSON type(s)
 REQUEST_FIELDS = ("query", "n_results", "sources", "authors", "types", "tags", "paper_filter", "year_range",
