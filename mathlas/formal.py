@@ -25,43 +25,19 @@ from typing import TYPE_CHECKING, Any
 
 from mathlas.errors import BundleNotFoundError, UsageError
 from mathlas.hit import Hit, snippet
+from mathlas.releases.formal_specs import (FORMAL_BUNDLE, FORMAL_ENV, formal_bundle_spec,  # noqa: F401
+                                           formal_bundle_specs, installed_formal)
 
 if TYPE_CHECKING:
     import numpy as np
 
     from mathlas.engine import Bundle
 
-FORMAL_BUNDLE = "mathlib"      # the name of the formal bundle built from the Mathlib + Batteries corpora
-FORMAL_ENV = "MATHLAS_FORMAL_BUNDLE"
 PRIOR = "pagerank"
 DEFAULT_LIMIT = 100            # dependencies listed by default (at most request.MAX_DEPENDENCY_LIMIT)
 BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean project or a Mathlib checkout; no "
               "formal release is published to install) or, from a mathlas checkout after its encoder training run, "
               "`mathlas-build build/recipes/mathlib.toml --corpora ../shared/corpora --install`; see docs/formal.md")
-
-
-def installed_formal() -> list[str]:
-    """Names of the installed formal bundles (their manifest lists the ``lean`` source), mathlib first."""
-    from mathlas.releases.install import installed
-
-    names = {b.name for b in installed() if b.manifest is not None and "lean" in b.manifest.sources}
-    return sorted(names, key=lambda n: (n != FORMAL_BUNDLE, n))
-
-
-def formal_bundle_specs(bundle: str | None) -> list[str]:
-    """The formal bundles a request means: the one it names, else ``$MATHLAS_FORMAL_BUNDLE``, else every
-    installed formal bundle (mathlib first); none installed: ``[mathlib]``, whose absence says how to build one."""
-    if bundle:
-        return [bundle]
-    env = os.environ.get(FORMAL_ENV)
-    if env:
-        return [env]
-    return installed_formal() or [FORMAL_BUNDLE]
-
-
-def formal_bundle_spec(bundle: str | None) -> str:
-    """The one formal bundle a request means where one is needed: the first of ``formal_bundle_specs``."""
-    return formal_bundle_specs(bundle)[0]
 
 
 def open_formal(bundle: "str | Bundle | None") -> "Bundle":

@@ -36,7 +36,7 @@ schemes and for algebraic spaces are never grouped, whatever their text.
 Stacks document ``stacks:TAG``; a Metamath label and the Lean declarations listed under the same
 entry of the 1000+ theorems list (the bundle carries the entry's name as both documents' alias:
 the Metamath reader's 1000+ names, Mathlib's ``docs/1000.yaml`` titles). The other bundle is read
-only when it is installed (``mathlas.formal.formal_bundle_spec`` for the informal side, the default
+only when it is installed (``mathlas.releases.formal_specs.formal_bundle_spec`` for the informal side, the default
 bundle for the formal side); ``also_in`` then names its documents, ``group`` never does.
 """
 from __future__ import annotations
@@ -46,12 +46,13 @@ import threading
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from mathlas.engine import Bundle
+# A bundle is any object with ``table``, ``column``, ``dense``, ``manifest``, ``root`` (mathlas.engine.Bundle);
+# named by this alias, not imported: mathlas.engine imports the ranking pipeline, which collapses with this module.
+Bundle = Any
 
 # -- thresholds (measured on the default bundle: docs/groups.md, scripts/groups_eval.py) -----------------
 NAME_COSINE = 0.40        # equal names, statements: vectors must agree at least this much
@@ -641,7 +642,7 @@ def _partner_root(bundle: "Bundle"):
     from pathlib import Path
 
     from mathlas.bundle import MANIFEST
-    from mathlas.formal import formal_bundle_spec
+    from mathlas.releases.formal_specs import formal_bundle_spec
     from mathlas.releases.install import DEFAULT_BUNDLE, installed, split_spec
 
     formal = "module" in bundle.table.column_names
@@ -679,7 +680,7 @@ def _partner_columns(root) -> dict[str, list] | None:
 
 def _lean_label(root) -> str:
     """How the formal bundle's documents are shown: ``Mathlib`` for the Mathlib bundle, else ``Lean``."""
-    from mathlas.formal import FORMAL_BUNDLE
+    from mathlas.releases.formal_specs import FORMAL_BUNDLE
 
     return "Mathlib" if root is not None and root.name.split("-", 1)[0] == FORMAL_BUNDLE else "Lean"
 

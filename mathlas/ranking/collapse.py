@@ -11,14 +11,13 @@ of the other kind), the same with or without collapsing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.hit import Hit
     from mathlas.ranking.candidates import Candidates
-    from mathlas.ranking.stages import StageContext
 
 
 class Collapse:
@@ -27,7 +26,7 @@ class Collapse:
 
     name = "collapse"
 
-    def __call__(self, pool: "Candidates", ctx: "StageContext") -> "Candidates":
+    def __call__(self, pool: "Candidates", ctx: "Any") -> "Candidates":
         if not getattr(ctx.request, "collapse", True) or len(pool) < 2:
             return pool
         from mathlas.groups import groups_of
