@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -30,9 +29,6 @@ LEFTOVER = re.compile(r"\\[A-Za-z]+|\bmathop\b|\bnolimits\b|\bmathrm\b|\bensurem
                       r"\bifnextchar\b|\bmathchoice\b|\btextstyle\b|\bmathsf\b|\bmathcal\b")
 
 
-_SECONDS: dict[str, float] = {}
-
-
 def _targets(prefix: str) -> list[str]:
     if not EVAL.exists():
         return []
@@ -45,10 +41,7 @@ def _targets(prefix: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def stacks_docs() -> dict[str, Document]:
-    t = time.perf_counter()
-    docs = list(stacks.read(STACKS, verbose=False))
-    _SECONDS["stacks"] = time.perf_counter() - t
-    return by_id(docs, "Stacks")
+    return by_id(list(stacks.read(STACKS, verbose=False)), "Stacks")
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +78,14 @@ def test_reader_modules_follow_the_protocol():
 
 # ------------------------------------------------------------------ Stacks
 
-def test_stacks_counts_and_speed(stacks_docs):
+def test_stacks_counts(stacks_docs):
+    # how long reading takes is scripts/bench_readers.py's to measure (a median over rounds): a test
+    # that asserts a time passes or fails with the machine's load, not with the code
     assert 14_500 <= len(stacks_docs) <= 15_000
     kinds = {d.kind for d in stacks_docs.values()}
     assert kinds <= {"lemma", "proposition", "theorem", "corollary", "definition"}
     assert {"lemma", "proposition", "theorem", "definition"} <= kinds
     assert stacks.last_stats["no_tag"] <= 5
-    assert _SECONDS["stacks"] < 20, "reading Stacks got slow"
 
 
 def test_stacks_00FN(stacks_docs):
