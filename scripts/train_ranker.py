@@ -241,6 +241,7 @@ def main() -> None:
     ap.add_argument("--min-data", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--folds", type=int, default=5, help="out-of-fold scores of the tune split for match")
+    ap.add_argument("--bundle", help="the bundle whose pools it trains on (default: the default bundle)")
     ap.add_argument("--mined", default=None, help="mined pairs (.jsonl, mathlas_build.training.mined) added to tune")
     ap.add_argument("--mined-weight", type=float, default=1.0, help="weight of a mined pair's rows (tune's: 1)")
     ap.add_argument("--mined-max", type=int, default=0, help="at most this many pairs of each origin (0: all)")
@@ -252,7 +253,7 @@ def main() -> None:
     from mathlas.engine import open_bundle
     from mathlas.ranking.learned import model_from_spec
 
-    b = open_bundle()
+    b = open_bundle(a.bundle)
     allrecs = records(offtopic=True)
     recs = [r for r in allrecs if r["relevant"]]
     P = pools(b, allrecs, Path(a.cache) if a.cache else None)
