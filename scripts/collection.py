@@ -97,10 +97,19 @@ def load_run(path: str) -> dict[str, list[str]]:
     return json.loads(Path(path).read_text(encoding="utf-8"))["runs"]
 
 
+def subset(recs: list[dict], name: str | None) -> list[dict]:
+    """``long``: the research-level statements typed whole (``collection.LONG_WORDS`` words or more)."""
+    if not name:
+        return recs
+    if name == "long":
+        return [r for r in recs if len(r["query"].split()) >= C.LONG_WORDS]
+    raise SystemExit(f"collection.py: unknown subset {name!r} (long)")
+
+
 def cmd_pool(a) -> None:
     from mathlas.engine import open_bundle
 
-    recs = records()
+    recs = subset(records(), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=a.depth)
     b = open_bundle()
@@ -130,7 +139,7 @@ def cmd_pool(a) -> None:
 
 
 def cmd_report(a) -> None:
-    recs = records()
+    recs = subset(records(), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=10)
     if todo and not a.allow_unjudged:
@@ -182,10 +191,12 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--batches", type=int, default=4)
+    p.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
     p.set_defaults(func=cmd_pool)
     q = sub.add_parser("report")
     q.add_argument("runs", nargs="+")
     q.add_argument("--allow-unjudged", action="store_true")
+    q.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
     q.add_argument("--json")
     q.set_defaults(func=cmd_report)
     a = ap.parse_args()

@@ -23,6 +23,7 @@ LABELS = ("equivalent", "related", "unrelated")
 SPLIT_SEED = "mathlas-collection-1"
 CHECK_SHARE = 1 / 3
 METRICS = ("p@1", "hit@10", "mrr@20", "ndcg@10")
+LONG_WORDS = 30
 
 
 def _lines(path: Path) -> list[dict]:
@@ -118,6 +119,8 @@ def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
         groups["all"].append(r["id"])
         groups[f"split={r['split']}"].append(r["id"])
         groups[f"style={r['style']}"].append(r["id"])
+        if len(r["query"].split()) >= LONG_WORDS:  # research-level statements, typed whole
+            groups["style=long statement"].append(r["id"])
         for s in sorted({t.split(':', 1)[0] for t in r["relevant"]}):
             groups[f"source={s}"].append(r["id"])
     out = {}
