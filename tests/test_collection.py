@@ -1,0 +1,72 @@
+"""The judged query collection: its files load into one record per query, the split is fixed by the id,
+the metrics count judged equivalents, and a comparison with an unjudged hit in a top ten is refused."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "build"))
+
+from mathlas_build.training import collection as C  # noqa: E402
+
+COLLECTION = REPO / "eval" / "collection"
+
+
+def test_the_committed_collection_loads_whole():
+    recs = C.load(COLLECTION, with_offtopic=True)
+    drafts = [json.loads(x) for p in sorted(COLLECTION.glob("drafts-*.jsonl")) for x in p.read_text().splitlines()]
+    assert len(drafts) == 450 and len({d["id"] for d in drafts}) == 450
+    ids = [r["id"] for r in recs]
+    assert len(ids) == len(set(ids)) == 500  # 450 drafts + 50 off-topic, none dropped
+    styles = {r["style"] for r in recs}
+    assert styles == {"precise", "vague", "name", "offtopic"}
+    assert sum(1 for r in recs if r["targets"]) == 424
+    # a target is a stable id of one of the eight informal sources
+    prefixes = {t.split(":", 1)[0] for r in recs for t in r["targets"]}
+    assert prefixes <= {"stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet"}
+    # judged equivalents join the relevant ids
+    judged = C.judgments(COLLECTION)
+    eq = {(q, d) for (q, d), j in judged.items() if j["label"] == "equivalent" and q.startswith("mc-")}
+    assert eq and all(d in next(r for r in recs if r["id"] == q)["relevant"] for q, d in eq)
+
+
+def test_the_split_is_fixed_by_the_id():
+    ids = [f"mc-{i:04d}" for i in range(1, 3001)]
+    splits = [C.split_of(i) for i in ids]
+    assert splits == [C.split_of(i) for i in ids]  # deterministic
+    share = splits.count("check") / len(splits)
+    assert 0.30 < share < 0.37
+    assert C.split_of("mc-0001") == C.split_of("mc-0001")
+
+
+def test_metrics_of_a_ranking():
+    m = C.metrics_of(["a", "b", "c"], {"b"})
+    assert m["p@1"] == 0 and m["hit@10"] == 1 and m["mrr@20"] == pytest.approx(0.5)
+    assert C.metrics_of(["x"] * 3, {"b"})["mrr@20"] == 0
+    assert C.metrics_of(["b"], {"b"})["ndcg@10"] == pytest.approx(1.0)
+
+
+def test_an_unjudged_hit_is_found():
+    recs = [{"id": "q1", "relevant": ["t"], "targets": ["t"]}]
+    runs = {"a": {"q1": ["t", "u", "v"]}, "b": {"q1": ["w"]}}
+    todo = C.unjudged(recs, runs, {("q1", "u"): {"label": "related"}})
+    assert set(todo) == {("q1", "v"), ("q1", "w")} and todo[("q1", "w")] == {"b"}
+
+
+def test_the_report_refuses_unjudged_hits(tmp_path):
+    run = {"config": "x", "model": None, "runs": {"mc-0001": [f"nosuch:{i}" for i in range(10)]}}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "not judged yet" in out.stderr
+    ok = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report",
+                         str(COLLECTION / "runs" / "rrf-informal-1.3.0.json"),
+                         str(COLLECTION / "runs" / "service-informal-1.4.0.json")], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "paired difference against rrf-informal-1.3.0" in ok.stdout and "split=check" in ok.stdout
