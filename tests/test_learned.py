@@ -203,6 +203,8 @@ def test_a_query_that_is_the_hits_name_names_it():
     assert not names_hit("group", SimpleNamespace(name="group", heading="Group", aliases=[]))
     assert names_hit("Bezout identity", SimpleNamespace(name="fta", heading="", aliases=["Bézout's identity"]))
     assert names_hit("Cayley-Hamilton theorem", SimpleNamespace(name="Cayley–Hamilton theorem", heading="", aliases=[]))
+    # a Stacks name is its label's words: "hensel" is what the lemma is about, not its name
+    assert not names_hit("Hensel's lemma", SimpleNamespace(source="stacks", name="hensel", heading="hensel", aliases=[]))
 
 
 def test_the_arrays_the_bundle_carries_are_the_ones_its_table_makes(ranked_bundle):

@@ -93,6 +93,9 @@ def _csr(sets: list, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     return ptr, np.asarray(ids, dtype=np.int64)
 
 
+LABEL_NAMED = frozenset({"stacks", "hott"})
+
+
 def names_hit(query: str, hit) -> bool:
     """Whether ``query`` is ``hit``'s own name or one of its aliases, up to case, accents, possessives,
     hyphens and the words "theorem", "lemma"... (``core``): "Nakayama lemma" names "Nakayama's lemma".
@@ -104,7 +107,10 @@ def names_hit(query: str, hit) -> bool:
     if not q or (len(q) == 1 and not (set(ws) & (NAME_NOISE - {"the", "a", "an", "of"})
                                       or _POSSESSIVE.search(query or ""))):
         return False
-    names = [getattr(hit, "name", "") or "", getattr(hit, "heading", "") or ""]
+    # Stacks and the HoTT book name a statement by its \label's words ("hensel"), which say what it is
+    # about, not what it is called: only their aliases count
+    own = getattr(hit, "source", "") not in LABEL_NAMED
+    names = [getattr(hit, "name", "") or "", getattr(hit, "heading", "") or ""] if own else []
     aliases = getattr(hit, "aliases", None) or []
     names += aliases if isinstance(aliases, list) else str(aliases).split(";")
     return any(core(words(n)) == q for n in names if n)
