@@ -242,7 +242,7 @@ def with_symbol_words(text: str) -> str:
     return f"{text} {extra}" if extra else text
 
 
-def binary_codes(vectors: "np.ndarray", center: "np.ndarray", thresholds: "np.ndarray | None" = None) -> "np.ndarray":
+def binary_codes(vectors: np.ndarray, center: np.ndarray, thresholds: np.ndarray | None = None) -> np.ndarray:
     """Packed codes of ``vectors`` (one row each) for the binary index: sign bits without
     ``thresholds``, thermometer codes (3 bits per dimension, see ``BINARY_CODES``) with them."""
     import numpy as np
@@ -277,7 +277,7 @@ def code_bits(dims: int, codes: str) -> int:
     return dims * (3 if codes == "thermometer3" else 1)
 
 
-def sign_bits(vectors: "np.ndarray", center: "np.ndarray") -> "np.ndarray":
+def sign_bits(vectors: np.ndarray, center: np.ndarray) -> np.ndarray:
     """The binary index's codes: packed sign bits of ``vectors - center`` (one row per vector)."""
     import numpy as np
 
@@ -334,7 +334,7 @@ class Manifest:
                 "sources": self.sources, "encoder": encoder}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Manifest":
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
         listed = data.get("files", {})
         if not isinstance(listed, dict) or not all(isinstance(e, dict) for e in listed.values()):
             raise TypeError("'files' must map each path to its size and sha256")

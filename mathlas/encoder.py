@@ -29,7 +29,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class EncoderConfig:
         return self.truncate_dims or self.dims
 
     @classmethod
-    def load(cls, path: Path) -> "EncoderConfig":
+    def load(cls, path: Path) -> EncoderConfig:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:

@@ -17,7 +17,8 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class Bundle:
     """A bundle opened for search. Get one with ``mathlas.open_bundle()``."""
 
     @classmethod
-    def open(cls, root: str | os.PathLike) -> "Bundle":
+    def open(cls, root: str | os.PathLike) -> Bundle:
         """Open the bundle directory ``root`` (format version and file sizes checked)."""
         root = Path(root)
         return cls(root, verify(root, checksums=False))

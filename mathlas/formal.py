@@ -40,7 +40,7 @@ BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean pr
               "`mathlas-build build/recipes/mathlib.toml --corpora ../shared/corpora --install`; see docs/formal.md")
 
 
-def open_formal(bundle: "str | Bundle | None") -> "Bundle":
+def open_formal(bundle: str | Bundle | None) -> Bundle:
     """The open formal bundle (``BundleNotFoundError`` saying how to build one; ``UsageError`` for a
     bundle that holds no Lean declarations); an open ``Bundle`` is checked and returned."""
     from mathlas.engine import Bundle, open_bundle
@@ -66,7 +66,7 @@ def open_formal(bundle: "str | Bundle | None") -> "Bundle":
     return b
 
 
-def open_formal_holding(doc_id: str, bundle: "str | Bundle | None") -> "Bundle":
+def open_formal_holding(doc_id: str, bundle: str | Bundle | None) -> Bundle:
     """The formal bundle to read ``doc_id`` from: ``bundle`` when one is named, else the first of the
     installed formal bundles that holds the id (the first of them when none does: its error names it)."""
     if bundle is not None:
@@ -101,11 +101,11 @@ def _aliases(value: Any) -> list[str]:
     return [snippet(a, FIELD_CHARS) for a in names if a]
 
 
-_MODULE_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]]" = weakref.WeakKeyDictionary()
+_MODULE_CACHE: weakref.WeakKeyDictionary[Bundle, dict[tuple[str, ...], np.ndarray]] = weakref.WeakKeyDictionary()
 _MODULE_LOCK = threading.Lock()
 
 
-def module_mask(b: "Bundle", prefixes: list[str], what: str = "modules") -> "np.ndarray":
+def module_mask(b: Bundle, prefixes: list[str], what: str = "modules") -> np.ndarray:
     """Declarations whose module is one of ``prefixes`` or below one (``Mathlib.NumberTheory``
     matches ``Mathlib.NumberTheory.Padics.PadicVal``); cached per bundle and prefix set."""
     import numpy as np
@@ -151,7 +151,7 @@ def formal_hit(h: Hit) -> Hit:
     return h
 
 
-def current_mask(b: "Bundle") -> "np.ndarray | None":
+def current_mask(b: Bundle) -> np.ndarray | None:
     """Declarations that are not deprecated (``@[deprecated]``), for a search that leaves the
     deprecated out; None when none is (or the bundle predates the ``deprecated`` column)."""
     if "deprecated" not in b.table.column_names:

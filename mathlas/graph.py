@@ -33,7 +33,7 @@ class DependencyGraph:
                 self._adj = {d: (z[f"{d}_indptr"], z[f"{d}_indices"]) for d in DIRECTIONS}
         except (OSError, KeyError, ValueError) as e:
             raise BundleCorruptError(f"bundle {Path(root).name}: cannot read {GRAPH} ({e}); reinstall it") from None
-        for d, (indptr, indices) in self._adj.items():
+        for _d, (indptr, indices) in self._adj.items():
             if len(indptr) != count + 1 or (len(indices) and (indices.min() < 0 or indices.max() >= count)):
                 raise BundleCorruptError(f"bundle {Path(root).name}: {GRAPH} does not match its {count} documents")
 
@@ -69,11 +69,11 @@ class DependencyGraph:
         return out
 
 
-_GRAPHS: "weakref.WeakKeyDictionary[Bundle, DependencyGraph]" = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[Bundle, DependencyGraph] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def graph_of(bundle: "Bundle") -> DependencyGraph:
+def graph_of(bundle: Bundle) -> DependencyGraph:
     """The bundle's dependency graph, loaded on first use."""
     g = _GRAPHS.get(bundle)
     if g is None:

@@ -46,7 +46,8 @@ import threading
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -204,7 +205,7 @@ class Groups:
     members: list[list[int]]
     external: dict[int, list[Copy]] = field(default_factory=dict)
     evidence: dict[str, int] = field(default_factory=dict)
-    links: list["Link"] = field(default_factory=list, repr=False)
+    links: list[Link] = field(default_factory=list, repr=False)
 
     def group(self, key: int) -> list[int]:
         """The other documents of this bundle that state the same fact (keys, in key order)."""
@@ -260,7 +261,7 @@ class Groups:
                 "external": sum(len(v) for v in self.external.values())}
 
 
-def as_copy(x: "Copy | Mapping[str, str] | str") -> Copy:
+def as_copy(x: Copy | Mapping[str, str] | str) -> Copy:
     """A copy as ``also_in`` holds it in any form: a ``Copy``, its JSON (``{"source", "label", "id"}``)
     or a summary's bare id (``metamath:fta``: its source's name and label made from the id)."""
     if isinstance(x, Copy):
@@ -635,7 +636,7 @@ def explicit_copies(this: dict[str, list], other: dict[str, list], this_formal: 
     return dict(out)
 
 
-def _partner_root(bundle: "Bundle"):
+def _partner_root(bundle: Bundle):
     """The installed bundle of the other kind (formal for an informal bundle, the default bundle for a
     formal one), or None; never installs anything."""
     import os
@@ -687,12 +688,12 @@ def _lean_label(root) -> str:
 
 # ------------------------------------------------------------------------------ a bundle's groups
 
-_CACHE: "weakref.WeakKeyDictionary[Bundle, dict[bool, Groups]]" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Bundle, dict[bool, Groups]] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 CACHE_DIR = "cache/groups"     # under the data directory: computed groups, one file per bundle (and partner)
 
 
-def groups_of(bundle: "Bundle", across: bool = True, cache: bool = True) -> Groups:
+def groups_of(bundle: Bundle, across: bool = True, cache: bool = True) -> Groups:
     """The ``Groups`` of an open bundle: computed on first use from its columns and vectors (and,
     with ``across``, the explicit links to the installed bundle of the other kind), then kept while
     the bundle lives, and with ``cache`` in ``$MATHLAS_DATA_DIR/cache/groups`` for the next process
@@ -715,7 +716,7 @@ def groups_of(bundle: "Bundle", across: bool = True, cache: bool = True) -> Grou
         return _CACHE.setdefault(bundle, {}).setdefault(across, groups)
 
 
-def _compute(bundle: "Bundle", root) -> Groups:
+def _compute(bundle: Bundle, root) -> Groups:
     table = bundle.table
     cols = {c: table.column(c).to_pylist() for c in COLUMNS + FORMAL_COLUMNS if c in table.column_names}
     for c in COLUMNS:
@@ -738,7 +739,7 @@ def _compute(bundle: "Bundle", root) -> Groups:
     return build_groups(cols, vectors, scales, external, body_of)
 
 
-def _cache_file(bundle: "Bundle", partner):
+def _cache_file(bundle: Bundle, partner):
     """Where this bundle's groups (with this partner) are cached, or None when it cannot say."""
     import hashlib
     import json

@@ -21,7 +21,8 @@ it by default, since an agent pays for every character it reads; ``detail="full"
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from mathlas.headings import describe
 
@@ -91,7 +92,7 @@ class Document:
             self.fields["tex_label"] = self.fields.pop("label")
 
 
-def _described(x: "Hit | Document") -> None:
+def _described(x: Hit | Document) -> None:
     """Fill ``heading``, ``label`` and ``context`` (those not given) from the id, source, kind, name
     and title; a Lean declaration's ``name`` is its qualified name (the column holds its words)."""
     d = describe(x.id, x.source, x.kind, x.name, x.title, x.text)

@@ -20,7 +20,8 @@ are the bundle's columns and mean different things per source).
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from mathlas.headings import describe, plain_markdown
 from mathlas.hit import aliases_list, deprecation, known_as

@@ -12,7 +12,8 @@ priors, the mask's length). This module is the seam's language, so it sits besid
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
 
 from mathlas.checks import integer, number, strings
 from mathlas.checks import text as unicode_text
@@ -85,12 +86,12 @@ class SearchRequest:
     kinds: tuple[str, ...] = ()
     source_weights: Mapping[str, float] | None = None
     kind_weights: Mapping[str, float] | None = None
-    paper: "PaperFilter | None" = None
+    paper: PaperFilter | None = None
     priors: Mapping[str, float] | None = None
     k_rrf: float | None = None
     channel_weights: Mapping[str, float] | None = None
     pool: int | None = None
-    mask: "np.ndarray | None" = field(default=None, compare=False)
+    mask: np.ndarray | None = field(default=None, compare=False)
     offset: int = 0
     rerank: bool | None = None
     collapse: bool = True
@@ -101,7 +102,7 @@ class SearchRequest:
              exclude_sources: Any = None, kinds: Any = None, source_weights: Any = None,
              kind_weights: Any = None, paper_filter: Any = None, priors: Any = None, k_rrf: Any = None, channel_weights: Any = None,
              pool: Any = None, mask: Any = None, offset: Any = 0, rerank: Any = None, collapse: Any = True,
-             labels: Mapping[str, str] | None = None) -> "SearchRequest":
+             labels: Mapping[str, str] | None = None) -> SearchRequest:
         """Check every argument (``UsageError`` naming the first bad one) and build the request."""
         from mathlas.ranking.filters import PaperFilter  # numpy: loaded with the first search, not with the tools
 
@@ -178,7 +179,7 @@ class LeanSearchRequest:
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", modules: Any = None, kinds: Any = None,
              prior_weight: Any = None, offset: Any = 0, deprecated: Any = True,
-             labels: Mapping[str, str] | None = None) -> "LeanSearchRequest":
+             labels: Mapping[str, str] | None = None) -> LeanSearchRequest:
         """Check every argument (``UsageError`` naming the first bad one by its label) and build the request."""
         names = {**LEAN_LABELS, **(labels or {})}
         base = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset, labels={"kinds": names["kinds"]})
@@ -207,7 +208,7 @@ class DependencyRequest:
 
     @classmethod
     def make(cls, id: Any, direction: Any = "uses", depth: Any = 1, limit: Any = 100,  # noqa: A002
-             labels: Mapping[str, str] | None = None) -> "DependencyRequest":
+             labels: Mapping[str, str] | None = None) -> DependencyRequest:
         """Check every argument and build the request (``labels``: the caller's names for direction, depth, limit)."""
         names = {"direction": "direction", "depth": "depth", "limit": "limit", **(labels or {})}
         if not isinstance(id, str) or not id.strip():

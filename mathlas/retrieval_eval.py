@@ -12,7 +12,7 @@ import json
 import random
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from mathlas.errors import UsageError
 

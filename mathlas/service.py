@@ -112,7 +112,7 @@ class DependencyResult:
     truncated: bool
 
 
-def _open(bundle: BundleSpec) -> "Bundle":
+def _open(bundle: BundleSpec) -> Bundle:
     from mathlas.engine import Bundle, open_bundle
 
     return bundle if isinstance(bundle, Bundle) else open_bundle(bundle)
@@ -127,7 +127,7 @@ def search(req: SearchRequest, bundle: BundleSpec = None, *, findings: bool = Tr
 
 
 def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
-                  findings: bool = True) -> tuple[SearchResult, "Ranked"]:
+                  findings: bool = True) -> tuple[SearchResult, Ranked]:
     """``search``'s result and the ``Ranked`` it was made from (each hit's channel ranks and raw
     scores: ``Ranked.top``), for a surface that shows more of the evidence (TheoremSearch's cosine)."""
     from mathlas.findings.store import open_store
@@ -225,7 +225,7 @@ def _again(query: str) -> str:
     return query if echoed(query) == query else "<the same query>"
 
 
-def _match(b: "Bundle", req, ranked: "Ranked") -> dict:
+def _match(b: Bundle, req, ranked: Ranked) -> dict:
     """``match``, ``confidence`` and ``note`` of an answer (``mathlas.ranking.confidence``), from the
     channels' own rankings of the bundle's documents (``Ranked.rankings``), and the abbreviations
     the query was searched with."""

@@ -373,7 +373,7 @@ def findings_check(port: int, data_dir: Path, *, timeout: float) -> list[str]:
     return wrong
 
 
-def connection_limit_check(server: "Server", cap: int, read_timeout: float) -> dict:
+def connection_limit_check(server: Server, cap: int, read_timeout: float) -> dict:
     """``cap`` + 20 connections send half a head and wait; what a new client gets (status, seconds,
     whether the body is one line), the log lines saying so, and what a client gets once the read
     timeout has cut the slow ones off."""
@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             if r["class"] not in ("good", "slow") and r["status"] and r["status"] // 100 == 2 and not r["refused"]:
                 print(f"  {r['class']} answered 2xx: {r['label']}: {r['text'][:100]}", file=sys.stderr)
-    good_failed = [r for r in results if r["class"] == "good" and not (r["status"] or 0) // 100 == 2]
+    good_failed = [r for r in results if r["class"] == "good" and (r["status"] or 0) // 100 != 2]
     for r in good_failed[:10]:
         print(f"  good request failed: {r['label']}: {r['status']} {r['text'][:160]}", file=sys.stderr)
     limit_ok = (limit["status"] == 503 and limit["seconds"] < 1 and limit["one_line"] and limit["log_lines"] == 1

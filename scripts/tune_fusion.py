@@ -111,7 +111,7 @@ def target_keys(bundle, targets) -> set[int]:
 def fit_folds(bundle, sets: dict, channels: Channels, folds: int) -> dict[int, dict]:
     """Per fold, each channel's logistic (a, b) fitted on the queries of the other folds."""
     examples: dict[int, dict[str, list]] = {f: {} for f in range(folds)}
-    for name, (queries, sources) in sets.items():
+    for name, (queries, _sources) in sets.items():
         for q in queries:
             wanted = target_keys(bundle, q["targets"])
             for (scope, text, *_), (rankings, _) in channels.seen.items():

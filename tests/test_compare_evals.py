@@ -56,4 +56,4 @@ def test_styles_split_the_rows_and_mismatched_runs_are_refused(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     p = _main(before, bad)
-    assert p.returncode != 0 and "per_query" in p.stderr and "\n" == p.stderr[-1:] and p.stderr.count("\n") == 1
+    assert p.returncode != 0 and "per_query" in p.stderr and p.stderr[-1:] == "\n" and p.stderr.count("\n") == 1

@@ -83,7 +83,7 @@ def test_l2_bound_and_instances():
     assert l2_lower_bound([99, 2, 2], 100) == 2
     a, b = bin_instances({**BIN_SMALL, "seed": 0, "capacity": 150, "min_size": 20, "max_size": 100}), \
         bin_instances({**BIN_SMALL, "seed": 0, "capacity": 150, "min_size": 20, "max_size": 100})
-    assert a == b and len(a) == 2 and all(len(x) == 60 and 20 <= min(x) and max(x) <= 100 for x in a)
+    assert a == b and len(a) == 2 and all(len(x) == 60 and min(x) >= 20 and max(x) <= 100 for x in a)
 
 
 # ------------------------------------------------------------------------------ honest scores

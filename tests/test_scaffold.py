@@ -256,7 +256,7 @@ def test_search_directive_on_default_bundle(bundle):
     for r in d.named_results:
         assert b.get(r.id).id == r.id  # a real id of the bundle
     assert any("Nakayama" in r.name for r in d.named_results)
-    assert d.subfields[0].msc == "13" and "math.AC" == d.arxiv_categories[0]
+    assert d.subfields[0].msc == "13" and d.arxiv_categories[0] == "math.AC"
     assert all(s.msc in MSC_ARXIV for s in d.subfields)
     assert all(e in {h for s in d.subfields for h in s.evidence} for e in d.subfields[0].evidence)
     assert any('"local ring"' in q.query for q in d.arxiv_queries)

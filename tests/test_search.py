@@ -218,10 +218,10 @@ def _copy(src: Path, dst: Path) -> Path:
 
 def test_open_from_read_only_directory(tiny_bundle_dir, tmp_path):
     ro = _copy(tiny_bundle_dir, tmp_path / "ro")
-    for dirpath, dirnames, filenames in os.walk(ro):
+    for dirpath, _dirnames, filenames in os.walk(ro):
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o444)
-    for dirpath, dirnames, filenames in os.walk(ro, topdown=False):
+    for dirpath, _dirnames, _filenames in os.walk(ro, topdown=False):
         os.chmod(dirpath, 0o555)
     try:
         before = sorted(p.name for p in (ro / "bm25").iterdir())
@@ -229,7 +229,7 @@ def test_open_from_read_only_directory(tiny_bundle_dir, tmp_path):
         assert b.search("ring", k=3)
         assert sorted(p.name for p in (ro / "bm25").iterdir()) == before  # nothing written into the bundle
     finally:
-        for dirpath, dirnames, filenames in os.walk(ro):
+        for dirpath, _dirnames, _filenames in os.walk(ro):
             os.chmod(dirpath, 0o755)
 
 

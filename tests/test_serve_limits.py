@@ -94,7 +94,7 @@ def read_all(s: socket.socket) -> bytes:
     try:
         while chunk := s.recv(65536):
             out += chunk
-    except (socket.timeout, ConnectionResetError):
+    except (TimeoutError, ConnectionResetError):
         pass
     return out
 
@@ -114,7 +114,7 @@ def closed_within(s: socket.socket, seconds: float) -> tuple[bool, bytes]:
         return True, out
     except ConnectionResetError:
         return True, out
-    except socket.timeout:
+    except TimeoutError:
         return False, out
 
 

@@ -32,7 +32,7 @@ def test_parse_shard():
 def test_shard_rows_tile_the_corpus_in_whole_chunks(n_docs, count, chunk):
     rows = [sh.shard_rows(n_docs, i, count, chunk) for i in range(count)]
     assert rows[0][0] == 0 and rows[-1][1] == n_docs
-    for (a, b), (c, d) in zip(rows, rows[1:]):
+    for (a, b), (c, _d) in zip(rows, rows[1:]):
         assert b == c and a <= b
     for a, b in rows:
         assert a % chunk == 0 and (b % chunk == 0 or b == n_docs)

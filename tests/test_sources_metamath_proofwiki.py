@@ -35,7 +35,7 @@ def _digest(docs) -> str:
 def test_registry():
     for key, mod in (("metamath", metamath), ("proofwiki", proofwiki)):
         assert reader(key) is mod
-        assert mod.SOURCE == key and mod.ATTRIBUTION and callable(mod.read)
+        assert key == mod.SOURCE and mod.ATTRIBUTION and callable(mod.read)
     assert metamath.LICENSE == "CC0-1.0" and proofwiki.LICENSE == "CC-BY-SA-3.0"
 
 

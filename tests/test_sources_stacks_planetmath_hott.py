@@ -73,7 +73,7 @@ def test_reader_modules_follow_the_protocol():
     for kind, mod, lic in (("stacks", stacks, "GFDL-1.2"), ("planetmath", planetmath, "CC-BY-SA-3.0"),
                            ("hott", hott, "CC-BY-SA-3.0")):
         assert reader(kind) is mod
-        assert mod.SOURCE == kind and mod.LICENSE == lic and mod.ATTRIBUTION
+        assert kind == mod.SOURCE and lic == mod.LICENSE and mod.ATTRIBUTION
 
 
 # ------------------------------------------------------------------ Stacks

@@ -35,7 +35,7 @@ import sys
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from mathlas_build.latex import Macros, definitions_out, expand_macros, strip_comments
 

@@ -38,7 +38,8 @@ import struct
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable
 
 Macros = dict[str, tuple[int, str]]
 
@@ -255,10 +256,7 @@ def _parse_def(toks: list[str], i: int):
 
 
 def _is_complex(body: list[str]) -> bool:
-    for t in body:
-        if t[0] == "\\" and (t in _COMPLEX or "@" in t):
-            return True
-    return False
+    return any(t[0] == "\\" and (t in _COMPLEX or "@" in t) for t in body)
 
 
 def _join(toks: Iterable[str]) -> str:

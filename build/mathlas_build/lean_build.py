@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from mathlas_build.recipe import Recipe, SourceSpec
@@ -134,7 +134,7 @@ def project_version(path: Path) -> str:
     from mathlas_build.sources.lean import tree_origin
 
     path = Path(path).resolve()
-    day = datetime.now(timezone.utc).strftime("%Y%m%d")
+    day = datetime.now(UTC).strftime("%Y%m%d")
     origin = tree_origin(path)
     commit = origin.commit if origin.url or _git_top(path) == path else ""
     commit = commit[:8] if re.fullmatch(r"[0-9a-f]{7,40}", commit or "") else ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from mathlas_build.document import Document
 

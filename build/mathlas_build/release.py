@@ -33,7 +33,7 @@ import os
 import shutil
 import sys
 import tarfile
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import IO, Any
 
@@ -158,7 +158,7 @@ def _mtime(created: str) -> int:
     except ValueError:
         return 0
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
+        t = t.replace(tzinfo=UTC)
     return max(0, int(t.timestamp()))
 
 

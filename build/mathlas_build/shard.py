@@ -42,9 +42,9 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -202,7 +202,7 @@ def build_shard(recipe, root: Path, index: int, count: int, *, provider: str = "
         "start": start, "stop": stop, "count": stop - start, "corpus_count": len(docs), "chunk": chunk,
         "fingerprints": fps, "dims": int(vectors.shape[1]), "model_file": model_file, "provider": provider,
         "embed_seconds": round(seconds, 3), "docs_per_s": round((stop - start) / seconds, 2) if seconds else None,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     _write_shard(dest, manifest, ids[start:stop], vectors)
     say(f"[shard] {label}: {stop - start:,} documents written to {dest}")

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

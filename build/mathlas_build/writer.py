@@ -9,9 +9,10 @@ import shutil
 import sys
 import tempfile
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -315,7 +316,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         os.chmod(tmp, 0o755)
         manifest = fmt.Manifest(
             format_version=fmt.needed_format(vec_info), name=name, version=version,
-            created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             builder=builder, count=len(docs), sources=sources, encoder=encoder, vectors=vec_info,
             files=fmt.file_entries(tmp), description=description, recipe=recipe or {},
             lexical=lexical,

@@ -24,7 +24,7 @@ class Parser(argparse.ArgumentParser):
     ``mathlas search: unrecognized argument --kk (did you mean -k?) (`mathlas search --help` shows
     the usage)``. Subcommand parsers are of this class too (``add_subparsers`` uses the parent's)."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
         self.exit(2, f"{self.prog}: {_plain(message)} (`{self.prog} --help` shows the usage)\n")
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
@@ -42,7 +42,7 @@ class Parser(argparse.ArgumentParser):
             sub.error(f"unrecognized argument{'s' if len(extras) > 1 else ''} {', '.join(parts)}")
         return ns
 
-    def _chosen(self, ns: argparse.Namespace) -> "Parser":
+    def _chosen(self, ns: argparse.Namespace) -> Parser:
         """The deepest subcommand parser ``ns`` was parsed with (this parser when there is none)."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):

@@ -24,7 +24,8 @@ import math
 import threading
 import weakref
 from collections import Counter
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class BundleStats:
     field (cached), document count, average length of each field (read once from tantivy's own
     explanation of a score), the tokenizer, the fields a query searches and their boosts."""
 
-    def __init__(self, lexical: "LexicalChannel"):
+    def __init__(self, lexical: LexicalChannel):
         self.lexical = lexical
         self.searcher = lexical.searcher
         self.n = int(self.searcher.num_docs)
@@ -143,24 +144,24 @@ class BundleStats:
         return None
 
 
-_STATS: "weakref.WeakKeyDictionary[LexicalChannel, BundleStats]" = weakref.WeakKeyDictionary()
+_STATS: weakref.WeakKeyDictionary[LexicalChannel, BundleStats] = weakref.WeakKeyDictionary()
 # Vectors made at search time for findings stored without one: per store, (encoder, id) -> vector
-_EMBEDDED: "weakref.WeakKeyDictionary[FindingsStore, dict]" = weakref.WeakKeyDictionary()
+_EMBEDDED: weakref.WeakKeyDictionary[FindingsStore, dict] = weakref.WeakKeyDictionary()
 _EMBED_LOCK = threading.Lock()
 
 
 _STATS_LOCK = threading.Lock()
 # Each store's last findings index, per lexical channel: (its findings' ids, the index)
-_INDEXES: "weakref.WeakKeyDictionary[FindingsStore, dict]" = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[FindingsStore, dict] = weakref.WeakKeyDictionary()
 
 
-def _embedded(store: "FindingsStore", encoder: str) -> dict[str, np.ndarray]:
+def _embedded(store: FindingsStore, encoder: str) -> dict[str, np.ndarray]:
     with _EMBED_LOCK:
         per_store = _EMBEDDED.setdefault(store, {})
         return per_store.setdefault(encoder, {})
 
 
-def bundle_stats(lexical: "LexicalChannel") -> BundleStats:
+def bundle_stats(lexical: LexicalChannel) -> BundleStats:
     """The ``BundleStats`` of a bundle's lexical channel (made once per open channel)."""
     with _STATS_LOCK:
         stats = _STATS.get(lexical)
@@ -175,7 +176,7 @@ class FindingsIndex:
     empty and ``text`` its search text (name, slogan, statement), each through ``lexical_words``
     like the bundle's documents."""
 
-    def __init__(self, findings: list["Finding"], stats: BundleStats):
+    def __init__(self, findings: list[Finding], stats: BundleStats):
         from mathlas.bundle import lexical_words
 
         ident = stats.lexical.identifiers
@@ -231,9 +232,9 @@ class FindingsDocuments:
     source = SOURCE
     kind = KIND
 
-    def __init__(self, store: "FindingsStore", *, base: int, encoder: str,
-                 lexical: Callable[[], "LexicalChannel"], encode: Callable[[list[str]], np.ndarray]):
-        self.findings: list["Finding"] = sorted(store.all(), key=lambda f: f.id)
+    def __init__(self, store: FindingsStore, *, base: int, encoder: str,
+                 lexical: Callable[[], LexicalChannel], encode: Callable[[list[str]], np.ndarray]):
+        self.findings: list[Finding] = sorted(store.all(), key=lambda f: f.id)
         self.base = base
         self._store = store
         self._encoder = encoder
@@ -313,7 +314,7 @@ class FindingsDocuments:
         return np.array(pos, dtype=np.int64), (np.stack(rows) @ vector).astype(np.float32)
 
     # -- the channels -------------------------------------------------------------------------
-    def channel(self, name: str) -> "FindingsChannel":
+    def channel(self, name: str) -> FindingsChannel:
         """The findings as extra documents of the bundle channel ``name`` (lexical or dense)."""
         if name not in ("lexical", "dense"):
             raise ValueError(f"findings have no {name} scores")
@@ -345,7 +346,7 @@ class FindingsChannel:
         self.name = name
         self.same_score = SAME_SCORE if name == "lexical" else 0.0
 
-    def rank(self, query: "Query", depth: int, filters=None) -> Ranking:
+    def rank(self, query: Query, depth: int, filters=None) -> Ranking:
         """The findings with evidence in this channel, best first (the request's filters decided
         already whether findings are searched at all)."""
         docs = self.documents

@@ -47,9 +47,10 @@ import threading
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 from urllib.parse import urlparse
 
 from mathlas.errors import MathlasError, UsageError
@@ -86,7 +87,7 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict) -> "Finding":
+    def from_json(cls, d: dict) -> Finding:
         if not isinstance(d, dict) or not str(d.get("id", "")).startswith(ID_PREFIX) or not isinstance(d.get("statement"), str):
             raise ValueError("not a finding")
         return cls(id=d["id"], statement=d["statement"], source_url=str(d.get("source_url") or ""),
@@ -318,7 +319,7 @@ class FindingsStore:
             if known is not None:
                 return known, False
             f = Finding(id=fid, statement=statement, source_url=source_url, name=name, slogan=slogan,
-                        added=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                        added=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
             line = json.dumps(f.to_json(), ensure_ascii=False).encode("utf-8") + b"\n"
             created = not self.path.exists()
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -379,7 +380,7 @@ class FindingsStore:
         _fsync_dir(self.root)
 
     # -- vectors -------------------------------------------------------------------------
-    def _read_vectors(self) -> tuple[list[str], "np.ndarray", str] | None:
+    def _read_vectors(self) -> tuple[list[str], np.ndarray, str] | None:
         import numpy as np
 
         try:
@@ -401,7 +402,7 @@ class FindingsStore:
         self._vec_cache = (key, value)
         return value
 
-    def _write_vectors(self, ids: list[str], mat: "np.ndarray", encoder: str) -> None:
+    def _write_vectors(self, ids: list[str], mat: np.ndarray, encoder: str) -> None:
         import io
 
         import numpy as np
@@ -411,7 +412,7 @@ class FindingsStore:
                  encoder=np.array(encoder))
         self._replace(self.vectors_path, buf.getvalue())
 
-    def vectors(self) -> tuple[list[str], "np.ndarray", str] | None:
+    def vectors(self) -> tuple[list[str], np.ndarray, str] | None:
         """``(ids, vectors, encoder fingerprint)`` of the stored vectors, or None when there are none."""
         return self._read_vectors()
 

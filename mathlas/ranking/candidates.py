@@ -11,7 +11,7 @@ reorders or cuts a pool of a few hundred candidates without one Python object pe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -26,11 +26,11 @@ class Ranking:
     scores: np.ndarray  # float32, same length, non-increasing
 
     @classmethod
-    def empty(cls) -> "Ranking":
+    def empty(cls) -> Ranking:
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
     @classmethod
-    def of(cls, keys, scores=None) -> "Ranking":
+    def of(cls, keys, scores=None) -> Ranking:
         keys = np.asarray(keys, dtype=np.int64)
         if scores is None:
             scores = -np.arange(len(keys), dtype=np.float32)
@@ -72,13 +72,13 @@ class Candidates:
     marks: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def empty(cls, channels: Sequence[str] = ()) -> "Candidates":
+    def empty(cls, channels: Sequence[str] = ()) -> Candidates:
         c = len(channels)
         return cls(tuple(channels), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, c), np.int64),
                    np.zeros((0, c)), np.zeros(0, np.int64))
 
     @classmethod
-    def from_rows(cls, rows: Sequence[Fused], channels: Sequence[str] | None = None) -> "Candidates":
+    def from_rows(cls, rows: Sequence[Fused], channels: Sequence[str] | None = None) -> Candidates:
         """A pool written out by hand (tests): the channels are those the rows' ``ranks`` name, in order."""
         if channels is None:
             channels = list(dict.fromkeys(c for f in rows for c in f.ranks))
@@ -92,25 +92,25 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def take(self, rows) -> "Candidates":
+    def take(self, rows) -> Candidates:
         """The pool's rows ``rows`` (indices, in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
         return Candidates(self.channels, self.keys[rows], self.scores[rows], self.ranks[rows], self.raw[rows],
                           self.lifted_by[rows], {k: v[rows] for k, v in self.marks.items()})
 
-    def head(self, n: int) -> "Candidates":
+    def head(self, n: int) -> Candidates:
         """The first ``n`` rows."""
         if n >= len(self):
             return self
         return Candidates(self.channels, self.keys[:n], self.scores[:n], self.ranks[:n], self.raw[:n],
                           self.lifted_by[:n], {k: v[:n] for k, v in self.marks.items()})
 
-    def rescored(self, scores: np.ndarray) -> "Candidates":
+    def rescored(self, scores: np.ndarray) -> Candidates:
         """The same rows with new scores (not re-sorted: ``sort`` does that)."""
         return Candidates(self.channels, self.keys, np.asarray(scores, dtype=np.float64), self.ranks, self.raw,
                           self.lifted_by, self.marks)
 
-    def marked(self, name: str, values: np.ndarray) -> "Candidates":
+    def marked(self, name: str, values: np.ndarray) -> Candidates:
         """The same rows with a stage's per-row mark ``name`` (an int array, 0: none)."""
         return Candidates(self.channels, self.keys, self.scores, self.ranks, self.raw, self.lifted_by,
                           {**self.marks, name: np.asarray(values, dtype=np.int64)})
@@ -125,7 +125,7 @@ class Candidates:
             return np.full(len(self), NO_RANK, dtype=np.int64)
         return np.where(present, self.ranks, NO_RANK).min(axis=1)
 
-    def sort(self, weights: np.ndarray | None = None) -> "Candidates":
+    def sort(self, weights: np.ndarray | None = None) -> Candidates:
         """Best first: by score, then best rank (``best_rank(weights)``), then key (deterministic)."""
         return self.take(np.lexsort((self.keys, self.best_rank(weights), -self.scores)))
 

@@ -11,7 +11,8 @@ of the other kind), the same with or without collapsing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,7 +27,7 @@ class Collapse:
 
     name = "collapse"
 
-    def __call__(self, pool: "Candidates", ctx: "Any") -> "Candidates":
+    def __call__(self, pool: Candidates, ctx: Any) -> Candidates:
         if not getattr(ctx.request, "collapse", True) or len(pool) < 2:
             return pool
         from mathlas.groups import groups_of
@@ -45,7 +46,7 @@ class Collapse:
         return pool.take(np.asarray(order, dtype=np.int64))
 
 
-def with_also_in(bundle, hits: Sequence["Hit"], keys: Sequence[int]) -> None:
+def with_also_in(bundle, hits: Sequence[Hit], keys: Sequence[int]) -> None:
     """Set each hit's ``also_in`` from the bundle's groups (``keys``: the hits' document keys; a
     saved finding's, past the bundle's documents, has none)."""
     n = len(bundle)

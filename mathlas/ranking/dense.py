@@ -108,7 +108,7 @@ class DenseChannel:
         scores = self.rescore(q, keys)
         return _top(keys, scores, k)
 
-    def rank(self, query: "Query", depth: int, filters: Filters) -> Ranking:
+    def rank(self, query: Query, depth: int, filters: Filters) -> Ranking:
         """The channel protocol (``mathlas.ranking.Channel``): the query's vector, ``depth`` deep."""
         return self.search(query.vector(), depth, filters, pool=query.pool)
 

@@ -17,7 +17,8 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class PaperFilter:
     journal_published: bool | None = None
 
     @classmethod
-    def parse(cls, value: "PaperFilter | Mapping[str, Any] | None") -> "PaperFilter | None":
+    def parse(cls, value: PaperFilter | Mapping[str, Any] | None) -> PaperFilter | None:
         """Validate a user's filter (a mapping with this class's field names); None when it sets nothing."""
         if value is None or isinstance(value, PaperFilter):
             return value if value is None or value.active else None

@@ -11,14 +11,14 @@ channel's first hits are.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, Union
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from mathlas.ranking.candidates import NO_RANK, Candidates, Ranking
 
 
-KeyWeights = Union[np.ndarray, Callable[[np.ndarray], np.ndarray], None]  # an array over keys, or a function of keys
+KeyWeights = np.ndarray | Callable[[np.ndarray], np.ndarray] | None  # an array over keys, or a function of keys
 
 
 def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple]]:

@@ -134,7 +134,7 @@ class DocInfo:
     alias_cores: dict         # hash of an alias's core words -> keys holding it
 
     @classmethod
-    def of(cls, table) -> "DocInfo":
+    def of(cls, table) -> DocInfo:
         src_code = {s: i for i, s in enumerate(SOURCES)}
         grp_code = {g: i for i, g in enumerate(GROUPS)}
         col = table.column
@@ -200,7 +200,7 @@ class DocInfo:
             np.savez(f, **arrays)
 
     @classmethod
-    def load(cls, path: Path, count: int) -> "DocInfo":
+    def load(cls, path: Path, count: int) -> DocInfo:
         with np.load(path, allow_pickle=False) as z:
             got = {k: z[k] for k in cls.ARRAYS}
             for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):
@@ -410,7 +410,7 @@ def load_model(root: Path, name: str):
 
 # ------------------------------------------------------------------------------ the stage
 
-_MODELS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MODELS_LOCK = threading.Lock()
 
 

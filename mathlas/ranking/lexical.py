@@ -100,7 +100,7 @@ class LexicalChannel:
     def _text_query(self, terms: list[str]):
         return self.index.parse_query(" ".join(terms), list(self.boosts), field_boosts=self.boosts)
 
-    def rank(self, query: "Query", depth: int, filters: Filters) -> Ranking:
+    def rank(self, query: Query, depth: int, filters: Filters) -> Ranking:
         """The channel protocol (``mathlas.ranking.Channel``): the query's text, ``depth`` deep."""
         return self.search(query.text, depth, filters)
 

@@ -30,7 +30,8 @@ import re
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -236,7 +237,7 @@ class NameIndex:
         self._groups: list[list[int]] | None = None  # per group: the words that share a prefix
 
     @classmethod
-    def of(cls, bundle: "Bundle") -> "NameIndex":
+    def of(cls, bundle: Bundle) -> NameIndex:
         """The name index of an open bundle, made on first use and kept while the bundle lives."""
         with _CACHE_LOCK:
             index = _CACHE.get(bundle)
@@ -270,7 +271,7 @@ class NameIndex:
         }
         return self._made(which, makers[which])
 
-    def build(self) -> "NameIndex":
+    def build(self) -> NameIndex:
         """Make every part now (the lookups make what they need on first use)."""
         for which in ("_exact", *(("_lower", "_reversed", "_reversed_lower") if self.formal else ())):
             self._sorted(which)
@@ -494,11 +495,11 @@ class NameIndex:
         return Correction("".join(out), fixes)
 
 
-_CACHE: "weakref.WeakKeyDictionary[Any, NameIndex]" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Any, NameIndex] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
-def text_counter(bundle: "Bundle") -> Callable[[str], int]:
+def text_counter(bundle: Bundle) -> Callable[[str], int]:
     """``count(word)``: how many of ``bundle``'s documents use ``word`` in their retrieval text (its
     BM25 index, stemmed as it indexes), for ``NameIndex.correct``."""
     lexical = bundle.lexical
@@ -521,7 +522,7 @@ TOP_SLOTS = 10
 _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 
 
-def name_counter(bundle: "Bundle") -> Callable[[str], int]:
+def name_counter(bundle: Bundle) -> Callable[[str], int]:
     """``named(word)``: how many of ``bundle``'s documents use ``word`` in their name or aliases (the
     BM25 index's ``name`` and ``alias`` fields, stemmed as it indexes): a few microseconds a word."""
     lexical = bundle.lexical
@@ -551,7 +552,7 @@ def _schema_fields(lexical) -> set[str]:
     return out
 
 
-def correction_for(bundle: "Bundle", query: str) -> Correction:
+def correction_for(bundle: Bundle, query: str) -> Correction:
     """``query`` with its misspelt name words corrected over ``bundle`` (``NameIndex.correct``, the
     bundle's texts and its encoder's vocabulary deciding what is a word of its own); a query that is
     an exact name or id as typed is left alone."""
@@ -571,10 +572,10 @@ def fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
-_VOCABULARIES: "weakref.WeakKeyDictionary[Any, Callable[[str], bool]]" = weakref.WeakKeyDictionary()
+_VOCABULARIES: weakref.WeakKeyDictionary[Any, Callable[[str], bool]] = weakref.WeakKeyDictionary()
 
 
-def vocabulary_of(bundle: "Bundle") -> Callable[[str], bool] | None:
+def vocabulary_of(bundle: Bundle) -> Callable[[str], bool] | None:
     """Whether a word is a whole word of the bundle's query encoder's vocabulary (its
     ``tokenizer.json``: WordPiece words, or BPE words with their space mark): the words of the
     language the encoder was trained on, which no misspelling correction should touch. None when
@@ -664,7 +665,7 @@ def _replacements(bundle, keys: list[int]) -> list[int]:
     return out
 
 
-def named_first(bundle: "Bundle", query: str, key: int) -> bool:
+def named_first(bundle: Bundle, query: str, key: int) -> bool:
     """Whether ``query`` names the document ``key``: its id or declaration name (``NameIndex.exact``),
     or the end of a declaration name that no other declaration shares (what ``NameMatch`` puts
     first); such an answer is one by name, not a guess."""

@@ -21,7 +21,8 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class Channel(Protocol):
 
     name: str
 
-    def rank(self, query: Query, depth: int, filters: "Filters") -> Ranking: ...
+    def rank(self, query: Query, depth: int, filters: Filters) -> Ranking: ...
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class Pipeline:
         self.vectors = QueryVectors(lambda texts: bundle.encoder.encode_queries(texts), bundle.manifest)
         self.masks = Masks()
 
-    def with_stages(self, stages: Sequence[Stage]) -> "Pipeline":
+    def with_stages(self, stages: Sequence[Stage]) -> Pipeline:
         """The same bundle ranked with other stages (sharing the kept query vectors)."""
         other = Pipeline(self.bundle, stages, self.fuse)
         other.vectors, other.masks = self.vectors, self.masks
@@ -108,7 +109,7 @@ class Pipeline:
     def forget_query_vectors(self) -> None:
         self.vectors.forget()
 
-    def plan(self, req: "SearchRequest", findings: "FindingsStore | None" = None) -> Plan:
+    def plan(self, req: SearchRequest, findings: FindingsStore | None = None) -> Plan:
         """What ``rank`` will do for ``req`` (``mathlas.ranking.plan``)."""
         return make_plan(self.bundle, req, masks=self.masks, vectors=self.vectors, findings=findings)
 
@@ -133,7 +134,7 @@ class Pipeline:
                                  side.same_score)
         return own, merged
 
-    def search_channels(self, query: str, depth: int, filters: "Filters | None" = None, mode: str = "hybrid",
+    def search_channels(self, query: str, depth: int, filters: Filters | None = None, mode: str = "hybrid",
                         pool: int | None = None, vector: np.ndarray | None = None) -> dict[str, Ranking]:
         """Each channel of ``mode`` ranking the bundle's documents for ``query`` (searched as given:
         no abbreviation expansion, no checks), ``depth`` deep: the channel step alone, for tuning and
@@ -146,7 +147,7 @@ class Pipeline:
             q._vector = vector
         return {name: self.channel(name).rank(q, depth, filters or Filters()) for name in MODE_CHANNELS[mode]}
 
-    def fused(self, req: "SearchRequest", findings: "FindingsStore | None" = None) -> tuple[Plan, dict, Candidates]:
+    def fused(self, req: SearchRequest, findings: FindingsStore | None = None) -> tuple[Plan, dict, Candidates]:
         """The steps before the stages: (the plan, each channel's ranking of the bundle's documents,
         the fused pool), the pool as every stage receives it."""
         plan = self.plan(req, findings)
@@ -157,7 +158,7 @@ class Pipeline:
             pool = pool.rescored(pool.raw[:, 0])
         return plan, own, pool
 
-    def rank(self, req: "SearchRequest", findings: "FindingsStore | None" = None, fields: Sequence[str] = ()) -> Ranked:
+    def rank(self, req: SearchRequest, findings: FindingsStore | None = None, fields: Sequence[str] = ()) -> Ranked:
         """Run a checked request (module docstring). ``findings``: a findings store whose findings
         take part as extra documents; ``fields``: metadata columns to copy into each hit's ``fields``."""
         plan, own, fused = self.fused(req, findings)
@@ -175,7 +176,7 @@ class Pipeline:
                       correction=plan.correction)
 
 
-_PIPELINES: "weakref.WeakKeyDictionary[Any, Pipeline]" = weakref.WeakKeyDictionary()
+_PIPELINES: weakref.WeakKeyDictionary[Any, Pipeline] = weakref.WeakKeyDictionary()
 _PIPELINES_LOCK = threading.Lock()
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -88,11 +89,11 @@ class Plan:
     top: int
     rerank_depth: int
     about: np.ndarray | None
-    extra: "FindingsDocuments | None" = None
+    extra: FindingsDocuments | None = None
     extra_weight: float = 1.0
     intent: str | None = None
     expansions: dict = field(default_factory=dict)
-    correction: "Correction | None" = None
+    correction: Correction | None = None
 
     def allowed(self, keys: np.ndarray) -> np.ndarray:
         """Whether the request lets each of ``keys`` rank at all (filters, and weights above 0)."""

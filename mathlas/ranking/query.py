@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -27,7 +27,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class RerankerConfig:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "RerankerConfig":
+    def load(cls, path: Path) -> RerankerConfig:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             known = set(cls.__dataclass_fields__) - {"extra"}

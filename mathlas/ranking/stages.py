@@ -42,7 +42,8 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,19 +64,19 @@ class StageContext:
     first use, its vector) and the saved findings taking part (``extra``; keys ``>= len(bundle)``)."""
 
     bundle: Any
-    plan: "Plan"
+    plan: Plan
     notes: dict = field(default_factory=dict)  # what a stage leaves for the answer (``Ranked.notes``)
 
     @property
-    def request(self) -> "SearchRequest":
+    def request(self) -> SearchRequest:
         return self.plan.request
 
     @property
-    def query(self) -> "Query":
+    def query(self) -> Query:
         return self.plan.query
 
     @property
-    def extra(self) -> "FindingsDocuments | None":
+    def extra(self) -> FindingsDocuments | None:
         return self.plan.extra
 
     def text(self, key: int) -> str:
@@ -124,7 +125,7 @@ def prior_bonus(bundle, keys: np.ndarray, weights) -> np.ndarray:
     return bonus
 
 
-_PRIOR_COLUMNS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_PRIOR_COLUMNS: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 _PRIOR_LOCK = threading.Lock()
 
 

@@ -25,7 +25,8 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 import zstandard
 
@@ -478,7 +479,7 @@ def unpack(archive: Path, dest: Path, *, label: str, quiet: bool, limit: int | N
     if top is None:
         raise InstallError(f"archive truncated or corrupt: {label}: the archive is empty")
     staged = dest / top
-    for dirpath, dirnames, filenames in os.walk(staged):
+    for dirpath, _dirnames, filenames in os.walk(staged):
         os.chmod(dirpath, 0o755)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)

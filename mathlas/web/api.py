@@ -203,7 +203,7 @@ def bundles(served: Served) -> dict:
                          sources={s: {"count": v.get("count"), "license": v.get("license"),
                                       "attribution": v.get("attribution")} for s, v in m.sources.items()},
                          paper_filters="paper_title" in meta_columns(root, m), kinds=kind_counts(root, m),
-                         priors=sorted(((m.fusion or {}).get("priors") or {})))
+                         priors=sorted((m.fusion or {}).get("priors") or {}))
         except MathlasError as e:
             entry["error"] = str(e)
         out.append(entry)
@@ -316,7 +316,7 @@ def search_hits(spec: str | None, query: str, *, k: int, mode: str = "hybrid", s
 
 # ------------------------------------------------------------------------------ MCP
 
-def mcp_server(*, allow_write: bool, bundle_policy: Any = None) -> "MCPServer":
+def mcp_server(*, allow_write: bool, bundle_policy: Any = None) -> MCPServer:
     """The MCP server of ``mathlas mcp`` (one tool registry), minus the tools that write when
     ``allow_write`` is false; ``bundle_policy`` checks every tool's ``bundle`` (web/policy.py)."""
     from mathlas.mcp.server import build_server

@@ -31,7 +31,8 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import Macros, latex_to_text, parse_macros
@@ -76,8 +77,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                 rows = json.load(fh)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}: bad JSON array at line {e.lineno}: {e.msg}") from e
-            for i, row in enumerate(rows, start=1):
-                yield i, row
+            yield from enumerate(rows, start=1)
             return
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():

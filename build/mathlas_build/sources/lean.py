@@ -70,7 +70,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 
 from mathlas_build.document import Document
@@ -483,7 +483,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     la.scan_notations(text, masked, rel, extras)
     extras.setdefault("imports", {})[rel] = {m.group(1) for m in _IMPORT.finditer(masked)}
     doc_at: dict[int, str] = {}
-    for a, e, d in docs:
+    for _a, e, d in docs:
         m = _NONSPACE.search(masked, e)
         if m:
             doc_at[m.start()] = d
@@ -793,7 +793,7 @@ def _doc(full: str, kind: str, d: dict, extra: dict, *, body: str, signature: st
 
 
 def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_of: dict, stacks_names: dict,
-              glossary: "la.DefinitionGlossary", stats: dict) -> None:
+              glossary: la.DefinitionGlossary, stats: dict) -> None:
     """The words a declaration's name and signature lack (lean_aliases): ``aliases`` (the project's
     lists and its Stacks tags' statements, "; "-joined), ``value`` (a def's body), ``fields`` (a
     structure's) and ``context`` (the definitions its statement mentions)."""
@@ -816,7 +816,7 @@ def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_o
         extra["context"] = context
 
 
-def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: "lref.Resolver") -> dict[str, str]:
+def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.Resolver) -> dict[str, str]:
     """Each ``alias``'s target (full name -> full name), and its signature set to the statement it
     stands for (``alias_signature``; "" where the target is not among the declarations read or is no
     ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none."""

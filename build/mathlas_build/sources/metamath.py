@@ -58,7 +58,7 @@ import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from mathlas_build.display import DisplayAudit
 from mathlas_build.document import Document

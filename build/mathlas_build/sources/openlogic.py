@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from mathlas_build.display import DisplayAudit, _args, display_tex
 from mathlas_build.document import Document
@@ -450,7 +450,7 @@ class Config:
     """What the project's ``.sty`` files define: macros, localisable tokens, selective-inclusion tags and the
     xparse commands with optional arguments; ``text(tex)`` turns Open Logic LaTeX into words with all of them."""
 
-    def __init__(self, macros: Macros, tokens: dict[str, dict[str, str]], tags: dict[str, bool], xparse: "XParse"):
+    def __init__(self, macros: Macros, tokens: dict[str, dict[str, str]], tags: dict[str, bool], xparse: XParse):
         self.macros, self.tokens, self.tags, self.xparse = macros, tokens, tags, xparse
 
     def prepare(self, tex: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from mathlas_build.display import DisplayAudit, display_tex, repair_text
 from mathlas_build.document import Document
@@ -66,9 +66,8 @@ def parse_metadata(text: str) -> dict:
         elif key == "pmdefines":
             if arg:
                 meta["defines"].append(arg)
-        elif key == "pmrelated":
-            if arg:
-                meta["related"].append(arg)
+        elif key == "pmrelated" and arg:
+            meta["related"].append(arg)
     return meta
 
 

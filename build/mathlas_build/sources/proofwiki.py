@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 from urllib.parse import quote_plus
 
 from mathlas_build.display import DisplayAudit, display_tex, math_commands, repair_text, replace_command, segments, \

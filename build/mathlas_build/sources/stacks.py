@@ -9,7 +9,7 @@ import bisect
 import re
 import sys
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document

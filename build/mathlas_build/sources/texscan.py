@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator
 
 from mathlas_build.latex import LineIndex
 

@@ -49,7 +49,8 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text

@@ -25,7 +25,7 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from mathlas_build.document import Document
 from mathlas_build.latex import label_words

@@ -27,7 +27,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 LENGTH_BUCKETS = (5, 15, 40, 100)
 STAT_BUCKETS = 4
@@ -63,7 +64,7 @@ class Database:
         self.elites_file = root / "elites.json"
 
     @classmethod
-    def open(cls, problem: str, params: dict[str, Any], base: Path | None = None) -> "Database":
+    def open(cls, problem: str, params: dict[str, Any], base: Path | None = None) -> Database:
         if base is None:
             from mathlas.paths import data_dir
 

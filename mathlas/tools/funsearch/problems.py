@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from mathlas.checks import integer
 from mathlas.errors import UsageError

@@ -335,7 +335,7 @@ class Sandbox:
 
     # -- lifecycle
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         try:
             self._start()
             reply = self._recv()

@@ -261,7 +261,7 @@ def _gcf(x, D, depth, add, searched) -> None:
         return
     xv = x.mpf()
     hits = []
-    for a, b, (p, q, r, s), g in C.gcf_candidates(float(xv), depth):
+    for a, b, (p, q, r, s), _g in C.gcf_candidates(float(xv), depth):
         hits.append((sum(map(abs, a)) + sum(map(abs, b)) + abs(p) + abs(q) + abs(r) + abs(s), a, b, (p, q, r, s)))
     hits.sort()
     confirmed = 0

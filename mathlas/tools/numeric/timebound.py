@@ -28,7 +28,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from mathlas.checks import is_number, number
 from mathlas.errors import MathlasError, UsageError
@@ -36,7 +37,7 @@ from mathlas.progress import TICK, tick
 
 _CONCURRENCY = threading.BoundedSemaphore(max(2, 2 * (os.cpu_count() or 1)))
 _lock = threading.Lock()
-_server: "subprocess.Popen | None" = None
+_server: subprocess.Popen | None = None
 _control: socket.socket | None = None
 
 

@@ -50,7 +50,7 @@ class DecimalValue:
         s = ("-" if self.negative else "") + "0." + self.mantissa + f"e{self.lead}"
         return mp.mpf(s)
 
-    def truncated(self, digits: int) -> "DecimalValue":
+    def truncated(self, digits: int) -> DecimalValue:
         """The same number cut to its first ``digits`` significant digits."""
         if digits >= self.digits:
             return self

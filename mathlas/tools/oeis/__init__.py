@@ -95,10 +95,10 @@ class SequenceResult:
 # ------------------------------------------------------------------------------ open / build
 
 _lock = threading.Lock()
-_open: dict[str, tuple[tuple, "OeisIndex"]] = {}
+_open: dict[str, tuple[tuple, OeisIndex]] = {}
 
 
-def open_index(data: Path | None = None, *, quiet: bool = False) -> "OeisIndex":
+def open_index(data: Path | None = None, *, quiet: bool = False) -> OeisIndex:
     """The index of the OEIS files in ``data`` (default ``oeis_dir()``), built first if missing or
     stale. Shared by every call of this process; reopened when the files change."""
     from mathlas.releases.staging import TMP_PREFIX, data_lock, replace_dir, talk
@@ -203,7 +203,7 @@ def transformed_queries(q: list[int]) -> list[tuple[str, list[int]]]:
 
 # ------------------------------------------------------------------------------ the tool
 
-def _match(idx: "OeisIndex", seq: int, offset: int, transform: str | None) -> SequenceMatch:
+def _match(idx: OeisIndex, seq: int, offset: int, transform: str | None) -> SequenceMatch:
     from .index import to_ints
 
     a = f"A{int(idx.anum[seq]):06d}"
