@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.ranking.candidates import Ranking
@@ -96,7 +97,7 @@ def query_words(query: str) -> int:
     return len(set(query_terms(query)) - STOPWORDS)
 
 
-def features(rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, float]:
+def features(rankings: Mapping[str, Ranking], query: str = "") -> dict[str, float]:
     """The features of each channel's raw ranking for ``query`` (a missing or empty channel gives zeros)."""
     out = {name: 0.0 for name in ("d1", "d_margin", "d_lead", "l_per_word", "l_lead", "l_ratio", "agree")}
     dense, lexical = rankings.get("dense"), rankings.get("lexical")
@@ -113,7 +114,7 @@ def features(rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, fl
     return out
 
 
-def learned_features(scores: list[float], rankings: Mapping[str, "Ranking"], query: str = "") -> dict[str, float]:
+def learned_features(scores: list[float], rankings: Mapping[str, Ranking], query: str = "") -> dict[str, float]:
     """``features`` plus the learned model's best score ``s1``, its margin over the second and its
     lead over the rest of the top ten (``scores``: the model's ten best, best first)."""
     out = features(rankings, query)
@@ -136,7 +137,7 @@ def score(feats: Mapping[str, float], model: Mapping, mode: str) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
-def assess(rankings: Mapping[str, "Ranking"] | None, mode: str, query: str = "", fusion: Mapping | None = None,
+def assess(rankings: Mapping[str, Ranking] | None, mode: str, query: str = "", fusion: Mapping | None = None,
            has_hits: bool = True, learned: Mapping | None = None) -> Assessment:
     """The confidence, match and note of the answer to ``query`` whose bundle channels ranked
     ``rankings`` in ``mode`` (``fusion``: the bundle's fusion block, for its own ``match`` models).
