@@ -80,6 +80,23 @@ def pytest_report_header(config):
     return f"mathlas test data dir: {_SESSION_DATA}; corpora: {CORPORA}"
 
 
+@pytest.fixture(autouse=True)
+def _library_loggers_restored():
+    """The ``mathlas`` loggers as each test found them: a test that runs the mathlas command
+    in-process (``mathlas.cli.main.main``) gives them a stderr handler and a level, which the next
+    test would otherwise inherit (test_install's check that the library is silent failed after
+    test_cli_messages)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("mathlas", "mathlas.serve")]
+    saved = [(list(lg.handlers), lg.level, lg.propagate) for lg in loggers]
+    yield
+    for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+        lg.handlers[:] = handlers
+        lg.setLevel(level)
+        lg.propagate = propagate
+
+
 @pytest.fixture
 def cli_logging():
     """The library's messages on stderr, as the mathlas command shows them (the library itself only

@@ -58,7 +58,7 @@ def test_library_refuses_an_unknown_kind(tiny):
         tiny.search("Sylow", kinds=["theorm"])
 
 
-def test_http_refuses_an_unknown_kind_naming_its_parameter(web):  # noqa: F811
+def test_http_refuses_an_unknown_kind_naming_its_parameter(web):
     one_line_error(web.get("/api/search", params={"q": "Sylow", "kind": "theorm"}), 422,
                    "unknown kind 'theorm' in kind (query parameter)")
     one_line_error(web.get("/api/search", params={"q": "ring", "source": "nope"}), 422,
@@ -172,7 +172,7 @@ def test_open_bundles_are_bounded(tiny_bundle_dir, formal_bundle_dir, default_bu
     assert cache.get(formal_bundle_dir) is not None and len(cache.loaded()) == 2
 
 
-def test_http_mcp_reads_lean_ids_and_resources_within_what_is_served(web):  # noqa: F811
+def test_http_mcp_reads_lean_ids_and_resources_within_what_is_served(web):
     """Over /mcp a get_by_id of a lean: id without a bundle reads the served formal bundle (the
     bundle policy used to send it to the informal default), and the resources go through the same
     policy: a path names no bundle, and no answer shows one."""
