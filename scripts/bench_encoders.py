@@ -4,7 +4,7 @@ the trainer's dense proxy scores.
 
     python scripts/bench_encoders.py --pairs-dir work/pairs/NAME \\
         --encoder work/encoders/minilm-base --encoder work/encoders/e5-small-base \\
-        --encoder "$MATHLAS_DATA_DIR/bundles/informal-1.3.0/encoder" [--latency-queries 30] [--json out.json]
+        --encoder "$MATHLAS_DATA_DIR/bundles/informal-1.4.0/encoder" [--latency-queries 30] [--json out.json]
 
 An ``--encoder`` is a mathlas encoder directory (``encoder.json``, ``model.onnx``, ``tokenizer.json``),
 optionally ``LABEL=DIR``; a directory named ``encoder`` (a bundle's) is labelled by its parent.
