@@ -63,6 +63,26 @@ limit = 4
 """
 
 
+# Fixtures that take seconds to build: a full corpus read, a browser, a trained or exported model, a
+# many-segment index. A test that needs one is slow whatever its own time (the fixture's cost falls on
+# whichever test comes first), so the marker follows the fixture; a test slow on its own (a second or
+# more: a subprocess, a build, a server of its own) carries @pytest.mark.slow. The fast lane,
+# `python -m pytest -q -m "not slow"`, leaves both out (README).
+SLOW_FIXTURES = frozenset({
+    "browser", "page",                                        # Chromium (test_web_browser*.py)
+    "stacks_docs", "planetmath_docs", "mm_docs", "pw_docs", "ol_docs",  # whole corpora read
+    "pair_set", "dense_pair_set", "rr_run", "exported",       # training pairs, a trained reranker, exports
+    "multi_segment",                                          # a BM25 index written in many segments
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionstart(session):
     # A clean CI checkout has shared/ beside it; without it most tests would skip, so say so loudly.
     if os.environ.get("CI") and not CORPORA.is_dir():

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from mathlas.request import SearchRequest
 from mathlas.service import search
 
@@ -20,6 +22,7 @@ def run(*args):
                           env=dict(os.environ), timeout=300)
 
 
+@pytest.mark.slow
 def test_the_abbreviation_finds_what_its_expansion_names(default_bundle_dir):
     from mathlas.engine import open_bundle
 
@@ -40,6 +43,7 @@ def test_lowercase_and_code_are_left_alone(default_bundle_dir):
     assert search(SearchRequest.make("`CRT.lemma`", 3), findings=False).expanded == ""
 
 
+@pytest.mark.slow
 def test_cli_says_it_in_both_forms(default_bundle_dir):
     p = run("search", "CRT", "-k", "3")
     assert p.returncode == 0, p.stderr

@@ -52,6 +52,7 @@ def test_sizes(bp):
     assert bp.ivf_lists(27_264) == 256 and bp.ivf_lists(280_000) == 529 and bp.ivf_lists(100) == 100
 
 
+@pytest.mark.slow
 def test_peers_on_tiny_bundle(bp, tiny):
     pytest.importorskip("bm25s")
     pytest.importorskip("faiss")

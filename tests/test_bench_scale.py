@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_scale.py"
 
 
@@ -18,6 +20,7 @@ def load_script():
     return module
 
 
+@pytest.mark.slow
 def test_bench_scale_tiny(tmp_path):
     work = tmp_path / "scale"
     out = subprocess.run([sys.executable, str(SCRIPT), "--docs", "2048", "--work", str(work), "--queries", "20",
@@ -57,6 +60,7 @@ def test_bench_scale_tiny(tmp_path):
     assert "9,200,000 extrapolated" in table and "size, whole bundle" in table
 
 
+@pytest.mark.slow
 def test_bench_scale_builds_thermometer_codes(tmp_path):
     work = tmp_path / "thermo"
     out = subprocess.run([sys.executable, str(SCRIPT), "--docs", "2048", "--work", str(work), "--queries", "20",

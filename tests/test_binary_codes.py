@@ -54,6 +54,7 @@ def test_thermometer_codes_rank_neighbours_better_than_signs():
     assert recalls["thermometer3"] > recalls["sign"] + 0.05, recalls
 
 
+@pytest.mark.slow
 def test_writer_and_runtime_with_thermometer_codes(tmp_path):
     from mathlas.ranking.dense import DenseChannel, default_pool
     from mathlas.errors import BundleCorruptError

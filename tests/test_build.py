@@ -109,6 +109,7 @@ def test_embedding_cache_resumes(tmp_path, encoder_dir, monkeypatch):
     assert again.tobytes() == first.tobytes()
 
 
+@pytest.mark.slow
 def test_rebuild_into_the_same_cache_embeds_nothing(tiny_recipe, tiny_bundle_dir, tmp_path, capsys):
     """Every recipe builds through the per-text cache; one that still says ``vector_store = true`` (the
     option the cache used to need) builds the same. Cached, fresh and cache-less vectors are the same bytes."""
@@ -142,6 +143,7 @@ def test_tiny_bundle_ids_follow_the_stable_scheme(tiny):
     assert all(t and "\\begin" not in t for t in texts)
 
 
+@pytest.mark.slow
 def test_build_is_reproducible(tiny_recipe, tiny_bundle_dir, tmp_path):
     """Rebuilding from the same recipe gives the same documents, texts and vectors."""
     from mathlas_build.pipeline import build
@@ -153,6 +155,7 @@ def test_build_is_reproducible(tiny_recipe, tiny_bundle_dir, tmp_path):
     assert a.sources == b.sources and a.count == b.count
 
 
+@pytest.mark.slow
 def test_install_goes_through_the_runtime_command(tiny_bundle_dir, tmp_path, monkeypatch, capfd):
     # `mathlas-build ... --install` and `mathlas index build-lean`: pack, then `mathlas index install`
     # in a child process (the build never imports the installer)
@@ -202,6 +205,7 @@ def default_release(release_work):
     return entry, fmt.read_manifest(unpack(archive, entry["sha256"], release_work / "releases", quiet=True))
 
 
+@pytest.mark.slow
 def test_a_recipe_builds_on_the_encoder_of_a_shipped_release(tiny_recipe, tiny_bundle_dir, tmp_path, release_work,
                                                              default_release):
     """``[encoder] release = "informal"``: the encoder/ of the newest informal release of the repository's
@@ -297,6 +301,7 @@ def linear_model(tmp_path):
     return path, fmt.sha256_file(path)
 
 
+@pytest.mark.slow
 def test_a_recipe_ranker_is_attached_and_the_bundle_verifies(tiny_recipe, tmp_path, linear_model, capsys):
     """``[ranker] model = ...`` with its sha256: the built bundle carries ranker/model.json, declared in
     the manifest's ranker block and listed with its checksum; search follows the model."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mathlas import bundle as fmt
 from mathlas_build.carry import carry, main
 
 
+@pytest.mark.slow
 def test_rebuild_from_carried_vectors(tiny_bundle_dir, tiny_recipe, tmp_path, capsys):
     from mathlas_build.pipeline import build
     from mathlas_build.recipe import load_recipe
@@ -29,6 +31,7 @@ def test_rebuild_from_carried_vectors(tiny_bundle_dir, tiny_recipe, tmp_path, ca
     assert cos.min() > 0.999                                         # the same vectors, requantized
 
 
+@pytest.mark.slow
 def test_a_release_recipe_carries_the_release_vectors_exactly(tiny_recipe, tmp_path, capsys):
     """``[encoder] release`` + ``carry = true``: every text the release holds keeps the release's vector
     (the same int8 row and scale, so a rebuild reproduces the shipped vectors); only the others are

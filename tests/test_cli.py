@@ -19,6 +19,7 @@ def run(*args, env=None, check_rc=None):
     return proc
 
 
+@pytest.mark.slow
 def test_search_json_shape(tiny_bundle_dir):
     p = run("search", "a local ring with a finitely generated module", "-k", "4", "--bundle",
             str(tiny_bundle_dir), "--json", check_rc=0)
@@ -33,6 +34,7 @@ def test_search_json_shape(tiny_bundle_dir):
     assert p.stderr == ""  # no talk on a plain search
 
 
+@pytest.mark.slow
 def test_search_filters_and_modes(tiny_bundle_dir):
     p = run("search", "exercise", "-k", "20", "--source", "proofnet", "--mode", "lexical", "--bundle",
             str(tiny_bundle_dir), "--json", check_rc=0)
@@ -44,6 +46,7 @@ def test_search_filters_and_modes(tiny_bundle_dir):
     assert all(h["source"] != "stacks" for h in json.loads(p.stdout)["hits"])
 
 
+@pytest.mark.slow
 def test_human_output(tiny_bundle_dir):
     p = run("search", "Noetherian ring", "-k", "2", "--bundle", str(tiny_bundle_dir), check_rc=0)
     lines = p.stdout.splitlines()
@@ -51,11 +54,13 @@ def test_human_output(tiny_bundle_dir):
     assert "[" in lines[1] and "#" in lines[1]
 
 
+@pytest.mark.slow
 def test_bundle_from_environment(tiny_bundle_dir):
     p = run("search", "ring", "--json", env={"MATHLAS_BUNDLE": str(tiny_bundle_dir)}, check_rc=0)
     assert json.loads(p.stdout)["bundle"] == "tiny-0.1.0"
 
 
+@pytest.mark.slow
 def test_show_json(tiny, tiny_bundle_dir):
     doc_id = tiny.table.column("id")[3].as_py()
     p = run("show", doc_id, "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
@@ -71,6 +76,7 @@ def test_show_json(tiny, tiny_bundle_dir):
     (["search", "ring", "--source", "nosuch"], 2, "unknown source"),
     (["show", "stacks:ZZZZ"], 2, "no document"),
 ])
+@pytest.mark.slow
 def test_bad_input_one_line_errors(tiny_bundle_dir, args, rc, message):
     p = run(*args, "--bundle", str(tiny_bundle_dir), check_rc=rc)
     assert message in p.stderr and "Traceback" not in p.stderr
@@ -82,6 +88,7 @@ def test_missing_bundle_is_a_data_error(tmp_path):
     assert "no bundle" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_long_query_cli(tiny_bundle_dir):
     # up to the one limit (mathlas.request.MAX_QUERY_CHARS, 10,000) a query is searched; past it refused
     p = run("search", "ring " * 2000, "-k", "3", "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
@@ -90,6 +97,7 @@ def test_long_query_cli(tiny_bundle_dir):
     assert p.stdout == "" and "over the limit of 10,000" in p.stderr and p.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
     ids = tiny.table.column("id").to_pylist()
     texts = tiny.table.column("text").to_pylist()
@@ -136,6 +144,7 @@ def test_dev_queries_file_parses():
     assert label_prefixes(load_queries(EVAL / "formal-dev.jsonl")) == ("lean",)
 
 
+@pytest.mark.slow
 def test_eval_scores_a_set_of_any_source(tmp_path, encoder_dir):
     # a user's own set: targets in a source of the generic reader, beside another source. The ranked
     # list is restricted to the targets' source (before: to five informal prefixes, so it scored 0)

@@ -38,6 +38,7 @@ def test_argparse_errors_are_one_line_with_the_fix(argv, says, capsys):
     assert err.count("\n") == 1 and err.startswith(says), err  # argparse printed its usage block first
 
 
+@pytest.mark.slow
 def test_lean_search_takes_q_like_search(lean_project_bundle_dir, capfd):
     rc, out, err = run_main(["lean", "search", "sum of the first n numbers", "--bundle", str(lean_project_bundle_dir),
                              "-k", "3", "-q"], capfd)

@@ -49,6 +49,7 @@ def test_version():
     assert out.returncode == 0 and out.stdout.strip() == f"mathlas {__version__}"
 
 
+@pytest.mark.slow
 def test_constant():
     out = run("constant", ZETA2, "--json")
     assert out.returncode == 0, out.stderr
@@ -63,6 +64,7 @@ def test_constant():
     assert run("constant", ZETA2, "--digits", "2000").returncode == 2
 
 
+@pytest.mark.slow
 def test_verify_numeric():
     out = run("verify-numeric", "sum_{n>=1} 1/n^2 = pi^2/6", "--digits", "30", "--json")
     assert out.returncode == 0, out.stderr
@@ -73,6 +75,7 @@ def test_verify_numeric():
     assert run("verify-numeric", "__import__('os').system('echo pwned') = 1").returncode == 2
 
 
+@pytest.mark.slow
 def test_conjecture():
     out = run("conjecture", SQRT2, "--json")
     assert out.returncode == 0, out.stderr
@@ -84,6 +87,7 @@ def test_conjecture():
     assert run("conjecture", SQRT2, "--max-terms", "9").returncode == 2
 
 
+@pytest.mark.slow
 def test_completion_scripts_come_from_the_parser():
     from mathlas.cli.main import COMMAND_MODULES, build_parser
 
@@ -106,6 +110,7 @@ def test_completion_scripts_come_from_the_parser():
     assert run("completion", "fish").returncode == 2
 
 
+@pytest.mark.slow
 def test_search_pages_and_points_a_number_to_constant(tiny_bundle_dir):
     first = json.loads(run("search", "ring module", "-k", "4", "--bundle", str(tiny_bundle_dir), "--json").stdout)
     second = run("search", "ring module", "-k", "2", "--offset", "2", "--bundle", str(tiny_bundle_dir), "--json")

@@ -32,6 +32,7 @@ def _groups_shown(b, g, hits) -> list[int]:
     return [int(g.of[b.key_of(h.id)]) for h in hits if int(g.of[b.key_of(h.id)]) >= 0]
 
 
+@pytest.mark.slow
 def test_one_theorem_takes_one_rank_and_the_freed_ranks_are_filled(default):
     b, g = default
     hits = b.search(FTA, k=10)
@@ -88,6 +89,7 @@ def _cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mathlas", *args], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_all_copies_and_the_also_in_line(default_bundle_dir):
     one = _cli("search", FTA, "-k", "10", "--json")
     every = _cli("search", FTA, "-k", "10", "--json", "--all-copies")
@@ -100,6 +102,7 @@ def test_cli_all_copies_and_the_also_in_line(default_bundle_dir):
     assert text.returncode == 0 and "also in PlanetMath `FundamentalTheoremOfAlgebra`" in text.stdout
 
 
+@pytest.mark.slow
 def test_links_across_bundles_are_the_explicit_ones(default, formal_bundle_dir, monkeypatch):
     """The test formal bundle has Mathlib's FieldTheory/Tower.lean, which tags a declaration
     ``@[stacks 09G5]``: each side names the other, and nothing else crosses."""
@@ -121,6 +124,7 @@ def test_links_across_bundles_are_the_explicit_ones(default, formal_bundle_dir, 
 
 
 
+@pytest.mark.slow
 def test_api_all_copies_is_the_cli_flag(web, tiny_bundle_dir):
     r = web.get("/api/search", params={"q": "a finitely generated module over a ring", "k": 5, "all_copies": "true"})
     assert r.status_code == 200, r.text

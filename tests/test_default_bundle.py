@@ -61,6 +61,7 @@ def test_known_statements_rank_first_page(query, target):
     assert target in ids, ids
 
 
+@pytest.mark.slow
 def test_cli_search_on_default(default_bundle_dir):
     p = subprocess.run([sys.executable, "-m", "mathlas", "search", "Nakayama lemma", "-k", "3", "--json"],
                        capture_output=True, text=True, env=dict(os.environ), timeout=120)

@@ -559,6 +559,7 @@ def serve_command(check: Serve, request, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", RUNNABLE)
+@pytest.mark.slow
 def test_documented_command(command, request, tmp_path):
     check = TABLE[command]
     if getattr(check, "xfail", None):
@@ -616,6 +617,7 @@ def test_every_dotted_name_in_the_docs_resolves():
 # ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mcp_size_figures_are_what_the_script_measures(default_bundle_dir):
     """README's and docs/mcp.md's tools/list and search-answer sizes (scripts/bench_mcp_size.py)."""
     p = subprocess.run([sys.executable, "scripts/bench_mcp_size.py", "--check", "README.md", "docs/mcp.md"],
@@ -642,6 +644,7 @@ def _row_figure(value: float) -> str:
     return f"{value:.3f}".removeprefix("0")
 
 
+@pytest.mark.slow
 def test_readme_quality_row_is_what_mathlas_eval_measures(default_bundle_dir):
     """README's Benchmarks row for informal-dev: hybrid, lexical and dense P@1 / Hit@10 / Hit@20 / MRR@20
     and the hybrid interval, as `mathlas eval shared/eval/informal-dev.jsonl --json` measures them."""

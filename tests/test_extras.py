@@ -85,6 +85,7 @@ def test_every_command_of_an_extra_is_tested():
     assert set(COMMAND_ARGS) == set(COMMANDS)
 
 
+@pytest.mark.slow
 def test_core_commands_work_without_any_extra(tmp_path, tiny_bundle_dir):
     env = blocked_env(tmp_path, ALL_EXTRAS)
     p = mathlas("--help", env=env)
@@ -106,6 +107,7 @@ def test_core_commands_work_without_any_extra(tmp_path, tiny_bundle_dir):
     assert p.returncode == 0 and "tiny" in p.stdout, p.stderr
 
 
+@pytest.mark.slow
 def test_lean_commands_work_without_any_extra(tmp_path, formal_bundle_dir):
     env = blocked_env(tmp_path, ALL_EXTRAS)
     p = mathlas("lean", "search", "prime numbers are at least two", "-k", "3", "--bundle", str(formal_bundle_dir), env=env)
@@ -128,6 +130,7 @@ def test_library_import_of_the_numeric_tools_names_the_extra(tmp_path):
     assert p.stdout == "MissingExtra|sympy|mathlas.tools.numeric needs the numeric extra: pip install 'mathlas[numeric]'\n"
 
 
+@pytest.mark.slow
 def test_mcp_server_without_the_numeric_extra_lists_the_other_tools(tmp_path):
     """The MCP server with the mcp extra but not the numeric one: the numeric tools are not listed,
     every other tool is, and stderr says which extra would add them."""

@@ -167,6 +167,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_two_processes_appending_lose_nothing(data):
     from mathlas.findings.store import FindingsStore
 

@@ -139,6 +139,7 @@ def test_the_descriptor_of_the_cached_version_is_held(tmp_path):
 
 # ------------------------------------------------------------------------------ the server of the issue
 
+@pytest.mark.slow
 def test_a_running_server_serves_the_findings_on_disk(tiny_bundle_dir, tmp_path):
     """mathlas serve + findings added, read, removed and added by other processes (the issue's steps)."""
     from test_web_serve import WebServer, assert_clean

@@ -121,17 +121,20 @@ def test_numpy_program():
 
 # ------------------------------------------------------------------------------ hostile programs
 
+@pytest.mark.slow
 def test_infinite_loop_at_import_and_in_priority():
     for prog in ("while True:\n    pass\n", "def priority(el, n):\n    while True:\n        pass\n"):
         ev = evaluate(prog, timeout_s=3)
         assert ev.score is None and ev.status in ("timeout", "killed"), ev
 
 
+@pytest.mark.slow
 def test_sleeping_program_hits_the_wall_clock():
     ev = evaluate("import time\ndef priority(el, n):\n    time.sleep(100)\n", timeout_s=2)
     assert ev.score is None and ev.status == "timeout" and ev.wall_s < 10
 
 
+@pytest.mark.slow
 def test_memory_bomb():
     ev = evaluate("def priority(el, n):\n    x = [0] * (10 ** 10)\n    return 0\n")
     assert ev.score is None and ev.status in ("error", "killed") and "MemoryError" in (ev.error or "MemoryError")
@@ -252,6 +255,7 @@ def test_huge_output_is_contained():
 
 # ------------------------------------------------------------------------------ register / status
 
+@pytest.mark.slow
 def test_register_ignores_the_claimed_score_and_keeps_elites(data_dir):
     r = funsearch("register", "bin_packing", BEST_FIT, BIN_SMALL, claimed_score=0.0)
     real = r.evaluation.score
@@ -271,6 +275,7 @@ def test_register_ignores_the_claimed_score_and_keeps_elites(data_dir):
     assert empty.programs == 0 and "priority_v0" in empty.prompt and "empty" in empty.note
 
 
+@pytest.mark.slow
 def test_concurrent_register_from_two_processes(data_dir):
     script = textwrap.dedent("""\
         import sys
@@ -326,6 +331,7 @@ def test_result_is_json_and_module_is_light():
     assert out.stdout.strip() == "[]", out.stderr
 
 
+@pytest.mark.slow
 def test_cli_evaluate_register_status(tmp_path, data_dir):
     prog = tmp_path / "p.py"
     prog.write_text("def priority(el, n):\n    return -sum(el)\n")

@@ -190,6 +190,7 @@ def fields3(x: dict) -> tuple[str, str, str]:
     ("boundary of a compact set in a Hausdorff space is compact", "proofwiki",
      "proofwiki:14f7d946-725a-46fe-a685-d79d8197d478"),
 ])
+@pytest.mark.slow
 def test_search_and_show_agree_on_every_surface(default_bundle_dir, query, source, doc_id):
     found = run("search", query, "--source", source, "-k", "10", "--json", "-q")
     assert found.returncode == 0, found.stderr
@@ -226,6 +227,7 @@ def test_metamath_heading_on_the_api_and_mcp(default_bundle_dir):
 
 # ------------------------------------------------------------------------------ the surfaces, a Lean bundle
 
+@pytest.mark.slow
 def test_lean_search_and_show_agree(lean_project_bundle_dir, monkeypatch):
     monkeypatch.setenv("MATHLAS_FORMAL_BUNDLE", str(lean_project_bundle_dir))
     env_run = lambda *a: subprocess.run([sys.executable, "-m", "mathlas", *a], capture_output=True, text=True,  # noqa: E731

@@ -43,6 +43,7 @@ def test_cli_refuses_an_unknown_kind_naming_the_flag_and_the_fix(tiny_bundle_dir
     assert "lemma" in line  # the known names are listed
 
 
+@pytest.mark.slow
 def test_cli_names_the_source_flag_not_the_mcp_argument(tiny_bundle_dir):
     p = mathlas("search", "ring", "--source", "nope", "--bundle", str(tiny_bundle_dir))
     line = one_line(p, 2, "unknown source 'nope' in --source", "stacks")
@@ -88,6 +89,7 @@ def test_ranks_do_not_depend_on_k(default_bundle_dir):
     assert lifted[0].fields["statement_of"] in [h.id for h in by_k[20]]
 
 
+@pytest.mark.slow
 def test_cli_says_why_a_lifted_statement_is_there(default_bundle_dir):
     p = mathlas("search", README_QUERY, "-k", "5", "--bundle", str(default_bundle_dir))
     assert p.returncode == 0, p.stderr
@@ -99,6 +101,7 @@ def test_cli_says_why_a_lifted_statement_is_there(default_bundle_dir):
 
 # ------------------------------------------------------------------------------ the Lean journey, in text
 
+@pytest.mark.slow
 def test_lean_search_text_output(formal_bundle_dir):
     """``mathlas lean search`` in its human form crashed with AttributeError ('Hit' object has no
     attribute 'stacks'): the fields moved into Hit.fields. It now goes through the one renderer."""
@@ -122,6 +125,7 @@ def test_lean_search_text_output(formal_bundle_dir):
             assert "-- " + plain_markdown(h["fields"]["docstring"]).split()[0] in block  # Markdown as text
 
 
+@pytest.mark.slow
 def test_lean_deps_and_show_text_output(formal_bundle_dir):
     data = json.loads(mathlas("lean", "search", "prime two le", "-k", "1", "--bundle", str(formal_bundle_dir),
                               "--json").stdout)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 # What build/ may import from mathlas: the format, the encoder a bundle carries (the build embeds
@@ -98,6 +100,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@pytest.mark.slow
 def test_no_import_circle_in_mathlas():
     graph = _graph(type_checking=True)
     # a package's __init__ is imported with any of its modules; an edge from a module back to its
@@ -126,6 +129,7 @@ def test_build_imports_only_the_contract():
     assert not offenders, "build/ imports outside the contract:\n" + "\n".join(offenders)
 
 
+@pytest.mark.slow
 def test_the_graph_reader_sees_lazy_imports():
     # the checks above are only as good as the reader: a lazy import inside a function is an edge
     graph = _graph()
@@ -150,6 +154,7 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_layers_import_downwards_only():
     graph = _graph(type_checking=True)
     # the seam (service) sits below the tools that call it: NextStep is the service's

@@ -36,6 +36,7 @@ def lean_hit(aliases: list[str] | None) -> Hit:
                text="", link="", license="MIT", score=0.5, fields=fields)
 
 
+@pytest.mark.slow
 def test_library_and_json_hits_carry_aliases(lean_project_bundle_dir):
     from mathlas.request import LeanSearchRequest
     from mathlas.service import lean_search
@@ -64,6 +65,7 @@ def test_a_bundle_without_the_aliases_column_gives_empty_lists(lean_project_bund
     assert r.hits and all(h.fields["aliases"] == [] for h in r.hits)
 
 
+@pytest.mark.slow
 def test_cli_listing_and_show_say_also_known_as(lean_project_bundle_dir):
     out = mathlas("lean", "search", QUERY, "-k", "5", "--bundle", str(lean_project_bundle_dir)).stdout
     first, rest = out.split("\n\n", 1)
@@ -94,6 +96,7 @@ def test_listing_line_and_summary_are_bounded():
     assert not isinstance(summarize(lean_hit(None)), LeanHitSummary)
 
 
+@pytest.mark.slow
 def test_mcp_answer_carries_aliases(lean_project_bundle_dir, tiny_bundle_dir):
     pytest.importorskip("mcp")
     from test_mcp import McpServer, ok, server_env

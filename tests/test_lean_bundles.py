@@ -66,6 +66,7 @@ def test_a_project_outside_git_gets_no_commit(tmp_path):
     assert project_version(copy).endswith("+" + git(copy, "rev-parse", "HEAD")[:8])
 
 
+@pytest.mark.slow
 def test_the_build_finds_an_encoder_without_installing_the_default_bundle(tmp_path, monkeypatch):
     from mathlas.releases.catalog import shipped
     from mathlas.releases.install import DEFAULT_BUNDLE
@@ -103,6 +104,7 @@ def two_formal(tmp_path_factory, lean_project_bundle_dir, encoder_dir):
     return data
 
 
+@pytest.mark.slow
 def test_the_formal_tools_search_every_installed_formal_bundle(two_formal, monkeypatch):
     from mathlas.formal import formal_bundle_specs
     from mathlas.tools.informal import get_by_id

@@ -371,6 +371,7 @@ def test_runner_plumbing_layout_and_refuted_text(fake_lean, tmp_path, monkeypatc
     assert r.toolchain and "MATHLAS_LEAN" in r.toolchain
 
 
+@pytest.mark.slow
 def test_runner_time_out_kills_and_is_undetermined(fake_lean, monkeypatch):
     monkeypatch.setenv("FAKE_SLEEP", "30")
     r = verify_formal(statement="1 = 1", proof="rfl", timeout_s=1)

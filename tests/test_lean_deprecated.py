@@ -117,6 +117,7 @@ def test_deprecated_flagged_after_its_replacement_and_left_out_on_request(lean_p
         lean("x", lean_project_bundle_dir, deprecated="no")
 
 
+@pytest.mark.slow
 def test_cli_mcp_and_show_say_deprecated(lean_project_bundle_dir):
     import dataclasses
     import json
@@ -150,6 +151,7 @@ def test_cli_mcp_and_show_say_deprecated(lean_project_bundle_dir):
     assert any(f"[{SAID}]" in line for line in render("search_formal_math", answer, {}).splitlines())
 
 
+@pytest.mark.slow
 def test_http_flags_and_leaves_out(lean_project_bundle_dir, tiny_bundle_dir):
     from test_web_serve import WebServer, assert_clean
 

@@ -48,6 +48,7 @@ def read(project: Path, **kw):
     return {d.id: d for d in docs}, info
 
 
+@pytest.mark.slow
 def test_build_lean_on_a_project_without_mathlib_then_search_and_deps(tmp_path):
     """The whole command path: the build (it died with NameError: subprocess on a project whose
     manifest names no mathlib), its output in the data directory and nowhere else, then search and deps."""

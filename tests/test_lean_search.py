@@ -205,6 +205,7 @@ def test_missing_formal_bundle_says_how_to_build_it(monkeypatch):
         search_formal_math("prime", bundle="mathlib-9.9.9")
 
 
+@pytest.mark.slow
 def test_cli_lean_search_and_deps(formal):
     env_cmd = [sys.executable, "-m", "mathlas"]
     out = subprocess.run(env_cmd + ["lean", "search", "prime two le", "-k", "3", "--json"],

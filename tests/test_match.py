@@ -124,6 +124,7 @@ def run(*args):
                           env=dict(os.environ), timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_says_none_before_the_hits_and_json_carries_it(default_bundle_dir):
     p = run("search", OFF_TOPIC, "-k", "3")
     assert p.returncode == 0, p.stderr

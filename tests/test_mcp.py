@@ -193,6 +193,7 @@ def some_ids(srv):
 
 # ------------------------------------------------------------------------------ startup
 
+@pytest.mark.slow
 def test_startup_imports_nothing_heavy():
     code = ("import sys, mathlas.mcp.server as s; s.build_server(); "
             "heavy = [m for m in ('numpy', 'pyarrow', 'onnxruntime', 'sympy', 'tantivy', 'usearch') if m in sys.modules]; "
@@ -202,6 +203,7 @@ def test_startup_imports_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_initialize_and_list_tools_open_no_bundle(tmp_path):
     # An empty data dir and the default bundle: opening it would install it, so the dir stays empty
     # only if initialize and tools/list touch no bundle.
@@ -217,6 +219,7 @@ def test_initialize_and_list_tools_open_no_bundle(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_every_tool_has_description_and_schemas(tool_list):
     for t in tool_list:
         assert t.description and len(t.description) > 40, t.name
@@ -392,6 +395,7 @@ def test_unknown_prompt_is_invalid_params_in_one_log_line(srv):
      {"expression": "__import__('os').system('echo pwned')", "value": "1"}),
     ("conjecture_relation", {"value": "1.41421356237309504880168872420969807856967187537694"}, {"value": "nan"}),
 ])
+@pytest.mark.slow
 def test_numeric_tools_good_and_bad(srv, tool, good, bad):
     assert ok(srv.call(tool, **good))
     assert error_text(srv.call(tool, **bad))
@@ -399,6 +403,7 @@ def test_numeric_tools_good_and_bad(srv, tool, good, bad):
 
 # ------------------------------------------------------------------------------ load
 
+@pytest.mark.slow
 def test_200_sequential_calls(srv, some_ids):
     words = ["ring", "module", "compact", "prime ideal", "exercise", "theorem", "group", "set", "logic", "proof"]
     for i in range(200):
@@ -437,6 +442,7 @@ def _mcp_command() -> list[str]:
     return ["-m", "mathlas", "mcp"]
 
 
+@pytest.mark.slow
 def test_default_bundle_serves_a_search():
     from mathlas.releases.catalog import shipped
     from mathlas.releases.install import DEFAULT_BUNDLE, installed
@@ -453,6 +459,7 @@ def test_default_bundle_serves_a_search():
         server.close()
 
 
+@pytest.mark.slow
 def test_mcp_subcommand_logs_each_line_once(tiny_bundle_dir):
     """The mathlas command's stderr handler and the root handler the SDK installs both printed each
     line of the mathlas logger ("MCP server on stdio", "installing the default bundle")."""
@@ -464,6 +471,7 @@ def test_mcp_subcommand_logs_each_line_once(tiny_bundle_dir):
         server.close()
 
 
+@pytest.mark.slow
 def test_mcp_subcommand_bundle_option(tiny_bundle_dir):
     server = McpServer(server_env(), args=_mcp_command() + ["--bundle", str(tiny_bundle_dir)])
     try:
@@ -472,6 +480,7 @@ def test_mcp_subcommand_bundle_option(tiny_bundle_dir):
         server.close()
 
 
+@pytest.mark.slow
 def test_a_stray_print_lands_on_stderr(tiny_bundle_dir):
     # A library that prints to stdout (or writes to fd 1 natively) inside a tool must not corrupt
     # the protocol stream: the stdio transport points fd 1 at stderr while it serves.
@@ -516,6 +525,7 @@ def test_every_registered_tool_is_listed(tool_list):
     assert {t.name for t in tool_list} == set(available_tool_names())
 
 
+@pytest.mark.slow
 def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
     """Each issue-4 tool answers a good call with structured content and a bad one with a tool error.
     Its own server and data dir: add_finding writes a store that must not leak into other tests."""
@@ -533,6 +543,7 @@ def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
     server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_FORMAL_BUNDLE=str(formal_bundle_dir)))
     try:
@@ -553,6 +564,7 @@ def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
         server.close()
 
 
+@pytest.mark.slow
 def test_formal_tools_without_a_formal_bundle_say_how_to_build_one(tmp_path):
     server = McpServer(server_env(MATHLAS_DATA_DIR=str(tmp_path)))
     try:
@@ -700,6 +712,7 @@ def _settled_workers(pid: int, seconds: float = 15.0) -> dict[int, str]:
 
 
 @pytest.mark.parametrize("tool", list(LONG_CALLS))
+@pytest.mark.slow
 def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv, tool):
     pid = long_srv.pid()
     assert _settled_workers(pid) == {}
@@ -731,6 +744,7 @@ def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv
     assert not long_srv.stream_errors and "Traceback" not in long_srv.stderr()
 
 
+@pytest.mark.slow
 def test_long_call_without_a_progress_token_just_answers(long_srv):
     r = ok(long_srv.call("verify_numeric", claim="pi^2/6 = sum_{n=1}^{inf} 1/n^2", digits=30))
     assert r["verdict"] == "VERIFIED"

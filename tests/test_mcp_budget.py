@@ -44,6 +44,7 @@ def bench():
     return load_script()
 
 
+@pytest.mark.slow
 def test_tools_list_and_a_search_on_the_tiny_bundle(bench, tiny_bundle_dir):
     r = bench.measure(str(tiny_bundle_dir), env=env())
     assert r["tools_list"] <= bench.BUDGETS["tools_list"], r
@@ -54,6 +55,7 @@ def test_tools_list_and_a_search_on_the_tiny_bundle(bench, tiny_bundle_dir):
     assert r["search_full"]["structured"] > r["search"]["structured"]
 
 
+@pytest.mark.slow
 def test_default_bundle_search_answers_fit_the_budget(bench):
     from mathlas.releases.catalog import shipped
     from mathlas.releases.install import DEFAULT_BUNDLE, installed
@@ -68,6 +70,7 @@ def test_default_bundle_search_answers_fit_the_budget(bench):
         assert r["search"]["structured"] <= bench.BUDGETS["search_structured"], (query, r)
 
 
+@pytest.mark.slow
 def test_the_script_prints_its_measures(tiny_bundle_dir):
     out = subprocess.run([sys.executable, str(SCRIPT), "--bundle", str(tiny_bundle_dir), "-k", "3"],
                          capture_output=True, text=True, timeout=120, env=env(), check=False)

@@ -185,6 +185,7 @@ def test_a_misspelt_name_is_searched_corrected(default_bundle_dir):
     assert both.expanded == "searched for: CRT and theorem (theorm -> theorem); expanded CRT: Chinese remainder theorem"
 
 
+@pytest.mark.slow
 def test_every_surface_says_what_it_searched_for(default_bundle_dir):
     import dataclasses
     import json

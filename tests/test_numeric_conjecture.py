@@ -13,6 +13,7 @@ def digits(v, n: int = 30) -> str:
         return mp.nstr(v, n, strip_zeros=False)
 
 
+@pytest.mark.slow
 def test_e_continued_fraction_pattern():
     with mp.workdps(60):
         r = conjecture_relation(digits(+mp.e))
@@ -23,6 +24,7 @@ def test_e_continued_fraction_pattern():
     assert all(x.provenance == "conjectured_relation" for x in r.relations)
 
 
+@pytest.mark.slow
 def test_four_over_pi_as_a_generalized_continued_fraction():
     with mp.workdps(60):
         r = conjecture_relation(digits(4 / mp.pi))
@@ -31,6 +33,7 @@ def test_four_over_pi_as_a_generalized_continued_fraction():
     assert all(x.digits_agreed >= 29 for x in gcf)
 
 
+@pytest.mark.slow
 def test_sqrt2_periodic():
     with mp.workdps(60):
         r = conjecture_relation(digits(mp.sqrt(2)))
@@ -39,6 +42,7 @@ def test_sqrt2_periodic():
     assert cf and cf[0].expression.startswith("sqrt(2) = ")
 
 
+@pytest.mark.slow
 def test_random_number_gives_nothing():
     r = conjecture_relation("0.7281930482910293847561029384756")
     assert isinstance(r, ConjectureResult)

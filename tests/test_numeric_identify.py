@@ -37,6 +37,7 @@ def test_answer_round_trips_through_verify_numeric():
     assert v.verdict == "VERIFIED"
 
 
+@pytest.mark.slow
 def test_random_numbers_are_not_identified():
     rng = random.Random(7)
     for _ in range(3):

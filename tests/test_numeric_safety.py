@@ -69,6 +69,7 @@ def test_absurd_digits_and_long_values():
         identify_constant("1." + "1" * 200_000)
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_worker():
     t = time.monotonic()
     r = identify_constant("0." + "7" * 20 + "123456789" * 40, timeout=1)

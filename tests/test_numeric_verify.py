@@ -50,6 +50,7 @@ def test_expression_against_decimal_value():
     assert verify_numeric(expression="sum_{n>=1} 1/n^2", value="pi^2/6").verdict == "VERIFIED"
 
 
+@pytest.mark.slow
 def test_undetermined_when_it_cannot_evaluate():
     r = verify_numeric("sum_{n>=1} 1/n = 5")  # diverges
     assert r.verdict == "UNDETERMINED" and r.verified is None
@@ -59,6 +60,7 @@ def test_undetermined_when_it_cannot_evaluate():
     assert verify_numeric("1/0 = 1").verdict == "UNDETERMINED"
 
 
+@pytest.mark.slow
 def test_timeout_gives_undetermined():
     r = verify_numeric("sum_{n=1}^{90000} sum_{m=1}^{90000} 1/(n*m) = 1", timeout=1.5)
     assert r.verdict == "UNDETERMINED" and "timed out" in r.reason

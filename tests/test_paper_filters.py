@@ -125,6 +125,7 @@ def test_lexical_masked_search_is_exact(tiny, monkeypatch, strategy):
             assert mask[got.keys].all()
 
 
+@pytest.mark.slow
 def test_tool_and_cli(papers_bundle_dir):
     import subprocess
     import sys

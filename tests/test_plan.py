@@ -25,6 +25,7 @@ def test_cost_table_matches_the_shipped_bundle(default_bundle_dir):
     assert pl.MODELS["minilm"].encoder_bytes == enc
 
 
+@pytest.mark.slow
 def test_tokens_per_doc_is_the_shipped_bundles(default_bundle_dir):
     assert pl.bundle_tokens_per_doc(default_bundle_dir) == pytest.approx(pl.TOKENS_PER_DOC, abs=0.05)
 

@@ -93,6 +93,7 @@ def test_bad_priors(papers, tiny, papers_bundle_dir):
         broken.search(QUERY)
 
 
+@pytest.mark.slow
 def test_tool_and_cli_priors(papers_bundle_dir):
     import json
     import subprocess

@@ -41,6 +41,7 @@ def test_the_cli_refuses_in_one_line(tiny_bundle_dir):
     assert run.stderr.strip().count("\n") == 0 and REFUSAL in run.stderr, run.stderr[-500:]
 
 
+@pytest.mark.slow
 def test_mcp_over_stdio(tiny_bundle_dir):
     from test_mcp import McpServer, error_text, ok, server_env
 
@@ -53,6 +54,7 @@ def test_mcp_over_stdio(tiny_bundle_dir):
         server.close()
 
 
+@pytest.mark.slow
 def test_http_says_the_same(tiny_bundle_dir):
     from test_web_serve import WebServer, assert_clean
 

@@ -131,6 +131,7 @@ def server():
 
 # ------------------------------------------------------------------------------ time
 
+@pytest.mark.slow
 def test_half_a_request_head_is_answered_408_and_closed(server):
     with server.connect() as s:
         s.sendall(HEAD)  # the blank line that ends the head never comes
@@ -138,12 +139,14 @@ def test_half_a_request_head_is_answered_408_and_closed(server):
     assert closed and status(out) == 408, out
 
 
+@pytest.mark.slow
 def test_a_connection_that_sends_nothing_is_closed(server):
     with server.connect() as s:
         closed, out = closed_within(s, READ_TIMEOUT + 3)
     assert closed and status(out) == 408
 
 
+@pytest.mark.slow
 def test_a_head_trickled_byte_by_byte_is_cut_off(server):
     start = time.monotonic()
     with server.connect() as s:
@@ -160,6 +163,7 @@ def test_a_head_trickled_byte_by_byte_is_cut_off(server):
     assert closed and time.monotonic() - start < READ_TIMEOUT + 3
 
 
+@pytest.mark.slow
 def test_a_trickled_body_is_cut_off(server):
     start = time.monotonic()
     with server.connect() as s:
@@ -181,6 +185,7 @@ def test_a_trickled_body_is_cut_off(server):
     assert "internal error" not in server.stderr()  # the app saw a client that left, not a bug
 
 
+@pytest.mark.slow
 def test_an_idle_keep_alive_connection_is_closed(server):
     with server.connect() as s:
         s.sendall(HEAD + b"\r\n")
@@ -192,6 +197,7 @@ def test_an_idle_keep_alive_connection_is_closed(server):
     assert closed and time.monotonic() - start < READ_TIMEOUT + 3
 
 
+@pytest.mark.slow
 def test_keep_alive_serves_several_requests_in_time(server):
     with server.connect() as s:
         for _ in range(3):
@@ -269,6 +275,7 @@ def test_two_host_headers_are_400(server):
 
 # ------------------------------------------------------------------------------ number of connections
 
+@pytest.mark.slow
 def test_more_slow_connections_than_descriptors_do_not_take_the_server_down():
     srv = Server("--read-timeout", str(READ_TIMEOUT), nofile=FD_LIMIT)
     held: list[socket.socket] = []
@@ -314,6 +321,7 @@ def test_limits_are_options():
         assert connection_cap(10**9) == soft - FD_RESERVE
 
 
+@pytest.mark.slow
 def test_the_probe_finds_no_5xx_and_no_path(tiny_bundle_dir):
     """scripts/probe_serve.py in a small configuration: every class of hostile request, 8 clients."""
     import json

@@ -136,6 +136,7 @@ def _shards(recipe, corpora, root, count, only=None, **kw):
     return [sh.build_shard(r, root, i, count, provider="cpu", quiet=True, **kw) for i in (only or range(count))]
 
 
+@pytest.mark.slow
 def test_shards_merge_into_the_single_process_bundle(toy, tmp_path, monkeypatch):
     recipe, corpora, single = toy
     built = _shards(recipe, corpora, tmp_path / "shards", 3)
@@ -262,6 +263,7 @@ def test_buckets_match_fixed_batches_on_fp32(tiny_qwen3):
     np.testing.assert_allclose(bucketed, fixed, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_ray_shards_make_the_single_process_bundle(toy, tmp_path):
     pytest.importorskip("ray.data")
     from mathlas_build.ray_build import build_shards_with_ray

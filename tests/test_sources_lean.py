@@ -113,6 +113,7 @@ def test_real_protected_and_batteries():
         for d in bdocs)
 
 
+@pytest.mark.slow
 def test_full_corpus_resolves_formal_dev_targets():
     """Reads all of Mathlib + Archive + Counterexamples (~70 s of CPU here). Every formal-dev target
     resolves (324/324 at the indexed commit: `irreducible_def` declarations and `end B` closing one
@@ -346,6 +347,7 @@ def test_private_names_stay_in_their_file(tmp_path):
     assert docs["lean:otherFile"].extra["dependencies"] == []
 
 
+@pytest.mark.slow
 def test_parallel_parse_matches_serial():
     root = corpus("mathlib4")
     files = sorted(p.relative_to(root).as_posix() for p in (root / "Mathlib" / "Order").rglob("*.lean"))[:150]
@@ -354,6 +356,7 @@ def test_parallel_parse_matches_serial():
     assert serial == parallel and len(serial) > 1000
 
 
+@pytest.mark.slow
 def test_extra_roots_share_one_name_table_and_keep_their_links():
     # Mathlib and Batteries read in one pass: one name table, each tree linking to its own repository
     need_corpora()

@@ -193,6 +193,7 @@ def test_metamath_comments_stripped(mm_docs):
     assert 3000 <= len(disc) <= 6000
 
 
+@pytest.mark.slow
 def test_metamath_without_mathboxes_and_with_obsolete():
     root = corpus("metamath")
     core = [d.id for d in metamath.read(root, mathboxes=False)]
@@ -208,6 +209,7 @@ def test_metamath_deterministic(mm_docs):
     assert _digest(again) == _digest(mm_docs.values())
 
 
+@pytest.mark.slow
 def test_training_uses_the_same_parser():
     from mathlas_build.training import metamath as training_metamath
 
@@ -302,6 +304,7 @@ def test_proofwiki_deterministic(pw_docs):
     assert _digest(again) == _digest(pw_docs.values())
 
 
+@pytest.mark.slow
 def test_metamath_aliases_from_the_1000_plus_list():
     # the list's theorem names reach the labels it lists, entities decoded; the option is relative to root
     corpus("1000-plus")

@@ -240,6 +240,7 @@ def test_hott_display_text(hott_docs):
     assert not any(leaks(d.body) for d in hott_docs.values())
 
 
+@pytest.mark.slow
 def test_planetmath_display_text():
     names = ["AdHoc", "FiniteProjectivePlane", "LeonardoDaPisa", "RemainderArithmeticVsEgyptianFractions",
              "1012Images", "StableFixedPoint"]

@@ -47,6 +47,7 @@ def one_line_error(r, status: int, fragment: str) -> str:
     ({"q": "module", "k": 3, "offset": 2, "kind_weight": ["lemma=0.5", "definition=0"], "rerank": "false"},
      ["-k", "3", "--offset", "2", "--kind-weight", "lemma=0.5", "--kind-weight", "definition=0", "--no-rerank"]),
 ])
+@pytest.mark.slow
 def test_search_is_the_cli_json(web, tiny_bundle_dir, params, argv):
     r = web.get("/api/search", params=params)
     assert r.status_code == 200, r.text
@@ -54,6 +55,7 @@ def test_search_is_the_cli_json(web, tiny_bundle_dir, params, argv):
     assert r.json() == want
 
 
+@pytest.mark.slow
 def test_paper_filters_and_priors_are_the_cli_json(web, papers_bundle_dir):
     params = {"q": "finitely generated module local ring", "bundle": "papers", "author": "Terence Tao",
               "year_min": 2000, "k": 5, "prior": "recency=0.001"}
@@ -64,6 +66,7 @@ def test_paper_filters_and_priors_are_the_cli_json(web, papers_bundle_dir):
     assert r.json() == want and want["hits"]
 
 
+@pytest.mark.slow
 def test_doc_is_the_cli_json(web, tiny_bundle_dir):
     ids = [h["id"] for h in web.get("/api/search", params={"q": "ring", "k": 3}).json()["hits"]]
     for doc_id in ids:
@@ -72,6 +75,7 @@ def test_doc_is_the_cli_json(web, tiny_bundle_dir):
         assert r.json() == cli_json("show", doc_id, "--json", "--bundle", str(tiny_bundle_dir))
 
 
+@pytest.mark.slow
 def test_lean_endpoints_are_the_cli_json(web, formal_bundle_dir):
     env = {"MATHLAS_FORMAL_BUNDLE": str(formal_bundle_dir)}
     r = web.get("/api/lean/search", params={"q": "prime two le", "k": 3})
@@ -140,6 +144,7 @@ def test_wrong_method(web):
     one_line_error(web.post("/api/search"), 405, "POST is not allowed")
 
 
+@pytest.mark.slow
 def test_no_formal_bundle_says_how_to_build_one(tiny_bundle_dir, tmp_path):
     server = WebServer("--bundle", str(tiny_bundle_dir), "--formal-bundle", str(tmp_path / "no-formal-bundle"))
     try:

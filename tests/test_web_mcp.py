@@ -103,6 +103,7 @@ def test_concurrent_sessions(web):
         assert results[q].structured_content == want
 
 
+@pytest.mark.slow
 def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
     server = WebServer("--bundle", str(tiny_bundle_dir), "--token", TOKEN,
                        env={"MATHLAS_DATA_DIR": str(tmp_path), "MATHLAS_FORMAL_BUNDLE": str(tmp_path / "none")})
@@ -127,6 +128,7 @@ def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
     assert_clean(server)
 
 
+@pytest.mark.slow
 def test_no_answer_over_http_shows_a_server_path(tiny_bundle_dir, tmp_path):
     """identify_sequence without OEIS data (no token needed), add_finding's store, funsearch's
     database, an error from the findings store: each names $MATHLAS_DATA_DIR, never the directory."""

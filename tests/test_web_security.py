@@ -148,6 +148,7 @@ def test_loopback_names_are_served_on_every_route_mcp_included(web, host):
     assert code == 200 and b'"result"' in out
 
 
+@pytest.mark.slow
 def test_allow_host_adds_names_to_rest_and_mcp_alike(tiny_bundle_dir):
     server = WebServer("--bundle", str(tiny_bundle_dir), "--allow-host", "mathlas.test",
                        "--allow-host", "pinned.test:9000", env={"MATHLAS_ALLOW_HOSTS": "ignored.test"})
@@ -233,6 +234,7 @@ def test_json_nested_2000_deep_is_400(web):
     assert 400 <= r.status_code < 500, r.text
 
 
+@pytest.mark.slow
 def test_a_client_that_leaves_mid_body_logs_no_error(web):
     import socket
 
@@ -282,6 +284,7 @@ def _descendants(pid: int) -> dict[int, int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+@pytest.mark.slow
 def test_mcp_tool_past_the_timeout_is_cancelled_and_its_worker_stopped(tiny_bundle_dir):
     import threading
 
@@ -349,6 +352,7 @@ def test_cors_allows_only_the_given_origin(guarded):
 
 # ------------------------------------------------------------------------------ timeout, page headers
 
+@pytest.mark.slow
 def test_per_request_timeout(tiny_bundle_dir):
     server = WebServer("--bundle", str(tiny_bundle_dir), "--timeout", "0.001")
     try:

@@ -170,6 +170,7 @@ def test_python_m_help():
     assert out.returncode == 0 and "--token" in out.stdout and "--cors" in out.stdout
 
 
+@pytest.mark.slow
 def test_creating_the_app_imports_nothing_heavy():
     code = ("import sys; from mathlas.web.app import create_app, ServeConfig; create_app(ServeConfig()); "
             "print([m for m in ('numpy', 'pyarrow', 'onnxruntime', 'sympy', 'tantivy', 'usearch') if m in sys.modules])")
@@ -180,6 +181,7 @@ def test_creating_the_app_imports_nothing_heavy():
 
 # ------------------------------------------------------------------------------ the process
 
+@pytest.mark.slow
 def test_lazy_start_and_one_log_line_per_request(tiny_bundle_dir):
     server = WebServer("--bundle", str(tiny_bundle_dir))
     try:
@@ -203,6 +205,7 @@ def test_lazy_start_and_one_log_line_per_request(tiny_bundle_dir):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.slow
 def test_signal_lets_the_request_in_flight_finish(tiny_bundle_dir, sig):
     server = WebServer("--bundle", str(tiny_bundle_dir))
     result: dict = {}
@@ -225,6 +228,7 @@ def test_signal_lets_the_request_in_flight_finish(tiny_bundle_dir, sig):
     assert_clean(server)
 
 
+@pytest.mark.slow
 def test_two_workers(tiny_bundle_dir):
     server = WebServer("--bundle", str(tiny_bundle_dir), "--workers", "2")
     try:

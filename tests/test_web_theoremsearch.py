@@ -58,6 +58,7 @@ def check_theorem(t: dict) -> None:
     assert math.isfinite(t["score"]) and -1.0001 <= t["similarity"] <= 1.0001
 
 
+@pytest.mark.slow
 def test_contract_every_published_field(ts):
     full = {"query": QUERY, "n_results": 5, "sources": [], "authors": [], "types": [], "tags": [],
             "paper_filter": None, "year_range": None, "citation_range": None, "citation_weight": 0.0,
@@ -243,6 +244,7 @@ class Librarian:
         return notes
 
 
+@pytest.mark.slow
 def test_a_librarian_written_for_theoremsearch_works_unchanged(ts, tiny_bundle_dir):
     notes = Librarian(ts.base).find("Nakayama's lemma: finitely generated module M with mM = M is zero")
     assert len(notes) == 5
