@@ -448,8 +448,8 @@ class LearnedRank:
     documents from ``FEATURES`` and they take its order. Runs for hybrid requests that leave the
     fusion settings (``k_rrf``, ``channel_weights``) alone, on bundles with a model; anything else
     keeps RRF. Source and kind weights still count: ``log(weight)`` is added to the model's score
-    (weight 0 already keeps a document out of the pool). Saved findings (extra documents) keep their
-    places in the fused order; the bundle's documents fill the others in the model's order."""
+    (weight 0 already keeps a document out of the pool). Saved findings (extra documents) are scored
+    by the same model from their channel evidence (``_findings``) and take their place among them."""
 
     name = "learned"
 
@@ -470,23 +470,70 @@ class LearnedRank:
             return pool
         keys = pool.keys[ours]
         cos = ctx.bundle.dense.rescore(ctx.query.vector(), keys)
-        X = features(info, ctx.query.text, keys, pool.rank_in("lexical")[ours], pool.raw_in("lexical")[ours],
-                     pool.rank_in("dense")[ours], cos, pool.scores[ours].astype(np.float32),
+        lex, dense, fused = pool.rank_in("lexical")[ours], pool.rank_in("dense")[ours], pool.scores[ours]
+        if len(ours) < len(pool):  # saved findings took places: the documents' own ranks, as without them
+            lex, dense, fused = self._own(pool, ours, ctx.plan)
+        X = features(info, ctx.query.text, keys, lex, pool.raw_in("lexical")[ours], dense, cos,
+                     fused.astype(np.float32),
                      definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query))
         score = model.score(X)
         if ctx.plan.key_weights is not None:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
             score = score + np.log(np.where(w > 0, w, 1e-12))
-        order = ours[np.lexsort((keys, -score))]           # ties: the lower key first (deterministic)
-        # the answer's confidence reads the model's best scores (mathlas.ranking.confidence, mode "learned")
+        # the answer's confidence reads the model's best scores of the bundle's documents (mode "learned")
         ctx.notes["learned"] = np.sort(score)[::-1][:10].tolist()
         scores = pool.scores.astype(np.float64).copy()
         scores[ours] = score
-        if len(ours) == len(pool):
-            return pool.take(order).rescored(scores[order])
-        rows = np.arange(len(pool))
-        rows[ours] = order                                  # findings stay where fusion put them
-        new = scores[rows]
-        for i in np.flatnonzero(pool.keys[rows] >= n):     # a finding takes the score of the row above it
-            new[i] = new[i - 1] if i else new[i]
-        return pool.take(rows).rescored(new)
+        extra = np.flatnonzero(pool.keys >= n)
+        if len(extra):  # saved findings: scored by the same model, as documents without a name or source
+            scores[extra] = self._findings(model, info, ctx, pool, extra, X, n)
+        order = np.lexsort((pool.keys, -scores))              # ties: the lower key first (deterministic)
+        return pool.take(order).rescored(scores[order])
+
+    @staticmethod
+    def _own(pool, ours: np.ndarray, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bundle documents' ranks in each channel and their RRF score as the bundle's own rankings
+        give them, without the saved findings merged in: a finding takes a place, it does not change
+        what the model reads of the documents (so their order is theirs)."""
+        extra = np.ones(len(pool), dtype=bool)
+        extra[ours] = False
+        own = {}
+        for c in ("lexical", "dense"):
+            r = pool.rank_in(c)
+            taken = np.sort(r[extra & (r > 0)])
+            mine = r[ours]
+            own[c] = np.where(mine > 0, mine - np.searchsorted(taken, mine), 0)
+        w = plan.channel_weights
+        fused = np.zeros(len(ours))
+        for c in ("lexical", "dense"):
+            if c in pool.channels:
+                fused += np.where(own[c] > 0, float(w.get(c, 1.0)) / (plan.k_rrf + np.maximum(own[c], 1)), 0.0)
+        return own["lexical"], own["dense"], fused
+
+    @staticmethod
+    def _findings(model, info: DocInfo, ctx, pool, rows: np.ndarray, X: np.ndarray, n: int) -> np.ndarray:
+        """The model's scores of saved findings (pool ``rows``): their channel evidence as the pool has it
+        (BM25 on the bundle's statistics, cosine), their length, the kind of a statement; no name or source.
+        The relative features (share of the best BM25, gap to the best cosine) read the best over the
+        bundle's candidates and the findings together."""
+        from mathlas.ranking.intent import definition_intent
+
+        m = len(rows)
+        positions = pool.keys[rows] - n
+        cos = np.nan_to_num(pool.raw_in("dense")[rows].astype(np.float32), nan=np.float32(X[:, F["cos"]].min()))
+        empty = np.zeros(m + 1, dtype=np.int64)
+        texts = [ctx.extra.text(int(p)) for p in positions]
+        # a saved finding is a statement someone found (its kind for the model), of no source of the bundle
+        finfo = DocInfo(source=np.full(m, -1, dtype=np.int8), group=np.full(m, GROUPS.index("statement"), dtype=np.int8),
+                        loglen=np.log1p(np.array([len(t) for t in texts], dtype=np.float32)), vocab=info.vocab,
+                        idf=info.idf, name_ptr=empty, name_ids=empty[:0], name_mass=np.zeros(m), any_ptr=empty,
+                        any_ids=empty[:0], name_hash=np.zeros(m, dtype=np.int64),
+                        core_hash=np.zeros(m, dtype=np.int64), alias_cores={})
+        req = ctx.request
+        Xf = features(finfo, ctx.query.text, np.arange(m), pool.rank_in("lexical")[rows], pool.raw_in("lexical")[rows],
+                      pool.rank_in("dense")[rows], cos, pool.scores[rows].astype(np.float32),
+                      definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query))
+        top_lex = max(float(X[:, F["lex_score"]].max()), float(Xf[:, F["lex_score"]].max()))
+        Xf[:, F["lex_rel"]] = Xf[:, F["lex_score"]] / (top_lex if top_lex > 0 else 1.0)
+        Xf[:, F["cos_gap"]] = Xf[:, F["cos"]] - max(float(X[:, F["cos"]].max()), float(Xf[:, F["cos"]].max()))
+        return model.score(Xf)
