@@ -394,3 +394,12 @@ def page(browser):
     yield pg
     pg.close()
     assert errors == []
+
+
+# Training the learned ranking stage reads candidate pools and features exactly as search makes them: the
+# trainer (and the recipe's check of a model's feature list) may use the ranking package and open a bundle.
+TRAINING_MAY_IMPORT = {"mathlas.engine", "mathlas.groups", "mathlas.ranking.abbreviations", "mathlas.ranking.candidates",
+                       "mathlas.ranking.filters", "mathlas.ranking.fusion", "mathlas.ranking.intent",
+                       "mathlas.ranking.learned", "mathlas.ranking.lexical", "mathlas.ranking.pipeline"}
+TRAINING_FILES = {"build/mathlas_build/training/ltr.py", "build/mathlas_build/training/mined.py",
+                  "build/mathlas_build/recipe.py"}

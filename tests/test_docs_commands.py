@@ -294,6 +294,9 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/tune_fusion.py ../shared/eval/formal-dev.jsonl ../shared/eval/formal-qr-dev.jsonl --bundle mathlib "
     "--k-rrf 5,10,30 --lexical 0.5,1,2": NotRun("a grid search over the full formal bundle `mathlib` (Mathlib, 23 min to build)"),
     "python scripts/tune_fusion.py ../shared/eval/informal-dev.jsonl --unrestricted --top 25": NotRun(MEASURES),
+    "python scripts/collection.py report eval/collection/runs/rrf-informal-1.3.0.json "
+    "eval/collection/runs/service-informal-1.4.0.json": NotRun(
+        "tests/test_collection.py runs exactly this report and checks its tables (test_the_report_refuses_unjudged_hits)"),
     "python scripts/bench_search.py": NotRun(MEASURES),
     "python scripts/bench_recall.py": NotRun(MEASURES + " (an exact scan per query)"),
     "python scripts/bench_peers.py": NotRun("needs the bench extra (bm25s, faiss-cpu), which CI does not install; "
@@ -632,7 +635,7 @@ def test_ci_runs_the_readmes_second_command_with_the_linter():
     second = readme.split("# 2. ", 1)[1].splitlines()[1].strip()
     assert second.endswith(" && python -m pytest -q"), second
     ci = re.sub(r"\s+", " ", (REPO / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " "))
-    lint = "ruff check --select F mathlas build scripts tests"
+    lint = "ruff check mathlas build scripts tests"  # the rules: pyproject.toml [tool.ruff.lint]
     assert second.replace(" && python -m pytest -q", f" && {lint} && python -m pytest -q") in ci
 
 

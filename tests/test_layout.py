@@ -20,13 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 # mathlas.lean_gloss: the notation table documents are indexed with and queries searched with (as
 # mathlas.bundle's symbol_words), so both sides read the one table; a leaf like the format module
 BUILD_MAY_IMPORT = {"mathlas", "mathlas.bundle", "mathlas.encoder", "mathlas.errors", "mathlas.lean_gloss"}
-# Training the learned ranking stage reads candidate pools and features exactly as search makes them: the
-# trainer (and the recipe's check of a model's feature list) may use the ranking package and open a bundle.
-TRAINING_MAY_IMPORT = {"mathlas.engine", "mathlas.groups", "mathlas.ranking.abbreviations", "mathlas.ranking.candidates",
-                       "mathlas.ranking.filters", "mathlas.ranking.fusion", "mathlas.ranking.intent",
-                       "mathlas.ranking.learned", "mathlas.ranking.lexical", "mathlas.ranking.pipeline"}
-TRAINING_FILES = {"build/mathlas_build/training/ltr.py", "build/mathlas_build/training/mined.py",
-                  "build/mathlas_build/recipe.py"}
+from conftest import TRAINING_FILES, TRAINING_MAY_IMPORT  # noqa: E402
+
 
 
 def _module_name(path: Path, root: Path) -> str:

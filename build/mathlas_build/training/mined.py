@@ -171,7 +171,7 @@ def mine_planetmath(table, root: Path, docs=None) -> tuple[list[MinedPair], Coun
             entry = by_words.setdefault(q, {"query": " ".join(k.split()), "origin": origin, "views": {}})
             entry["views"][d.id] = {"text": view}
     out = []
-    for q, e in by_words.items():
+    for _q, e in by_words.items():
         if len(e["views"]) > MAX_TARGETS:
             stats[f"{e['origin']}:ambiguous"] += 1
             continue
