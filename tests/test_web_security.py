@@ -39,10 +39,16 @@ def is_json_error(r, status: int) -> dict:
 
 # ------------------------------------------------------------------------------ token
 
-@pytest.mark.parametrize("method, path", [("GET", "/health"), ("GET", "/"), ("GET", "/doc/stacks:00DV"),
+@pytest.mark.parametrize("method, path", [("GET", "/health"), ("GET", "/"), ("GET", "/doc/{id}"),
                                           ("GET", "/static/app.js"), ("GET", "/static/katex/katex.min.js")])
-def test_health_and_page_need_no_token(guarded, method, path):
+def test_health_and_page_need_no_token(guarded, tiny, method, path):
+    path = path.format(id=tiny.document_at(0).id)  # a document the served bundle holds
     assert guarded.client.request(method, path).status_code == 200
+
+
+def test_an_unknown_documents_page_is_404_without_the_token(guarded):
+    r = guarded.client.get("/doc/stacks:NOPE")  # docs/http.md: 404 for an id the bundle lacks, and so its page
+    assert r.status_code == 404 and "www-authenticate" not in r.headers
 
 
 @pytest.mark.parametrize("method, path, body", [
