@@ -28,13 +28,17 @@ from pathlib import Path
 
 # The default bundle the per-document figures were measured on (tests/test_plan.py fails when the
 # shipped default bundle is another one: re-measure with bundle_bytes_per_doc / bundle_tokens_per_doc).
-MEASURED_BUNDLE = "informal-1.3.0"
-MEASURED_CORPUS = "informal-1.3.0 (65,027 documents, all-MiniLM-L6-v2-math-v2, 384 dims)"
+MEASURED_BUNDLE = "informal-1.4.0"
+MEASURED_CORPUS = "informal-1.4.0 (65,027 documents, all-MiniLM-L6-v2-math-v2, 384 dims)"
 # MEASURED from that bundle's manifest: bm25/ 16,039,168 B; meta/documents.parquet 19,278,944 B;
 # vectors/binary.usearch 12,781,300 B = 65,027 x (48 B sign bits + 148.6 B HNSW links and key).
 # (informal-1.2.0, before the alias field: bm25 243.6; 1.1.0, before the display text and titles of
 # issue 21: bm25 236.6, meta 293.9.)
-BYTES_PER_DOC = {"bm25": 246.65, "meta": 296.48, "hnsw_graph": 148.55}
+# (informal-1.3.0: bm25 246.65, meta 296.48; 1.4.0's readers changed 3,825 texts.)
+BYTES_PER_DOC = {"bm25": 247.52, "meta": 296.81, "hnsw_graph": 148.55}
+# MEASURED on informal-1.4.0: ranker/ (the learned stage's docinfo.npz and its 100-tree model.json)
+# is 4,222,340 B for 65,027 documents; a bundle without a ranker has none.
+RANKER_BYTES_PER_DOC = 64.93
 # MEASURED: mean retrieval-text tokens of that bundle's 65,027 texts with its WordPiece tokenizer
 # (max 256; bundle_tokens_per_doc). informal-1.0.0's six sources had 149.5.
 TOKENS_PER_DOC = 112.1
@@ -169,6 +173,7 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
         "BM25": round(docs * per_doc["bm25"]),
         "metadata": round(docs * per_doc["meta"]),
         "encoder": encoder_bytes if encoder_bytes is not None else m.encoder_bytes,
+        "learned ranker": round(docs * RANKER_BYTES_PER_DOC),
     }
     sources = {
         "throughput": rate_src,
@@ -177,6 +182,7 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
         "read time": (f"{'given or measured by --dry-run' if read_docs_per_s else 'MEASURED on the informal LaTeX sources'}: "
                       f"{read_rate:,.0f} docs/s, paid by the shards and again by the merge"),
         "BM25, metadata, HNSW links per document": f"MEASURED on {corpus}",
+        "learned ranker": f"MEASURED on {MEASURED_BUNDLE}: its ranker/ per document (docinfo arrays + model)",
         "write time": "MEASURED write rates on the 2-core build machine (one machine, after the merge)",
         "encoder": "MEASURED: the recipe's encoder files" if encoder_bytes is not None else m.encoder_source,
         "model": m.source,
