@@ -19,8 +19,10 @@ from test_web_browser import WAIT, goto_ready, wait_js
 from test_web_serve import WebServer, assert_clean
 
 # queries whose answers hold a proof ranked above the statement it proves (PlanetMath's "proof of X")
-LIFTING_QUERIES = ("proof of the arithmetic geometric means inequality", "proof of Cauchy-Schwarz inequality",
-                   "proof of Euler Fermat theorem")
+# queries whose answer lifts a statement above its proof (on 1.4.0 the first: planetmath:WilsonsTheorem, sixth,
+# above its proof; the others lifted one on 1.3.0)
+LIFTING_QUERIES = ("proof of Wilson's theorem", "proof of the arithmetic geometric means inequality",
+                   "proof of Cauchy-Schwarz inequality", "proof of Euler Fermat theorem")
 TITLED = {"metamath": "the square root of 2 is irrational", "proofwiki": "sum of the angles of a triangle"}
 
 
