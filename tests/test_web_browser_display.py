@@ -122,11 +122,14 @@ def test_metamath_rm_sets_only_its_own_group_upright(default_web, page):
     ("napkin:H113/ring-intro:11", "i.e. "),
 ])
 def test_control_spaces_in_prose_are_spaces(default_web, page, doc_id, words):
-    """``i.e.\\ ``, ``resp.\\ `` and ``G.\\ L.\\ Naber``: TeX's control space is a space."""
+    """``i.e.\\ ``, ``resp.\\ `` and ``G.\\ L.\\ Naber``: TeX's control space is a space. From 1.4.0 the
+    build writes it as one in the display body (mathlas_build.display); the page still reads it in a
+    body an older build wrote (app.js's plainText), which is checked on the source's own words."""
     doc = open_doc(default_web, page, doc_id)
-    assert words.replace(". ", ".\\ ") in doc["body"]
+    assert words in doc["body"] and words.replace(". ", ".\\ ") not in doc["body"]
     text = visible_text(page, "#doc-body")
     assert "\\" not in text and words in text
+    assert page.evaluate("(t) => plainText(t)", words.replace(". ", ".\\ ")) == words
 
 
 # ------------------------------------------------------------------------------ item 8
