@@ -308,6 +308,10 @@ class ExactFloatChannel:
     def __init__(self, matrix):
         self.matrix = matrix
 
+    def rank(self, query, depth, filters):
+        """The channel protocol (``mathlas.ranking.Channel``), as the bundle's dense channel answers it."""
+        return self.search(query.vector(), depth, filters, pool=query.pool)
+
     def search(self, q, k, filters=None, pool=None):
         from mathlas.ranking.fusion import Ranking
 
