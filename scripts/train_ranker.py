@@ -35,16 +35,37 @@ from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
 
-def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
+def pool_stamp(b) -> str:
+    """What a pool cache was made for: the bundle and the feature list (another computes them again)."""
     from mathlas.ranking.learned import FEATURES
 
-    stamp = f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
+    return f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
+
+
+def load_pools(cache: Path | None, stamp: str) -> dict[str, ltr.Pool]:
+    """The pools an .npz cache holds (keyed by query or pair id), none when it was made for another stamp."""
     have: dict[str, ltr.Pool] = {}
     if cache and cache.is_file():
         z = np.load(cache, allow_pickle=False)
-        if str(z["stamp"]) == stamp:
-            for qid in z["qids"].tolist():
-                have[qid] = ltr.Pool(z[f"k_{qid}"], z[f"x_{qid}"], z[f"k_{qid}"])
+        if str(z["stamp"]) == stamp and "keys" in z.files:
+            for k in z["keys"].tolist():
+                have[k] = ltr.Pool(z[f"k_{k}"], z[f"x_{k}"], z[f"k_{k}"])
+    return have
+
+
+def save_pools(cache: Path | None, stamp: str, have: dict[str, ltr.Pool]) -> None:
+    if cache:
+        arrays = {"stamp": np.array(stamp), "keys": np.array(sorted(have))}
+        for k, p in have.items():
+            arrays[f"k_{k}"] = p.keys
+            arrays[f"x_{k}"] = p.X
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(cache, **arrays)
+
+
+def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
+    stamp = pool_stamp(b)
+    have = load_pools(cache, stamp)
     t0, made = time.time(), 0
     for r in recs:
         if r["id"] not in have:
@@ -52,13 +73,7 @@ def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
             made += 1
     if made:
         print(f"{made} pools made in {time.time() - t0:.0f} s", file=sys.stderr)
-        if cache:
-            arrays = {"stamp": np.array(stamp), "qids": np.array(sorted(have))}
-            for qid, p in have.items():
-                arrays[f"k_{qid}"] = p.keys
-                arrays[f"x_{qid}"] = p.X
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez_compressed(cache, **arrays)
+        save_pools(cache, stamp, have)
     return have
 
 
@@ -106,24 +121,13 @@ def mined_set(b, pairs: list[dict], cache: Path | None, weight: float):
     def key(p: dict) -> str:
         return p["id"] + "-" + hashlib.sha1(json.dumps(p["views"], sort_keys=True).encode()).hexdigest()[:8]
 
-    stamp = f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
-    have: dict[str, ltr.Pool] = {}
-    if cache and cache.is_file():
-        z = np.load(cache, allow_pickle=False)
-        if str(z["stamp"]) == stamp:
-            for k in z["keys"].tolist():
-                have[k] = ltr.Pool(z[f"k_{k}"], z[f"x_{k}"], z[f"k_{k}"])
+    stamp = pool_stamp(b)
+    have = load_pools(cache, stamp)
     enc = mined.Encodings(b.encoder, cache.with_name(cache.stem + "-encodings.npz") if cache else None)
     t0, made = time.time(), 0
 
     def save():
-        if cache:
-            arrays = {"stamp": np.array(stamp), "keys": np.array(sorted(have))}
-            for k, p in have.items():
-                arrays[f"k_{k}"] = p.keys
-                arrays[f"x_{k}"] = p.X
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez_compressed(cache, **arrays)
+        save_pools(cache, stamp, have)
 
     unmaskable: set[str] = set()
     for p in pairs:
