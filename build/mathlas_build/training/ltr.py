@@ -109,7 +109,10 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
           weight: np.ndarray | None = None):
     """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``weight``: one per
     candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``)."""
-    import lightgbm as lgb
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise SystemExit("training the learned ranking stage needs LightGBM: pip install 'mathlas[build]'") from None
 
     params = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [1, 10], "num_leaves": leaves,
               "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
