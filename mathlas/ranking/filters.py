@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, fields
 from typing import Any
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from mathlas.errors import UsageError
+from mathlas.ranking.text import strip_accents
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,7 @@ class Filters:
 
 def fold(text: str) -> str:
     """Lower-case, accents dropped, whitespace collapsed: how author names are compared."""
-    text = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
+    return " ".join(strip_accents(text.casefold()).split())
 
 
 # RE2's \W is ASCII-only; names keep letters such as "ł" after folding, so word edges are Unicode.

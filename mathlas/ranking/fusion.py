@@ -83,9 +83,14 @@ def rrf(rankings: Mapping[str, Ranking], k: int, *, k_rrf: float = 10.0,
     if len(all_keys) == 0:
         return Candidates.empty(names)
     w = np.array([1.0 if channel_weights is None else float(channel_weights.get(n, 1.0)) for n in names])
+    return _pool(names, all_keys, rrf_scores(ranks, w, k_rrf), ranks, raw, w, key_weights, k)
+
+
+def rrf_scores(ranks: np.ndarray, weights: np.ndarray, k_rrf: float) -> np.ndarray:
+    """Each row's RRF score from its 1-based rank in each channel (a column; 0: not ranked there):
+    ``sum_c weight_c / (k_rrf + rank_c)``."""
     present = ranks > 0
-    scores = np.where(present, w / (k_rrf + np.where(present, ranks, 1)), 0.0).sum(axis=1)
-    return _pool(names, all_keys, scores, ranks, raw, w, key_weights, k)
+    return np.where(present, weights / (k_rrf + np.where(present, ranks, 1)), 0.0).sum(axis=1)
 
 
 def merge(ranking: Ranking, extra: Ranking, depth: int, same_score: float = 0.0) -> Ranking:

@@ -21,7 +21,6 @@ import json
 import math
 import re
 import threading
-import unicodedata
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mathlas.errors import BundleCorruptError
+from mathlas.ranking.text import strip_accents
 
 RANKER_DIR = "ranker"
 MODEL_FILE = "model.json"
@@ -65,9 +65,7 @@ _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 
 def fold(text: str) -> str:
     """Lower case, accents off, possessives off: ``Bézout's`` -> ``bezout``."""
-    text = _POSSESSIVE.sub("", text or "")
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return strip_accents(_POSSESSIVE.sub("", text or "")).lower()
 
 
 def words(text: str) -> list[str]:
@@ -473,9 +471,9 @@ class LearnedRank:
         lex, dense, fused = pool.rank_in("lexical")[ours], pool.rank_in("dense")[ours], pool.scores[ours]
         if len(ours) < len(pool):  # saved findings took places: the documents' own ranks, as without them
             lex, dense, fused = self._own(pool, ours, ctx.plan)
+        intent = definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query)
         X = features(info, ctx.query.text, keys, lex, pool.raw_in("lexical")[ours], dense, cos,
-                     fused.astype(np.float32),
-                     definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query))
+                     fused.astype(np.float32), intent)
         score = model.score(X)
         if ctx.plan.key_weights is not None:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
@@ -486,7 +484,7 @@ class LearnedRank:
         scores[ours] = score
         extra = np.flatnonzero(pool.keys >= n)
         if len(extra):  # saved findings: scored by the same model, as documents without a name or source
-            scores[extra] = self._findings(model, info, ctx, pool, extra, X, n)
+            scores[extra] = self._findings(model, info, ctx, pool, extra, X, n, intent)
         order = np.lexsort((pool.keys, -scores))              # ties: the lower key first (deterministic)
         return pool.take(order).rescored(scores[order])
 
@@ -503,21 +501,20 @@ class LearnedRank:
             taken = np.sort(r[extra & (r > 0)])
             mine = r[ours]
             own[c] = np.where(mine > 0, mine - np.searchsorted(taken, mine), 0)
-        w = plan.channel_weights
-        fused = np.zeros(len(ours))
-        for c in ("lexical", "dense"):
-            if c in pool.channels:
-                fused += np.where(own[c] > 0, float(w.get(c, 1.0)) / (plan.k_rrf + np.maximum(own[c], 1)), 0.0)
+        from mathlas.ranking.fusion import rrf_scores
+
+        channels = [c for c in pool.channels if c in own]
+        weights = np.array([float(plan.channel_weights.get(c, 1.0)) for c in channels])
+        fused = rrf_scores(np.stack([own[c] for c in channels], axis=1), weights, plan.k_rrf)
         return own["lexical"], own["dense"], fused
 
     @staticmethod
-    def _findings(model, info: DocInfo, ctx, pool, rows: np.ndarray, X: np.ndarray, n: int) -> np.ndarray:
+    def _findings(model, info: DocInfo, ctx, pool, rows: np.ndarray, X: np.ndarray, n: int,
+                  intent: bool) -> np.ndarray:
         """The model's scores of saved findings (pool ``rows``): their channel evidence as the pool has it
         (BM25 on the bundle's statistics, cosine), their length, the kind of a statement; no name or source.
         The relative features (share of the best BM25, gap to the best cosine) read the best over the
         bundle's candidates and the findings together."""
-        from mathlas.ranking.intent import definition_intent
-
         m = len(rows)
         positions = pool.keys[rows] - n
         cos = np.nan_to_num(pool.raw_in("dense")[rows].astype(np.float32), nan=np.float32(X[:, F["cos"]].min()))
@@ -529,10 +526,8 @@ class LearnedRank:
                         idf=info.idf, name_ptr=empty, name_ids=empty[:0], name_mass=np.zeros(m), any_ptr=empty,
                         any_ids=empty[:0], name_hash=np.zeros(m, dtype=np.int64),
                         core_hash=np.zeros(m, dtype=np.int64), alias_cores={})
-        req = ctx.request
         Xf = features(finfo, ctx.query.text, np.arange(m), pool.rank_in("lexical")[rows], pool.raw_in("lexical")[rows],
-                      pool.rank_in("dense")[rows], cos, pool.scores[rows].astype(np.float32),
-                      definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query))
+                      pool.rank_in("dense")[rows], cos, pool.scores[rows].astype(np.float32), intent)
         top_lex = max(float(X[:, F["lex_score"]].max()), float(Xf[:, F["lex_score"]].max()))
         Xf[:, F["lex_rel"]] = Xf[:, F["lex_score"]] / (top_lex if top_lex > 0 else 1.0)
         Xf[:, F["cos_gap"]] = Xf[:, F["cos"]] - max(float(X[:, F["cos"]].max()), float(Xf[:, F["cos"]].max()))

@@ -35,6 +35,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mathlas.ranking.text import strip_accents
+
 Bundle = Any  # an open bundle (mathlas.engine.Bundle): the ranking reads the bundle it is given
 
 LEAN_PREFIX = "lean:"
@@ -565,11 +567,7 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
 
 def fold(word: str) -> str:
     """``word`` without its accents (``gödel`` -> ``godel``)."""
-    if word.isascii():
-        return word
-    import unicodedata
-
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return strip_accents(word)
 
 
 _VOCABULARIES: weakref.WeakKeyDictionary[Any, Callable[[str], bool]] = weakref.WeakKeyDictionary()
