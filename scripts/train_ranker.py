@@ -167,28 +167,33 @@ def mined_set(b, pairs: list[dict], cache: Path | None, weight: float):
     return np.concatenate(X), np.concatenate(y), groups, np.concatenate(w), used
 
 
-def match_row(b, r, p, scores) -> dict:
-    """The answer's ``match`` features (mathlas.ranking.confidence.learned_features) from its pool and
-    the model's scores, and whether the model's first hit is relevant."""
-    from mathlas.ranking.confidence import _lead, query_words
+def channel_rankings(p: ltr.Pool) -> dict:
+    """Each channel's own ranking as far as the pool holds it (its candidates by their rank there, with
+    BM25 / cosine): what the answer's confidence reads at search time (``Ranked.rankings``)."""
+    from mathlas.ranking.candidates import Ranking
     from mathlas.ranking.learned import F
 
-    X = p.X
+    out = {}
+    for name, present, logrank, score in (("lexical", "in_lex", "lex_logrank", "lex_score"),
+                                          ("dense", "in_dense", "dense_logrank", "cos")):
+        rows = np.flatnonzero(p.X[:, F[present]] > 0)
+        rows = rows[np.argsort(p.X[rows, F[logrank]], kind="stable")]
+        out[name] = Ranking(p.keys[rows], p.X[rows, F[score]])
+    return out
+
+
+def match_row(b, r, p, scores) -> dict:
+    """The answer's ``match`` features (``mathlas.ranking.confidence.learned_features``, as search
+    computes them) from its pool and the model's scores, and whether the model's first hit is relevant."""
+    from match_learned import FEATS
+
+    from mathlas.ranking.confidence import learned_features
+
     order = np.argsort(-scores, kind="stable")
-    s = scores[order][:10].tolist()
-    in_dense, in_lex = X[:, F["in_dense"]] > 0, X[:, F["in_lex"]] > 0
-    d1 = float(X[in_dense, F["cos"]].max()) if in_dense.any() else 0.0
-    l1 = float(X[in_lex, F["lex_score"]].max()) if in_lex.any() else 0.0
-    dtop = np.flatnonzero(in_dense & (X[:, F["dense_logrank"]] == 0))
-    ltop = np.flatnonzero(in_lex & (X[:, F["lex_logrank"]] == 0))
-    ten = np.log1p(9) + 1e-6
-    agree = float((len(dtop) and in_lex[dtop[0]] and X[dtop[0], F["lex_logrank"]] <= ten)
-                  or (len(ltop) and in_dense[ltop[0]] and X[ltop[0], F["dense_logrank"]] <= ten))
+    f = learned_features(scores[order][:10].tolist(), channel_rankings(p), r["query"])
     ids = b.column("id")
     top = ids[int(p.keys[order[0]])].as_py() if len(order) else None
-    return {"x": [s[0] if s else 0.0, (s[0] - s[1]) if len(s) > 1 else 0.0, _lead(s), d1,
-                  l1 / max(1, query_words(r["query"])), agree],
-            "y": float(top in set(r["relevant"])) if r["relevant"] else 0.0}
+    return {"x": [f[k] for k in FEATS], "y": float(top in set(r["relevant"])) if r["relevant"] else 0.0}
 
 
 def fit_match(rows: list[dict]) -> dict:
