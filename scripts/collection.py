@@ -75,7 +75,8 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
             order = p.keys if m is None else p.keys[np.argsort(-m.score(p.X), kind="stable")]
             return [ids[k].as_py() for k in order[:20].tolist()]
         return rank
-    raise SystemExit(f"unknown config {config!r}")
+    raise SystemExit(f"collection.py: unknown config {config!r} (rrf, lexical, dense, service, service-all, "
+                     "pool-rrf, ltr)")
 
 
 def cmd_run(a) -> None:
@@ -94,7 +95,15 @@ def cmd_run(a) -> None:
 
 
 def load_run(path: str) -> dict[str, list[str]]:
-    return json.loads(Path(path).read_text(encoding="utf-8"))["runs"]
+    """A run file written by ``run`` (its ``runs``: query id -> top ids), refused in one line otherwise."""
+    try:
+        runs = json.loads(Path(path).read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"collection.py: {path} is not a run file ({type(e).__name__}: {e}); "
+                         "make one with `collection.py run`") from None
+    if not isinstance(runs, dict):
+        raise SystemExit(f"collection.py: {path} is not a run file (its runs are not a mapping)")
+    return runs
 
 
 def subset(recs: list[dict], name: str | None) -> list[dict]:
