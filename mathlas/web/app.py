@@ -467,14 +467,15 @@ def create_app(config: ServeConfig) -> Starlette:
     """The app for ``config``. Opens no bundle; builds the MCP server (tool schemas only)."""
     served = api.Served(config.bundles, config.formal_bundle)
     sessions = _mcp_sessions(config, served)
+    # The router tries routes in order; no two paths overlap, so the busiest come first.
     routes = [
+        Route("/search", ts_search, methods=["POST"]),
+        Route("/api/search", api_search, methods=["GET"]),
+        Route("/health", health, methods=["GET", "HEAD"]),
         Route("/", page, methods=["GET", "HEAD"]),
         Route("/doc/{id:path}", doc_page, methods=["GET", "HEAD"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Route("/health", health, methods=["GET", "HEAD"]),
         Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/search", ts_search, methods=["POST"]),
-        Route("/api/search", api_search, methods=["GET"]),
         Route("/api/doc/{id:path}", api_doc, methods=["GET"]),
         Route("/api/lean/search", lean_search, methods=["GET"]),
         Route("/api/lean/deps/{id:path}", lean_deps, methods=["GET"]),

@@ -15,6 +15,7 @@ import logging
 import re
 import time
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
@@ -126,13 +127,13 @@ class TrackedSend:
 
 class RequestLog:
     """One line per request on stderr: client, method, path, status, milliseconds (499: the client
-    left before an answer was sent)."""
+    left before an answer was sent). With ``-q`` (the logger above INFO) it adds nothing to a request."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
             return await self.app(scope, receive, send)
         start = time.perf_counter()
         status = [499]
@@ -160,7 +161,13 @@ class RequestLog:
 
 
 class Guard:
-    """Host check on loopback (DNS rebinding), Bearer token, request body limit; answers in JSON."""
+    """Host check on loopback (DNS rebinding), Bearer token, request body limit; answers in JSON.
+
+    Every request passes here, so it reads the four header fields it checks in one pass over the
+    raw list and remembers the verdict on each ``Host`` value it has seen (a few hundred at most):
+    the checks are the same on every request, only their repeated cost is gone."""
+
+    HOST_VERDICTS = 256   # Host values whose verdict is remembered; others are checked every time
 
     def __init__(self, app: ASGIApp, config: Any):
         self.app = app
@@ -169,35 +176,54 @@ class Guard:
         self.allowed = tuple(h.strip().lower() for h in config.allow_hosts)
         self.cors = tuple(config.cors)
         self.max_body = config.max_body
+        self._hosts: dict[bytes, bool] = {}
+
+    def _host_ok(self, host: bytes) -> bool:
+        ok = self._hosts.get(host)
+        if ok is None:
+            ok = host_allowed(host.decode("latin-1"), self.allowed)
+            if len(self._hosts) < self.HOST_VERDICTS:
+                self._hosts[host] = ok
+        return ok
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        raw = scope.get("headers", [])
-        if sum(k.lower() == b"host" for k, _ in raw) > 1:  # RFC 9112 3.2: which one names the server?
+        hosts, host, origin, auth, length = 0, b"", None, None, None
+        for k, v in scope.get("headers", ()):  # the last of a repeated field counts, as in a dict
+            k = k.lower()
+            if k == b"host":
+                hosts += 1
+                host = v
+            elif k == b"content-length":
+                length = v
+            elif k == b"authorization":
+                auth = v
+            elif k == b"origin":
+                origin = v
+        if hosts > 1:  # RFC 9112 3.2: which one names the server?
             return await error(400, "more than one Host header; send one")(scope, receive, send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
         path = scope.get("path", "")
-        if self.loopback and not host_allowed(headers.get("host", ""), self.allowed):
-            return await error(421, f"host {headers.get('host', '')[:100]!r} is not this loopback server (it "
+        if self.loopback and not self._host_ok(host):
+            return await error(421, f"host {host.decode('latin-1')[:100]!r} is not this loopback server (it "
                                     "answers to 127.0.0.1, localhost or [::1]; mathlas serve --allow-host NAME "
                                     "adds a name)")(scope, receive, send)
-        origin = headers.get("origin")
-        if self.loopback and origin and path.rstrip("/") == "/mcp" and not origin_allowed(origin, self.allowed, self.cors):
-            return await error(403, f"origin {origin[:100]!r} may not call /mcp on this loopback server "
-                                    "(mathlas serve --cors ORIGIN allows one)")(scope, receive, send)
+        if self.loopback and origin and path.rstrip("/") == "/mcp":
+            shown = origin.decode("latin-1")
+            if not origin_allowed(shown, self.allowed, self.cors):
+                return await error(403, f"origin {shown[:100]!r} may not call /mcp on this loopback server "
+                                        "(mathlas serve --cors ORIGIN allows one)")(scope, receive, send)
         if self.token is not None and scope.get("method") != "OPTIONS" and not _public(path):
-            auth = headers.get("authorization", "")
-            scheme, _, given = auth.partition(" ")
+            given_auth = auth.decode("latin-1") if auth is not None else ""
+            scheme, _, given = given_auth.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
-                msg = "this server needs a token: send the header Authorization: Bearer <token>" if not auth \
+                msg = "this server needs a token: send the header Authorization: Bearer <token>" if not given_auth \
                     else "wrong token"
                 return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'})(scope, receive, send)
         bad = _not_utf8(scope)
         if bad:  # decoded with replacement characters, it would search for "\ufffd" (the CLI refuses it too)
             return await error(422, f"the request's {bad} is not valid UTF-8 once percent-decoded; "
                                     "percent-encode the text's UTF-8 bytes")(scope, receive, send)
-        length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
             return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}")(scope, receive, send)
         size = 0
@@ -225,9 +251,9 @@ class Guard:
 def _not_utf8(scope: Scope) -> str:
     """"path" or "query string" when that part of the request target is not UTF-8 once
     percent-decoded (``%ED%A0%80``, ``%FF``), else ""."""
-    from urllib.parse import unquote_to_bytes
-
     for what, raw in (("path", scope.get("raw_path") or b""), ("query string", scope.get("query_string") or b"")):
+        if raw.isascii() and b"%" not in raw:  # nothing to decode: ASCII is UTF-8
+            continue
         try:
             unquote_to_bytes(raw).decode("utf-8")
         except UnicodeDecodeError:
