@@ -22,10 +22,13 @@ bundle are grouped when
    different facts), never a generic name (``Main theorem``, ``Lemma 2``) or a single word;
 2. **they are forms of one Metamath statement**: labels that differ by a form suffix (``addcom``,
    ``addcomi`` inference, ``addcomd`` deduction, ``addcomALT``) with the same description;
-3. **they are dense near-duplicates confirmed by name**: cosine at least ``NEAR_COSINE`` and one
-   names the other: their names share all but one distinctive word (``Cantor-Bernstein-Schroeder
-   theorem`` / ``Schroeder-Bernstein theorem``), or a document without a name (ProofWiki) states
-   the other's name in its text.
+3. **they are dense near-duplicates confirmed by their headings**: cosine at least ``NEAR_COSINE``
+   and the same heading words (a name, Metamath's and ProofWiki's description: ``Every field is an
+   integral domain`` / ``A field is an integral domain``), from two sources, each once.
+
+Evidence across sources (1 and 3) also needs the two statements' own words to agree
+(``wording_share`` at least ``WORDING_SHARE``): an equal name over statements that share no word
+(Lowenheim-Skolem for any first-order language / for models of set theory) is refused.
 
 A group never holds two documents of one source except forms of one Metamath statement: evidence
 that would join two groups each holding a document of the same source is dropped (the name
@@ -60,6 +63,12 @@ NAME_COSINE = 0.40        # equal names, statements: vectors must agree at least
 DEFINITION_COSINE = 0.65  # equal names, definitions (one term has other meanings in other fields)
 NEAR_COSINE = 0.65        # near-duplicates: vectors this close, and the same heading words
 FORM_COSINE = 0.75        # forms of one Metamath statement
+# Across sources the statements' own words must agree too (``wording_share``): the shorter statement
+# shares at least this much of its words with the other; one of fewer than ``WORDING_MIN_WORDS`` words (a
+# formula) gives no evidence either way. Chosen on half of the judged census of cross-source pairs: higher
+# shares cost correct links faster than wrong ones (docs/groups.md, "Measured").
+WORDING_SHARE = 0.1
+WORDING_MIN_WORDS = 3
 
 STATEMENT_KINDS = frozenset({"theorem", "lemma", "proposition", "corollary", "fact", "result", "claim"})
 DEFINITION_KINDS = frozenset({"definition"})
@@ -391,12 +400,14 @@ def _consequent(tokens: list[str]) -> list[str]:
 
 
 class Link(NamedTuple):
-    """One piece of evidence that keys ``a`` and ``b`` state the same fact: the rule and the cosine."""
+    """One piece of evidence that keys ``a`` and ``b`` state the same fact: the rule, the cosine and, for
+    a link across sources, how much the two statements' words agree (``wording_share``; 1.0: not compared)."""
 
     a: int
     b: int
     rule: str
     cosine: float
+    wording: float = 1.0
 
 
 COLUMNS = ("id", "source", "kind", "name", "title", "label", "aliases")
@@ -446,6 +457,42 @@ def heading_words(source: str, name: str, title: str) -> frozenset[str] | None:
     near-duplicate confirmation; None when it has no heading to compare or only one word."""
     text = _heading_text(source, name, title)
     return _heading_words(normalise_name(text)) if text else None
+
+
+# Where a statement ends and its proof, its references or (Metamath) its formal hypotheses begin
+_STATEMENT_END = re.compile(r"\\begin\{proof\}|\{\\bf Proof|\\(?:emph|textbf|textit|em)\{Proof|\bProof[.:]"
+                            r"|\\begin\{thebibliography\}|Hypotheses: ")
+_MACRO = re.compile(r"\\[A-Za-z]+")
+_STATEMENT_STOP = _HEADING_STOP | frozenset("then there let such where have has can also only not but into some "
+                                            "other more than when given we if".split())
+WORDING_RULES = frozenset({"name", "name-definition", "near-duplicate"})   # the links across sources
+
+
+def statement_words(bodies: Sequence[str | None]) -> list[frozenset[str]]:
+    """The words of each statement, for ``wording_share``: the body up to its proof, references or
+    Metamath's hypotheses, LaTeX macros dropped, folded as names are, words of three letters or more
+    but stop words, a plural's ``s`` dropped."""
+    cut = []
+    for body in bodies:
+        text = body or ""
+        m = _STATEMENT_END.search(text)
+        cut.append(_MACRO.sub(" ", text[:m.start()] if m else text))
+    out = []
+    for folded in fold_names(cut):
+        words = set()
+        for w in folded.split():
+            if len(w) >= 3 and w.isalpha() and w not in _STATEMENT_STOP:
+                words.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+        out.append(frozenset(words))
+    return out
+
+
+def wording_share(a: frozenset[str], b: frozenset[str]) -> float:
+    """How much two statements' words agree: the share of the shorter one's words that the other holds;
+    1.0 (no evidence) when either has fewer than ``WORDING_MIN_WORDS`` (a formula, a bare name)."""
+    if min(len(a), len(b)) < WORDING_MIN_WORDS:
+        return 1.0
+    return len(a & b) / min(len(a), len(b))
 
 
 def candidate_links(cols: dict[str, list], vectors=None, scales=None,
@@ -535,7 +582,15 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None,
     a = np.array([p[0] for p in pairs], dtype=np.int64)
     b = np.array([p[1] for p in pairs], dtype=np.int64)
     cos = _cosines(vectors, scales, a, b)
-    return [Link(int(x), int(y), r, float(c)) for (x, y, r), c in zip(pairs, cos)]
+    # 5. across sources, how much the two statements' words agree
+    wording = [1.0] * len(pairs)
+    cross = [k for k, p in enumerate(pairs) if p[2] in WORDING_RULES]
+    if cross and body_of is not None:
+        keys = sorted({i for k in cross for i in pairs[k][:2]})
+        words = dict(zip(keys, statement_words(body_of(keys))))
+        for k in cross:
+            wording[k] = wording_share(words[pairs[k][0]], words[pairs[k][1]])
+    return [Link(int(x), int(y), r, float(c), w) for (x, y, r), c, w in zip(pairs, cos, wording)]
 
 
 THRESHOLDS = {"lean-alias": -1.0, "name": NAME_COSINE, "name-definition": DEFINITION_COSINE,
@@ -561,6 +616,8 @@ def build_groups(cols: dict[str, list], vectors=None, scales=None, external=None
             continue                      # a near-duplicate is a cosine; the other rules stand on their own
         if link.cosine < THRESHOLDS[link.rule]:
             continue
+        if link.rule in WORDING_RULES and link.wording < WORDING_SHARE:
+            continue                      # the same name or heading over statements that say different things
         if union.union(link.a, link.b, allow_same=link.rule in SAME_SOURCE_RULES):
             evidence[link.rule] += 1
             accepted.append(link)
