@@ -112,11 +112,22 @@ def aliases_list(value: Any) -> list[str]:
 
 def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
     """Whitespace collapsed and cut at a word boundary (with `` …``) when longer than ``limit``."""
-    text = " ".join((text or "").split())
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit)
-    return text[:cut if cut > limit // 2 else limit] + " …"
+    text = text or ""
+    reach = 4 * limit
+    collapsed = ""
+    if len(text) > reach:
+        # a long text: its beginning collapsed (less a last word the cut may have split) is the start
+        # of the whole text collapsed; when it is longer than ``limit`` it holds all the cut reads
+        head = text[:reach].split()
+        if not text[reach].isspace():
+            head = head[:-1]
+        collapsed = " ".join(head)
+    if len(collapsed) <= limit:
+        collapsed = " ".join(text.split())
+        if len(collapsed) <= limit:
+            return collapsed
+    cut = collapsed.rfind(" ", 0, limit)
+    return collapsed[:cut if cut > limit // 2 else limit] + " …"
 
 
 def known_as(aliases: list[str] | None) -> list[str]:

@@ -148,6 +148,18 @@ class Candidates:
             out[name] = int(values[i]) or None
         return out
 
+    def ranks_list(self) -> list[dict[str, int | None]]:
+        """Every row's ``ranks_of``, read from the arrays once."""
+        channels = self.channels
+        marks = [(name, values.tolist()) for name, values in self.marks.items()]
+        out = []
+        for i, row in enumerate(self.ranks.tolist()):
+            d: dict[str, int | None] = {c: r or None for c, r in zip(channels, row)}
+            for name, values in marks:
+                d[name] = values[i] or None
+            out.append(d)
+        return out
+
     def __getitem__(self, i: int) -> Fused:
         if i < 0:
             i += len(self)

@@ -29,7 +29,15 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     lens = [len(r) for r in rs]
     c = len(rs)
     keys = np.concatenate([np.asarray(r.keys, dtype=np.int64) for r in rs]) if rs else np.zeros(0, np.int64)
-    all_keys, inv = np.unique(keys, return_inverse=True)
+    # np.unique(keys, return_inverse=True), without its generality: sort once, mark where a key starts
+    order = np.argsort(keys)
+    ordered = keys[order]
+    starts = np.empty(len(keys), dtype=bool)
+    starts[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    all_keys = ordered[starts]
+    inv = np.empty(len(keys), dtype=np.intp)
+    inv[order] = np.cumsum(starts) - 1
     ranks = np.zeros((len(all_keys), c), dtype=np.int64)
     raw = np.full((len(all_keys), c), np.nan)
     where = []
@@ -37,12 +45,13 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     for j, (r, n) in enumerate(zip(rs, lens)):
         rows, places = inv[start:start + n], np.arange(n)
         start += n
-        ranks[rows, j] = places + 1
-        if n and not np.array_equal(ranks[rows, j], places + 1):  # a key listed twice: its first place
+        rank_col, raw_col = ranks[:, j], raw[:, j]   # views: one column of each
+        rank_col[rows] = places + 1
+        if n and (rank_col[rows] != places + 1).any():  # a key listed twice: its first place
             first = np.unique(rows, return_index=True)[1]
             rows, places = rows[first], places[first]
-            ranks[rows, j] = places + 1
-        raw[rows, j] = np.asarray(r.scores)[places]
+            rank_col[rows] = places + 1
+        raw_col[rows] = np.asarray(r.scores)[places]
         where.append((rows, places))
     return all_keys, ranks, raw, where
 
@@ -57,14 +66,19 @@ def weights_of(key_weights, keys: np.ndarray) -> np.ndarray | None:
 def _pool(names: list[str], keys, scores, ranks, raw, w: np.ndarray, key_weights, k: int,
           keep: np.ndarray | None = None) -> Candidates:
     """The fused pool: ``scores`` weighted per key, rows of score 0 (or not ``keep``) dropped, best
-    first (``Candidates.sort``'s order: score, best rank among the weighted channels, key), top ``k``."""
+    first (``Candidates.sort``'s order: score, best rank among the weighted channels, key), top ``k``.
+    ``keys`` ascending (``_table``'s)."""
     kw = weights_of(key_weights, keys)
     if kw is not None:
         scores = scores * kw
     keep = scores > 0 if keep is None else (keep if kw is None else keep & (kw > 0))
-    keys, scores, ranks, raw = keys[keep], scores[keep], ranks[keep], raw[keep]
     best = np.where((ranks > 0) & (w > 0), ranks, NO_RANK).min(axis=1) if len(names) else keys * 0
-    order = np.lexsort((keys, best, -scores))[:k]
+    if keep.all():
+        # keys ascending already: the stable sort by score, then best rank, leaves ties in key order
+        order = np.lexsort((best, -scores))[:k]
+    else:
+        rows = np.flatnonzero(keep)
+        order = rows[np.lexsort((best[rows], -scores[rows]))[:k]]
     return Candidates(tuple(names), keys[order], scores[order], ranks[order], raw[order],
                       np.full(len(order), -1, dtype=np.int64))
 

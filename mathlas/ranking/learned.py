@@ -223,11 +223,13 @@ def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.nd
     return ids[np.repeat(starts - offsets, lens) + np.arange(len(seg))], seg
 
 
-def _channel(rank: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """log(1 + 0-based rank), raw score (0 when absent) and presence, from a 1-based rank (0: absent)."""
+def _channel(rank: np.ndarray, raw: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """log(1 + 0-based rank), raw score (0 when absent or NaN; None when ``raw`` is None) and presence,
+    from a 1-based rank (0: absent)."""
     present = rank > 0
     logrank = np.where(present, np.log1p(np.maximum(rank - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
-    score = np.where(present, np.nan_to_num(raw), 0.0).astype(np.float32)
+    # what np.nan_to_num(raw) would give once in float32: a NaN counts 0, an infinity stays one
+    score = None if raw is None else np.where(present & (raw == raw), raw, 0.0).astype(np.float32)
     return logrank, score, present.astype(np.float32)
 
 
@@ -249,61 +251,76 @@ def ranks_in(ranking, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, lex_raw: np.ndarray,
              dense_rank: np.ndarray, cosines: np.ndarray, rrf_scores: np.ndarray, intent: bool) -> np.ndarray:
     """The ``FEATURES`` matrix (len(keys) x len(FEATURES)) of a candidate pool: ranks 1-based (0: the
-    channel did not rank it), ``lex_raw`` BM25 (NaN: absent), ``cosines`` for every candidate."""
+    channel did not rank it), ``lex_raw`` BM25 (NaN: absent), ``cosines`` for every candidate.
+
+    Filled one feature at a time into a feature-major array and returned as its transpose (a view):
+    each feature is one contiguous write, and ``TreeModel.score`` reads the features of every node
+    as contiguous rows (``X.T``)."""
     n = len(keys)
-    X = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    Xt = np.zeros((len(FEATURES), n), dtype=np.float32)
     lr, ls, lp = _channel(np.asarray(lex_rank), np.asarray(lex_raw))
-    dr, _, dp = _channel(np.asarray(dense_rank), np.zeros(n))
+    dr, _, dp = _channel(np.asarray(dense_rank), None)
     top_lex = float(ls.max()) if n and ls.max() > 0 else 1.0
-    X[:, F["lex_score"]] = ls
-    X[:, F["lex_rel"]] = ls / top_lex
-    X[:, F["lex_logrank"]] = lr
-    X[:, F["in_lex"]] = lp
-    X[:, F["cos"]] = cosines
-    X[:, F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
-    X[:, F["dense_logrank"]] = dr
-    X[:, F["in_dense"]] = dp
-    X[:, F["rrf"]] = rrf_scores
+    Xt[F["lex_score"]] = ls
+    Xt[F["lex_rel"]] = ls / top_lex
+    Xt[F["lex_logrank"]] = lr
+    Xt[F["in_lex"]] = lp
+    Xt[F["cos"]] = cosines
+    Xt[F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
+    Xt[F["dense_logrank"]] = dr
+    Xt[F["in_dense"]] = dp
+    Xt[F["rrf"]] = rrf_scores
     qw = words(query)
     qcore = core(qw)
     qset = set(qcore)
     unseen = math.log(max(2, len(info.name_hash)))  # a word no name holds: as rare as can be
     q_known = np.array([info.vocab[w] for w in qset if w in info.vocab], dtype=np.int64)
     q_mass = (float(info.idf[q_known].sum()) + unseen * (len(qset) - len(q_known))) or 1.0
-    in_q = np.zeros(len(info.idf) + 1, dtype=bool)
-    in_q[q_known] = True
     if n:
         if qw:
-            X[:, F["name_exact"]] = info.name_hash[keys] == _hash(qw)
+            Xt[F["name_exact"]] = info.name_hash[keys] == _hash(qw)
         if qcore:
             h = _hash(qcore)
-            X[:, F["name_core_exact"]] = info.core_hash[keys] == h
+            Xt[F["name_core_exact"]] = info.core_hash[keys] == h
             holders = info.alias_cores.get(h)
             if holders is not None:
-                X[:, F["alias_exact"]] = np.isin(keys, holders)
-            w, seg = _segments(info.any_ptr, info.any_ids, keys)
-            hit = in_q[w]
-            X[:, F["q_in_name"]] = np.bincount(seg, weights=hit, minlength=n) / len(qset)
-            X[:, F["q_in_name_idf"]] = np.bincount(seg, weights=hit * info.idf[w], minlength=n) / q_mass
-        w, seg = _segments(info.name_ptr, info.name_ids, keys)
-        size = np.diff(info.name_ptr)[keys]
-        hit = in_q[w]
+                Xt[F["alias_exact"]] = np.isin(keys, holders)
+        w_any, seg_any = _segments(info.any_ptr, info.any_ids, keys) if qcore else (None, None)
+        w_name, seg_name = _segments(info.name_ptr, info.name_ids, keys)
+        in_q = np.zeros(len(info.idf) + 1, dtype=bool)
+        in_q[q_known] = True
+        hit_any = None if w_any is None else in_q[w_any]
+        hit_name = in_q[w_name]
+        if qcore:
+            Xt[F["q_in_name"]] = np.bincount(seg_any, weights=hit_any, minlength=n) / len(qset)
+            Xt[F["q_in_name_idf"]] = np.bincount(seg_any, weights=hit_any * info.idf[w_any], minlength=n) / q_mass
+        size = info.name_ptr[keys + 1] - info.name_ptr[keys]
         has = size > 0
-        X[:, F["name_in_q"]] = np.where(has, np.bincount(seg, weights=hit, minlength=n) / np.maximum(size, 1), 0)
+        Xt[F["name_in_q"]] = np.where(has, np.bincount(seg_name, weights=hit_name, minlength=n) / np.maximum(size, 1), 0)
         mass = info.name_mass[keys]
-        X[:, F["name_in_q_idf"]] = np.where(
-            has, np.bincount(seg, weights=hit * info.idf[w], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
-    X[:, F["q_words"]] = math.log1p(len(qw))
-    X[:, F["doc_loglen"]] = info.loglen[keys]
-    src = info.source[keys]
-    for i, s in enumerate(SOURCES):
-        X[:, F[f"src_{s}"]] = src == i
-    grp = info.group[keys]
-    for i, g in enumerate(GROUPS):
-        X[:, F[f"kind_{g}"]] = grp == i
-    X[:, F["def_intent"]] = 1.0 if intent else 0.0
-    X[:, F["def_intent_x_definition"]] = X[:, F["def_intent"]] * (grp == GROUPS.index("definition"))
-    return X
+        Xt[F["name_in_q_idf"]] = np.where(
+            has, np.bincount(seg_name, weights=hit_name * info.idf[w_name], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
+    Xt[F["q_words"]] = math.log1p(len(qw))
+    Xt[F["doc_loglen"]] = info.loglen[keys]
+    # one-hot source and kind group: one scattered write each (a source outside SOURCES, -1, sets none)
+    cols = np.arange(n)
+    src = info.source[keys].astype(np.intp)
+    known = src >= 0
+    Xt[_SRC0 + src[known], cols[known]] = 1.0
+    grp = info.group[keys].astype(np.intp)
+    known = grp >= 0
+    Xt[_GRP0 + grp[known], cols[known]] = 1.0
+    if intent:
+        Xt[F["def_intent"]] = 1.0
+        Xt[F["def_intent_x_definition"]] = grp == _DEFINITION
+    return Xt.T
+
+
+_SRC0 = F[f"src_{SOURCES[0]}"]
+_GRP0 = F[f"kind_{GROUPS[0]}"]
+_DEFINITION = GROUPS.index("definition")
+assert [F[f"src_{s}"] for s in SOURCES] == list(range(_SRC0, _SRC0 + len(SOURCES)))
+assert [F[f"kind_{g}"] for g in GROUPS] == list(range(_GRP0, _GRP0 + len(GROUPS)))
 
 
 class TreeModel:
@@ -311,15 +328,21 @@ class TreeModel:
 
     The trees come as flat node arrays (``feature``, ``threshold``, ``left``, ``right``, ``value``; a
     leaf points to itself). They are scored the QuickScorer way (Lucchese et al., SIGIR 2015): each
-    internal node carries the bitmask of the leaves that stay reachable when its test fails (the
-    leaves outside its left subtree); a candidate's leaf in a tree is the lowest bit left after
-    AND-ing the masks of that tree's failed tests. So a pool is one comparison of every candidate
-    against every node's threshold, one ``bitwise_and.reduceat`` per tree and one lookup: no loop
-    over levels or trees in Python. At most 64 leaves a tree.
+    internal node carries the bitmask of its left subtree's leaves, which a candidate cannot reach
+    when the node's test fails; a candidate's leaf in a tree is the lowest leaf that no failed test
+    of that tree rules out. So a pool is one comparison of every candidate against every node's
+    threshold, one OR over each tree's nodes and one lookup: no loop over levels or trees in Python.
+    At most 64 leaves a tree.
+
+    Node-major arrays, a tree's nodes at the same slot of every tree side by side (trees with fewer
+    nodes padded with tests that never fail), so the OR over a tree's nodes is an OR of whole
+    slices; masks as narrow as the widest tree allows (16 bits for 15 leaves), and the lowest leaf
+    left read from a table. The leaf values are summed per candidate in tree order, one contiguous
+    row each.
     """
 
     def __init__(self, spec: dict):
-        feats, thresholds, masks, starts, leaf_values, offsets, constant = [], [], [], [], [], [], 0.0
+        trees, leaf_values, offsets, constant = [], [], [], 0.0
         for t in spec["trees"]:
             feature, threshold = t["feature"], t["threshold"]
             left, right, value = t["left"], t["right"], t["value"]
@@ -344,34 +367,58 @@ class TreeModel:
             if not internal:  # a single leaf adds a constant
                 constant += float(value[leaves[0]])
                 continue
-            full = (1 << len(leaves)) - 1
-            starts.append(len(feats))
+            # per internal node: its feature, its threshold and the leaves of its left subtree
+            trees.append([(int(feature[i]), float(threshold[i]), ((1 << count[left[i]]) - 1) << first[left[i]])
+                          for i in internal])
             offsets.append(len(leaf_values))
-            for i in internal:
-                lo, n_left = first[left[i]], count[left[i]]
-                keep = full & ~(((1 << n_left) - 1) << lo)
-                feats.append(int(feature[i]))
-                thresholds.append(float(threshold[i]))
-                masks.append(keep)
             leaf_values.extend(float(value[i]) for i in leaves)
-        self.feature = np.asarray(feats, dtype=np.intp)
-        self.threshold = np.asarray(thresholds, dtype=np.float32)
-        self.mask = np.asarray(masks, dtype=np.uint64)
-        self.starts = np.asarray(starts, dtype=np.intp)
+        widest = max((len(v) for v in trees), default=0) + 1     # leaves = internal nodes + 1
+        bits = next(b for b in (8, 16, 32, 64) if widest <= b)
+        self.bits = np.dtype(f"uint{bits}")
+        slots = widest - 1
+        # slot j of tree t at row j * len(trees) + t; a padding node never fails (x > +inf) and rules out nothing
+        self.feature = np.zeros(slots * len(trees), dtype=np.intp)
+        self.threshold = np.full(slots * len(trees), np.inf, dtype=np.float32)
+        self.left_leaves = np.zeros(slots * len(trees), dtype=self.bits)
+        for t, nodes in enumerate(trees):
+            for j, (f, thr, mask) in enumerate(nodes):
+                self.feature[j * len(trees) + t], self.threshold[j * len(trees) + t] = f, thr
+                self.left_leaves[j * len(trees) + t] = mask
+        self.slots = slots
         self.offsets = np.asarray(offsets, dtype=np.intp)
         self.leaf_values = np.asarray(leaf_values, dtype=np.float64)
         self.base = float(spec.get("base", 0.0)) + constant
         self.trees = len(spec["trees"])
+        self._threshold_col = self.threshold[:, None]
+        self._left_col = self.left_leaves[:, None]
 
     def score(self, X: np.ndarray) -> np.ndarray:
-        if not len(self.starts):
+        if not len(self.offsets):
             return np.full(len(X), self.base)
-        failed = X[:, self.feature] > self.threshold          # the test "x <= threshold" fails: go right
-        bits = np.where(failed, self.mask, np.uint64(0xFFFFFFFFFFFFFFFF))
-        reach = np.bitwise_and.reduceat(bits, self.starts, axis=1)
-        lowest = reach & (~reach + np.uint64(1))
-        leaf = np.log2(lowest.astype(np.float64)).astype(np.intp)
-        return self.leaf_values[self.offsets + leaf].sum(axis=1) + self.base
+        n, m = len(X), len(self.offsets)
+        Xt = X.T if X.T.flags.c_contiguous else np.ascontiguousarray(X.T)   # features x candidates
+        # the test "x <= threshold" fails (go right): the node's left leaves are out of reach
+        out = (np.take(Xt, self.feature, axis=0) > self._threshold_col) * self._left_col
+        ruled_out = np.bitwise_or.reduce(out.reshape(self.slots, m, n), axis=0)   # trees x candidates
+        if self.bits.itemsize <= 2:
+            leaf = _LOWEST_ZERO[ruled_out]
+        else:
+            reach = ~ruled_out
+            leaf = np.log2((reach & (~reach + self.bits.type(1))).astype(np.float64)).astype(np.intp)
+        # candidates x trees, contiguous: each candidate's sum over its trees in tree order
+        index = np.ascontiguousarray((self.offsets[:, None] + leaf).T)
+        return self.leaf_values[index].sum(axis=1) + self.base
+
+
+def _lowest_zeros() -> np.ndarray:
+    """Per 16-bit value, the index of its lowest zero bit (the exit leaf: the lowest not ruled out)."""
+    out = np.zeros(1 << 16, dtype=np.uint8)
+    for b in range(16):
+        out[(1 << b) - 1::1 << (b + 1)] = b   # the values whose lowest b bits are 1 and bit b is 0
+    return out
+
+
+_LOWEST_ZERO = _lowest_zeros()
 
 
 class LinearModel:
@@ -382,6 +429,7 @@ class LinearModel:
         self.bias = float(spec.get("bias", 0.0))
 
     def score(self, X: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(X)  # one row per candidate, as the products were always taken
         return ((X - self.mean) / self.scale) @ self.w + self.bias
 
 

@@ -501,20 +501,80 @@ _CACHE: weakref.WeakKeyDictionary[Any, NameIndex] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
+# Word counts kept per bundle and counter (a word and an int each): the words of a query are mostly
+# words earlier queries had, and each count is a BM25 index search (some 10 microseconds)
+WORD_COUNTS_KEPT = 4096
+
+
+class _KeptCounts:
+    """``count(word)`` of one bundle, the last ``WORD_COUNTS_KEPT`` answers kept (a bundle never
+    changes once written, so a kept count is the count)."""
+
+    def __init__(self, count: Callable[[str], int]):
+        from collections import OrderedDict
+
+        self._count = count
+        self._kept: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, word: str) -> int:
+        with self._lock:
+            got = self._kept.get(word)
+            if got is not None:
+                self._kept.move_to_end(word)
+                return got
+        got = self._count(word)
+        with self._lock:
+            self._kept[word] = got
+            while len(self._kept) > WORD_COUNTS_KEPT:
+                self._kept.popitem(last=False)
+        return got
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, _KeptCounts]] = weakref.WeakKeyDictionary()
+
+
+def _kept_counter(bundle: Bundle, which: str, make: Callable[[], Callable[[str], int]]) -> _KeptCounts:
+    with _CACHE_LOCK:
+        got = _COUNTERS.setdefault(bundle, {}).get(which)
+    if got is None:
+        made = _KeptCounts(make())
+        with _CACHE_LOCK:
+            got = _COUNTERS[bundle].setdefault(which, made)
+    return got
+
+
+def forget_word_counts(bundle: Bundle) -> None:
+    """Drop the kept word counts of ``bundle`` (``scripts/bench_search.py``: a new query's words are
+    counted again)."""
+    with _CACHE_LOCK:
+        kept = list(_COUNTERS.get(bundle, {}).values())
+    for k in kept:
+        k.forget()
+
+
 def text_counter(bundle: Bundle) -> Callable[[str], int]:
     """``count(word)``: how many of ``bundle``'s documents use ``word`` in their retrieval text (its
-    BM25 index, stemmed as it indexes), for ``NameIndex.correct``."""
-    lexical = bundle.lexical
+    BM25 index, stemmed as it indexes), for ``NameIndex.correct``; the last counts kept per bundle."""
 
-    def count(word: str) -> int:
-        if not _WORD.fullmatch(word):
-            return 0
-        try:
-            return int(lexical.searcher.search(lexical.index.parse_query(word, ["text"]), 1).count)
-        except ValueError:  # a word tantivy's parser refuses: no count, no guard
-            return 0
+    def make() -> Callable[[str], int]:
+        lexical = bundle.lexical
 
-    return count
+        def count(word: str) -> int:
+            if not _WORD.fullmatch(word):
+                return 0
+            try:
+                return int(lexical.searcher.search(lexical.index.parse_query(word, ["text"]), 1).count)
+            except ValueError:  # a word tantivy's parser refuses: no count, no guard
+                return 0
+
+        return count
+
+    return _kept_counter(bundle, "text", make)
 
 
 # ------------------------------------------------------------------------------ the ranking stage
@@ -526,19 +586,24 @@ _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 
 def name_counter(bundle: Bundle) -> Callable[[str], int]:
     """``named(word)``: how many of ``bundle``'s documents use ``word`` in their name or aliases (the
-    BM25 index's ``name`` and ``alias`` fields, stemmed as it indexes): a few microseconds a word."""
-    lexical = bundle.lexical
-    fields = [f for f in ("name", "alias") if f in _schema_fields(lexical)]
+    BM25 index's ``name`` and ``alias`` fields, stemmed as it indexes): a few microseconds a word;
+    the last counts kept per bundle."""
 
-    def named(word: str) -> int:
-        if not fields or not _WORD.fullmatch(word):
-            return 0
-        try:
-            return int(lexical.searcher.search(lexical.index.parse_query(word, fields), 1).count)
-        except ValueError:
-            return 0
+    def make() -> Callable[[str], int]:
+        lexical = bundle.lexical
+        fields = [f for f in ("name", "alias") if f in _schema_fields(lexical)]
 
-    return named
+        def named(word: str) -> int:
+            if not fields or not _WORD.fullmatch(word):
+                return 0
+            try:
+                return int(lexical.searcher.search(lexical.index.parse_query(word, fields), 1).count)
+            except ValueError:
+                return 0
+
+        return named
+
+    return _kept_counter(bundle, "name", make)
 
 
 def _schema_fields(lexical) -> set[str]:

@@ -109,6 +109,15 @@ class Pipeline:
     def forget_query_vectors(self) -> None:
         self.vectors.forget()
 
+    def forget_queries(self) -> None:
+        """Forget what earlier queries left for later ones (their vectors, the counts of their words
+        in the bundle's names and texts), so that the next search costs what a new query's does
+        (``scripts/bench_search.py``)."""
+        from mathlas.ranking.names import forget_word_counts
+
+        self.vectors.forget()
+        forget_word_counts(self.bundle)
+
     def plan(self, req: SearchRequest, findings: FindingsStore | None = None) -> Plan:
         """What ``rank`` will do for ``req`` (``mathlas.ranking.plan``)."""
         return make_plan(self.bundle, req, masks=self.masks, vectors=self.vectors, findings=findings)
@@ -197,7 +206,7 @@ def make_hits(bundle, rows: Candidates, fields: Sequence[str] = (), extra=None) 
     n = len(bundle)
     keys = rows.keys.tolist()
     scores = rows.scores.tolist()
-    ranks = [rows.ranks_of(i) for i in range(len(keys))]
+    ranks = rows.ranks_list()
     ours = [i for i, key in enumerate(keys) if key < n]
     lifted = rows.lifted_by.tolist()
     made = iter(bundle.hits([keys[i] for i in ours], [scores[i] for i in ours], [ranks[i] for i in ours], fields,
