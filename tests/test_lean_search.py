@@ -47,14 +47,31 @@ def test_manifest_declares_formal_settings_and_graph(formal_dir):
     assert m.fusion["k_rrf"] == FORMAL_FUSION["k_rrf"]
     assert m.graph["edges"] > 1000
     assert GRAPH in m.files
+    # the learned ranking stage every formal bundle carries, with its own match model
+    assert m.ranker["features"] and m.ranker["trees"] == 50 and m.ranker["match"]["strong_at"] > 0
+    assert m.recipe["ranker"]["sha256"] == m.files["ranker/model.json"].sha256
 
 
 def test_mathlib_recipe_uses_the_formal_settings():
-    from mathlas_build.lean_build import FORMAL_FUSION, FORMAL_OPTIONS
+    from mathlas_build.lean_build import FORMAL_FUSION, FORMAL_OPTIONS, FORMAL_RANKER, FORMAL_RANKER_SHA256
 
     raw = tomllib.loads((REPO / "build" / "recipes" / "mathlib.toml").read_text(encoding="utf-8"))
     assert raw["options"] == FORMAL_OPTIONS
     assert raw["fusion"] == FORMAL_FUSION
+    assert raw["ranker"]["model"] == f"artifacts/rankers/{FORMAL_RANKER}"
+    assert raw["ranker"]["sha256"] == FORMAL_RANKER_SHA256
+
+
+def test_build_lean_refuses_a_changed_ranking_model(tmp_path, monkeypatch):
+    """A formal model whose checksum is not the one mathlas ships is refused in one line naming the way out."""
+    import mathlas_build.lean_build as lb
+
+    monkeypatch.setattr(lb, "FORMAL_RANKER_SHA256", "0" * 64)
+    with pytest.raises(ValueError, match="--no-ranker"):
+        lb.formal_ranker()
+    (tmp_path / "proj").mkdir()
+    recipe = lb.lean_recipe(tmp_path / "proj", tmp_path, name="t", version="0.1.0", ranker=False)
+    assert recipe.ranker == {} and "ranker" not in recipe.raw
 
 
 @pytest.mark.parametrize("query", ["prime two le", "two_le", "Nat.Prime.two_le"])

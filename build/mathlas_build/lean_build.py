@@ -72,6 +72,13 @@ FORMAL_FUSION = {
         "lexical": {"weights": [0.1705, 0.1375, 0.1089], "bias": -1.2539, "none_below": 0.3663, "strong_at": 0.6707}
     },
 }
+# The learned ranking stage every formal bundle carries (mathlas.ranking.learned): trained on the full
+# Mathlib bundle's pools of formal-qr-dev and formal-dev by scripts/train_ranker_formal.py, out-of-fold
+# figures in docs/formal.md. It ships in the wheel (mathlas/artifacts/rankers/, the repository's
+# artifacts/rankers/) so that build-lean attaches it with nothing to fetch; the Mathlib recipe names the
+# same file and checksum (a test keeps them equal).
+FORMAL_RANKER = "mathlib-ltr-1.json"
+FORMAL_RANKER_SHA256 = "49f92c0e9baa7e8d348a17dc8c12c788c7c031244ecaee21de82d3921158b802"
 MATHLIB = "mathlib"  # Mathlib's own package name, and the name of its bundle
 DEFAULT_NAME = MATHLIB  # kept for callers that name the Mathlib bundle (recipes, scripts)
 _NAME_CHARS = re.compile(r"[^a-z0-9._+-]+")
@@ -141,10 +148,31 @@ def project_version(path: Path) -> str:
     return f"0.{day}.0" + (f"+{commit}" if commit else "")
 
 
+def formal_ranker() -> dict:
+    """The recipe's ``ranker`` block of a formal bundle: the shipped model (``FORMAL_RANKER``), checked
+    against ``FORMAL_RANKER_SHA256``; a missing or changed file is refused in one line."""
+    import mathlas
+    from mathlas.bundle import sha256_file
+
+    package = Path(mathlas.__file__).resolve().parent  # the wheel's mathlas/artifacts, else a checkout's artifacts/
+    found = [p for p in (package / "artifacts" / "rankers" / FORMAL_RANKER,
+                         package.parent / "artifacts" / "rankers" / FORMAL_RANKER) if p.is_file()]
+    model = found[0] if found else package / "artifacts" / "rankers" / FORMAL_RANKER
+    if not model.is_file():
+        raise FileNotFoundError(f"the formal ranking model {FORMAL_RANKER} is not installed with mathlas "
+                                "(reinstall mathlas, or build with --no-ranker)")
+    got = sha256_file(model)
+    if got != FORMAL_RANKER_SHA256:
+        raise ValueError(f"the formal ranking model {model} has sha256 {got}, expected {FORMAL_RANKER_SHA256} "
+                         "(reinstall mathlas, or build with --no-ranker)")
+    return {"model": model, "sha256": got, "license": "Apache-2.0"}
+
+
 def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: str | None = None,
                 document_model: str | None = None, dirs: list[str] | None = None,
-                license: str | None = None) -> Recipe:
-    """An in-memory recipe for the Lean project at ``path`` (see the module docstring)."""
+                license: str | None = None, ranker: bool = True) -> Recipe:
+    """An in-memory recipe for the Lean project at ``path`` (see the module docstring); ``ranker``: attach
+    the formal learned ranking model (``FORMAL_RANKER``), else the bundle keeps RRF."""
     path = Path(path).resolve()
     roots = project_roots(path)
     options: dict = {"extra_roots": [str(r) for r in roots[1:]]} if len(roots) > 1 else {}
@@ -169,11 +197,13 @@ def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: 
            "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
            "encoder": {"path": str(encoder), **({"document_model": document_model} if document_model else {})},
            "options": FORMAL_OPTIONS, "fusion": FORMAL_FUSION,
+           **({"ranker": {"model": FORMAL_RANKER, "sha256": FORMAL_RANKER_SHA256, "license": "Apache-2.0"}}
+              if ranker else {}),
            "sources": [{"reader": "lean", "path": str(path), "options": options}]}
     return Recipe(name=name, version=version, description=raw["description"], encoder=Path(encoder),
                   encoder_sha256=None, document_model=document_model,
                   sources=[SourceSpec("lean", path, 0, options)], options=dict(FORMAL_OPTIONS), raw=raw,
-                  path=path / "<build-lean>")
+                  path=path / "<build-lean>", ranker=formal_ranker() if ranker else {})
 
 
 def default_encoder(workdir: Path, *, quiet: bool = False) -> Path:
@@ -202,7 +232,8 @@ def main_lean(args) -> int:
     workdir = Path(args.workdir)
     encoder = Path(args.encoder) if args.encoder else default_encoder(workdir, quiet=args.quiet)
     recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
-                         dirs=args.dirs.split(",") if args.dirs else None, license=args.license)
+                         dirs=args.dirs.split(",") if args.dirs else None, license=args.license,
+                         ranker=not args.no_ranker)
     cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
     scratch = None
     if args.out:
@@ -252,6 +283,8 @@ def add_lean_parser(sub) -> None:
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--install", action="store_true", help="install the bundle into the mathlas data directory")
     p.add_argument("--force", action="store_true")
+    p.add_argument("--no-ranker", action="store_true",
+                   help="leave out the learned ranking stage (FORMAL_RANKER): the bundle ranks by RRF")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=main_lean)
 

@@ -64,6 +64,8 @@ def add_build_lean(sub: Any) -> None:
     s.add_argument("--cache", help="embedding cache, makes rebuilds resumable (default <data dir>/build/embed-cache)")
     s.add_argument("--no-install", action="store_true", help="only build (see --out)")
     s.add_argument("--force", action="store_true", help="replace an existing --out / --no-install bundle directory")
+    s.add_argument("--no-ranker", action="store_true",
+                   help="leave out the learned ranking stage (the bundle ranks by RRF; docs/formal.md)")
     s.add_argument("-q", "--quiet", action="store_true")
 
 
@@ -79,6 +81,8 @@ def run_build_lean(args: argparse.Namespace) -> int:
         cmd.append("--install")
     if args.force:
         cmd.append("--force")
+    if args.no_ranker:
+        cmd.append("--no-ranker")
     if args.quiet:
         cmd.append("--quiet")
     try:
