@@ -458,7 +458,9 @@ class NameIndex:
                 break
             typed = m.group()
             low = typed.lower()
-            if low in STOPWORDS or not allowed_edits(low) or any(c.isupper() for c in typed[1:]):
+            rest = typed[1:]
+            if low in STOPWORDS or not allowed_edits(low) or (rest != rest.lower() if rest.isascii()
+                                                              else any(c.isupper() for c in rest)):
                 continue  # also an abbreviation (FTA) or a camelCase identifier (sumTo): not a word
             if low in fixes:
                 spans.append((m.start(), m.end(), fixes[low]))
@@ -626,8 +628,73 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     index = NameIndex.of(bundle)
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
-    return index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
-                         name_counter(bundle))
+    got = index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
+                        name_counter(bundle))
+    return got if got.corrected else (name_phrase(bundle, query, index) or got)
+
+
+# A query of at most NAME_PHRASE_WORDS words that reads as a result's name: a possessive ("Bear's
+# criterion") or the kind of result ("... lemma", "... criterion").
+NAME_PHRASE_WORDS = 6
+_NAME_CORES: weakref.WeakKeyDictionary[Any, frozenset] = weakref.WeakKeyDictionary()
+
+
+def _name_cores(bundle: Bundle) -> frozenset:
+    """The core words (``mathlas.ranking.learned.core``: "Baer's criterion" -> {baer}) of every name
+    and alias of the bundle, as sets; a name's parenthesised label words ("(criterion baer)") left
+    out. Made on the first name-like query that names nothing (~0.3 s for 65k documents), then kept."""
+    from mathlas.ranking.learned import core, words
+
+    with _CACHE_LOCK:
+        if bundle in _NAME_CORES:
+            return _NAME_CORES[bundle]
+    cores: set[frozenset] = set()
+    have = bundle.table.column_names
+    for column in ("name", "aliases"):
+        if column not in have:
+            continue
+        for value in bundle.column(column).to_pylist():
+            for name in (value or "").split(";") if column == "aliases" else [value or ""]:
+                c = core(words(name.split(" (")[0]))
+                if c:
+                    cores.add(frozenset(c))
+    got = frozenset(cores)
+    with _CACHE_LOCK:
+        _NAME_CORES[bundle] = got
+    return got
+
+
+def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | None:
+    """A name misspelt into real words: ``correct`` leaves "Bear's criterion" alone ("bear" is a word
+    of the language and of the texts), but the query reads as a result's name, names nothing the
+    bundle holds, and one word one edit away from a name word (``nearest``: "baer") makes it a name
+    the bundle holds (the core words of a name or alias: Baer's criterion). Then that is what was
+    meant. None when the query is no such name, already names something, or no single-word change
+    makes it one."""
+    from mathlas.ranking.learned import _POSSESSIVE, NAME_NOISE, core, words
+
+    ws = words(query)
+    if not 2 <= len(ws) <= NAME_PHRASE_WORDS or "`" in query or "$" in query:
+        return None
+    if not (_POSSESSIVE.search(query) or set(ws) & (NAME_NOISE - {"the", "a", "an", "of"})):
+        return None
+    cores = _name_cores(bundle)
+    if frozenset(core(ws)) in cores:
+        return None
+    for m in _WORD.finditer(query):
+        low = m.group().lower()
+        if low in STOPWORDS or low in NAME_NOISE or not allowed_edits(low):
+            continue
+        found = index.nearest(fold(low), exclude_self=True)
+        if found is None or found[1] > 1 or inflected(low, found[0]):
+            continue
+        better = found[0]
+        fixed = [better if w == fold(low) else w for w in ws]
+        if core(fixed) and frozenset(core(fixed)) in cores:
+            typed = m.group()
+            word = better.capitalize() if typed[:1].isupper() and typed[1:].islower() else better
+            return Correction(query[:m.start()] + word + query[m.end():], {low: better})
+    return None
 
 
 def fold(word: str) -> str:
