@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -82,6 +82,46 @@ def meta_columns(root: Path, m: Manifest) -> set[str]:
         return set()
 
 
+class StringValues:
+    """A string column's values at a few keys, read from its Arrow buffers: the offsets and the
+    bytes of the chunk that holds each key (a key's chunk found by bisection), a null by its chunk's
+    validity bits. Half the time of ``column[key].as_py()``, which looks the chunk up and makes a
+    scalar first; it makes nothing per document."""
+
+    def __init__(self, column):
+        import pyarrow as pa
+
+        self.starts: list[int] = []    # each chunk's first key
+        self.chunks: list[tuple] = []  # (offsets, bytes, validity bits or None, offset of the chunk's first bit)
+        at = 0
+        for chunk in column.chunks:
+            if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+                raise TypeError(f"not a string column: {chunk.type}")
+            validity, offsets, data = chunk.buffers()
+            width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+            offs = np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1] \
+                if offsets is not None else np.zeros(len(chunk) + 1, dtype=width)
+            self.starts.append(at)
+            self.chunks.append((offs, memoryview(data) if data is not None else memoryview(b""),
+                                bytes(validity) if validity is not None and chunk.null_count else None, chunk.offset))
+            at += len(chunk)
+
+    def __call__(self, keys: Sequence[int]) -> list[str | None]:
+        """The value at each key (None: null)."""
+        out: list[str | None] = []
+        starts, chunks = self.starts, self.chunks
+        for key in keys:
+            j = bisect.bisect_right(starts, key) - 1
+            i = key - starts[j]
+            offs, data, valid, bit0 = chunks[j]
+            if valid is not None and not (valid[(i + bit0) >> 3] >> ((i + bit0) & 7)) & 1:
+                out.append(None)
+                continue
+            a, b = offs[i:i + 2].tolist()
+            out.append(str(data[a:b], "utf-8"))
+        return out
+
+
 class Bundle:
     """A bundle opened for search. Get one with ``mathlas.open_bundle()``."""
 
@@ -101,6 +141,7 @@ class Bundle:
         self._reranker = None
         self._about: np.ndarray | None = None
         self._columns: dict[str, Any] = {}
+        self._strings: dict[str, Callable[[Sequence[int]], list]] = {}
         self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
         # Only a listed (so verified) Arrow copy is read: a file the manifest does not list is never used.
@@ -313,25 +354,39 @@ class Bundle:
         placed above by the statement-first rule (-1: none), whose id goes into
         ``fields["statement_of"]``. Source and kind come from their integer codes."""
         keys = [int(k) for k in keys]
-        ids, names, titles, texts, links, licenses = (self.column(c) for c in
+        ids, names, titles, texts, links, licenses = (self.strings(c)(keys) for c in
                                                       ("id", "name", "title", "text", "link", "license"))
         wanted = [c for c in fields if c in self.table.column_names]
         sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
+        id_column = self.column("id")
         out = []
         for i, key in enumerate(keys):
             extra = {c: v for c in wanted if (v := self.column(c)[key].as_py()) is not None}
             by = -1 if statement_of is None else statement_of[i]
             if by >= 0:
-                extra["statement_of"] = ids[by].as_py()
+                extra["statement_of"] = id_column[by].as_py()
             sc, kc = sources[i], kinds[i]
-            out.append(Hit(id=ids[key].as_py(), source=self.source_names[sc] if sc >= 0 else None,
-                           kind=self._kind_names[kc] if kc >= 0 else None, name=names[key].as_py() or "",
-                           title=titles[key].as_py() or "", text=snippet(texts[key].as_py()),
-                           link=links[key].as_py() or "", license=licenses[key].as_py() or "",
+            out.append(Hit(id=ids[i], source=self.source_names[sc] if sc >= 0 else None,
+                           kind=self._kind_names[kc] if kc >= 0 else None, name=names[i] or "",
+                           title=titles[i] or "", text=snippet(texts[i]),
+                           link=links[i] or "", license=licenses[i] or "",
                            score=0.0 if scores is None else float(scores[i]),
                            ranks={"lexical": None, "dense": None, **(ranks[i] if ranks is not None else {})},
                            fields=extra))
         return out
+
+    def strings(self, name: str) -> Callable[[Sequence[int]], list]:
+        """A metadata column's values by key, ``reader(keys) -> list`` (``StringValues`` for a string
+        column; another type is read value by value), made once."""
+        reader = self._strings.get(name)
+        if reader is None:
+            col = self.column(name)
+            try:
+                reader = StringValues(col)
+            except TypeError:  # not a string column (a column of nulls only is Arrow's null type)
+                reader = lambda keys: [col[k].as_py() for k in keys]  # noqa: E731
+            self._strings[name] = reader
+        return reader
 
     def hit(self, key: int, score: float = 0.0, ranks: Mapping[str, int | None] | None = None,
             fields: Sequence[str] = ()) -> Hit:

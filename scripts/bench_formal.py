@@ -57,9 +57,9 @@ def main() -> None:
 
     res: dict = {"bundle": f"{b.name}-{b.version}", "documents": len(b), "open_s": round(t_open, 2),
                  "queries": len(queries), "rounds": args.rounds}
-    # every timed search encodes its query, as a person's new query does (the bundle keeps the last
-    # 256 query vectors; a repeated query is timed apart, bundle_search_hybrid_repeated)
-    forget = pipeline_for(b).forget_query_vectors
+    # every timed search encodes its query and counts its words, as a person's new query does (the
+    # bundle keeps the last 256 query vectors; a repeated query is timed apart, bundle_search_hybrid_repeated)
+    forget = pipeline_for(b).forget_queries
     res["bundle_search_hybrid"] = stats(timed(lambda q: (forget(), b.search(q, k=10)), queries, args.rounds))
     res["bundle_search_hybrid_repeated"] = stats(timed(lambda q: b.search(q, k=10), queries[:200], args.rounds))
     res["search_formal_math"] = stats(timed(lambda q: (forget(), search_formal_math(q, k=10, bundle=args.bundle)),

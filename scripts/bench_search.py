@@ -13,7 +13,11 @@ and in the CPU time of the thread that ran it: on a loaded machine a step longer
 scheduler's time slice waits for the CPU, so wall-clock time grows with the load and CPU time much
 less (the p50 columns say which).
 
-    python scripts/bench_search.py [--bundle B] [--queries FILE] [--rounds 5] [--json]
+``--steps`` prints instead where the pipeline's own share goes: the median CPU time of each of its
+steps on a repeated query (request and plan, fusion, each stage, the hits and their ``also_in``),
+run one by one as ``Pipeline.rank`` runs them.
+
+    python scripts/bench_search.py [--bundle B] [--queries FILE] [--rounds 5] [--json] [--steps]
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import mathlas
 from mathlas.ranking.filters import Filters
-from mathlas.ranking.pipeline import pipeline_for
+from mathlas.ranking.pipeline import make_hits, pipeline_for
 from mathlas.retrieval_eval import load_queries
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,6 +77,48 @@ def own_share(times: dict[str, list[float]]) -> dict[str, float]:
                                                  zip(times[REPEATED], times[LEXICAL], times[DENSE]))}
 
 
+def steps(b, queries, rounds: int, k: int) -> dict[str, float]:
+    """Median CPU time (ms) of each step of the pipeline on a repeated query, each step timed alone
+    as ``Pipeline.rank`` runs it (the channels too, for scale)."""
+    from mathlas.ranking.collapse import with_also_in
+    from mathlas.ranking.stages import StageContext
+    from mathlas.request import SearchRequest
+
+    pipeline = pipeline_for(b)
+    times: dict[str, list[float]] = {}
+
+    def lap(name: str, t0: float) -> float:
+        t = time.thread_time()
+        times.setdefault(name, []).append((t - t0) * 1000)
+        return t
+
+    for _ in range(rounds):
+        for q in queries:
+            t = start = time.thread_time()
+            req = SearchRequest.make(q, k)
+            plan = pipeline.plan(req)
+            t = lap("request and plan", t)
+            own, rankings = pipeline.channel_rankings(plan)
+            t = lap("channels (not the pipeline's)", t)
+            pool = pipeline.fuse(rankings, plan.depth, k_rrf=plan.k_rrf, channel_weights=plan.channel_weights,
+                                 key_weights=plan.key_weights)
+            if len(rankings) == 1 and len(pool):
+                pool = pool.rescored(pool.raw[:, 0])
+            t = lap("fusion", t)
+            ctx = StageContext(b, plan)
+            for stage in pipeline.stages:
+                pool = stage(pool, ctx)
+                t = lap(f"stage {stage.name}", t)
+            top = pool.head(plan.top)
+            hits = make_hits(b, top, (), plan.extra)
+            t = lap("hits", t)
+            with_also_in(b, hits, top.keys.tolist())
+            t = lap("also_in", t)
+            times.setdefault("the pipeline's own, in all", []).append(
+                (t - start) * 1000 - times["channels (not the pipeline's)"][-1])
+    return {name: statistics.median(xs) for name, xs in times.items()}
+
+
 NEW, REPEATED = "hybrid k=10, new query (end to end)", "hybrid k=10, repeated query"
 LEXICAL, ENCODER, DENSE = "lexical channel (BM25)", "query encoder (ONNX)", "dense channel (HNSW + rescoring)"
 EXACT = "baseline: dense exact scan"
@@ -85,16 +131,29 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--steps", action="store_true", help="where the pipeline's own share goes, step by step")
     args = ap.parse_args()
     queries = [q["query"] for q in load_queries(args.queries)]
     b = mathlas.open_bundle(args.bundle)
     pipeline = pipeline_for(b)
     for q in queries:  # warm: load everything, touch the pages
         b.search(q, k=args.k)
+    if args.steps:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        got = steps(b, queries, args.rounds, args.k)
+        if args.json:
+            print(json.dumps({"bundle": b.label, "queries": len(queries), "rounds": args.rounds, "load_1min": load,
+                              "cpu_p50_ms": {k: round(v, 3) for k, v in got.items()}}, indent=2))
+            return
+        print(f"bundle {b.label}: {len(queries)} repeated queries x {args.rounds} rounds, CPU ms per search (median)"
+              + (f"; load average {load:.2f}" if load is not None else ""))
+        for name, ms in got.items():
+            print(f"{name:<46}{ms:>9.3f}")
+        return
     vecs = {q: b.encoder.encode_queries([q])[0] for q in queries}
     rows = {
-        # what a person's new query costs: its vector is not kept from an earlier call
-        NEW: lambda q: (pipeline.forget_query_vectors(), b.search(q, k=args.k)),
+        # what a person's new query costs: neither its vector nor its words' counts are kept from an earlier call
+        NEW: lambda q: (pipeline.forget_queries(), b.search(q, k=args.k)),
         # the same query again (a page of results, a TheoremSearch answer): the vector is kept
         REPEATED: lambda q: b.search(q, k=args.k),
         LEXICAL: lambda q: b.lexical.search(q, 100, Filters()),

@@ -62,6 +62,22 @@ def test_tree_model_equals_walking_each_tree():
     np.testing.assert_allclose(model.score(X), walk(spec, X), atol=1e-9)
 
 
+@pytest.mark.parametrize("depth", [2, 3, 4, 5])
+def test_narrow_trees_equal_walking_each_tree(depth):
+    """Trees of at most 8, 16 and 32 leaves take 8-, 16- and 32-bit masks (the lowest leaf left read
+    from a table for the first two); mixed with single leaves and trees of other sizes."""
+    rng = random.Random(depth)
+    trees = [random_tree(rng, depth) for _ in range(30)]
+    trees.append({"feature": [0], "threshold": [0.0], "left": [0], "right": [0], "value": [0.5]})
+    spec = {"kind": "trees", "features": list(FEATURES), "base": -0.5, "trees": trees}
+    X = np.random.default_rng(depth).uniform(-1.2, 1.2, size=(257, len(FEATURES))).astype(np.float32)
+    model = model_from_spec(spec)
+    assert model.bits.itemsize * 8 == {2: 8, 3: 8, 4: 16, 5: 32}[depth]
+    np.testing.assert_allclose(model.score(X), walk(spec, X), atol=1e-9)
+    # the same scores whatever the layout of X (features() returns a feature-major array's transpose)
+    assert np.array_equal(model.score(np.asfortranarray(X)), model.score(X))
+
+
 def test_a_tree_that_is_one_leaf_adds_a_constant():
     spec = {"kind": "trees", "features": list(FEATURES), "depth": 0,
             "trees": [{"feature": [0], "threshold": [0.0], "left": [0], "right": [0], "value": [1.5]}]}

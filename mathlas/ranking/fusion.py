@@ -258,7 +258,8 @@ def statements_first(pool: Candidates, about: np.ndarray | None, allowed=None, l
     if allowed is not None and lift.any():
         ok = allowed(targets[lift]) if callable(allowed) else np.asarray(allowed)[targets[lift]]
         lift[np.flatnonzero(lift)[~np.asarray(ok, dtype=bool)]] = False
-    if not lift.any():
+    if not (lift.any() if limit is None else lift[:limit].any()):
+        # nothing to lift among the rows placed (each row before the first lift places itself, one a row)
         return pool if limit is None else pool.head(limit)
     at = {key: i for i, key in enumerate(keys.tolist())}
     rows: list[int] = []         # the pool row each output row copies (-1: a statement from outside the pool)

@@ -511,27 +511,33 @@ class LearnedRank:
         from mathlas.ranking.intent import definition_intent
 
         n = len(ctx.bundle)
-        ours = np.flatnonzero(pool.keys < n)
+        mine = pool.keys < n
+        everyone = bool(mine.all())
+        ours = np.arange(len(pool)) if everyone else np.flatnonzero(mine)
         if len(ours) < 2:
             return pool
-        keys = pool.keys[ours]
+        keys = pool.keys if everyone else pool.keys[ours]
         cos = ctx.bundle.dense.rescore(ctx.query.vector(), keys)
-        lex, dense, fused = pool.rank_in("lexical")[ours], pool.rank_in("dense")[ours], pool.scores[ours]
-        if len(ours) < len(pool):  # saved findings took places: the documents' own ranks, as without them
+        if everyone:
+            lex, dense, fused, lex_raw = pool.rank_in("lexical"), pool.rank_in("dense"), pool.scores, pool.raw_in("lexical")
+        else:  # saved findings took places: the documents' own ranks, as without them
             lex, dense, fused = self._own(pool, ours, ctx.plan)
+            lex_raw = pool.raw_in("lexical")[ours]
         intent = definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query)
-        X = features(info, ctx.query.text, keys, lex, pool.raw_in("lexical")[ours], dense, cos,
-                     fused.astype(np.float32), intent)
+        X = features(info, ctx.query.text, keys, lex, lex_raw, dense, cos, fused.astype(np.float32), intent)
         score = model.score(X)
         if ctx.plan.key_weights is not None:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
             score = score + np.log(np.where(w > 0, w, 1e-12))
         # the answer's confidence reads the model's best scores of the bundle's documents (mode "learned")
         ctx.notes["learned"] = np.sort(score)[::-1][:10].tolist()
-        scores = pool.scores.astype(np.float64).copy()
-        scores[ours] = score
-        extra = np.flatnonzero(pool.keys >= n)
-        if len(extra):  # saved findings: scored by the same model, as documents without a name or source
+        if everyone:
+            scores = np.asarray(score, dtype=np.float64)
+        else:
+            scores = pool.scores.astype(np.float64)
+            scores[ours] = score
+            # saved findings: scored by the same model, as documents without a name or source
+            extra = np.flatnonzero(~mine)
             scores[extra] = self._findings(model, info, ctx, pool, extra, X, n, intent)
         order = np.lexsort((pool.keys, -scores))              # ties: the lower key first (deterministic)
         return pool.take(order).rescored(scores[order])
