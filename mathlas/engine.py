@@ -108,11 +108,22 @@ class StringValues:
 
     def __call__(self, keys: Sequence[int]) -> list[str | None]:
         """The value at each key (None: null)."""
-        out: list[str | None] = []
-        starts, chunks = self.starts, self.chunks
+        return self.at(self.locate(keys))
+
+    def locate(self, keys: Sequence[int]) -> list[tuple[int, int]]:
+        """Each key's (chunk, row in it): what ``at`` reads, for every column chunked alike."""
+        starts = self.starts
+        out = []
         for key in keys:
             j = bisect.bisect_right(starts, key) - 1
-            i = key - starts[j]
+            out.append((j, key - starts[j]))
+        return out
+
+    def at(self, places: Sequence[tuple[int, int]]) -> list[str | None]:
+        """The values at ``locate``'s places (None: null)."""
+        out: list[str | None] = []
+        chunks = self.chunks
+        for j, i in places:
             offs, data, valid, bit0 = chunks[j]
             if valid is not None and not (valid[(i + bit0) >> 3] >> ((i + bit0) & 7)) & 1:
                 out.append(None)
@@ -354,8 +365,12 @@ class Bundle:
         placed above by the statement-first rule (-1: none), whose id goes into
         ``fields["statement_of"]``. Source and kind come from their integer codes."""
         keys = [int(k) for k in keys]
-        ids, names, titles, texts, links, licenses = (self.strings(c)(keys) for c in
-                                                      ("id", "name", "title", "text", "link", "license"))
+        readers = [self.strings(c) for c in ("id", "name", "title", "text", "link", "license")]
+        if all(isinstance(r, StringValues) and r.starts == readers[0].starts for r in readers):
+            places = readers[0].locate(keys)  # one chunk lookup a key: the columns of a table are chunked alike
+            ids, names, titles, texts, links, licenses = (r.at(places) for r in readers)
+        else:
+            ids, names, titles, texts, links, licenses = (r(keys) for r in readers)
         wanted = [c for c in fields if c in self.table.column_names]
         sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
         id_column = self.column("id")

@@ -20,6 +20,7 @@ it by default, since an agent pays for every character it reads; ``detail="full"
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Mapping
@@ -110,10 +111,22 @@ def aliases_list(value: Any) -> list[str]:
     return [a for a in dict.fromkeys(" ".join(str(a).split()) for a in items) if a]
 
 
+# every character str.split() splits on (str.isspace) but the plain space: what collapsing whitespace
+# replaces besides runs of spaces (tests/test_hit_reading.py checks the list against str.isspace)
+OTHER_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_OTHER_SPACE = re.compile(f"[{OTHER_SPACES}]")
+
+
 def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
     """Whitespace collapsed and cut at a word boundary (with `` …``) when longer than ``limit``."""
     text = text or ""
-    reach = 4 * limit
+    if len(text) > limit and not text[0].isspace() and not text[limit].isspace() \
+            and text.find("  ", 0, limit + 1) < 0 and not _OTHER_SPACE.search(text, 0, limit + 1):
+        # its first limit + 1 characters are words and single spaces, the last one inside a word: the
+        # whole text collapsed starts with them, and is longer than ``limit``
+        cut = text.rfind(" ", 0, limit)
+        return text[:cut if cut > limit // 2 else limit] + " …"
+    reach = 2 * limit
     collapsed = ""
     if len(text) > reach:
         # a long text: its beginning collapsed (less a last word the cut may have split) is the start

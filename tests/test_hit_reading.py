@@ -28,6 +28,16 @@ def test_a_column_of_another_type_is_refused():
         StringValues(pa.chunked_array([pa.array([1, 2])]))
 
 
+def test_the_other_spaces_are_what_str_split_splits_on():
+    import re
+    import sys
+
+    from mathlas.hit import OTHER_SPACES
+
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()} - {" "}
+    assert {c for c in map(chr, range(sys.maxunicode + 1)) if re.fullmatch(f"[{OTHER_SPACES}]", c)} == spaces
+
+
 def plain_snippet(text, limit):
     text = " ".join((text or "").split())
     if len(text) <= limit:
@@ -41,6 +51,11 @@ def test_a_long_texts_snippet_is_the_whole_texts():
     parts = ["a", "bb", "x" * 40, "y" * 300, " ", "   ", "\n", "\t", "\u2003", "\xa0", "é"]
     for _ in range(3000):
         text = "".join(rng.choice(parts) for _ in range(rng.randrange(0, 300)))
+        for limit in (280, 120, 30):
+            assert snippet(text, limit) == plain_snippet(text, limit)
+    words = ["a", "bb", "x" * 40, "é∑", "y" * 300]
+    for _ in range(3000):  # words and single spaces: the beginning is already collapsed
+        text = " ".join(rng.choice(words) for _ in range(rng.randrange(0, 120))) + rng.choice(["", " ", "\n x"])
         for limit in (280, 120, 30):
             assert snippet(text, limit) == plain_snippet(text, limit)
     assert snippet(None) == "" and snippet(" " * 5000 + "word") == "word"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import shutil
 import sys
@@ -136,6 +137,93 @@ def test_features_read_the_name_against_the_query():
                  np.array([0, 1, 0]), np.array([0.9, 0.5, 0.1], dtype=np.float32), np.zeros(3, dtype=np.float32), False)
     assert X[2, F["alias_exact"]] == 1 and X[0, F["alias_exact"]] == 0
     assert X[2, F["q_in_name"]] == 1
+
+
+def reference_features(info, query, keys, lex_rank, lex_raw, dense_rank, cosines, rrf_scores, intent):
+    """``features`` as first written (one column at a time, every step spelt out): the values the shipped
+    model was trained on, which the fast one must give bit for bit."""
+    from mathlas.ranking.learned import ABSENT_RANK, GROUPS, SOURCES, _hash, _segments
+
+    def channel(rank, raw):
+        present = rank > 0
+        logrank = np.where(present, np.log1p(np.maximum(rank - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
+        return logrank, np.where(present, np.nan_to_num(raw), 0.0).astype(np.float32), present.astype(np.float32)
+
+    n = len(keys)
+    X = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    lr, ls, lp = channel(np.asarray(lex_rank), np.asarray(lex_raw))
+    dr, _, dp = channel(np.asarray(dense_rank), np.zeros(n))
+    top_lex = float(ls.max()) if n and ls.max() > 0 else 1.0
+    X[:, F["lex_score"]], X[:, F["lex_rel"]], X[:, F["lex_logrank"]], X[:, F["in_lex"]] = ls, ls / top_lex, lr, lp
+    X[:, F["cos"]] = cosines
+    X[:, F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
+    X[:, F["dense_logrank"]], X[:, F["in_dense"]], X[:, F["rrf"]] = dr, dp, rrf_scores
+    qw = words(query)
+    qcore = core(qw)
+    qset = set(qcore)
+    unseen = math.log(max(2, len(info.name_hash)))
+    q_known = np.array([info.vocab[w] for w in qset if w in info.vocab], dtype=np.int64)
+    q_mass = (float(info.idf[q_known].sum()) + unseen * (len(qset) - len(q_known))) or 1.0
+    in_q = np.zeros(len(info.idf) + 1, dtype=bool)
+    in_q[q_known] = True
+    if n:
+        if qw:
+            X[:, F["name_exact"]] = info.name_hash[keys] == _hash(qw)
+        if qcore:
+            h = _hash(qcore)
+            X[:, F["name_core_exact"]] = info.core_hash[keys] == h
+            holders = info.alias_cores.get(h)
+            if holders is not None:
+                X[:, F["alias_exact"]] = np.isin(keys, holders)
+            w, seg, _ = _segments(info.any_ptr, info.any_ids, keys)
+            hit = in_q[w]
+            X[:, F["q_in_name"]] = np.bincount(seg, weights=hit, minlength=n) / len(qset)
+            X[:, F["q_in_name_idf"]] = np.bincount(seg, weights=hit * info.idf[w], minlength=n) / q_mass
+        w, seg, _ = _segments(info.name_ptr, info.name_ids, keys)
+        size = np.diff(info.name_ptr)[keys]
+        hit = in_q[w]
+        has = size > 0
+        X[:, F["name_in_q"]] = np.where(has, np.bincount(seg, weights=hit, minlength=n) / np.maximum(size, 1), 0)
+        mass = info.name_mass[keys]
+        X[:, F["name_in_q_idf"]] = np.where(
+            has, np.bincount(seg, weights=hit * info.idf[w], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
+    X[:, F["q_words"]] = math.log1p(len(qw))
+    X[:, F["doc_loglen"]] = info.loglen[keys]
+    src = info.source[keys]
+    for i, s in enumerate(SOURCES):
+        X[:, F[f"src_{s}"]] = src == i
+    grp = info.group[keys]
+    for i, g in enumerate(GROUPS):
+        X[:, F[f"kind_{g}"]] = grp == i
+    X[:, F["def_intent"]] = 1.0 if intent else 0.0
+    X[:, F["def_intent_x_definition"]] = X[:, F["def_intent"]] * (grp == GROUPS.index("definition"))
+    return X
+
+
+def test_features_equal_the_reference_bit_for_bit():
+    rng = np.random.default_rng(17)
+    names = ["Nakayama's lemma", "graded module fg", "fta", "Zorn's lemma", "", "Fundamental theorem of algebra",
+             "group", "finite group", "Sylow theorem", "lemma"]
+    rows = [{"id": f"x:{i}", "source": ["planetmath", "stacks", "metamath", "elsewhere", "lean"][i % 5],
+             "kind": ["theorem", "lemma", "definition", "proof", "remark", None][i % 6],
+             "name": names[i % len(names)] or None, "text": "t" * int(rng.integers(0, 500)),
+             "aliases": "Fundamental theorem of algebra; d'Alembert" if i % 7 == 0 else None} for i in range(60)]
+    info = DocInfo.of(FakeTable(rows))
+    queries = ["Nakayama lemma", "fundamental theorem of algebra", "finite group", "nothing at all", "", "lemma",
+               "Zorn's lemma for groups"]
+    for trial in range(300):
+        m = int(rng.integers(0, 40))
+        keys = rng.choice(60, m, replace=False).astype(np.int64)
+        lex_rank = np.where(rng.random(m) < 0.6, rng.integers(1, 1500 if trial % 10 == 0 else 120, m), 0)
+        lex_raw = np.where(lex_rank > 0, rng.uniform(0, 30, m), np.nan)
+        lex_raw[rng.random(m) < 0.05] = np.nan  # a NaN where a rank is: counts 0
+        dense_rank = np.where(rng.random(m) < 0.6, rng.integers(1, 120, m), 0)
+        cos = rng.uniform(-0.2, 0.9, m).astype(np.float32)
+        rrf = rng.uniform(0, 0.03, m).astype(np.float32)
+        args = (info, queries[trial % len(queries)], keys, lex_rank, lex_raw, dense_rank, cos, rrf, trial % 3 == 0)
+        got, want = features(*args), reference_features(*args)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert np.array_equal(got, want), trial
 
 
 @pytest.fixture(scope="module")

@@ -212,25 +212,29 @@ class DocInfo:
         return cls(vocab={w: i for i, w in enumerate(words_)}, alias_cores=alias, **got)
 
 
-def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The word ids of ``keys``' CSR rows, concatenated, and the row (0..len(keys)-1) each belongs to."""
+def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The word ids of ``keys``' CSR rows, concatenated, the row (0..len(keys)-1) each belongs to, and
+    each row's length."""
     starts = ptr[keys]
     lens = ptr[keys + 1] - starts
     seg = np.repeat(np.arange(len(keys)), lens)
     if not len(seg):
-        return ids[:0], seg
+        return ids[:0], seg, lens
     offsets = np.cumsum(lens) - lens
-    return ids[np.repeat(starts - offsets, lens) + np.arange(len(seg))], seg
+    return ids[np.repeat(starts - offsets, lens) + np.arange(len(seg))], seg, lens
 
 
-def _channel(rank: np.ndarray, raw: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """log(1 + 0-based rank), raw score (0 when absent or NaN; None when ``raw`` is None) and presence,
-    from a 1-based rank (0: absent)."""
-    present = rank > 0
-    logrank = np.where(present, np.log1p(np.maximum(rank - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
-    # what np.nan_to_num(raw) would give once in float32: a NaN counts 0, an infinity stays one
-    score = None if raw is None else np.where(present & (raw == raw), raw, 0.0).astype(np.float32)
-    return logrank, score, present.astype(np.float32)
+def _log_ranks(rank: np.ndarray) -> np.ndarray:
+    """log(1 + 0-based rank) as float32, log(1 + ABSENT_RANK) for an absent one (rank 0), from a 1-based rank."""
+    if not len(rank) or rank.dtype.kind not in "iu" or rank.max() >= len(_LOG_RANK):
+        return np.where(rank > 0, np.log1p(np.maximum(rank - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
+    return np.take(_LOG_RANK, rank, mode="clip")  # clip: a rank below 1 is absent, as the formula has it
+
+
+# the same formula over every rank up to 1024, once (a rank is a small integer; the table is 4 KB)
+_ranks = np.arange(1025, dtype=np.int64)
+_LOG_RANK = np.where(_ranks > 0, np.log1p(np.maximum(_ranks - 1, 0)), math.log1p(ABSENT_RANK)).astype(np.float32)
+del _ranks
 
 
 def ranks_in(ranking, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,18 +262,19 @@ def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, 
     as contiguous rows (``X.T``)."""
     n = len(keys)
     Xt = np.zeros((len(FEATURES), n), dtype=np.float32)
-    lr, ls, lp = _channel(np.asarray(lex_rank), np.asarray(lex_raw))
-    dr, _, dp = _channel(np.asarray(dense_rank), None)
-    top_lex = float(ls.max()) if n and ls.max() > 0 else 1.0
-    Xt[F["lex_score"]] = ls
-    Xt[F["lex_rel"]] = ls / top_lex
-    Xt[F["lex_logrank"]] = lr
-    Xt[F["in_lex"]] = lp
-    Xt[F["cos"]] = cosines
-    Xt[F["cos_gap"]] = cosines - (float(cosines.max()) if n else 0.0)
-    Xt[F["dense_logrank"]] = dr
-    Xt[F["in_dense"]] = dp
-    Xt[F["rrf"]] = rrf_scores
+    lex_rank, lex_raw, dense_rank = np.asarray(lex_rank), np.asarray(lex_raw), np.asarray(dense_rank)
+    present = lex_rank > 0
+    ls = Xt[_LEX_SCORE]
+    ls[:] = np.where(present & (lex_raw == lex_raw), lex_raw, 0.0)   # absent or NaN: 0
+    top_lex = float(ls.max()) if n else 0.0
+    Xt[_LEX_REL] = ls / (top_lex if top_lex > 0 else 1.0)
+    Xt[_LEX_LOGRANK] = _log_ranks(lex_rank)
+    Xt[_IN_LEX] = present
+    Xt[_COS] = cosines
+    Xt[_COS_GAP] = cosines - (float(cosines.max()) if n else 0.0)
+    Xt[_DENSE_LOGRANK] = _log_ranks(dense_rank)
+    Xt[_IN_DENSE] = dense_rank > 0
+    Xt[_RRF] = rrf_scores
     qw = words(query)
     qcore = core(qw)
     qset = set(qcore)
@@ -278,44 +283,52 @@ def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, 
     q_mass = (float(info.idf[q_known].sum()) + unseen * (len(qset) - len(q_known))) or 1.0
     if n:
         if qw:
-            Xt[F["name_exact"]] = info.name_hash[keys] == _hash(qw)
+            Xt[_NAME_EXACT] = info.name_hash[keys] == _hash(qw)
         if qcore:
             h = _hash(qcore)
-            Xt[F["name_core_exact"]] = info.core_hash[keys] == h
+            Xt[_NAME_CORE_EXACT] = info.core_hash[keys] == h
             holders = info.alias_cores.get(h)
             if holders is not None:
-                Xt[F["alias_exact"]] = np.isin(keys, holders)
-        w_any, seg_any = _segments(info.any_ptr, info.any_ids, keys) if qcore else (None, None)
-        w_name, seg_name = _segments(info.name_ptr, info.name_ids, keys)
-        in_q = np.zeros(len(info.idf) + 1, dtype=bool)
-        in_q[q_known] = True
-        hit_any = None if w_any is None else in_q[w_any]
-        hit_name = in_q[w_name]
-        if qcore:
-            Xt[F["q_in_name"]] = np.bincount(seg_any, weights=hit_any, minlength=n) / len(qset)
-            Xt[F["q_in_name_idf"]] = np.bincount(seg_any, weights=hit_any * info.idf[w_any], minlength=n) / q_mass
-        size = info.name_ptr[keys + 1] - info.name_ptr[keys]
-        has = size > 0
-        Xt[F["name_in_q"]] = np.where(has, np.bincount(seg_name, weights=hit_name, minlength=n) / np.maximum(size, 1), 0)
-        mass = info.name_mass[keys]
-        Xt[F["name_in_q_idf"]] = np.where(
-            has, np.bincount(seg_name, weights=hit_name * info.idf[w_name], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
-    Xt[F["q_words"]] = math.log1p(len(qw))
-    Xt[F["doc_loglen"]] = info.loglen[keys]
+                Xt[_ALIAS_EXACT] = np.isin(keys, holders)
+        # the name-word features: 0 unless a query word is a name word a candidate's name holds
+        if len(q_known):
+            in_q = np.zeros(len(info.idf) + 1, dtype=bool)
+            in_q[q_known] = True
+            w, seg, _ = _segments(info.any_ptr, info.any_ids, keys)
+            hit = in_q[w]
+            if hit.any():
+                Xt[_Q_IN_NAME] = np.bincount(seg, weights=hit, minlength=n) / len(qset)
+                Xt[_Q_IN_NAME_IDF] = np.bincount(seg, weights=hit * info.idf[w], minlength=n) / q_mass
+            w, seg, size = _segments(info.name_ptr, info.name_ids, keys)
+            hit = in_q[w]
+            if hit.any():
+                has = size > 0
+                Xt[_NAME_IN_Q] = np.where(has, np.bincount(seg, weights=hit, minlength=n) / np.maximum(size, 1), 0)
+                mass = info.name_mass[keys]
+                Xt[_NAME_IN_Q_IDF] = np.where(
+                    has, np.bincount(seg, weights=hit * info.idf[w], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
+    Xt[_Q_WORDS] = math.log1p(len(qw))
+    Xt[_DOC_LOGLEN] = info.loglen[keys]
     # one-hot source and kind group: one scattered write each (a source outside SOURCES, -1, sets none)
     cols = np.arange(n)
-    src = info.source[keys].astype(np.intp)
-    known = src >= 0
-    Xt[_SRC0 + src[known], cols[known]] = 1.0
-    grp = info.group[keys].astype(np.intp)
-    known = grp >= 0
-    Xt[_GRP0 + grp[known], cols[known]] = 1.0
+    for first, code in ((_SRC0, info.source[keys]), (_GRP0, info.group[keys])):
+        if n and code.min() >= 0:
+            Xt[first + code.astype(np.intp), cols] = 1.0
+        elif n:
+            known = code >= 0
+            Xt[first + code[known].astype(np.intp), cols[known]] = 1.0
     if intent:
-        Xt[F["def_intent"]] = 1.0
-        Xt[F["def_intent_x_definition"]] = grp == _DEFINITION
+        Xt[_DEF_INTENT] = 1.0
+        Xt[_DEF_INTENT_X_DEFINITION] = info.group[keys] == _DEFINITION
     return Xt.T
 
 
+(_LEX_SCORE, _LEX_REL, _LEX_LOGRANK, _IN_LEX, _COS, _COS_GAP, _DENSE_LOGRANK, _IN_DENSE, _RRF, _NAME_EXACT,
+ _NAME_CORE_EXACT, _Q_IN_NAME, _NAME_IN_Q, _ALIAS_EXACT, _Q_IN_NAME_IDF, _NAME_IN_Q_IDF, _Q_WORDS, _DOC_LOGLEN) = (
+    F[f] for f in ("lex_score", "lex_rel", "lex_logrank", "in_lex", "cos", "cos_gap", "dense_logrank", "in_dense",
+                   "rrf", "name_exact", "name_core_exact", "q_in_name", "name_in_q", "alias_exact", "q_in_name_idf",
+                   "name_in_q_idf", "q_words", "doc_loglen"))
+_DEF_INTENT, _DEF_INTENT_X_DEFINITION = F["def_intent"], F["def_intent_x_definition"]
 _SRC0 = F[f"src_{SOURCES[0]}"]
 _GRP0 = F[f"kind_{GROUPS[0]}"]
 _DEFINITION = GROUPS.index("definition")
