@@ -29,8 +29,8 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     lens = [len(r) for r in rs]
     c = len(rs)
     keys = np.concatenate([np.asarray(r.keys, dtype=np.int64) for r in rs]) if rs else np.zeros(0, np.int64)
-    # np.unique(keys, return_inverse=True), without its generality: sort once, mark where a key starts
-    order = np.argsort(keys)
+    # np.unique(keys, return_inverse=True), without its generality: one stable sort, a mark where a key starts
+    order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     starts = np.empty(len(keys), dtype=bool)
     starts[:1] = True
@@ -38,6 +38,9 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     all_keys = ordered[starts]
     inv = np.empty(len(keys), dtype=np.intp)
     inv[order] = np.cumsum(starts) - 1
+    channel = np.repeat(np.arange(c), lens)
+    # a key a channel lists twice: the stable sort puts its entries side by side, the same channel
+    listed_twice = bool((~starts[1:] & (channel[order][1:] == channel[order][:-1])).any()) if len(keys) > 1 else False
     ranks = np.zeros((len(all_keys), c), dtype=np.int64)
     raw = np.full((len(all_keys), c), np.nan)
     where = []
@@ -45,13 +48,11 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     for j, (r, n) in enumerate(zip(rs, lens)):
         rows, places = inv[start:start + n], np.arange(n)
         start += n
-        rank_col, raw_col = ranks[:, j], raw[:, j]   # views: one column of each
-        rank_col[rows] = places + 1
-        if n and (rank_col[rows] != places + 1).any():  # a key listed twice: its first place
+        if listed_twice:  # its first place
             first = np.unique(rows, return_index=True)[1]
             rows, places = rows[first], places[first]
-            rank_col[rows] = places + 1
-        raw_col[rows] = np.asarray(r.scores)[places]
+        ranks[rows, j] = places + 1
+        raw[rows, j] = np.asarray(r.scores)[places]
         where.append((rows, places))
     return all_keys, ranks, raw, where
 
@@ -72,7 +73,7 @@ def _pool(names: list[str], keys, scores, ranks, raw, w: np.ndarray, key_weights
     if kw is not None:
         scores = scores * kw
     keep = scores > 0 if keep is None else (keep if kw is None else keep & (kw > 0))
-    best = np.where((ranks > 0) & (w > 0), ranks, NO_RANK).min(axis=1) if len(names) else keys * 0
+    best = _best_rank(ranks, w) if len(names) else keys * 0
     if keep.all():
         # keys ascending already: the stable sort by score, then best rank, leaves ties in key order
         order = np.lexsort((best, -scores))[:k]
@@ -81,6 +82,16 @@ def _pool(names: list[str], keys, scores, ranks, raw, w: np.ndarray, key_weights
         order = rows[np.lexsort((best[rows], -scores[rows]))[:k]]
     return Candidates(tuple(names), keys[order], scores[order], ranks[order], raw[order],
                       np.full(len(order), -1, dtype=np.int64))
+
+
+def _best_rank(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's best rank among the channels of positive weight (``NO_RANK``: none): column by column
+    (a minimum over rows of two or three is slow)."""
+    counted = np.where((ranks > 0) & (w > 0), ranks, NO_RANK)
+    best = counted[:, 0]
+    for j in range(1, counted.shape[1]):
+        best = np.minimum(best, counted[:, j])
+    return best
 
 
 def rrf(rankings: Mapping[str, Ranking], k: int, *, k_rrf: float = 10.0,
@@ -104,7 +115,10 @@ def rrf_scores(ranks: np.ndarray, weights: np.ndarray, k_rrf: float) -> np.ndarr
     """Each row's RRF score from its 1-based rank in each channel (a column; 0: not ranked there):
     ``sum_c weight_c / (k_rrf + rank_c)``."""
     present = ranks > 0
-    return np.where(present, weights / (k_rrf + np.where(present, ranks, 1)), 0.0).sum(axis=1)
+    terms = np.where(present, weights / (k_rrf + np.where(present, ranks, 1)), 0.0)
+    if terms.shape[1] == 2:  # the sum of two is one addition whatever the order: a reduction over rows of two is slow
+        return terms[:, 0] + terms[:, 1]
+    return terms.sum(axis=1)
 
 
 def merge(ranking: Ranking, extra: Ranking, depth: int, same_score: float = 0.0) -> Ranking:
