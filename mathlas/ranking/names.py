@@ -785,10 +785,8 @@ def _replacements(bundle, keys: list[int]) -> list[int]:
     ``replaced_by`` column; none where the bundle has no such column)."""
     if not keys or "replaced_by" not in bundle.table.column_names:
         return []
-    import pyarrow as pa
-
     out = []
-    for rid in bundle.table.column("replaced_by").take(pa.array(keys, type=pa.int64())).to_pylist():
+    for rid in bundle.strings("replaced_by")(keys):
         if rid:
             found = NameIndex.of(bundle).exact(rid)
             out += found[:1]

@@ -26,11 +26,10 @@ class ReplacementsFirst:
         b = ctx.bundle
         if "replaced_by" not in b.table.column_names or not len(pool):
             return pool
-        import pyarrow as pa
-
         n = len(b)
         head = [k for k in pool.keys[:ctx.plan.top].tolist() if k < n]
-        replaced = b.table.column("replaced_by").take(pa.array(head, type=pa.int64())).to_pylist() if head else []
+        # read by key (a chunked column's take would concatenate its chunks first: half a millisecond)
+        replaced = b.strings("replaced_by")(head) if head else []
         target: dict[int, int] = {}
         for k, rid in zip(head, replaced):
             if rid:
