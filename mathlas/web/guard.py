@@ -22,6 +22,11 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+try:
+    import orjson
+except ImportError:  # an install of the serve extra from before it brought orjson: the stdlib writes
+    orjson = None
+
 log = logging.getLogger("mathlas.serve")
 
 PUBLIC_PATHS = ("/health", "/", "/favicon.ico")
@@ -79,9 +84,19 @@ def origin_allowed(origin: str, allowed: tuple[str, ...] = (), cors: tuple[str, 
 
 
 class Json(JSONResponse):
-    """Compact UTF-8 JSON; NaN refused (the library never produces one)."""
+    """Compact UTF-8 JSON, written by orjson (the serve extra brings it): a search's answer in a
+    tenth of the stdlib's time, which the event loop spends for every response while no other
+    request advances. What orjson refuses (a lone surrogate echoed from the client, an integer
+    past 64 bits, a key that is not a string) is written by the stdlib as before. A NaN, which
+    the library never produces, is written null by orjson and refused by the stdlib: never
+    invalid JSON either way."""
 
     def render(self, content: Any) -> bytes:
+        if orjson is not None:
+            try:
+                return orjson.dumps(content)
+            except TypeError:  # orjson.JSONEncodeError: the stdlib below writes or refuses it
+                pass
         text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         try:
             return text.encode("utf-8")
