@@ -1,26 +1,37 @@
 """Load benchmark of ``mathlas serve``: hybrid k=10 searches over HTTP on loopback at several
-concurrency levels, against the in-process ``Bundle.search`` measured in the same run.
+concurrency levels, against the in-process library measured in the same run.
 
     python scripts/bench_serve.py [--bundle B] [--levels 1,8,32] [--requests 10000] [--max-seconds 120]
-                                  [--endpoint api|theoremsearch] [--workers 1] [--json]
-    python scripts/bench_serve.py --sequential [--rounds 5] [--json]
+                                  [--endpoint api|theoremsearch] [--workers 1] [--repeat 1]
+                                  [--compare DIR] [--json]
+    python scripts/bench_serve.py --sequential [--rounds 5] [--compare DIR] [--json]
 
 It starts a real server (``python -m mathlas.web serve``) on a free port of 127.0.0.1, warms it up,
 then for each level runs that many client threads (keep-alive connections, stdlib ``http.client``,
 so the load generator costs little CPU) until ``--requests`` requests are done or ``--max-seconds``
 pass, whichever comes first; the run stops by itself and stops the server. Reported per level:
 requests, errors (non-200 or connection errors), throughput, p50/p99 latency, the server's RSS
-before and after; and the in-process baseline (the same queries through ``Bundle.search`` on
-1 and on N threads) with the overhead ratio of p50 latencies. Both run with ``$MATHLAS_ENCODER_THREADS``
-(default 1, as ``mathlas serve`` sets it). Queries cycle through
-``shared/eval/informal-dev.jsonl`` when it is there, else a built-in list. Loopback only.
+before and after; the in-process baseline (the same queries through ``Bundle.search`` on that many
+threads) with the overhead ratio of p50 latencies; and the server's throughput over that of one
+in-process thread calling ``mathlas.service.search`` (the call every surface makes: what the
+server adds to the service) and one calling ``Bundle.search`` (the bare ranking, without the
+service's findings and match note). Each baseline is measured right before its level (``--repeat R`` runs the
+levels R times over and reports medians, so a machine whose load changes meets both sides alike),
+with the load average at the time. Both run with ``$MATHLAS_ENCODER_THREADS`` (default 1, as
+``mathlas serve`` sets it). Queries cycle through ``shared/eval/informal-dev.jsonl`` when it is
+there, else a built-in list. Loopback only.
 
 ``--sequential``: one keep-alive client, each query sent to every route back to back, round after
 round, so every route meets the same queries under the same load: ``GET /health`` (a route that
-does nothing: the middleware's cost), ``GET /api/search`` and TheoremSearch's ``POST /search`` with
-the same query and k=10 (repeated queries: the bundle keeps their vectors), and the in-process
+does nothing: the middleware's cost), once after the client's own in-process search (the server
+idle for as long) and then again at once, ``GET /api/search`` and TheoremSearch's ``POST /search``
+with the same query and k=10 (repeated queries: the bundle keeps their vectors), and the in-process
 ``mathlas.service.search`` of the same request. Reported: p50/p95 of each and the ratio of the two
 search routes' p50.
+
+``--compare DIR``: a second server run from the source tree ``DIR`` (a checkout of another
+version: ``git worktree add /tmp/before HEAD~1``), measured in the same run, its steps alternated
+with this tree's, so that a change is compared with what it replaced under the same load.
 """
 from __future__ import annotations
 
@@ -36,6 +47,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +94,7 @@ def rss_mb(pid: int) -> float:
 
 
 class Server:
-    def __init__(self, bundle: str | None, workers: int, threads: int | None = None):
+    def __init__(self, bundle: str | None, workers: int, threads: int | None = None, tree: str | None = None):
         self.err = tempfile.NamedTemporaryFile(mode="w+", suffix=".log", delete=False)
         cmd = [sys.executable, "-m", "mathlas.web", "serve", "--port", "0", "-q", "--workers", str(workers)]
         if bundle:
@@ -89,6 +102,8 @@ class Server:
         if threads:
             cmd += ["--threads", str(threads)]
         env = {k: v for k, v in os.environ.items() if k != "MATHLAS_TOKEN"}
+        if tree:  # another version's source tree: its package shadows this checkout's
+            env["PYTHONPATH"] = os.pathsep.join(x for x in (str(Path(tree).resolve()), env.get("PYTHONPATH")) if x)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err, env=env)
         deadline = time.monotonic() + 120
         while True:
@@ -175,63 +190,101 @@ def load(port: int, endpoint: str, qs: list[str], concurrency: int, total: int, 
             "p99_ms": round(pct(lat, 99) * 1000, 1)}
 
 
-def in_process(bundle: str | None, qs: list[str], concurrency: int, total: int) -> dict:
-    """The same searches through the library's ``Bundle.search`` in this process, ``concurrency`` threads."""
+def in_process(bundle: str | None, qs: list[str], concurrency: int, total: int, call: str = "bundle") -> dict:
+    """The same searches in this process on ``concurrency`` threads: through the library's
+    ``Bundle.search`` (``call="bundle"``), or through ``mathlas.service.search``, the call every
+    surface makes (the CLI, MCP and both HTTP routes; ``call="service"``: findings and the match
+    note included)."""
     import mathlas
+    from mathlas import service
+    from mathlas.request import SearchRequest
 
     b = mathlas.open_bundle(bundle)
+
+    def search(q: str) -> None:
+        if call == "service":
+            service.search(SearchRequest.make(q, 10), b)
+        else:
+            b.search(q, k=10)
+
     for q in qs[:5]:
-        b.search(q, k=10)
+        search(q)
 
     def one(i: int) -> float:
         t = time.perf_counter()
-        b.search(qs[i % len(qs)], k=10)
+        search(qs[i % len(qs)])
         return time.perf_counter() - t
 
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as ex:
         lat = list(ex.map(one, range(total)))
     wall = time.perf_counter() - t0
     return {"requests": total, "throughput": round(total / wall, 1), "p50_ms": round(pct(lat, 50) * 1000, 2),
-            "p99_ms": round(pct(lat, 99) * 1000, 2)}
+            "p99_ms": round(pct(lat, 99) * 1000, 2), "load_average": round(load_before, 2)}
 
 
-def sequential(port: int, bundle: str | None, qs: list[str], rounds: int) -> dict:
-    """Every query through every route back to back, one keep-alive client (``--sequential``)."""
+def sequential(servers: dict[str, int], bundle: str | None, qs: list[str], rounds: int) -> dict:
+    """Every query through every route of every server back to back, one keep-alive client per
+    server (``--sequential``)."""
     from mathlas import service
     from mathlas.request import SearchRequest
 
     b = __import__("mathlas").open_bundle(bundle)
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conns = {label: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for label, port in servers.items()}
 
-    def call(method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> None:
+    def call(label: str, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> None:
+        conn = conns[label]
         conn.request(method, path, body=body, headers=headers or {})
         r = conn.getresponse()
         r.read()
         if r.status != 200:
-            raise SystemExit(f"{method} {path}: HTTP {r.status}")
+            raise SystemExit(f"{label}: {method} {path}: HTTP {r.status}")
 
-    routes = {
-        "GET /health (does nothing)": lambda q: call("GET", "/health"),
-        "GET /api/search": lambda q: call(*request_for("api", q)[:2]),
-        "POST /search (TheoremSearch)": lambda q: call(*request_for("theoremsearch", q)),
-        "in process: service.search": lambda q: service.search(SearchRequest.make(q, 10), b),
-    }
+    names = {label: "" if len(servers) == 1 else f" [{label}]" for label in servers}
+    search = "in process: service.search"
+
+    def steps(order: list[str]) -> list[tuple[str, Callable[[str], None]]]:
+        """One query's steps: per server, the client's own search (the server idle meanwhile) then
+        /health twice; then each search route on each server, the servers in ``order``."""
+        out: list[tuple[str, Callable[[str], None]]] = []
+        for label in order:
+            out.append((search, lambda q: service.search(SearchRequest.make(q, 10), b)))
+            out.append((f"GET /health (does nothing), after idle{names[label]}", lambda q, lb=label: call(lb, "GET", "/health")))
+            out.append((f"GET /health (does nothing), at once{names[label]}", lambda q, lb=label: call(lb, "GET", "/health")))
+        for label in order:
+            out.append((f"GET /api/search{names[label]}", lambda q, lb=label: call(lb, *request_for("api", q)[:2])))
+        for label in order:
+            out.append((f"POST /search (TheoremSearch){names[label]}",
+                        lambda q, lb=label: call(lb, *request_for("theoremsearch", q))))
+        return out
+
+    order = list(servers)
     for q in qs[:10]:  # warm: every route once
-        for fn in routes.values():
+        for _, fn in steps(order):
             fn(q)
-    times: dict[str, list[float]] = {name: [] for name in routes}
+    times: dict[str, list[float]] = {name: [] for name, _ in steps(order)}
     for _ in range(rounds):
+        plan = steps(order)
         for q in qs:
-            for name, fn in routes.items():
+            for name, fn in plan:
                 t = time.perf_counter()
                 fn(q)
                 times[name].append(time.perf_counter() - t)
-    conn.close()
-    out = {name: {"p50_ms": round(pct(xs, 50) * 1000, 3), "p95_ms": round(pct(xs, 95) * 1000, 3)}
-           for name, xs in times.items()}
-    out["post_over_get_p50"] = round(out["POST /search (TheoremSearch)"]["p50_ms"] / out["GET /api/search"]["p50_ms"], 3)
+        order.reverse()  # with --compare, which server comes first alternates round by round
+    for conn in conns.values():
+        conn.close()
+    out: dict[str, Any] = {name: {"p50_ms": round(pct(xs, 50) * 1000, 3), "p95_ms": round(pct(xs, 95) * 1000, 3)}
+                           for name, xs in times.items()}
+    out["post_over_get_p50"] = {
+        label: round(out[f"POST /search (TheoremSearch){names[label]}"]["p50_ms"]
+                     / out[f"GET /api/search{names[label]}"]["p50_ms"], 3) for label in servers}
     return out
+
+
+def median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return round(s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2, 3)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--threads", type=int, help="the server's --threads (default: its own)")
     p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--repeat", type=int, default=1, help="run the levels this many times over; medians reported")
+    p.add_argument("--compare", metavar="DIR", help="also serve from the source tree DIR (another version), "
+                                                    "its steps alternated with this tree's")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--sequential", action="store_true",
                    help="one client: /health, GET /api/search and POST /search on the same queries (see above)")
@@ -256,56 +312,99 @@ def main(argv: list[str] | None = None) -> int:
     # one ONNX thread a search, no spinning); the server inherits the same value
     os.environ.setdefault("MATHLAS_ENCODER_THREADS", "1")
     encoder_threads = os.environ["MATHLAS_ENCODER_THREADS"]
+    trees = {"this tree": None} | ({"compared": args.compare} if args.compare else {})
+    load_start = os.getloadavg()
 
-    if args.sequential:
-        server = Server(args.bundle, args.workers, args.threads)
-        try:
-            res = sequential(server.port, args.bundle, qs, args.rounds)
-        finally:
-            server.stop()
-        res.update(queries=len(qs), rounds=args.rounds, cpus=os.cpu_count(), load_average=os.getloadavg())
-        if args.json:
-            print(json.dumps(res, indent=2))
-            return 0
-        print(f"{len(qs)} queries x {args.rounds} rounds, one client, {os.cpu_count()} CPUs, "
-              f"load average after {res['load_average'][0]:.2f}")
-        print("| route | p50 ms | p95 ms |")
-        print("|---|---:|---:|")
-        for name, v in res.items():
-            if isinstance(v, dict):
-                print(f"| {name} | {v['p50_ms']} | {v['p95_ms']} |")
-        print(f"POST /search / GET /api/search (p50): {res['post_over_get_p50']}x")
-        return 0
-    base = {c: in_process(args.bundle, qs, c, args.baseline_requests) for c in sorted({1, max(levels)} | set(levels))}
-    server = Server(args.bundle, args.workers, args.threads)
-    results = []
+    servers: dict[str, Server] = {}
     try:
-        load(server.port, args.endpoint, qs, 2, args.warmup, 60)
-        for c in levels:
-            before = rss_mb(server.proc.pid)
-            r = load(server.port, args.endpoint, qs, c, args.requests, args.max_seconds)
-            r.update(concurrency=c, rss_before_mb=round(before, 1), rss_after_mb=round(rss_mb(server.proc.pid), 1),
-                     in_process=base[c], overhead_p50=round(r["p50_ms"] / max(base[c]["p50_ms"], 1e-9), 2))
-            results.append(r)
-            print(f"c={c}: {r}", file=sys.stderr, flush=True)
+        for label, tree in trees.items():
+            servers[label] = Server(args.bundle, args.workers, args.threads, tree)
+        if args.sequential:
+            res = sequential({label: s.port for label, s in servers.items()}, args.bundle, qs, args.rounds)
+            res.update(queries=len(qs), rounds=args.rounds, cpus=os.cpu_count(),
+                       load_average_before=load_start, load_average_after=os.getloadavg(), compare=args.compare)
+            if args.json:
+                print(json.dumps(res, indent=2))
+                return 0
+            print(f"{len(qs)} queries x {args.rounds} rounds, one client, {os.cpu_count()} CPUs, load average "
+                  f"{load_start[0]:.2f} before, {res['load_average_after'][0]:.2f} after"
+                  + (f"; compared: {args.compare}" if args.compare else ""))
+            print("| route | p50 ms | p95 ms |")
+            print("|---|---:|---:|")
+            for name, v in res.items():
+                if isinstance(v, dict) and "p50_ms" in v:
+                    print(f"| {name} | {v['p50_ms']} | {v['p95_ms']} |")
+            for label, ratio in res["post_over_get_p50"].items():
+                print(f"POST /search / GET /api/search (p50), {label}: {ratio}x")
+            return 0
+        for s in servers.values():
+            load(s.port, args.endpoint, qs, 2, args.warmup, 60)
+        runs: list[dict] = []
+        order = list(servers)
+        for rep in range(args.repeat):
+            for c in levels:
+                base1 = in_process(args.bundle, qs, 1, args.baseline_requests)
+                service1 = in_process(args.bundle, qs, 1, args.baseline_requests, call="service")
+                base = base1 if c == 1 else in_process(args.bundle, qs, c, args.baseline_requests)
+                for label in order:
+                    server = servers[label]
+                    before = rss_mb(server.proc.pid)
+                    load_before = os.getloadavg()[0]
+                    r = load(server.port, args.endpoint, qs, c, args.requests, args.max_seconds)
+                    r.update(server=label, repeat=rep, concurrency=c, rss_before_mb=round(before, 1),
+                             rss_after_mb=round(rss_mb(server.proc.pid), 1), load_average=round(load_before, 2),
+                             in_process=base, in_process_1=base1, service_1=service1,
+                             overhead_p50=round(r["p50_ms"] / max(base["p50_ms"], 1e-9), 2),
+                             over_one_thread=round(r["throughput"] / max(base1["throughput"], 1e-9), 2),
+                             over_one_service_thread=round(r["throughput"] / max(service1["throughput"], 1e-9), 2))
+                    runs.append(r)
+                    print(f"{label} c={c}: {r}", file=sys.stderr, flush=True)
+                if len(order) > 1:
+                    order.reverse()
     finally:
-        server.stop()
+        for s in servers.values():
+            s.stop()
+    summary = []
+    for label in servers:
+        for c in levels:
+            mine = [r for r in runs if r["server"] == label and r["concurrency"] == c]
+            summary.append({
+                "server": label, "concurrency": c, "repeats": len(mine), "requests": sum(r["requests"] for r in mine),
+                "errors": sum(r["errors"] for r in mine), "throughput": median([r["throughput"] for r in mine]),
+                "p50_ms": median([r["p50_ms"] for r in mine]), "p99_ms": median([r["p99_ms"] for r in mine]),
+                "rss_before_mb": mine[0]["rss_before_mb"], "rss_after_mb": mine[-1]["rss_after_mb"],
+                "in_process_throughput": median([r["in_process"]["throughput"] for r in mine]),
+                "in_process_p50_ms": median([r["in_process"]["p50_ms"] for r in mine]),
+                "in_process_1_throughput": median([r["in_process_1"]["throughput"] for r in mine]),
+                "overhead_p50": median([r["overhead_p50"] for r in mine]),
+                "service_1_throughput": median([r["service_1"]["throughput"] for r in mine]),
+                "over_one_thread": median([r["over_one_thread"] for r in mine]),
+                "over_one_thread_each": [r["over_one_thread"] for r in mine],
+                "over_one_service_thread": median([r["over_one_service_thread"] for r in mine]),
+                "over_one_service_thread_each": [r["over_one_service_thread"] for r in mine],
+                "load_average": [r["load_average"] for r in mine]})
     out = {"endpoint": args.endpoint, "workers": args.workers, "threads": args.threads, "encoder_threads": encoder_threads,
-           "queries": len(qs), "cpus": os.cpu_count(),
-           "load_average": os.getloadavg(), "levels": results}
+           "queries": len(qs), "cpus": os.cpu_count(), "compare": args.compare,
+           "load_average": load_start, "load_average_after": os.getloadavg(), "levels": summary, "runs": runs}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"endpoint {args.endpoint}, {args.workers} worker(s), encoder threads {encoder_threads}, "
-          f"{len(qs)} distinct queries, {os.cpu_count()} CPUs, "
-          f"load average before {out['load_average'][0]:.2f}")
-    print("| concurrency | requests | errors | req/s | p50 ms | p99 ms | RSS before → after MB | in-process req/s | "
-          "in-process p50 ms | overhead (p50) |")
-    print("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
-    for r in results:
-        b = r["in_process"]
-        print(f"| {r['concurrency']} | {r['requests']:,} | {r['errors']} | {r['throughput']} | {r['p50_ms']} | {r['p99_ms']} | "
-              f"{r['rss_before_mb']} → {r['rss_after_mb']} | {b['throughput']} | {b['p50_ms']} | {r['overhead_p50']}× |")
+          f"{len(qs)} distinct queries, {os.cpu_count()} CPUs, {args.repeat} repeat(s) (medians), "
+          f"load average {load_start[0]:.2f} before, {out['load_average_after'][0]:.2f} after"
+          + (f"; compared: {args.compare}" if args.compare else ""))
+    print("| server | concurrency | requests | errors | req/s | p50 ms | p99 ms | RSS before → after MB | "
+          "in-process Bundle.search req/s, same threads | p50 ms | overhead (p50) | "
+          "req/s over one thread of service.search | over one thread of Bundle.search | load average |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    for r in summary:
+        service_each = ", ".join(f"{x}" for x in r["over_one_service_thread_each"])
+        each = ", ".join(f"{x}" for x in r["over_one_thread_each"])
+        print(f"| {r['server']} | {r['concurrency']} | {r['requests']:,} | {r['errors']} | {r['throughput']} | "
+              f"{r['p50_ms']} | {r['p99_ms']} | {r['rss_before_mb']} → {r['rss_after_mb']} | "
+              f"{r['in_process_throughput']} | {r['in_process_p50_ms']} | {r['overhead_p50']}× | "
+              f"{r['over_one_service_thread']}× ({service_each}) | {r['over_one_thread']}× ({each}) | "
+              f"{', '.join(str(x) for x in r['load_average'])} |")
     return 0
 
 
