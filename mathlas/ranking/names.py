@@ -783,7 +783,7 @@ class NameMatch:
 def _replacements(bundle, keys: list[int]) -> list[int]:
     """The keys of the replacements of the deprecated declarations among ``keys`` (the
     ``replaced_by`` column; none where the bundle has no such column)."""
-    if not keys or "replaced_by" not in bundle.table.column_names:
+    if not keys or not bundle.has_column("replaced_by"):
         return []
     out = []
     for rid in bundle.strings("replaced_by")(keys):
@@ -808,7 +808,7 @@ def named_first(bundle: Bundle, query: str, key: int) -> bool:
 
 def _by_pagerank(bundle, keys: list[int]) -> list[int]:
     """``keys``, the most used declarations first (the ``pagerank`` column), else in key order."""
-    if not keys or "pagerank" not in bundle.table.column_names:
+    if not keys or not bundle.has_column("pagerank"):
         return sorted(keys)
     import pyarrow as pa
     import pyarrow.compute as pc

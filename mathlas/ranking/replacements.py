@@ -24,7 +24,7 @@ class ReplacementsFirst:
 
     def __call__(self, pool, ctx):
         b = ctx.bundle
-        if "replaced_by" not in b.table.column_names or not len(pool):
+        if not len(pool) or not b.has_column("replaced_by"):
             return pool
         n = len(b)
         head = [k for k in pool.keys[:ctx.plan.top].tolist() if k < n]
