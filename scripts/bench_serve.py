@@ -10,8 +10,8 @@ It starts a real server (``python -m mathlas.web serve``) on a free port of 127.
 then for each level runs that many client threads (keep-alive connections, stdlib ``http.client``,
 so the load generator costs little CPU) until ``--requests`` requests are done or ``--max-seconds``
 pass, whichever comes first; the run stops by itself and stops the server. Reported per level:
-requests, errors (non-200 or connection errors), throughput, p50/p99 latency, the server's RSS
-before and after; the in-process baseline (the same queries through ``Bundle.search`` on that many
+requests, errors (non-200 or connection errors), throughput, p50/p99 latency, the server's CPU
+time per request (user and system, all its threads), its RSS before and after; the in-process baseline (the same queries through ``Bundle.search`` on that many
 threads) with the overhead ratio of p50 latencies; and the server's throughput over that of one
 in-process thread calling ``mathlas.service.search`` (the call every surface makes: what the
 server adds to the service) and one calling ``Bundle.search`` (the bare ranking, without the
@@ -26,8 +26,10 @@ round, so every route meets the same queries under the same load: ``GET /health`
 does nothing: the middleware's cost), once after the client's own in-process search (the server
 idle for as long) and then again at once, ``GET /api/search`` and TheoremSearch's ``POST /search``
 with the same query and k=10 (repeated queries: the bundle keeps their vectors), and the in-process
-``mathlas.service.search`` of the same request. Reported: p50/p95 of each and the ratio of the two
-search routes' p50.
+``mathlas.service.search`` of the same request; and the floor: ``/health`` of a bare ASGI app
+answering ``{}`` under the same uvicorn settings, protocol and limits (what the HTTP server and the
+machine cost before any middleware). Reported: p50/p95 of each and the ratio of the two search
+routes' p50.
 
 ``--compare DIR``: a second server run from the source tree ``DIR`` (a checkout of another
 version: ``git worktree add /tmp/before HEAD~1``), measured in the same run, its steps alternated
@@ -93,13 +95,59 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) of a process and its children (worker processes), in seconds."""
+    total = 0.0
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+# The floor of --sequential: an ASGI app that answers every request 200 "{}" at once, under the same
+# uvicorn settings, protocol and per-connection limits as mathlas serve: what the HTTP server and the
+# machine cost before any middleware or route.
+FLOOR = """
+import sys, uvicorn
+from mathlas.cli.serve import UVICORN_OPTIONS, _bind
+from mathlas.web.app import ServeConfig
+from mathlas.web.limits import configure
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            await send({"type": message["type"] + ".complete"})
+            if message["type"] == "lifespan.shutdown":
+                return
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+sock = _bind("127.0.0.1", 0)
+print(f"floor: http://127.0.0.1:{sock.getsockname()[1]}/", file=sys.stderr, flush=True)
+uvicorn.Server(configure(uvicorn.Config(app, **UVICORN_OPTIONS), ServeConfig().limits)).run(sockets=[sock])
+"""
+
+
 class Server:
-    def __init__(self, bundle: str | None, workers: int, threads: int | None = None, tree: str | None = None):
+    def __init__(self, bundle: str | None, workers: int, threads: int | None = None, tree: str | None = None,
+                 floor: bool = False):
         self.err = tempfile.NamedTemporaryFile(mode="w+", suffix=".log", delete=False)
         cmd = [sys.executable, "-m", "mathlas.web", "serve", "--port", "0", "-q", "--workers", str(workers)]
-        if bundle:
+        if floor:
+            cmd = [sys.executable, "-c", FLOOR]
+        if bundle and not floor:
             cmd += ["--bundle", bundle]
-        if threads:
+        if threads and not floor:
             cmd += ["--threads", str(threads)]
         env = {k: v for k, v in os.environ.items() if k != "MATHLAS_TOKEN"}
         if tree:  # another version's source tree: its package shadows this checkout's
@@ -224,14 +272,17 @@ def in_process(bundle: str | None, qs: list[str], concurrency: int, total: int, 
             "p99_ms": round(pct(lat, 99) * 1000, 2), "load_average": round(load_before, 2)}
 
 
-def sequential(servers: dict[str, int], bundle: str | None, qs: list[str], rounds: int) -> dict:
+def sequential(servers: dict[str, int], bundle: str | None, qs: list[str], rounds: int,
+               floor: int | None = None) -> dict:
     """Every query through every route of every server back to back, one keep-alive client per
-    server (``--sequential``)."""
+    server (``--sequential``); ``floor``: the port of the bare app (``FLOOR``), asked for /health
+    the same two ways."""
     from mathlas import service
     from mathlas.request import SearchRequest
 
     b = __import__("mathlas").open_bundle(bundle)
-    conns = {label: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for label, port in servers.items()}
+    ports = {**servers, **({"floor": floor} if floor else {})}
+    conns = {label: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for label, port in ports.items()}
 
     def call(label: str, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> None:
         conn = conns[label]
@@ -248,6 +299,10 @@ def sequential(servers: dict[str, int], bundle: str | None, qs: list[str], round
         """One query's steps: per server, the client's own search (the server idle meanwhile) then
         /health twice; then each search route on each server, the servers in ``order``."""
         out: list[tuple[str, Callable[[str], None]]] = []
+        if floor:
+            out.append((search, lambda q: service.search(SearchRequest.make(q, 10), b)))
+            out.append(("GET /health of a bare ASGI app (the floor), after idle", lambda q: call("floor", "GET", "/health")))
+            out.append(("GET /health of a bare ASGI app (the floor), at once", lambda q: call("floor", "GET", "/health")))
         for label in order:
             out.append((search, lambda q: service.search(SearchRequest.make(q, 10), b)))
             out.append((f"GET /health (does nothing), after idle{names[label]}", lambda q, lb=label: call(lb, "GET", "/health")))
@@ -320,7 +375,12 @@ def main(argv: list[str] | None = None) -> int:
         for label, tree in trees.items():
             servers[label] = Server(args.bundle, args.workers, args.threads, tree)
         if args.sequential:
-            res = sequential({label: s.port for label, s in servers.items()}, args.bundle, qs, args.rounds)
+            floor = Server(None, 1, floor=True)
+            try:
+                res = sequential({label: s.port for label, s in servers.items()}, args.bundle, qs, args.rounds,
+                                 floor=floor.port)
+            finally:
+                floor.stop()
             res.update(queries=len(qs), rounds=args.rounds, cpus=os.cpu_count(),
                        load_average_before=load_start, load_average_after=os.getloadavg(), compare=args.compare)
             if args.json:
@@ -350,7 +410,10 @@ def main(argv: list[str] | None = None) -> int:
                     server = servers[label]
                     before = rss_mb(server.proc.pid)
                     load_before = os.getloadavg()[0]
+                    cpu_before = cpu_seconds(server.proc.pid)
                     r = load(server.port, args.endpoint, qs, c, args.requests, args.max_seconds)
+                    r.update(server_cpu_ms=round((cpu_seconds(server.proc.pid) - cpu_before) * 1000
+                                                 / max(r["requests"], 1), 2))
                     r.update(server=label, repeat=rep, concurrency=c, rss_before_mb=round(before, 1),
                              rss_after_mb=round(rss_mb(server.proc.pid), 1), load_average=round(load_before, 2),
                              in_process=base, in_process_1=base1, service_1=service1,
@@ -372,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 "server": label, "concurrency": c, "repeats": len(mine), "requests": sum(r["requests"] for r in mine),
                 "errors": sum(r["errors"] for r in mine), "throughput": median([r["throughput"] for r in mine]),
                 "p50_ms": median([r["p50_ms"] for r in mine]), "p99_ms": median([r["p99_ms"] for r in mine]),
+                "server_cpu_ms": median([r["server_cpu_ms"] for r in mine]),
                 "rss_before_mb": mine[0]["rss_before_mb"], "rss_after_mb": mine[-1]["rss_after_mb"],
                 "in_process_throughput": median([r["in_process"]["throughput"] for r in mine]),
                 "in_process_p50_ms": median([r["in_process"]["p50_ms"] for r in mine]),
@@ -393,15 +457,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(qs)} distinct queries, {os.cpu_count()} CPUs, {args.repeat} repeat(s) (medians), "
           f"load average {load_start[0]:.2f} before, {out['load_average_after'][0]:.2f} after"
           + (f"; compared: {args.compare}" if args.compare else ""))
-    print("| server | concurrency | requests | errors | req/s | p50 ms | p99 ms | RSS before → after MB | "
+    print("| server | concurrency | requests | errors | req/s | p50 ms | p99 ms | server CPU ms a request | "
+          "RSS before → after MB | "
           "in-process Bundle.search req/s, same threads | p50 ms | overhead (p50) | "
           "req/s over one thread of service.search | over one thread of Bundle.search | load average |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
     for r in summary:
         service_each = ", ".join(f"{x}" for x in r["over_one_service_thread_each"])
         each = ", ".join(f"{x}" for x in r["over_one_thread_each"])
         print(f"| {r['server']} | {r['concurrency']} | {r['requests']:,} | {r['errors']} | {r['throughput']} | "
-              f"{r['p50_ms']} | {r['p99_ms']} | {r['rss_before_mb']} → {r['rss_after_mb']} | "
+              f"{r['p50_ms']} | {r['p99_ms']} | {r['server_cpu_ms']} | {r['rss_before_mb']} → {r['rss_after_mb']} | "
               f"{r['in_process_throughput']} | {r['in_process_p50_ms']} | {r['overhead_p50']}× | "
               f"{r['over_one_service_thread']}× ({service_each}) | {r['over_one_thread']}× ({each}) | "
               f"{', '.join(str(x) for x in r['load_average'])} |")

@@ -21,6 +21,9 @@ import socket
 import sys
 
 DEFAULT_PORT = 8765
+# uvicorn's settings for every server process (scripts/bench_serve.py runs its bare floor app with them too)
+UVICORN_OPTIONS = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=30, lifespan="on",
+                       server_header=False, proxy_headers=False)
 
 
 def _env_list(name: str) -> list[str]:
@@ -153,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mathlas.web.limits import configure  # header, body and idle bounds, connection cap
 
-    common = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=30, lifespan="on",
-                  server_header=False, proxy_headers=False)
+    common = UVICORN_OPTIONS
     host = f"[{config.host}]" if ":" in config.host else config.host
     print(f"mathlas serve: http://{host}:{config.port}/ (search page), POST /search, /api, /mcp"
           + (" — token required" if config.token else ""), file=sys.stderr, flush=True)
