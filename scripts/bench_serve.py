@@ -152,7 +152,9 @@ class Server:
         env = {k: v for k, v in os.environ.items() if k != "MATHLAS_TOKEN"}
         if tree:  # another version's source tree: its package shadows this checkout's
             env["PYTHONPATH"] = os.pathsep.join(x for x in (str(Path(tree).resolve()), env.get("PYTHONPATH")) if x)
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err, env=env)
+        # ``python -m`` puts the working directory first on sys.path: run where the package to serve is
+        cwd = Path(tree).resolve() if tree else REPO
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err, env=env, cwd=cwd)
         deadline = time.monotonic() + 120
         while True:
             m = re.search(r"http://127\.0\.0\.1:(\d+)/", Path(self.err.name).read_text())
