@@ -164,8 +164,6 @@ class Bundle:
         # Filters need source and kind per key: small integer codes, not a Python string per document
         # (1M strings cost ~60 MB each); names sorted so that codes do not depend on row order.
         self.source_names, self.source_codes = _codes(self.table.column("source"))
-        # Table.column_names builds a list of new strings at every call (some 8 microseconds)
-        self._column_set = frozenset(self.table.column_names)
         self._kind_names, self.kind_codes = _codes(self.table.column("kind"))
 
     def _read_table(self):
@@ -349,6 +347,21 @@ class Bundle:
     def _row(self, key: int, columns: Iterable[str] | None = None) -> dict:
         names = self.table.column_names if columns is None else [c for c in columns if self.has_column(c)]
         return {name: self.column(name)[key].as_py() for name in names}
+
+    @property
+    def table(self):
+        """The metadata table (a pyarrow Table)."""
+        return self._table
+
+    @table.setter
+    def table(self, value) -> None:
+        # what is read of the table is kept per table: a caller that replaces it (a column dropped, as a
+        # bundle built before it) gets its columns, not the old table's
+        self._table = value
+        # Table.column_names builds a list of new strings at every call (some 8 microseconds)
+        self._column_set = frozenset(value.column_names)
+        self._columns = {}
+        self._strings = {}
 
     def has_column(self, name: str) -> bool:
         """Whether the metadata table has the column ``name``."""
