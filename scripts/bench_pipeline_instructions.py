@@ -48,9 +48,9 @@ def inner(mode: str, bundle: str | None, queries_file: str, vectors_file: str, r
     if mode == "save":
         for q in queries:
             b.search(q, k=10)
-        Path(vectors_file).write_bytes(pickle.dumps(dict(pipeline.vectors._kept)))
+        Path(vectors_file).write_bytes(pickle.dumps(pipeline.vectors._kept.snapshot()))
         return
-    pipeline.vectors._kept.update(pickle.loads(Path(vectors_file).read_bytes()))
+    pipeline.vectors._kept.seed(pickle.loads(Path(vectors_file).read_bytes()))
     plans = []
     for q in queries:  # warm, alike in both runs
         b.search(q, k=10)

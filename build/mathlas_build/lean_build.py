@@ -155,10 +155,9 @@ def formal_ranker() -> dict:
     from mathlas.bundle import sha256_file
 
     package = Path(mathlas.__file__).resolve().parent  # the wheel's mathlas/artifacts, else a checkout's artifacts/
-    found = [p for p in (package / "artifacts" / "rankers" / FORMAL_RANKER,
-                         package.parent / "artifacts" / "rankers" / FORMAL_RANKER) if p.is_file()]
-    model = found[0] if found else package / "artifacts" / "rankers" / FORMAL_RANKER
-    if not model.is_file():
+    model = next((p for p in (package / "artifacts" / "rankers" / FORMAL_RANKER,
+                              package.parent / "artifacts" / "rankers" / FORMAL_RANKER) if p.is_file()), None)
+    if model is None:
         raise FileNotFoundError(f"the formal ranking model {FORMAL_RANKER} is not installed with mathlas "
                                 "(reinstall mathlas, or build with --no-ranker)")
     got = sha256_file(model)

@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mathlas.ranking.query import Kept
 from mathlas.ranking.text import strip_accents
 
 Bundle = Any  # an open bundle (mathlas.engine.Bundle): the ranking reads the bundle it is given
@@ -508,43 +509,14 @@ _CACHE_LOCK = threading.Lock()
 WORD_COUNTS_KEPT = 4096
 
 
-class _KeptCounts:
-    """``count(word)`` of one bundle, the last ``WORD_COUNTS_KEPT`` answers kept (a bundle never
-    changes once written, so a kept count is the count)."""
-
-    def __init__(self, count: Callable[[str], int]):
-        from collections import OrderedDict
-
-        self._count = count
-        self._kept: OrderedDict[str, int] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, word: str) -> int:
-        with self._lock:
-            got = self._kept.get(word)
-            if got is not None:
-                self._kept.move_to_end(word)
-                return got
-        got = self._count(word)
-        with self._lock:
-            self._kept[word] = got
-            while len(self._kept) > WORD_COUNTS_KEPT:
-                self._kept.popitem(last=False)
-        return got
-
-    def forget(self) -> None:
-        with self._lock:
-            self._kept.clear()
+_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, Kept]] = weakref.WeakKeyDictionary()
 
 
-_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, _KeptCounts]] = weakref.WeakKeyDictionary()
-
-
-def _kept_counter(bundle: Bundle, which: str, make: Callable[[], Callable[[str], int]]) -> _KeptCounts:
+def _kept_counter(bundle: Bundle, which: str, make: Callable[[], Callable[[str], int]]) -> Kept:
     with _CACHE_LOCK:
         got = _COUNTERS.setdefault(bundle, {}).get(which)
     if got is None:
-        made = _KeptCounts(make())
+        made = Kept(make(), WORD_COUNTS_KEPT)
         with _CACHE_LOCK:
             got = _COUNTERS[bundle].setdefault(which, made)
     return got

@@ -40,6 +40,47 @@ def dense_text(query: str, manifest: Any) -> str:
     return query
 
 
+class Kept:
+    """The last ``limit`` values made by ``make(key)``, by key, shared between threads (a value is made
+    outside the lock: two threads asking at once may both make it, and keep the same)."""
+
+    def __init__(self, make: Callable[[Any], Any], limit: int):
+        self._make = make
+        self._limit = limit
+        self._kept: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, key):
+        with self._lock:
+            got = self._kept.get(key)
+            if got is not None:
+                self._kept.move_to_end(key)
+                return got
+        got = self._make(key)
+        with self._lock:
+            self._kept[key] = got
+            while len(self._kept) > self._limit:
+                self._kept.popitem(last=False)
+        return got
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def snapshot(self) -> dict:
+        """What is kept, oldest first (a benchmark saves it to start another process alike)."""
+        with self._lock:
+            return dict(self._kept)
+
+    def seed(self, values: dict) -> None:
+        """Keep ``values`` as if made (``snapshot``'s counterpart)."""
+        for key, value in values.items():
+            with self._lock:
+                self._kept[key] = value
+                while len(self._kept) > self._limit:
+                    self._kept.popitem(last=False)
+
+
 class QueryVectors:
     """The last ``QUERY_VECTORS_KEPT`` query vectors of one bundle, by dense text: a page of results,
     a TheoremSearch answer's cosines and a repeated query ask again for the vector a search made."""
@@ -47,30 +88,21 @@ class QueryVectors:
     def __init__(self, encode: Callable[[list[str]], np.ndarray], manifest: Any):
         self._encode = encode
         self._manifest = manifest
-        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._kept = Kept(self._vector, QUERY_VECTORS_KEPT)
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = self._encode([text])[0]
+        vec.setflags(write=False)  # shared by every caller that asks again
+        return vec
 
     def __call__(self, query: str) -> np.ndarray:
         """The vector of ``query`` as the dense channel sees it (``dense_text``, encoded)."""
-        text = dense_text(query, self._manifest)
-        with self._lock:
-            got = self._kept.get(text)
-            if got is not None:
-                self._kept.move_to_end(text)
-                return got
-        vec = self._encode([text])[0]
-        vec.setflags(write=False)  # shared by every caller that asks again
-        with self._lock:
-            self._kept[text] = vec
-            while len(self._kept) > QUERY_VECTORS_KEPT:
-                self._kept.popitem(last=False)
-        return vec
+        return self._kept(dense_text(query, self._manifest))
 
     def forget(self) -> None:
         """Drop the kept vectors, so the next search encodes its query as a new one would
         (``scripts/bench_search.py`` times both cases)."""
-        with self._lock:
-            self._kept.clear()
+        self._kept.forget()
 
 
 class Query:
