@@ -237,3 +237,15 @@ def test_cli_lean_search_and_deps(formal):
     out = subprocess.run(env_cmd + ["lean", "deps", "Nat.Prime.two_le", "--depth", "9"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "depth" in out.stderr
+
+
+def test_build_lean_of_a_missing_project_is_one_line(tmp_path):
+    """A path that is no Lean project: one line naming it and exit 2, no traceback."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "mathlas", "index", "build-lean", str(tmp_path / "nowhere"), "--no-install",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "MATHLAS_DATA_DIR": str(tmp_path / "data")})
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.strip().splitlines() == [f"mathlas-build lean: Lean project not found at {tmp_path / 'nowhere'}"]

@@ -229,10 +229,15 @@ def main_lean(args) -> int:
     from mathlas_build.pipeline import build
 
     workdir = Path(args.workdir)
-    encoder = Path(args.encoder) if args.encoder else default_encoder(workdir, quiet=args.quiet)
-    recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
-                         dirs=args.dirs.split(",") if args.dirs else None, license=args.license,
-                         ranker=not args.no_ranker)
+    try:
+        project_roots(Path(args.path))  # a path that is no project is refused before any encoder is unpacked
+        encoder = Path(args.encoder) if args.encoder else default_encoder(workdir, quiet=args.quiet)
+        recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
+                             dirs=args.dirs.split(",") if args.dirs else None, license=args.license,
+                             ranker=not args.no_ranker)
+    except (FileNotFoundError, ValueError) as e:  # no such project; a missing or changed formal model
+        print(f"mathlas-build lean: {e}", file=sys.stderr)
+        return 2
     cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
     scratch = None
     if args.out:
