@@ -51,6 +51,10 @@ OTHER_THEOREMSEARCH_SOURCES = ("CRing Project", "nLab")
 TS_FIELDS = ("query", "n_results", "limit", "sources", "authors", "types", "tags", "categories", "paper_filter",
              "year_range", "citation_range", "citation_weight", "include_unknown_citations", "prompt", "db_top_k")
 EXTENSION_FIELDS = ("mode", "bundle")   # mathlas's own additions
+# The metadata columns an answer shows (``theorem``): ``api.search_hits`` reads these of each hit,
+# not its whole document (``label`` is the statement's label in its LaTeX source).
+COLUMNS = ("body", "slogan", "label", "paper_id", "paper_title", "authors", "categories", "journal_ref",
+           "citations", "year")
 
 
 @dataclass
@@ -214,7 +218,7 @@ def plan(req: Request, facts: BundleFacts) -> Plan:
     """Fit a request to the bundle ``facts`` describes."""
     ignored = dict(req.ignored)
     notes: list[str] = []
-    kwargs: dict[str, Any] = {"k": req.k, "mode": req.mode, "kinds": req.types or None}
+    kwargs: dict[str, Any] = {"k": req.k, "mode": req.mode, "kinds": req.types or None, "columns": COLUMNS}
     nothing = False
     if req.sources:
         known = {s.lower() for s in OTHER_THEOREMSEARCH_SOURCES}
@@ -280,35 +284,34 @@ def plan(req: Request, facts: BundleFacts) -> Plan:
 _URL = re.compile(r"https?://[^\s,;)]+")
 
 
-def _paper(doc: Any, facts: BundleFacts) -> tuple[dict, bool]:
-    x = doc.fields
-    if x.get("paper_id"):
-        cats = list(x.get("categories") or [])
+def _paper(h: Any, x: dict[str, Any], facts: BundleFacts) -> tuple[dict, bool]:
+    if x["paper_id"]:
+        cats = list(x["categories"] or [])
         pid = str(x["paper_id"])
-        arxiv = doc.source == "arxiv"
-        return {"paper_id": pid, "source": SOURCES["arxiv"][0] if arxiv else doc.source,
-                "title": x.get("paper_title") or "", "authors": list(x.get("authors") or []),
-                "link": f"https://arxiv.org/abs/{pid}" if arxiv else doc.link,
-                "summary": None, "journal_ref": x.get("journal_ref"), "primary_category": cats[0] if cats else None,
-                "categories": cats, "citations": x.get("citations"), "year": x.get("year"),
-                "journal_published": bool(x.get("journal_ref"))}, True
-    display, title, link, authors = SOURCES.get(doc.source, (doc.source, "", "", []))
+        arxiv = h.source == "arxiv"
+        return {"paper_id": pid, "source": SOURCES["arxiv"][0] if arxiv else h.source,
+                "title": x["paper_title"] or "", "authors": list(x["authors"] or []),
+                "link": f"https://arxiv.org/abs/{pid}" if arxiv else h.link,
+                "summary": None, "journal_ref": x["journal_ref"], "primary_category": cats[0] if cats else None,
+                "categories": cats, "citations": x["citations"], "year": x["year"],
+                "journal_published": bool(x["journal_ref"])}, True
+    display, title, link, authors = SOURCES.get(h.source, (h.source, "", "", []))
     if not title:  # a source this table does not know: what its bundle's attribution says
-        attribution = facts.attribution.get(doc.source, "")
-        title = attribution.split(",")[0] or doc.source
+        attribution = facts.attribution.get(h.source, "")
+        title = attribution.split(",")[0] or h.source
         found = _URL.search(attribution)
         link = found.group(0) if found else ""
-    return {"paper_id": doc.source, "source": display, "title": title, "authors": list(authors), "link": link,
+    return {"paper_id": h.source, "source": display, "title": title, "authors": list(authors), "link": link,
             "summary": None, "journal_ref": None, "primary_category": None, "categories": [], "citations": None,
             "year": None, "journal_published": None}, False
 
 
 def theorem(scored: ScoredHit, facts: BundleFacts) -> dict:
     """One ``theorems[]`` entry for a hit."""
-    h, d = scored.hit, scored.doc
-    paper, has_metadata = _paper(d, facts)
-    return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": d.body,
-            "slogan": d.slogan or h.text, "theorem_type": h.kind, "label": d.fields.get("tex_label"),
+    h, x = scored.hit, scored.values
+    paper, has_metadata = _paper(h, x, facts)
+    return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": x["body"] or "",
+            "slogan": x["slogan"] or h.text, "theorem_type": h.kind, "label": x["label"],
             "link": h.link or None, "paper": paper, "similarity": scored.similarity, "score": h.score,
             "has_metadata": has_metadata, "ranks": dict(h.ranks)}
 
