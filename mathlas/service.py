@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from mathlas.errors import UsageError
@@ -231,7 +232,6 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     the query was searched with."""
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
-    from mathlas.ranking.learned import names_hit
     from mathlas.ranking.names import named_first
 
     fixed = ranked.correction
@@ -245,15 +245,35 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     # declaration shares): an answer by name, not a guess
     if not req.offset and len(ranked.top) and named_first(b, req.query, int(ranked.top.keys[0])):
         match, confidence, note = "strong", max(confidence, 0.99), ""
-    elif not req.offset and ranked.hits and names_hit(searched, ranked.hits[0]):
-        # the query is the first hit's own name ("Banach fixed point theorem", "Nakayama's lemma"):
-        # the entry of that name answers it
+    elif not req.offset and ranked.hits and _named_first_hit(b, searched, ranked):
+        # the query is the first hit's own name or alias ("Banach fixed point theorem", "Nakayama's
+        # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it
         match, confidence, note = "strong", max(confidence, 0.95), ""
     elif match == "none" and "names" in ranked.top.marks and ranked.top.marks["names"][:1].any():
         match, note = "weak", NOTES["weak"]  # declarations named so were found: not "nothing close"
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
             "searched_for": fixed.query if fixed is not None else ""}
+
+
+def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
+    """Whether ``query`` names the first hit (``mathlas.ranking.named.named_keys``: its name, heading
+    or one of its aliases, up to case, accents, possessives, hyphens and words like "theorem"), or a
+    statement of the same fact that the hit shows as "also in" (Metamath's ``pnt`` is named by its
+    alias "Prime number theorem", PlanetMath's copy by its name)."""
+    from mathlas.ranking.named import named_keys
+
+    key = int(ranked.top.keys[0])
+    if key >= len(b):  # a saved finding: no name of the bundle's
+        return False
+    keys = [key]
+    for copy in ranked.hits[0].also_in or []:
+        copy_id = copy.get("id", "") if isinstance(copy, Mapping) else str(copy)
+        try:
+            keys.append(b.key_of(copy_id))
+        except UsageError:  # a copy in another bundle (a Lean declaration of the formal one)
+            continue
+    return any(named_keys(b, query, keys))
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

@@ -600,6 +600,8 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     index = NameIndex.of(bundle)
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
+    if _names_a_result(bundle, query):
+        return Correction(query)  # "Wald's equation" is a name the bundle holds, not a slip for "Walk's"
     got = index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
                         name_counter(bundle))
     return got if got.corrected else (name_phrase(bundle, query, index) or got)
@@ -634,6 +636,16 @@ def _name_cores(bundle: Bundle) -> frozenset:
     with _CACHE_LOCK:
         _NAME_CORES[bundle] = got
     return got
+
+
+def _names_a_result(bundle: Bundle, query: str) -> bool:
+    """Whether ``query`` reads as a result's name (``mathlas.ranking.named.reads_as_name``) and its
+    core words are those of a name or alias the bundle holds (``_name_cores``): such a query is not
+    corrected, however rare its words ("Wald's equation", "local Nagano theorem")."""
+    from mathlas.ranking.learned import core, words
+    from mathlas.ranking.named import reads_as_name
+
+    return reads_as_name(query) and frozenset(core(words(query))) in _name_cores(bundle)
 
 
 def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | None:

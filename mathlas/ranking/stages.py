@@ -189,6 +189,8 @@ def default_stages(bundle=None) -> Sequence[Stage]:
     from mathlas.ranking.learned import LearnedRank
     from mathlas.ranking.names import NameMatch
     from mathlas.ranking.collapse import Collapse
+    from mathlas.ranking.named import NamedFirst
     from mathlas.ranking.replacements import ReplacementsFirst
 
-    return (Priors(), LearnedRank(), Rerank(), Collapse(), StatementLift(), ReplacementsFirst(), NameMatch())
+    return (Priors(), LearnedRank(), Rerank(), Collapse(), NamedFirst(), StatementLift(), ReplacementsFirst(),
+            NameMatch())
