@@ -24,7 +24,8 @@ read (at most ``MAX_WORDS`` words): a statement is not a name.
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -56,20 +57,59 @@ def spellings(query: str) -> list[str]:
     return [query] if bare == query else [query, bare]
 
 
+def query_cores(query: str) -> frozenset:
+    """The core words (``mathlas.ranking.learned.core``) of the names ``query`` may be, one tuple per
+    spelling (``spellings``); empty when it reads as no name. ``names_hit``'s reading of a query, made
+    once for every document it is held against."""
+    from mathlas.ranking.learned import NAME_NOISE, _POSSESSIVE, core, words
+
+    out = set()
+    for q in spellings(query.lower()):  # "HENSEL'S LEMMA": the possessive is found in lower case
+        ws = words(q)
+        c = core(ws)
+        # one word names something only as a result's name: "Zorn's lemma", not "group"
+        if c and (len(c) > 1 or set(ws) & (NAME_NOISE - {"the", "a", "an", "of"}) or _POSSESSIVE.search(q)):
+            out.add(c)
+    return frozenset(out)
+
+
+# Per bundle, the core words of each document's names (name, heading, aliases) a query was held
+# against: a name query's candidates are mostly those of earlier ones. Cleared past DOC_CORES_KEPT.
+DOC_CORES_KEPT = 65536
+_DOC_CORES: weakref.WeakKeyDictionary[Any, dict[int, frozenset]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def doc_cores(bundle: Any, keys: list[int]) -> list[frozenset]:
+    """For each of ``keys``, the core words of its name, heading and aliases (Stacks' and the HoTT
+    book's aliases only: their names are their labels' words)."""
+    from mathlas.ranking.learned import LABEL_NAMED, core, words
+
+    with _LOCK:
+        kept = _DOC_CORES.setdefault(bundle, {})
+        missing = sorted({k for k in keys if k not in kept})
+    if missing:
+        aliases = bundle.strings("aliases")(missing) if bundle.has_column("aliases") else [None] * len(missing)
+        made = {}
+        for key, hit, al in zip(missing, bundle.hits(missing), aliases):
+            names = [hit.name or "", hit.heading or ""] if hit.source not in LABEL_NAMED else []
+            names += (al or "").split(";")
+            made[key] = frozenset(c for c in (core(words(n)) for n in names if n.strip()) if c)
+        with _LOCK:
+            if len(kept) + len(made) > DOC_CORES_KEPT:
+                kept.clear()
+            kept.update(made)
+        return [kept.get(k) or made[k] for k in keys]
+    with _LOCK:
+        return [kept[k] for k in keys]
+
+
 def named_keys(bundle: Any, query: str, keys: list[int]) -> list[bool]:
     """For each of ``keys`` (the bundle's documents), whether ``query`` names it (module docstring)."""
-    from mathlas.ranking.learned import names_hit
-
-    if not keys:
-        return []
-    forms = spellings(query.lower())  # "HENSEL'S LEMMA": the possessive is found in lower case
-    aliases = bundle.strings("aliases")(keys) if bundle.has_column("aliases") else [None] * len(keys)
-    out = []
-    for hit, al in zip(bundle.hits(keys), aliases):
-        doc = SimpleNamespace(source=hit.source, name=hit.name, heading=hit.heading,
-                              aliases=[a for a in (al or "").split(";") if a.strip()])
-        out.append(any(names_hit(q, doc) for q in forms))
-    return out
+    cores = query_cores(query)
+    if not cores or not keys:
+        return [False] * len(keys)
+    return [bool(c & cores) for c in doc_cores(bundle, keys)]
 
 
 class NamedFirst:
@@ -83,22 +123,23 @@ class NamedFirst:
             return pool
         bundle = ctx.bundle
         n = len(bundle)
-        if _formal(bundle):
-            return pool
         query = ctx.query.text
-        if not reads_as_name(query):
+        if len(query) > 200 or _formal(bundle):
             return pool
-        rows = [i for i, k in enumerate(pool.keys[:DEPTH].tolist()) if k < n]
-        if not rows:
+        cores = query_cores(query) if reads_as_name(query) else frozenset()
+        if not cores:
             return pool
-        keys = [int(pool.keys[i]) for i in rows]
-        members = _members(bundle, keys, getattr(req, "collapse", True))
-        flat = sorted({m for ms in members for m in ms})
-        named = dict(zip(flat, named_keys(bundle, query, flat)))
-        hit_rows = [i for i, ms in zip(rows, members) if any(named[m] for m in ms)]
-        if not hit_rows or hit_rows[0] == 0:
-            return pool
-        j = hit_rows[0]
+        collapse = getattr(req, "collapse", True)
+        # the rows in order, each with its copies; the first named one wins (mostly the first row)
+        for i, key in enumerate(pool.keys[:DEPTH].tolist()):
+            if key >= n:
+                continue
+            members = _members(bundle, [key], collapse)[0]
+            if any(c & cores for c in doc_cores(bundle, members)):
+                return pool if i == 0 else self._first(pool, i)
+        return pool
+
+    def _first(self, pool, j: int):
         order = np.r_[j, np.arange(j), np.arange(j + 1, len(pool))].astype(np.int64)
         out = pool.take(order)
         scores = out.scores.copy()
