@@ -163,8 +163,10 @@ class LeanSearchRequest:
     """One search of a formal (Lean) bundle: ``SearchRequest``'s query, ``k``, ``offset`` and mode,
     plus ``modules`` (only declarations in these modules or below), ``prior_weight`` (the
     PageRank prior's weight; None: the bundle's) and ``deprecated`` (False: leave ``@[deprecated]``
-    declarations out; they are flagged, and ranked after their replacement, otherwise). Build one
-    with ``LeanSearchRequest.make``."""
+    declarations out; they are flagged, and ranked after their replacement, otherwise) and
+    ``collapse`` (default: a Lean ``alias`` and the declaration it stands for take one rank, the
+    other named in ``also_in``; False shows both where each ranks). Build one with
+    ``LeanSearchRequest.make``."""
 
     query: str
     k: int = 10
@@ -174,21 +176,24 @@ class LeanSearchRequest:
     prior_weight: float | None = None
     offset: int = 0
     deprecated: bool = True
+    collapse: bool = True
     labels: Mapping[str, str] = field(default_factory=lambda: dict(LEAN_LABELS), compare=False)
 
     @classmethod
     def make(cls, query: Any, k: Any = 10, *, mode: Any = "hybrid", modules: Any = None, kinds: Any = None,
-             prior_weight: Any = None, offset: Any = 0, deprecated: Any = True,
+             prior_weight: Any = None, offset: Any = 0, deprecated: Any = True, collapse: Any = True,
              labels: Mapping[str, str] | None = None) -> LeanSearchRequest:
         """Check every argument (``UsageError`` naming the first bad one by its label) and build the request."""
         names = {**LEAN_LABELS, **(labels or {})}
-        base = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset, labels={"kinds": names["kinds"]})
+        base = SearchRequest.make(query, k, mode=mode, kinds=kinds, offset=offset, collapse=collapse,
+                                  labels={"kinds": names["kinds"]})
         weight = None if prior_weight is None else number(prior_weight, names["prior_weight"], minimum=-1e3, maximum=1e3)
         if not isinstance(deprecated, bool):
             raise UsageError(f"{names['deprecated']} must be true or false (false leaves deprecated declarations "
                              f"out), got {deprecated!r}")
         return cls(query=base.query, k=base.k, mode=base.mode, modules=strings(modules, names["modules"]),
-                   kinds=base.kinds, prior_weight=weight, offset=base.offset, deprecated=deprecated, labels=names)
+                   kinds=base.kinds, prior_weight=weight, offset=base.offset, deprecated=deprecated,
+                   collapse=base.collapse, labels=names)
 
 
 DIRECTIONS = ("uses", "used_by")

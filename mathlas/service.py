@@ -172,11 +172,11 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     current = None if req.deprecated else current_mask(b)  # leave @[deprecated] declarations out
     if current is not None:
         mask = current if mask is None else mask & current
-    # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check
-    # Lean aliases stay apart until the Lean search has an all-copies switch: each hit's also_in names
-    # the other (docs/groups.md)
+    # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check.
+    # A Lean alias and the declaration it stands for take one rank unless every copy is asked for
+    # (req.collapse False); each hit's also_in names the other (docs/groups.md)
     inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
-                          collapse=False, labels={**LABELS, "kinds": req.labels["kinds"]})
+                          collapse=req.collapse, labels={**LABELS, "kinds": req.labels["kinds"]})
     ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
     hits = [formal_hit(h) for h in ranked.hits]
     spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name

@@ -141,3 +141,55 @@ def test_api_all_copies_is_the_cli_flag(web, tiny_bundle_dir):
     assert bad.status_code == 422 and "all_copies must be true or false" in bad.json()["error"]
     params = {p["name"] for p in web.get("/openapi.json").json()["paths"]["/api/search"]["get"]["parameters"]}
     assert "all_copies" in params
+
+
+def test_a_lean_alias_and_its_target_take_one_rank(formal_bundle_dir):
+    """Mathlib's ``alias division_def := div_eq_mul_inv`` (Algebra/Group/Defs.lean, in the test formal
+    bundle) states the same: one rank by default, the other in ``also_in``; both with all copies."""
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+    from mathlas.tools.lean_search import search_formal_math
+
+    q = "division equals multiplication by the inverse"
+    one = lean_search(LeanSearchRequest.make(q, 10), str(formal_bundle_dir))
+    every = lean_search(LeanSearchRequest.make(q, 10, collapse=False), str(formal_bundle_dir))
+    ids, all_ids = [h.id for h in one.hits], [h.id for h in every.hits]
+    assert "lean:div_eq_mul_inv" in ids and "lean:division_def" not in ids, ids
+    assert {"lean:div_eq_mul_inv", "lean:division_def"} <= set(all_ids), all_ids
+    shown = one.hits[ids.index("lean:div_eq_mul_inv")]
+    assert {"source": "Lean", "label": "division_def", "id": "lean:division_def"} in shown.also_in
+    # the alias asked for by name is first all the same
+    assert lean_search(LeanSearchRequest.make("division_def", 5), str(formal_bundle_dir)).hits[0].id == "lean:division_def"
+    with pytest.raises(UsageError, match="all_copies must be true or false"):
+        search_formal_math(q, all_copies="yes", bundle=str(formal_bundle_dir))
+    tool = search_formal_math(q, k=10, all_copies=True, bundle=str(formal_bundle_dir))
+    assert [h.id for h in tool.hits] == all_ids
+    cli = _cli("lean", "search", q, "-k", "10", "--all-copies", "--json", "--bundle", str(formal_bundle_dir))
+    assert cli.returncode == 0, cli.stderr
+    assert [h["id"] for h in json.loads(cli.stdout)["hits"]] == all_ids
+    text = _cli("lean", "search", q, "-k", "10", "--bundle", str(formal_bundle_dir))
+    assert text.returncode == 0 and "lean:division_def" not in text.stdout.split("also in")[0], text.stdout
+    assert "division_def" in text.stdout  # named on the also-in line of its target
+
+
+def test_a_deprecated_alias_gives_its_place_to_what_it_stands_for():
+    """``mellin_inversion`` (deprecated, an alias of ``mellinInv_mellin_eq``) ranked above its target:
+    the target is shown in its place and the alias folded under it; a live alias (``Nat.bertrand``)
+    keeps its place."""
+    from mathlas.ranking.collapse import _targets_shown
+
+    cols = {"id": ["lean:mellin_inversion", "lean:mellinInv_mellin_eq", "lean:Nat.bertrand", "lean:Nat.exists_prime"],
+            "alias_of": ["lean:mellinInv_mellin_eq", None, "lean:Nat.exists_prime", None],
+            "deprecated": ["since 2025-11-16", None, None, None], "replaced_by": [None, None, None, None]}
+
+    class Columns:
+        def has_column(self, name):
+            return name in cols
+
+        def strings(self, name):
+            return lambda keys: [cols[name][k] for k in keys]
+
+    kept = [(0, [1]), (2, [3])]
+    assert _targets_shown(Columns(), kept) == [(1, [0]), (2, [3])]
+    del cols["deprecated"], cols["replaced_by"]
+    assert _targets_shown(Columns(), kept) == kept  # a bundle that records no deprecation: as ranked

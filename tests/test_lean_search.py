@@ -136,7 +136,12 @@ def test_stacks_bridge_both_ways(formal):
     from mathlas.tools.lean_search import search_formal_math
     from mathlas.tools.informal import get_by_id
 
-    r = search_formal_math("tower law finite dimensional", k=20)
+    # Module.Finite.right carries @[stacks 09G5]; its alias FiniteDimensional.right (same statement)
+    # ranks above it, so by default the alias takes their rank and names both on its also-in line
+    shown = search_formal_math("tower law finite dimensional", k=20)
+    assert any({"lean:Module.Finite.right", "stacks:09G5"} <= {c["id"] for c in h.also_in} for h in shown.hits), \
+        [(h.id, h.also_in) for h in shown.hits if h.also_in]
+    r = search_formal_math("tower law finite dimensional", k=20, all_copies=True)
     tagged = [h for h in r.hits if h.fields["stacks"]]
     assert tagged and "stacks:09G5" in tagged[0].fields["stacks"]
     lean_ids = stacks_to_lean("09G5")

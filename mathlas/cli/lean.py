@@ -1,7 +1,7 @@
 """``mathlas lean search|deps``: the formal tools (search_formal_math, get_dependencies) on the CLI,
 and ``mathlas index build-lean PATH``: a formal bundle of exactly the Lean project at PATH.
 
-    mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--no-deprecated] [--json]
+    mathlas lean search "prime two le" [-k 10] [--module Mathlib.NumberTheory] [--kind theorem] [--no-deprecated] [--all-copies] [--json]
     mathlas lean deps lean:Nat.Prime.two_le [--used-by] [--depth 2] [--json]
     mathlas index build-lean ~/my-project [--name NAME]
 
@@ -32,6 +32,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
     s.add_argument("--no-deprecated", dest="deprecated", action="store_false",
                    help="leave @[deprecated] declarations out (default: flagged, after their replacement)")
+    s.add_argument("--all-copies", action="store_true",
+                   help="show a Lean alias and the declaration it stands for each where it ranks (by default they "
+                        "take one rank, the other listed as 'also in')")
     s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE, else every installed formal bundle)")
     s.add_argument("--json", action="store_true")
     quiet_option(s)  # as `mathlas search -q`: only warnings on stderr
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
         req = LeanSearchRequest.make(args.query, args.k, mode=args.mode, modules=args.modules, kinds=args.kinds,
                                      prior_weight=args.prior_weight, offset=args.offset, deprecated=args.deprecated,
-                                     labels=LEAN_CLI_LABELS)
+                                     collapse=not args.all_copies, labels=LEAN_CLI_LABELS)
         r = lean_search(req, args.bundle)
         if args.json:
             print_json(r)

@@ -37,13 +37,43 @@ class Collapse:
         folded = {k for _, copies in kept for k in copies}
         if not folded:
             return pool
+        if ctx.bundle.has_column("alias_of"):
+            kept = _targets_shown(ctx.bundle, kept)
+            folded = {k for _, copies in kept for k in copies}
         shown = {k for k, _ in kept}
-        # the rows shown, then every other row but the folded copies, then the copies
-        order = ([i for i, k in enumerate(keys) if k in shown]
+        row = {k: i for i, k in enumerate(keys)}
+        # the rows shown (each where its group's best ranked), then every other row but the folded
+        # copies, then the copies
+        order = ([row[k] for k, _ in kept]
                  + [i for i, k in enumerate(keys) if k not in shown and k not in folded]
                  + [i for i, k in enumerate(keys) if k in folded and k not in shown])
         ctx.notes["collapsed"] = len(folded)
         return pool.take(np.asarray(order, dtype=np.int64))
+
+
+def _targets_shown(bundle, kept: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
+    """A deprecated Lean ``alias`` that ranked above the declaration it stands for gives it its place
+    (``mellin_inversion``, deprecated for ``mellinInv_mellin_eq``): the declaration is the name to
+    use, and a deprecated one goes after its replacement anyway. An alias that is not deprecated keeps
+    its place (``Nat.bertrand`` is the theorem's famous name)."""
+    columns = [c for c in ("deprecated", "replaced_by") if bundle.has_column(c)]
+    shown = [k for k, copies in kept if copies]
+    if not columns or not shown:
+        return kept
+    flags = [bundle.strings(c)(shown) for c in columns]
+    old = {k for i, k in enumerate(shown) if any(f[i] for f in flags)}
+    targets = dict(zip(shown, bundle.strings("alias_of")(shown)))
+    out = []
+    for key, copies in kept:
+        target = targets.get(key) if key in old else None
+        if target:
+            ids = bundle.strings("id")(copies)
+            if target in ids:
+                t = copies[ids.index(target)]
+                out.append((t, [key, *(c for c in copies if c != t)]))
+                continue
+        out.append((key, copies))
+    return out
 
 
 def with_also_in(bundle, hits: Sequence[Hit], keys: Sequence[int]) -> None:

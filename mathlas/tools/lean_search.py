@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mathlas.errors import UsageError
 from mathlas.formal import DEFAULT_LIMIT
 from mathlas.request import DependencyRequest, LeanSearchRequest, Mode
 from mathlas.service import DependencyResult, FormalSearchResult, dependencies, lean_search
@@ -20,7 +21,8 @@ Direction = Literal["uses", "used_by"]
 
 def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
                        mode: Mode = "hybrid", prior_weight: float | None = None,
-                       bundle: str | None = None, offset: int = 0, deprecated: bool = True) -> FormalSearchResult:
+                       bundle: str | None = None, offset: int = 0, deprecated: bool = True,
+                       all_copies: bool = False) -> FormalSearchResult:
     """Search Lean 4 declarations (Mathlib or a project's) by name, words or notation. Hits: lean:<Name>
     ids, kind, signature, module, docstring, link, Stacks ids.
 
@@ -34,9 +36,12 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
         bundle: default: $MATHLAS_FORMAL_BUNDLE or all installed.
         offset: skip this many hits (next page: offset + k).
         deprecated: false: leave deprecated ones out.
+        all_copies: an alias and its target each as a hit (default: one, the other in also_in).
     """
+    if not isinstance(all_copies, bool):
+        raise UsageError(f"all_copies must be true or false, got {all_copies!r}")
     req = LeanSearchRequest.make(query, k, mode=mode, modules=modules, kinds=kinds, prior_weight=prior_weight,
-                                 offset=offset, deprecated=deprecated)
+                                 offset=offset, deprecated=deprecated, collapse=not all_copies)
     return lean_search(req, bundle)
 
 
