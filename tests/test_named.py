@@ -70,12 +70,28 @@ def test_a_name_the_bundle_holds_is_not_corrected(answer, default_bundle_dir):
     assert correction_for(b, "fundamental theorm of algrebra").query == "fundamental theorem of algebra"
 
 
+def test_a_possessive_typed_without_its_apostrophe_is_searched_with_it(answer, default_bundle_dir):
+    import mathlas
+    from mathlas.ranking.names import correction_for
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    fixed = correction_for(b, "fatous lemma")
+    assert fixed.query == "fatou's lemma" and fixed.corrected == {"fatous": "fatou's"}
+    got = answer("fatous lemma")
+    assert got.searched_for == "fatou's lemma" and got.hits[0].id == "planetmath:FatousLemma" and got.match == "strong"
+    # a plural is no possessive, and neither is a spelling that names nothing
+    for query in ("Banach spaces", "this lemma", "groups of order p"):
+        assert correction_for(b, query).corrected == {}, query
+
+
 def test_spellings_of_a_possessive_without_its_apostrophe():
     from mathlas.ranking.named import reads_as_name, spellings
 
     assert spellings("hensels lemma") == ["hensels lemma", "hensel's lemma"]
     assert spellings("Stokes theorem")[0] == "Stokes theorem"        # its own spelling first
     assert spellings("Gauss lemma") == ["Gauss lemma"]
+    assert spellings("Banach spaces") == ["Banach spaces"]               # a possessive comes before a word
+    assert spellings("itos lemma") == ["itos lemma", "ito's lemma"]
     assert reads_as_name("Zorn's lemma") and reads_as_name("stone weierstrass theorem")
     assert not reads_as_name("group") and not reads_as_name("")
     assert not reads_as_name("if $f$ is continuous on a compact set then f is uniformly continuous there too")

@@ -232,10 +232,16 @@ def test_misspellings_of_the_collection(default_bundle_dir):
     typos = [d["query"] for d in drafts if d.get("typo")]
     others = [d["query"] for d in drafts if not d.get("typo")]
     fixed = [q for q in typos if correction_for(b, q).corrected]
-    changed = [q for q in others if correction_for(b, q).corrected]
+    fixes = {q: correction_for(b, q).corrected for q in others}
+    # a possessive typed without its apostrophe ("Zorns lemma", drafted as a name without accents or
+    # apostrophes) is searched with it: that is no misspelling mended, and is counted apart
+    owned = sorted(q for q, f in fixes.items() if f and all(m == w[:-1] + "'s" for w, m in f.items()))
+    changed = [q for q, f in fixes.items() if f and q not in owned]
     # left: "univalance", which the BM25 stemmer already makes the name word it misspells (univalen)
     assert len(typos) >= 20 and len(fixed) >= len(typos) - 1, sorted(set(typos) - set(fixed))
     assert len(changed) <= 2, changed
+    assert owned == ["Wilsons theorem", "Zorns lemma"], owned
+    assert correction_for(b, "Hadamard three circles theorem").corrected == {}  # a plural, no possessive
     for q in ("the Jordan–Hölder theorem", "valuation rings are maximal among subrings", "members of a set"):
         assert correction_for(b, q).corrected == {}, q
 

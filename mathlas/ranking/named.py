@@ -47,12 +47,13 @@ def reads_as_name(query: str) -> bool:
     return len(q) > 1 or bool(set(ws) & (NAME_NOISE - {"the", "a", "an", "of"})) or bool(_POSSESSIVE.search(query))
 
 
-_BARE_POSSESSIVE = re.compile(r"\b([^\W\d_]{3,}[^\W\ds_])s\b")
+_BARE_POSSESSIVE = re.compile(r"\b([^\W\d_]{2,}[^\W\ds_])s\b(?=\s+[^\W\d_])")  # a word before another
 
 
 def spellings(query: str) -> list[str]:
     """The query, and where a word could be a possessive typed without its apostrophe ("Hensels
-    lemma"), the query with it ("Hensel's lemma"); "Stokes theorem" keeps its own spelling first."""
+    lemma", "itos lemma": a word ending in one s, before another word), the query with it ("Hensel's
+    lemma"); "Stokes theorem" keeps its own spelling first, and "Banach spaces" has no other."""
     bare = _BARE_POSSESSIVE.sub(r"\1's", query)
     return [query] if bare == query else [query, bare]
 

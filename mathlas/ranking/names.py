@@ -602,6 +602,9 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
         return Correction(query)
     if _names_a_result(bundle, query):
         return Correction(query)  # "Wald's equation" is a name the bundle holds, not a slip for "Walk's"
+    owned = _possessive_name(bundle, query)
+    if owned is not None:
+        return owned  # "fatous lemma": Fatou's lemma
     got = index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
                         name_counter(bundle))
     return got if got.corrected else (name_phrase(bundle, query, index) or got)
@@ -646,6 +649,48 @@ def _names_a_result(bundle: Bundle, query: str) -> bool:
     from mathlas.ranking.named import reads_as_name
 
     return reads_as_name(query) and frozenset(core(words(query))) in _name_cores(bundle)
+
+
+def _possessive_name(bundle: Bundle, query: str) -> Correction | None:
+    """A possessive typed without its apostrophe ("fatous lemma", "itos lemma"): when the query with
+    it (``mathlas.ranking.named.spellings``) is a name the bundle holds, that is what is searched."""
+    from mathlas.ranking.named import spellings
+
+    forms = spellings(query)
+    if len(forms) < 2:
+        return None
+    typed, meant = query.split(), forms[1].split()
+    if len(typed) != len(meant):
+        return None
+    fixes = {a.lower(): b.lower() for a, b in zip(typed, meant) if a != b}
+    # each word made a possessive is one that a name holds as one ("Fatou's"), not a plural ("circles")
+    owners = _possessors(bundle)
+    if not fixes or any(strip_accents(b[:-2]) not in owners for b in fixes.values()):
+        return None
+    return Correction(forms[1], fixes) if _names_a_result(bundle, forms[1]) else None
+
+
+_POSSESSORS: weakref.WeakKeyDictionary[Any, frozenset] = weakref.WeakKeyDictionary()
+_OWNER = re.compile(r"([^\W\d_]+)['’]s\b")
+
+
+def _possessors(bundle: Bundle) -> frozenset:
+    """The words (lower case, accents off) that the bundle's names and aliases use as possessives
+    ("fatou" of "Fatou's lemma"); made once per bundle."""
+    with _CACHE_LOCK:
+        if bundle in _POSSESSORS:
+            return _POSSESSORS[bundle]
+    have = bundle.table.column_names
+    owners: set[str] = set()
+    for column in ("name", "aliases", "title"):
+        if column in have:
+            for value in bundle.column(column).to_pylist():
+                if value and "'" in value or value and "’" in value:
+                    owners.update(strip_accents(w).lower() for w in _OWNER.findall(value))
+    got = frozenset(owners)
+    with _CACHE_LOCK:
+        _POSSESSORS[bundle] = got
+    return got
 
 
 def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | None:
