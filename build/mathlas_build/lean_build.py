@@ -151,12 +151,11 @@ def project_version(path: Path) -> str:
 def formal_ranker() -> dict:
     """The recipe's ``ranker`` block of a formal bundle: the shipped model (``FORMAL_RANKER``), checked
     against ``FORMAL_RANKER_SHA256``; a missing or changed file is refused in one line."""
-    import mathlas
     from mathlas.bundle import sha256_file
+    from mathlas.releases.catalog import shipped_dirs
 
-    package = Path(mathlas.__file__).resolve().parent  # the wheel's mathlas/artifacts, else a checkout's artifacts/
-    model = next((p for p in (package / "artifacts" / "rankers" / FORMAL_RANKER,
-                              package.parent / "artifacts" / "rankers" / FORMAL_RANKER) if p.is_file()), None)
+    # the wheel's mathlas/artifacts, else a checkout's artifacts/
+    model = next((p for d in shipped_dirs() if (p := d / "rankers" / FORMAL_RANKER).is_file()), None)
     if model is None:
         raise FileNotFoundError(f"the formal ranking model {FORMAL_RANKER} is not installed with mathlas "
                                 "(reinstall mathlas, or build with --no-ranker)")
