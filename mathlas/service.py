@@ -72,20 +72,11 @@ class SearchResult:
 
 
 @dataclass
-class FormalSearchResult:
-    """Ranked Lean declarations for a query (``prior_weight``: the PageRank prior's weight used)."""
+class FormalSearchResult(SearchResult):
+    """Ranked Lean declarations for a query: ``SearchResult``'s fields and ``prior_weight``, the
+    PageRank prior's weight used."""
 
-    query: str
-    bundle: str
-    mode: str
-    prior_weight: float
-    hits: list[Hit]
-    next: list[NextStep] = field(default_factory=list)
-    match: str = "weak"      # as SearchResult's
-    confidence: float = 0.0
-    note: str = ""
-    expanded: str = ""
-    searched_for: str = ""
+    prior_weight: float = 0.0
 
 
 @dataclass
