@@ -260,3 +260,23 @@ def test_a_librarian_written_for_theoremsearch_works_unchanged(ts, tiny_bundle_d
     finally:
         other.stop()
     assert_clean(other)
+
+
+# ------------------------------------------------------------------------------ what the route reads
+
+@pytest.mark.parametrize("which", ["papers", "tiny"])
+def test_the_columns_read_by_key_are_the_documents_values(request, which):
+    """The route reads of each hit only the columns its answer shows (``theoremsearch.COLUMNS``,
+    ``Bundle.strings``), not the whole document: for every document of both test bundles they are
+    the values its ``Document`` holds (``label``: the column, the document's ``tex_label``)."""
+    from mathlas.web import api
+    from mathlas.web.theoremsearch import COLUMNS
+
+    b = request.getfixturevalue(which)
+    keys = list(range(len(b)))
+    read = api._column_values(b, keys, COLUMNS)
+    whole = [api._document_values(b.document_at(key), COLUMNS) for key in keys]
+    for key, got, want in zip(keys, read, whole):
+        got = got | {c: got[c] or "" for c in ("body", "slogan")}  # a document writes a null text ""
+        assert got == want, key
+    assert any(v["paper_id"] for v in read) == (which == "papers")  # both kinds of answer are checked
