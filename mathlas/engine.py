@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mathlas.bundle import (DEFAULT_FUSION, ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR, Manifest,
+from mathlas.bundle import (ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR, Manifest,
                             encoder_fingerprint, verify)
-from mathlas.checks import is_number
 from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
-from mathlas.ranking.fusion import PRIOR_TRANSFORMS
+import mathlas.ranking.settings as settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.ranking.filters import PaperColumns
@@ -102,7 +101,8 @@ class StringValues:
             offs = np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1] \
                 if offsets is not None else np.zeros(len(chunk) + 1, dtype=width)
             self.starts.append(at)
-            self.chunks.append((offs, memoryview(data) if data is not None else memoryview(b""),
+            # a memoryview of the offsets: indexing it gives a Python int (a numpy array makes a scalar)
+            self.chunks.append((memoryview(offs), memoryview(data) if data is not None else memoryview(b""),
                                 bytes(validity) if validity is not None and chunk.null_count else None, chunk.offset))
             at += len(chunk)
 
@@ -128,8 +128,7 @@ class StringValues:
             if valid is not None and not (valid[(i + bit0) >> 3] >> ((i + bit0) & 7)) & 1:
                 out.append(None)
                 continue
-            a, b = offs[i:i + 2].tolist()
-            out.append(str(data[a:b], "utf-8"))
+            out.append(str(data[offs[i]:offs[i + 1]], "utf-8"))
         return out
 
 
@@ -197,42 +196,14 @@ class Bundle:
 
     @property
     def fusion(self) -> dict:
-        """The RRF defaults: the manifest's measured ``fusion`` block over ``DEFAULT_FUSION``."""
-        return {**DEFAULT_FUSION, **(self.manifest.fusion or {})}
-
-    @property
-    def definition_intent(self) -> dict | None:
-        """The manifest's ``fusion.definition_intent`` (kinds, factor on their fused score, factor on
-        the priors' weights for a query that reads as a noun phrase; mathlas.ranking.intent), or None."""
-        spec = (self.manifest.fusion or {}).get("definition_intent")
-        if not spec:
-            return None
-        kinds, factor, prior = ((spec.get("kinds"), spec.get("factor", 1.0), spec.get("prior_factor", 1.0))
-                                if isinstance(spec, dict) else (None, None, None))
-        if not (isinstance(kinds, list) and all(isinstance(x, str) for x in kinds) and is_number(factor)
-                and factor >= 0 and is_number(prior) and prior >= 0):
-            raise BundleCorruptError(f"bundle {self.root.name}: manifest fusion.definition_intent must give "
-                                     f"kinds (a list), factor and prior_factor (numbers >= 0), got {spec!r}")
-        return {"kinds": kinds, "factor": float(factor), "prior_factor": float(prior)}
+        """The RRF defaults: the manifest's measured ``fusion`` block over ``DEFAULT_FUSION``
+        (``mathlas.ranking.settings``, where the ranking reads it)."""
+        return dict(settings.fusion(self))
 
     @property
     def priors(self) -> dict[str, dict]:
         """The document priors the manifest declares (``fusion.priors``): name -> column, transform, weight."""
-        declared = (self.manifest.fusion or {}).get("priors") or {}
-        out = {}
-        bad = f"bundle {self.root.name}: manifest fusion.priors"
-        if not isinstance(declared, dict):
-            raise BundleCorruptError(f"{bad} is not an object")
-        for name, spec in declared.items():
-            if not isinstance(spec, dict) or not self.has_column(spec.get("column")) \
-                    or spec.get("transform", "identity") not in PRIOR_TRANSFORMS:
-                raise BundleCorruptError(f"{bad}[{name!r}] = {spec!r}: needs a metadata column and a transform "
-                                         f"({', '.join(PRIOR_TRANSFORMS)})")
-            w = spec.get("weight", 0.0)
-            if not is_number(w):
-                raise BundleCorruptError(f"{bad}[{name!r}]: weight {w!r} is not a number")
-            out[name] = {"column": spec["column"], "transform": spec.get("transform", "identity"), "weight": float(w)}
-        return out
+        return {name: dict(spec) for name, spec in settings.priors(self).items()}
 
     def __repr__(self) -> str:
         return f"<Bundle {self.name}-{self.version}: {len(self)} documents at {self.root}>"
@@ -315,13 +286,8 @@ class Bundle:
 
     @property
     def kind_weights(self) -> dict[str, float]:
-        """The manifest's measured kind weights (``fusion.kind_weights``: kind -> factor on the fused
-        score; kinds it leaves out count 1)."""
-        declared = (self.manifest.fusion or {}).get("kind_weights") or {}
-        if not isinstance(declared, dict) or not all(is_number(w) and w >= 0 for w in declared.values()):
-            raise BundleCorruptError(f"bundle {self.root.name}: manifest fusion.kind_weights must map kinds "
-                                     f"to numbers >= 0, got {declared!r}")
-        return {str(k): float(w) for k, w in declared.items()}
+        """The manifest's measured kind weights (``fusion.kind_weights``; ``mathlas.ranking.settings``)."""
+        return dict(settings.kind_weights(self))
 
     def search(self, query: str, k: int = 10, **options: Any) -> list[Hit]:
         """Rank documents for ``query``: the hits of ``mathlas.ranking.pipeline_for(bundle).rank(

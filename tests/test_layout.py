@@ -166,6 +166,16 @@ def test_layers_import_downwards_only():
     assert "mathlas.engine" not in _reaches(graph, "mathlas.findings.search")
 
 
+def test_the_bundle_class_stores_and_stays_small():
+    """Issue 29: ``Bundle`` is storage (files, table, ids, documents, hits, lazy parts) in at most 300
+    lines; what the manifest declares for the ranking is read by ``mathlas.ranking.settings``, and the
+    storage module says nothing of saved findings."""
+    tree = ast.parse((REPO / "mathlas" / "engine.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Bundle")
+    assert cls.end_lineno - cls.lineno + 1 <= 300
+    assert "finding" not in (REPO / "mathlas" / "engine.py").read_text(encoding="utf-8").lower()
+
+
 def test_python_dash_m_mathlas():
     proc = subprocess.run([sys.executable, "-m", "mathlas", "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "usage: mathlas" in proc.stdout

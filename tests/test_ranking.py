@@ -120,3 +120,31 @@ def test_hits_of_keys_are_the_documents(tiny):
         assert h.text == snippet(d.text) and h.ranks == {"lexical": 3, "dense": None}
         assert h.fields == {"license": d.license}
     assert tiny.hit(0).id == hits[0].id
+
+
+def test_the_reranker_reads_the_text_the_channels_searched(tiny, monkeypatch):
+    """A misspelt name the plan corrected, an abbreviation it expanded: the cross-encoder scores the
+    candidates against the query the channels searched (``ctx.query.text``), not the words typed."""
+    import dataclasses
+
+    from mathlas.ranking.query import Query
+
+    asked: list[str] = []
+
+    class Recorder:  # the bundle's cross-encoder, recording what it is asked
+        def score(self, query, texts):
+            asked.append(query)
+            return np.arange(len(texts), dtype=np.float32)
+
+    monkeypatch.setattr(tiny, "_reranker", Recorder())
+    pipeline = pipeline_for(tiny)
+    plan, _, pool = pipeline.fused(SearchRequest.make("FTA over C", 5))
+    assert plan.query.text.startswith("FTA over C fundamental theorem of algebra")
+    plan.rerank_depth = 3
+    reranked = Rerank()(pool, StageContext(tiny, plan))
+    # as the plan of "Bear's criterion" has it: the name it is near searched instead
+    fixed = dataclasses.replace(plan, request=SearchRequest.make("Bear's criterion", 5),
+                                query=Query("Baer's criterion", pipeline.vectors))
+    Rerank()(pool, StageContext(tiny, fixed))
+    assert asked == [plan.query.text, "Baer's criterion"]
+    assert reranked.keys[:3].tolist() == pool.keys[:3][::-1].tolist()  # the recorder's scores took the order

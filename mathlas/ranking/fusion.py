@@ -38,9 +38,6 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     all_keys = ordered[starts]
     inv = np.empty(len(keys), dtype=np.intp)
     inv[order] = np.cumsum(starts) - 1
-    channel = np.repeat(np.arange(c), lens)
-    # a key a channel lists twice: the stable sort puts its entries side by side, the same channel
-    listed_twice = bool((~starts[1:] & (channel[order][1:] == channel[order][:-1])).any()) if len(keys) > 1 else False
     ranks = np.zeros((len(all_keys), c), dtype=np.int64)
     raw = np.full((len(all_keys), c), np.nan)
     where = []
@@ -48,11 +45,15 @@ def _table(rankings: Mapping[str, Ranking]) -> tuple[np.ndarray, np.ndarray, np.
     for j, (r, n) in enumerate(zip(rs, lens)):
         rows, places = inv[start:start + n], np.arange(n)
         start += n
-        if listed_twice:  # its first place
+        ranks[rows, j] = places + 1
+        if np.count_nonzero(ranks[:, j]) < n:  # a key this channel lists twice: its first place
             first = np.unique(rows, return_index=True)[1]
             rows, places = rows[first], places[first]
-        ranks[rows, j] = places + 1
-        raw[rows, j] = np.asarray(r.scores)[places]
+            ranks[:, j] = 0
+            ranks[rows, j] = places + 1
+            raw[rows, j] = np.asarray(r.scores)[places]
+        else:
+            raw[rows, j] = r.scores
         where.append((rows, places))
     return all_keys, ranks, raw, where
 

@@ -5,7 +5,7 @@ and meets" name a concept; the lemmas about it share their words and outnumber i
 words alone. A query with no claim in it (no verb of a statement, no relation symbol, no "theorem") is
 a noun phrase; a bundle whose manifest declares ``fusion.definition_intent`` then weighs its
 definitions, structures and classes up for such a query and gives "how much is built on this" (the
-PageRank prior) more say (``Bundle.plan``). No model, no LLM: a fixed word list, below.
+PageRank prior) more say (``mathlas.ranking.plan``). No model, no LLM: a fixed word list, below.
 """
 from __future__ import annotations
 

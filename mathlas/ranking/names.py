@@ -466,10 +466,10 @@ class NameIndex:
             if low in fixes:
                 spans.append((m.start(), m.end(), fixes[low]))
                 continue
-            folded = fold(low)
             in_names = named(low)
             if in_names > RARE or (in_names and not (count is not None and count(low) <= RARE)):
                 continue  # a name word (one that at most RARE names and documents use may be a slip: "lema")
+            folded = fold(low)
             if folded != low and named(folded):
                 continue  # Gödel is Godel
             if known is not None and known(low):

@@ -90,7 +90,7 @@ class Pipeline:
         self.stages: tuple[Stage, ...] = tuple(default_stages(bundle) if stages is None else stages)
         self.fuse = fuse or rrf
         self.vectors = QueryVectors(lambda texts: bundle.encoder.encode_queries(texts), bundle.manifest)
-        self.masks = Masks()
+        self.masks = Masks(bundle)
 
     def with_stages(self, stages: Sequence[Stage]) -> Pipeline:
         """The same bundle ranked with other stages (sharing the kept query vectors)."""

@@ -7,8 +7,6 @@ the CLI, ``types`` in TheoremSearch's API), in one line with what the bundle has
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +18,8 @@ from mathlas.ranking.abbreviations import expand as expand_abbreviations
 from mathlas.ranking.filters import Filters, PaperFilter
 from mathlas.ranking.intent import definition_intent
 from mathlas.ranking.names import correction_for
-from mathlas.ranking.query import Query
+import mathlas.ranking.settings as settings
+from mathlas.ranking.query import Kept, Query
 from mathlas.request import MAX_K, SearchRequest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -138,7 +137,7 @@ def check_kinds(bundle, names: Iterable[str], what: str, findings: bool = False)
 
 def prior_weights(bundle, priors: Mapping[str, float] | None) -> dict[str, float]:
     """The active priors (weight != 0): the manifest's default weights, overridden by ``priors``."""
-    declared = bundle.priors
+    declared = settings.priors(bundle)
     unknown = [n for n in priors or {} if n not in declared]
     if unknown:
         known = ", ".join(sorted(declared)) or "none"
@@ -157,7 +156,7 @@ def key_weights(bundle, source_weights: Mapping[str, float], kind_weights: Mappi
     if unknown:
         raise UsageError(f"unknown kind {', '.join(map(repr, unknown))} in {label}; "
                          f"this bundle has: {', '.join(kind_names)}")
-    kinds = {x: w for x, w in {**bundle.kind_weights, **(kind_weights or {})}.items()
+    kinds = {x: w for x, w in {**settings.kind_weights(bundle), **(kind_weights or {})}.items()
              if x in kind_names and w != 1}
     if not source_weights and not kinds:
         return None
@@ -179,30 +178,25 @@ class Masks:
     """A bundle's source/kind masks, the last ``MASKS_KEPT`` kept (a filter a client repeats costs
     one pass over the codes once)."""
 
-    def __init__(self) -> None:
-        self._kept: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, bundle) -> None:
+        self._kept = Kept(lambda key: source_kind_mask(bundle, *key), MASKS_KEPT)
 
-    def get(self, bundle, include: tuple, exclude: tuple, kinds: tuple) -> np.ndarray:
-        key = (include, exclude, kinds)
-        with self._lock:
-            got = self._kept.get(key)
-            if got is not None:
-                self._kept.move_to_end(key)
-                return got
-        allowed = np.ones(len(bundle), dtype=bool)
-        if include:
-            allowed &= np.isin(bundle.source_codes, [bundle.source_names.index(s) for s in include])
-        if exclude:
-            allowed &= ~np.isin(bundle.source_codes, [bundle.source_names.index(s) for s in exclude])
-        if kinds:
-            allowed &= np.isin(bundle.kind_codes, [i for i, n in enumerate(bundle.kind_names) if n in kinds])
-        allowed.setflags(write=False)
-        with self._lock:
-            self._kept[key] = allowed
-            while len(self._kept) > MASKS_KEPT:
-                self._kept.popitem(last=False)
-        return allowed
+    def get(self, include: tuple, exclude: tuple, kinds: tuple) -> np.ndarray:
+        return self._kept((include, exclude, kinds))
+
+
+def source_kind_mask(bundle, include: tuple, exclude: tuple, kinds: tuple) -> np.ndarray:
+    """Which of ``bundle``'s documents are of a source in ``include`` (any, when empty) and not in
+    ``exclude``, and of a kind in ``kinds`` (any, when empty): a read-only boolean array over keys."""
+    allowed = np.ones(len(bundle), dtype=bool)
+    if include:
+        allowed &= np.isin(bundle.source_codes, [bundle.source_names.index(s) for s in include])
+    if exclude:
+        allowed &= ~np.isin(bundle.source_codes, [bundle.source_names.index(s) for s in exclude])
+    if kinds:
+        allowed &= np.isin(bundle.kind_codes, [i for i, n in enumerate(bundle.kind_names) if n in kinds])
+    allowed.setflags(write=False)
+    return allowed
 
 
 def make_filters(bundle, masks: Masks, sources: Sequence[str] = (), exclude_sources: Sequence[str] = (),
@@ -218,12 +212,12 @@ def make_filters(bundle, masks: Masks, sources: Sequence[str] = (), exclude_sour
     if not include and not exclude and not kinds and paper is None and mask is None:
         return Filters()
     if paper is None and mask is None:
-        allowed = masks.get(bundle, include, tuple(sorted(exclude)), kinds)
+        allowed = masks.get(include, tuple(sorted(exclude)), kinds)
     else:
         allowed = np.ones(len(bundle), dtype=bool) if paper is None else bundle.paper_columns.mask(paper)
         if mask is not None:
             allowed &= mask
-        allowed &= masks.get(bundle, include, tuple(sorted(exclude)), kinds)
+        allowed &= masks.get(include, tuple(sorted(exclude)), kinds)
     if exclude:
         include = tuple(s for s in include if s not in exclude)
     return Filters(include, tuple(sorted(exclude)), kinds, allowed, paper, custom=mask is not None)
@@ -258,7 +252,7 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
     correction = correction_for(bundle, req.query) if bundle_part else None
     asked = correction.query if correction is not None else req.query
     text, used = expand_abbreviations(asked)
-    declared = bundle.definition_intent if bundle_part else None  # the manifest first: most bundles have none
+    declared = settings.definition_intent(bundle) if bundle_part else None  # the manifest first: most bundles have none
     intent = declared if declared and definition_intent(asked) else None
     kind_names = bundle.kind_names
     if intent:  # a noun phrase: definitions first, and "how much is built on this" counts more
@@ -288,7 +282,7 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
     depth = min(max(reach, FUSION_DEPTH), MAX_K) if deep else reach
     filters = make_filters(bundle, masks, include, sorted(exclude), kinds, req.paper, req.mask) if bundle_part \
         else Filters()
-    fusion = bundle.fusion
+    fusion = settings.fusion(bundle)
     channel_weights = dict(fusion["weights"] if req.channel_weights is None else req.channel_weights)
     return Plan(request=req, query=Query(text, vectors, req.pool), channels=MODE_CHANNELS[req.mode],
                 channel_weights=channel_weights, k_rrf=float(fusion["k_rrf"] if req.k_rrf is None else req.k_rrf),

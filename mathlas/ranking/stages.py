@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import mathlas.ranking.settings as settings
 from mathlas.ranking.candidates import Candidates
 from mathlas.ranking.fusion import add_priors, prior_values, statements_first
 
@@ -118,7 +119,7 @@ def prior_bonus(bundle, keys: np.ndarray, weights) -> np.ndarray:
     """``sum_p weight_p * transform_p(column_p[key])`` for each key."""
     keys = np.asarray(keys, dtype=np.int64)
     bonus = np.zeros(len(keys), dtype=np.float64)
-    declared = bundle.priors
+    declared = settings.priors(bundle)
     for name, w in weights.items():
         spec = declared[name]
         bonus += w * prior_values(_prior_column(bundle, name, spec["column"])[keys], spec["transform"])
@@ -166,7 +167,9 @@ class Rerank:
         head = pool.keys[:ctx.plan.rerank_depth].tolist()
         if not head:
             return pool
-        return reorder(pool, ctx.bundle.reranker.score(ctx.request.query, [ctx.text(k) for k in head]))
+        # the text the channels searched: a misspelt name corrected, abbreviations expanded (the
+        # words the request typed would score the candidates against the slip)
+        return reorder(pool, ctx.bundle.reranker.score(ctx.query.text, [ctx.text(k) for k in head]))
 
 
 class StatementLift:
