@@ -193,3 +193,22 @@ def test_a_deprecated_alias_gives_its_place_to_what_it_stands_for():
     assert _targets_shown(Columns(), kept) == [(1, [0]), (2, [3])]
     del cols["deprecated"], cols["replaced_by"]
     assert _targets_shown(Columns(), kept) == kept  # a bundle that records no deprecation: as ranked
+
+
+@pytest.mark.slow
+def test_http_lean_search_all_copies(formal_bundle_dir, tiny_bundle_dir):
+    from test_web_serve import WebServer, assert_clean
+
+    q = "division equals multiplication by the inverse"
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--formal-bundle", str(formal_bundle_dir))
+    try:
+        one = [h["id"] for h in server.get("/api/lean/search", params={"q": q, "k": 10}).json()["hits"]]
+        every = [h["id"] for h in server.get("/api/lean/search", params={"q": q, "k": 10, "all_copies": "true"}).json()["hits"]]
+        assert "lean:division_def" not in one and "lean:division_def" in every, (one, every)
+        bad = server.get("/api/lean/search", params={"q": q, "all_copies": "maybe"})
+        assert bad.status_code == 422 and "all_copies must be true or false" in bad.json()["error"]
+        spec = server.get("/openapi.json").json()["paths"]["/api/lean/search"]["get"]["parameters"]
+        assert {"all_copies", "deprecated"} <= {p["name"] for p in spec}
+    finally:
+        server.stop()
+    assert_clean(server)

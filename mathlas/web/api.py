@@ -177,10 +177,10 @@ def document(doc_id: str, bundle: str | None = None) -> dict:
 
 def lean_search(query: str, *, k: int = 10, modules: list[str] | None = None, kinds: list[str] | None = None,
                 mode: str = "hybrid", prior_weight: float | None = None, bundle: str | None = None,
-                offset: int = 0, deprecated: bool = True) -> dict:
+                offset: int = 0, deprecated: bool = True, all_copies: bool = False) -> dict:
     """``GET /api/lean/search``: the library's Lean search as a dict, the JSON of ``mathlas lean search --json``."""
     req = LeanSearchRequest.make(query, k, mode=mode, modules=modules, kinds=kinds, prior_weight=prior_weight,
-                                 offset=offset, deprecated=deprecated, labels=LEAN_HTTP_LABELS)
+                                 offset=offset, deprecated=deprecated, collapse=not all_copies, labels=LEAN_HTTP_LABELS)
     return _asdict(run_lean_search(req, bundle))
 
 

@@ -212,7 +212,7 @@ SEARCH_PARAMS = ("q", "query", "k", "offset", "mode", "source", "exclude_source"
                  "year_min", "year_max", "citations_min", "citations_max", "journal", "prior", "kind_weight",
                  "rerank", "all_copies", "bundle")
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "deprecated", "bundle")
+LEAN_SEARCH_PARAMS = ("q", "query", "k", "mode", "module", "kind", "prior_weight", "deprecated", "all_copies", "bundle")
 DEPS_PARAMS = ("direction", "depth", "limit", "bundle")
 
 
@@ -238,8 +238,10 @@ def _search_args(p: Params) -> dict[str, Any]:
 def _lean_search_args(p: Params) -> dict[str, Any]:
     """The /api/lean/search parameters (but the query and bundle) as ``api.lean_search`` arguments."""
     deprecated = p.boolean("deprecated", True, "false leaves deprecated declarations out")
+    all_copies = p.boolean("all_copies", False, "true shows a Lean alias and the declaration it stands for apart")
     return {"k": p.integer("k", 10, 1, SURFACE_MAX_K), "modules": p.texts("module"), "kinds": p.texts("kind"),
-            "mode": p.text("mode") or "hybrid", "prior_weight": p.number("prior_weight"), "deprecated": deprecated}
+            "mode": p.text("mode") or "hybrid", "prior_weight": p.number("prior_weight"), "deprecated": deprecated,
+            "all_copies": all_copies}
 
 
 def _name_weights(p: Params, name: str, example: str) -> dict[str, float] | None:
