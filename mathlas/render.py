@@ -178,7 +178,7 @@ def search_notes(answer: Any) -> list[str]:
     hits, one line each, both left out when there is nothing to say: what the query was searched as
     (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits and
     they are no ``strong`` match, how far to trust them (``mathlas.ranking.confidence``):
-    ``likely among these hits, but not a sure match (match: weak, confidence 0.66)``."""
+    ``likely among these hits, but not sure (match: weak, confidence 0.66)``."""
     def get(key: str) -> Any:
         return answer.get(key) if isinstance(answer, Mapping) else getattr(answer, key, None)
 

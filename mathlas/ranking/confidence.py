@@ -66,7 +66,7 @@ DEFAULT_MATCH: dict[str, dict] = {
 
 NOTES = {
     "none": "nothing close was found: the sources may not hold this",
-    "weak": "likely among these hits, but not a sure match",
+    "weak": "likely among these hits, but not sure",
     "empty": "nothing was found",
     "findings": "only saved findings were searched; their confidence is not calibrated",
 }

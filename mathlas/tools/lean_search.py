@@ -36,7 +36,7 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
         bundle: default: $MATHLAS_FORMAL_BUNDLE or all installed.
         offset: skip this many hits (next page: offset + k).
         deprecated: false: leave deprecated ones out.
-        all_copies: an alias and its target each as a hit (default: one, the other in also_in).
+        all_copies: an alias and its target as two hits.
     """
     if not isinstance(all_copies, bool):
         raise UsageError(f"all_copies must be true or false, got {all_copies!r}")

@@ -869,7 +869,7 @@ async function runSearch() {
     match.dataset.match = doubtful ? r.match : "";
     match.textContent = "";
     if (doubtful) {  // how far to trust the hits: the answer's own note, said once, then match and confidence
-      const note = (r.note || (r.match === "none" ? "nothing close was found" : "likely among these hits, but not a sure match")).trim();
+      const note = (r.note || (r.match === "none" ? "nothing close was found" : "likely among these hits, but not sure")).trim();
       match.textContent = note[0].toUpperCase() + note.slice(1).replace(/\.$/, "")
         + ` (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)}).`;
     }
