@@ -151,11 +151,14 @@ def project_version(path: Path) -> str:
 def formal_ranker() -> dict:
     """The recipe's ``ranker`` block of a formal bundle: the shipped model (``FORMAL_RANKER``), checked
     against ``FORMAL_RANKER_SHA256``; a missing or changed file is refused in one line."""
+    import mathlas
     from mathlas.bundle import sha256_file
-    from mathlas.releases.catalog import shipped_dirs
 
-    # the wheel's mathlas/artifacts, else a checkout's artifacts/
-    model = next((p for d in shipped_dirs() if (p := d / "rankers" / FORMAL_RANKER).is_file()), None)
+    # the wheel's mathlas/artifacts, else a checkout's artifacts/: mathlas.releases.catalog.shipped_dirs,
+    # which build/ may not import (it holds to the bundle contract: tests/test_layout.py)
+    package = Path(mathlas.__file__).resolve().parent
+    model = next((p for d in (package / "artifacts", package.parent / "artifacts")
+                  if (p := d / "rankers" / FORMAL_RANKER).is_file()), None)
     if model is None:
         raise FileNotFoundError(f"the formal ranking model {FORMAL_RANKER} is not installed with mathlas "
                                 "(reinstall mathlas, or build with --no-ranker)")
