@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from mathlas.errors import BundleCorruptError
-from mathlas.ranking.query import Kept
 from mathlas.ranking.text import strip_accents
 
 RANKER_DIR = "ranker"
@@ -56,8 +55,6 @@ FEATURES = (
 )
 F = {name: i for i, name in enumerate(FEATURES)}
 ABSENT_RANK = 200.0
-# pool sizes whose repeated node arrays a model keeps (TreeModel._widen: ~6 bytes a node a candidate)
-WIDE_KEPT = 4
 
 # Words that name what kind of result a name is, not which one: "Nakayama's lemma" = "Nakayama".
 NAME_NOISE = frozenset("""the a an of theorem theorems lemma lemmas proposition corollary conjecture law
@@ -405,34 +402,24 @@ class TreeModel:
         self.leaf_values = np.asarray(leaf_values, dtype=np.float64)
         self.base = float(spec.get("base", 0.0)) + constant
         self.trees = len(spec["trees"])
-        self._wide = Kept(self._widen, WIDE_KEPT)
-
-    def _widen(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each node's threshold and left leaves repeated over ``n`` candidates (nodes x n, C-contiguous,
-        read-only): a ufunc over whole arrays runs one flat loop, where broadcasting a column of
-        thresholds runs one short loop a node (3-4x the time for 1,400 nodes of 100 candidates)."""
-        shape = (len(self.feature), n)
-        threshold = np.ascontiguousarray(np.broadcast_to(self.threshold[:, None], shape))
-        left = np.ascontiguousarray(np.broadcast_to(self.left_leaves[:, None], shape))
-        threshold.setflags(write=False)
-        left.setflags(write=False)
-        return threshold, left
+        self._threshold_col = self.threshold[:, None]
+        self._left_col = self.left_leaves[:, None]
 
     def score(self, X: np.ndarray) -> np.ndarray:
         if not len(self.offsets):
             return np.full(len(X), self.base)
         n, m = len(X), len(self.offsets)
         Xt = X.T if X.T.flags.c_contiguous else np.ascontiguousarray(X.T)   # features x candidates
-        threshold, left = self._wide(n)
         # the test "x <= threshold" fails (go right): the node's left leaves are out of reach
-        out = np.multiply(left, np.take(Xt, self.feature, axis=0) > threshold)
+        out = (np.take(Xt, self.feature, axis=0) > self._threshold_col) * self._left_col
         ruled_out = np.bitwise_or.reduce(out.reshape(self.slots, m, n), axis=0)   # trees x candidates
         if self.bits.itemsize <= 2:
             leaf = np.take(_LOWEST_ZERO, ruled_out)
         else:
             reach = ~ruled_out
             leaf = np.log2((reach & (~reach + self.bits.type(1))).astype(np.float64)).astype(np.intp)
-        # candidates x trees, contiguous: each candidate's sum over its trees in tree order
+        # candidates x trees, contiguous: each candidate's sum over its trees in tree order (one addition
+        # into a C-ordered array, not an addition and a transposing copy)
         index = np.add(leaf.T, self.offsets, out=np.empty((n, m), dtype=np.intp))
         return self.leaf_values[index].sum(axis=1) + self.base
 
