@@ -154,6 +154,7 @@ class Bundle:
         self._strings: dict[str, Callable[[Sequence[int]], list]] = {}
         self._ids_sorted: np.ndarray | None = None
         self._paper_columns: PaperColumns | None = None
+        self._encoder_fp: str | None = None
         # Only a listed (so verified) Arrow copy is read: a file the manifest does not list is never used.
         self.meta_file = META_ARROW if META_ARROW in manifest.files else META
         self.table = self._read_table()
@@ -301,8 +302,9 @@ class Bundle:
 
     @property
     def encoder_fingerprint(self) -> str:
-        """Which encoder made this bundle's vectors (``mathlas.bundle.encoder_fingerprint``)."""
-        return encoder_fingerprint(self.manifest.encoder)
+        """Which encoder made this bundle's vectors (``mathlas.bundle.encoder_fingerprint``), hashed
+        once (a search with saved notes asks it each time)."""
+        return self._lazy("_encoder_fp", lambda: encoder_fingerprint(self.manifest.encoder))
 
     # -- documents -----------------------------------------------------------------------
     @property
