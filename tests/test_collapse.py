@@ -143,6 +143,7 @@ def test_api_all_copies_is_the_cli_flag(web, tiny_bundle_dir):
     assert "all_copies" in params
 
 
+@pytest.mark.slow  # seconds on its own (conftest: the fast lane leaves it out)
 def test_a_lean_alias_and_its_target_take_one_rank(formal_bundle_dir):
     """Mathlib's ``alias division_def := div_eq_mul_inv`` (Algebra/Group/Defs.lean, in the test formal
     bundle) states the same: one rank by default, the other in ``also_in``; both with all copies."""

@@ -58,6 +58,7 @@ def test_an_unjudged_hit_is_found():
     assert set(todo) == {("q1", "v"), ("q1", "w")} and todo[("q1", "w")] == {"b"}
 
 
+@pytest.mark.slow  # seconds on its own (conftest: the fast lane leaves it out)
 def test_the_report_refuses_unjudged_hits(tmp_path):
     run = {"config": "x", "model": None, "runs": {"mc-0001": [f"nosuch:{i}" for i in range(10)]}}
     path = tmp_path / "run.json"

@@ -58,6 +58,7 @@ def _vectors(argv: list[str], encoder_dir, mode: str) -> tuple[bool, np.ndarray]
     return got["saturates"], np.array(got["vectors"], dtype=np.float32)
 
 
+@pytest.mark.slow  # seconds on its own (conftest: the fast lane leaves it out)
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 kernels: this is not an x86 machine")
 def test_an_avx2_cpu_without_vnni_gets_the_same_vectors(encoder_dir):
     qemu = shutil.which("qemu-x86_64")

@@ -205,6 +205,7 @@ def test_hott_unlabelled_numbering(hott_docs):
 
 # ------------------------------------------------------------------ eval targets
 
+@pytest.mark.slow  # seconds on its own (conftest: the fast lane leaves it out)
 @pytest.mark.parametrize("source, least", [("stacks", 20), ("planetmath", 8), ("hott", 4)])
 def test_eval_targets_resolve(source, least, request):
     docs = request.getfixturevalue(f"{source}_docs")
