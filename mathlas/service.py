@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from mathlas.errors import UsageError
@@ -252,19 +251,13 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
     or one of its aliases, up to case, accents, possessives, hyphens and words like "theorem"), or a
     statement of the same fact that the hit shows as "also in" (Metamath's ``pnt`` is named by its
     alias "Prime number theorem", PlanetMath's copy by its name)."""
+    from mathlas.groups import groups_of
     from mathlas.ranking.named import named_keys
 
     key = int(ranked.top.keys[0])
     if key >= len(b):  # a saved finding: no name of the bundle's
         return False
-    keys = [key]
-    for copy in ranked.hits[0].also_in or []:
-        copy_id = copy.get("id", "") if isinstance(copy, Mapping) else str(copy)
-        try:
-            keys.append(b.key_of(copy_id))
-        except UsageError:  # a copy in another bundle (a Lean declaration of the formal one)
-            continue
-    return any(named_keys(b, query, keys))
+    return any(named_keys(b, query, [key, *groups_of(b).group(key)]))
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

@@ -295,22 +295,6 @@ def test_linear_model_standardises():
     assert m.score(np.array([[2.0, 9.0]], dtype=np.float32)).tolist() == [5.0]
 
 
-def test_a_query_that_is_the_hits_name_names_it():
-    from types import SimpleNamespace
-
-    from mathlas.ranking.learned import names_hit
-
-    hit = SimpleNamespace(name="Nakayama's lemma", heading="Nakayama's lemma", aliases=[])
-    assert names_hit("Nakayama lemma", hit)
-    assert not names_hit("Nakayama's lemma for graded modules", hit)
-    assert names_hit("Zorn's lemma", SimpleNamespace(name="Zorn's lemma", heading="", aliases=[]))
-    assert not names_hit("group", SimpleNamespace(name="group", heading="Group", aliases=[]))
-    assert names_hit("Bezout identity", SimpleNamespace(name="fta", heading="", aliases=["Bézout's identity"]))
-    assert names_hit("Cayley-Hamilton theorem", SimpleNamespace(name="Cayley–Hamilton theorem", heading="", aliases=[]))
-    # a Stacks name is its label's words: "hensel" is what the lemma is about, not its name
-    assert not names_hit("Hensel's lemma", SimpleNamespace(source="stacks", name="hensel", heading="hensel", aliases=[]))
-
-
 def test_the_arrays_the_bundle_carries_are_the_ones_its_table_makes(ranked_bundle):
     from mathlas.engine import Bundle
     from mathlas.ranking.learned import bundle_model

@@ -84,6 +84,26 @@ def test_a_possessive_typed_without_its_apostrophe_is_searched_with_it(answer, d
         assert correction_for(b, query).corrected == {}, query
 
 
+def test_a_query_that_is_a_documents_name_names_it():
+    """``query_cores`` against ``name_cores``: what the stage and ``match`` call "named" (the checks
+    of the rule's first form, ``learned.names_hit``, which the two replace)."""
+    from mathlas.ranking.named import name_cores, query_cores
+
+    def names(query, source="planetmath", name="", heading="", aliases=None):
+        return bool(query_cores(query) & name_cores(source, name, heading, aliases or []))
+
+    assert names("Nakayama lemma", name="Nakayama's lemma", heading="Nakayama's lemma")
+    assert not names("Nakayama's lemma for graded modules", name="Nakayama's lemma", heading="Nakayama's lemma")
+    assert names("Zorn's lemma", name="Zorn's lemma")
+    assert not names("group", name="group", heading="Group")
+    assert names("Bezout identity", name="fta", aliases=["Bézout's identity"])
+    assert names("Bezout identity", name="fta", aliases="Bézout's identity; Bezout lemma")  # the column's text
+    assert names("Cayley-Hamilton theorem", name="Cayley–Hamilton theorem")
+    # a Stacks name is its label's words: "hensel" is what the lemma is about, not its name
+    assert not names("Hensel's lemma", source="stacks", name="hensel", heading="hensel")
+    assert names("hensels lemma", name="Hensel's lemma")
+
+
 def test_spellings_of_a_possessive_without_its_apostrophe():
     from mathlas.ranking.named import reads_as_name, spellings
 
@@ -115,3 +135,17 @@ def test_the_names_benchmark_runs(default_bundle_dir, tmp_path, capsys):
     assert got["tally"]["written"]["n"] == 25 and len(got["rows"]) >= 50
     # the benchmark's own figure: every drawn name found first (seed 1, 25 names; seed 0's 300: 298)
     assert got["tally"]["written"]["answered"] >= 24, [r for r in got["rows"] if not r["answered"]]
+
+
+def test_kept_names_serve_a_later_mixed_request(default_bundle_dir):
+    """A document with no names of its own (a Stacks statement without aliases) that an earlier query
+    read comes back from the kept cores beside documents read now (it raised KeyError: an empty set
+    of cores read as "not kept")."""
+    import mathlas
+    from mathlas.ranking.named import doc_cores
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    stacks, fatou = b.key_of("stacks:03QG"), b.key_of("planetmath:FatousLemma")
+    assert doc_cores(b, [stacks]) == [frozenset()]
+    got = doc_cores(b, [stacks, fatou])
+    assert got[0] == frozenset() and ("fatou",) in got[1]

@@ -94,26 +94,6 @@ def _csr(sets: list, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
 LABEL_NAMED = frozenset({"stacks", "hott"})
 
 
-def names_hit(query: str, hit) -> bool:
-    """Whether ``query`` is ``hit``'s own name or one of its aliases, up to case, accents, possessives,
-    hyphens and the words "theorem", "lemma"... (``core``): "Nakayama lemma" names "Nakayama's lemma".
-    One word alone ("group") names nothing; with the kind of result or a possessive it does ("Zorn's
-    lemma")."""
-    ws = words(query)
-    q = core(ws)
-    # one word names something only as a result's name: "Zorn's lemma", not "group"
-    if not q or (len(q) == 1 and not (set(ws) & (NAME_NOISE - {"the", "a", "an", "of"})
-                                      or _POSSESSIVE.search(query or ""))):
-        return False
-    # Stacks and the HoTT book name a statement by its \label's words ("hensel"), which say what it is
-    # about, not what it is called: only their aliases count
-    own = getattr(hit, "source", "") not in LABEL_NAMED
-    names = [getattr(hit, "name", "") or "", getattr(hit, "heading", "") or ""] if own else []
-    aliases = getattr(hit, "aliases", None) or []
-    names += aliases if isinstance(aliases, list) else str(aliases).split(";")
-    return any(core(words(n)) == q for n in names if n)
-
-
 @dataclass
 class DocInfo:
     """Per-document arrays the features need, made once per bundle (~0.5 s for 65k documents)."""

@@ -7,7 +7,7 @@ the encoder may prefer a longer entry that mentions the name more often. ``Named
 that settles it: when the query reads as a name and the first row is not named by it, the best-ranked
 row among the first ``DEPTH`` that is takes first place; the others keep their order behind it.
 
-"Named" is ``mathlas.ranking.learned.names_hit``: the query is the document's name, heading or one of
+"Named" (``query_cores`` against ``name_cores``): the query is the document's name, heading or one of
 its aliases, up to case, accents, possessives, hyphens and the words that say what kind of result it
 is ("theorem", "lemma"...), or the same with a possessive typed without its apostrophe ("Hensels
 lemma"); Stacks' and the HoTT book's names are their labels' words, so there only
@@ -30,21 +30,38 @@ from typing import Any
 
 import numpy as np
 
+from mathlas.ranking.learned import _POSSESSIVE, LABEL_NAMED, NAME_NOISE, core, words
+
 DEPTH = 20
 MAX_WORDS = 8
 MAX_COPIES = 8  # of a row's copies, the first (in key order) read for names
 
 
-def reads_as_name(query: str) -> bool:
-    """Whether ``query`` could be a result's name at all (``names_hit``'s own test, done once)."""
-    from mathlas.ranking.learned import NAME_NOISE, _POSSESSIVE, core, words
+_KIND = NAME_NOISE - {"the", "a", "an", "of"}  # the words that say what kind of result a name is
 
-    query = query.lower()
+
+def _core(query: str) -> tuple[str, ...] | None:
+    """The core words of ``query`` (``mathlas.ranking.learned.core``) when it could be a result's name:
+    one word names something only with a kind word or a possessive ("Zorn's lemma", not "group")."""
+    query = query.lower()  # "HENSEL'S LEMMA": the possessive is found in lower case
     ws = words(query)
-    q = core(ws)
-    if not q or len(ws) > MAX_WORDS or "$" in query or "`" in query:
-        return False
-    return len(q) > 1 or bool(set(ws) & (NAME_NOISE - {"the", "a", "an", "of"})) or bool(_POSSESSIVE.search(query))
+    c = core(ws)
+    if c and (len(c) > 1 or set(ws) & _KIND or _POSSESSIVE.search(query)):
+        return c
+    return None
+
+
+def name_core(query: str) -> tuple[str, ...] | None:
+    """``query``'s core words when it reads as a short name (at most ``MAX_WORDS`` words, no formula
+    or code), else None."""
+    if "$" in query or "`" in query or len(words(query)) > MAX_WORDS:
+        return None
+    return _core(query)
+
+
+def reads_as_name(query: str) -> bool:
+    """Whether ``query`` could be a result's name at all (``name_core``)."""
+    return name_core(query) is not None
 
 
 _BARE_POSSESSIVE = re.compile(r"\b([^\W\d_]{2,}[^\W\ds_])s\b(?=\s+[^\W\d_])")  # a word before another
@@ -59,19 +76,18 @@ def spellings(query: str) -> list[str]:
 
 
 def query_cores(query: str) -> frozenset:
-    """The core words (``mathlas.ranking.learned.core``) of the names ``query`` may be, one tuple per
-    spelling (``spellings``); empty when it reads as no name. ``names_hit``'s reading of a query, made
-    once for every document it is held against."""
-    from mathlas.ranking.learned import NAME_NOISE, _POSSESSIVE, core, words
+    """The core words of the names ``query`` may be, one tuple per spelling (``spellings``); empty
+    when it reads as no name. Made once for every document it is held against."""
+    return frozenset(c for q in spellings(query.lower()) if (c := _core(q)))
 
-    out = set()
-    for q in spellings(query.lower()):  # "HENSEL'S LEMMA": the possessive is found in lower case
-        ws = words(q)
-        c = core(ws)
-        # one word names something only as a result's name: "Zorn's lemma", not "group"
-        if c and (len(c) > 1 or set(ws) & (NAME_NOISE - {"the", "a", "an", "of"}) or _POSSESSIVE.search(q)):
-            out.add(c)
-    return frozenset(out)
+
+def name_cores(source: str, name: str, heading: str, aliases) -> frozenset:
+    """The core words of a document's names: its name and heading, and its aliases (a list, or the
+    column's ``;``-separated text). Stacks and the HoTT book name a statement by its \\label's words
+    ("hensel"), which say what it is about, not what it is called: there only aliases count."""
+    names = [name or "", heading or ""] if source not in LABEL_NAMED else []
+    names += aliases if isinstance(aliases, list) else (aliases or "").split(";")
+    return frozenset(c for c in (core(words(n)) for n in names if n and n.strip()) if c)
 
 
 # Per bundle, the core words of each document's names (name, heading, aliases) a query was held
@@ -82,27 +98,21 @@ _LOCK = threading.Lock()
 
 
 def doc_cores(bundle: Any, keys: list[int]) -> list[frozenset]:
-    """For each of ``keys``, the core words of its name, heading and aliases (Stacks' and the HoTT
-    book's aliases only: their names are their labels' words)."""
-    from mathlas.ranking.learned import LABEL_NAMED, core, words
-
+    """For each of ``keys``, ``name_cores`` of that document (read from the bundle, kept)."""
     with _LOCK:
         kept = _DOC_CORES.setdefault(bundle, {})
-        missing = sorted({k for k in keys if k not in kept})
+        got = {k: kept[k] for k in keys if k in kept}
+    missing = sorted(set(keys) - got.keys())
     if missing:
         aliases = bundle.strings("aliases")(missing) if bundle.has_column("aliases") else [None] * len(missing)
-        made = {}
-        for key, hit, al in zip(missing, bundle.hits(missing), aliases):
-            names = [hit.name or "", hit.heading or ""] if hit.source not in LABEL_NAMED else []
-            names += (al or "").split(";")
-            made[key] = frozenset(c for c in (core(words(n)) for n in names if n.strip()) if c)
+        made = {key: name_cores(hit.source, hit.name, hit.heading, al)
+                for key, hit, al in zip(missing, bundle.hits(missing), aliases)}
         with _LOCK:
             if len(kept) + len(made) > DOC_CORES_KEPT:
                 kept.clear()
             kept.update(made)
-        return [kept.get(k) or made[k] for k in keys]
-    with _LOCK:
-        return [kept[k] for k in keys]
+        got.update(made)
+    return [got[k] for k in keys]
 
 
 def named_keys(bundle: Any, query: str, keys: list[int]) -> list[bool]:
@@ -130,12 +140,12 @@ class NamedFirst:
         cores = query_cores(query) if reads_as_name(query) else frozenset()
         if not cores:
             return pool
-        collapse = getattr(req, "collapse", True)
+        copies = _copies(bundle) if getattr(req, "collapse", True) else None
         # the rows in order, each with its copies; the first named one wins (mostly the first row)
         for i, key in enumerate(pool.keys[:DEPTH].tolist()):
             if key >= n:
                 continue
-            members = _members(bundle, [key], collapse)[0]
+            members = [key, *copies(key)[:MAX_COPIES]] if copies is not None else [key]
             if any(c & cores for c in doc_cores(bundle, members)):
                 return pool if i == 0 else self._first(pool, i)
         return pool
@@ -155,12 +165,8 @@ def _formal(bundle: Any) -> bool:
     return bundle.has_column("module") or (bundle.strings("id")([0])[0] or "").startswith("lean:")
 
 
-def _members(bundle: Any, keys: list[int], collapse: bool) -> list[list[int]]:
-    """Each key with the other statements of its fact where answers are collapsed (one rank per
-    theorem), else the key alone."""
-    if not collapse:
-        return [[k] for k in keys]
+def _copies(bundle: Any):
+    """``copies(key)``: the other statements of the key's fact (``mathlas.groups``: its "also in")."""
     from mathlas.groups import groups_of
 
-    groups = groups_of(bundle)
-    return [[k, *groups.group(k)[:MAX_COPIES]] for k in keys]
+    return groups_of(bundle).group

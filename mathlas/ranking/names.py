@@ -642,13 +642,13 @@ def _name_cores(bundle: Bundle) -> frozenset:
 
 
 def _names_a_result(bundle: Bundle, query: str) -> bool:
-    """Whether ``query`` reads as a result's name (``mathlas.ranking.named.reads_as_name``) and its
-    core words are those of a name or alias the bundle holds (``_name_cores``): such a query is not
+    """Whether ``query`` reads as a result's name (``mathlas.ranking.named.name_core``) and its core
+    words are those of a name or alias the bundle holds (``_name_cores``): such a query is not
     corrected, however rare its words ("Wald's equation", "local Nagano theorem")."""
-    from mathlas.ranking.learned import core, words
-    from mathlas.ranking.named import reads_as_name
+    from mathlas.ranking.named import name_core
 
-    return reads_as_name(query) and frozenset(core(words(query))) in _name_cores(bundle)
+    c = name_core(query)
+    return c is not None and frozenset(c) in _name_cores(bundle)
 
 
 def _possessive_name(bundle: Bundle, query: str) -> Correction | None:
@@ -685,7 +685,7 @@ def _possessors(bundle: Bundle) -> frozenset:
     for column in ("name", "aliases", "title"):
         if column in have:
             for value in bundle.column(column).to_pylist():
-                if value and "'" in value or value and "’" in value:
+                if value and ("'" in value or "’" in value):
                     owners.update(strip_accents(w).lower() for w in _OWNER.findall(value))
     got = frozenset(owners)
     with _CACHE_LOCK:
