@@ -154,8 +154,8 @@ def formal_ranker() -> dict:
     import mathlas
     from mathlas.bundle import sha256_file
 
-    # the wheel's mathlas/artifacts, else a checkout's artifacts/: mathlas.releases.catalog.shipped_dirs,
-    # which build/ may not import (it holds to the bundle contract: tests/test_layout.py)
+    # the wheel's mathlas/artifacts, else a checkout's artifacts/ (as mathlas.releases.catalog.artifacts_dirs,
+    # which build/ may not import: it holds to the bundle contract, tests/test_layout.py)
     package = Path(mathlas.__file__).resolve().parent
     model = next((p for d in (package / "artifacts", package.parent / "artifacts")
                   if (p := d / "rankers" / FORMAL_RANKER).is_file()), None)

@@ -39,14 +39,6 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a bundle name or versi
 _CATALOG_MAX_BYTES = 16 << 20
 
 
-def shipped_dirs() -> list[Path]:
-    """Where what ships with mathlas may be, whatever ``$MATHLAS_ARTIFACTS`` says: ``artifacts/``
-    inside the installed package (a wheel) and at the root of a source checkout (the releases, the
-    ranking models)."""
-    package = Path(__file__).parent.parent  # mathlas/ (this file is mathlas/releases/catalog.py)
-    return [package / "artifacts", package.resolve().parent / "artifacts"]
-
-
 def artifacts_dirs() -> list[Path]:
     """Directories holding releases that ship with mathlas (each may have a ``catalog.json``).
 
@@ -57,7 +49,8 @@ def artifacts_dirs() -> list[Path]:
     if env is not None:
         candidates = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
     else:
-        candidates = shipped_dirs()
+        package = Path(__file__).parent.parent  # mathlas/ (this file is mathlas/releases/catalog.py)
+        candidates = [package / "artifacts", package.resolve().parent / "artifacts"]
     out: list[Path] = []
     for p in candidates:
         if p.is_dir() and p.resolve() not in {q.resolve() for q in out}:
