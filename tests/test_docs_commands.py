@@ -294,6 +294,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/tune_fusion.py ../shared/eval/formal-dev.jsonl ../shared/eval/formal-qr-dev.jsonl --bundle mathlib "
     "--k-rrf 5,10,30 --lexical 0.5,1,2": NotRun("a grid search over the full formal bundle `mathlib` (Mathlib, 23 min to build)"),
     "python scripts/tune_fusion.py ../shared/eval/informal-dev.jsonl --unrestricted --top 25": NotRun(MEASURES),
+    "python scripts/study_query_adapter.py --ltr": NotRun(
+        MEASURES + "; tests/test_study_query_adapter.py fits its adapter on synthetic vectors"),
     "python scripts/train_ranker_formal.py --bundle mathlib --sets ../shared/eval/formal-qr-dev.jsonl "
     "../shared/eval/formal-dev.jsonl --trees 50 --leaves 7 --min-data 100 --out artifacts/rankers/mathlib-ltr-1.json "
     "--cache work/formal-pools.npz": NotRun(
