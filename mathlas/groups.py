@@ -251,6 +251,8 @@ class Groups:
         """Where else the document ``key`` states its fact: the other members of its group and the
         explicit copies in the other bundle of any member, each once, by source then label."""
         key = int(key)
+        if self.of[key] < 0 and key not in self.external:
+            return []  # most documents: in no group, with no copy elsewhere
         others = self.group(key)
         out = [Copy(SOURCE_NAMES.get(self.sources[m], self.sources[m]),
                     "" if self.sources[m] in UNLABELLED else self.labels[m], self.ids[m]) for m in others]

@@ -10,7 +10,12 @@ the other runs only the channels of the same plans as many times (``Pipeline.cha
 difference of the two totals, per search, is what the pipeline adds to its channels (planning,
 fusion, stages, hits). Some minutes: valgrind runs Python some 50 times slower.
 
-    python scripts/bench_pipeline_instructions.py [--bundle B] [--queries FILE] [--rounds 5]
+Every child runs with the same ``PYTHONHASHSEED`` (``--seed``): string hashing orders sets and dicts,
+so another seed can walk another path through the same code. ``--repeats N`` runs the pair N times
+and prints each figure and their spread (the same seed gives the same count to within some
+thousandths: what the runtime's allocator and address layout leave).
+
+    python scripts/bench_pipeline_instructions.py [--bundle B] [--queries FILE] [--rounds 5] [--repeats 1]
 
 PYTHONPATH=<another checkout> counts that checkout's pipeline the same way.
 """
@@ -20,6 +25,8 @@ import argparse
 import pickle
 import re
 import shutil
+import statistics
+import os
 import subprocess
 import sys
 import tempfile
@@ -64,10 +71,14 @@ def inner(mode: str, bundle: str | None, queries_file: str, vectors_file: str, r
                 pipeline.channel_rankings(plan)
 
 
-def instructions(args: list[str]) -> int:
+def _env(seed: int) -> dict[str, str]:
+    return {**os.environ, "PYTHONHASHSEED": str(seed)}
+
+
+def instructions(args: list[str], seed: int) -> int:
     """The instructions valgrind counted running this script with ``args``."""
     run = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, __file__, *args], capture_output=True, text=True)
+                          sys.executable, __file__, *args], capture_output=True, text=True, env=_env(seed))
     found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
     if run.returncode or not found:
         raise SystemExit(f"bench_pipeline_instructions: valgrind failed:\n{run.stderr[-2000:]}")
@@ -79,6 +90,8 @@ def main() -> None:
     ap.add_argument("--bundle")
     ap.add_argument("--queries", default=str(REPO.parent / "shared" / "eval" / "informal-dev.jsonl"))
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=1, help="runs of the pair (the spread is printed)")
+    ap.add_argument("--seed", type=int, default=0, help="PYTHONHASHSEED of every child run")
     ap.add_argument("--inner", nargs=2, metavar=("MODE", "VECTORS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.inner:
@@ -88,16 +101,23 @@ def main() -> None:
         raise SystemExit("bench_pipeline_instructions: needs valgrind (apt-get install valgrind)")
     n = len(queries_of(args.queries))
     common = ["--queries", args.queries, "--rounds", str(args.rounds)] + (["--bundle", args.bundle] if args.bundle else [])
+    per_search = []
     with tempfile.TemporaryDirectory() as tmp:
         vectors = str(Path(tmp) / "vectors.pkl")
-        subprocess.run([sys.executable, __file__, *common, "--inner", "save", vectors], check=True)
-        full = instructions([*common, "--inner", "full", vectors])
-        channels = instructions([*common, "--inner", "channels", vectors])
+        subprocess.run([sys.executable, __file__, *common, "--inner", "save", vectors], check=True,
+                       env=_env(args.seed))
+        for _ in range(max(1, args.repeats)):
+            full = instructions([*common, "--inner", "full", vectors], args.seed)
+            channels = instructions([*common, "--inner", "channels", vectors], args.seed)
+            per_search.append((full - channels) / (n * args.rounds) / 1e6)
+            print(f"  searches {full:,}, their channels alone {channels:,}: "
+                  f"{per_search[-1]:.3f} M instructions per search", flush=True)
     import mathlas
 
-    print(f"mathlas at {Path(mathlas.__file__).parent}; {n} queries x {args.rounds} rounds")
-    print(f"pipeline's own share: {(full - channels) / (n * args.rounds) / 1e6:.2f} M instructions per repeated search "
-          f"(searches {full:,}, their channels alone {channels:,})")
+    print(f"mathlas at {Path(mathlas.__file__).parent}; {n} queries x {args.rounds} rounds, PYTHONHASHSEED={args.seed}")
+    spread = (f" (min {min(per_search):.3f}, max {max(per_search):.3f} over {len(per_search)} repeats)"
+              if len(per_search) > 1 else "")
+    print(f"pipeline's own share: {statistics.median(per_search):.2f} M instructions per repeated search{spread}")
 
 
 if __name__ == "__main__":

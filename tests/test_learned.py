@@ -79,6 +79,24 @@ def test_narrow_trees_equal_walking_each_tree(depth):
     assert np.array_equal(model.score(np.asfortranarray(X)), model.score(X))
 
 
+def test_pool_sizes_kept_or_not_score_alike(monkeypatch):
+    """The node-shaped thresholds kept per pool size (``TreeModel._for``) give the scores of the
+    broadcast comparison they replace: sizes kept, sizes past the last few kept, and pools past
+    ``SHAPED_MAX`` that are compared by broadcasting."""
+    import mathlas.ranking.learned as learned
+
+    rng = random.Random(11)
+    spec = {"kind": "trees", "features": list(FEATURES), "base": 0.1, "trees": [random_tree(rng, 4) for _ in range(25)]}
+    model = model_from_spec(spec)
+    monkeypatch.setattr(learned, "SHAPED_MAX", 40)
+    X = np.random.default_rng(5).uniform(-1.2, 1.2, size=(60, len(FEATURES))).astype(np.float32)
+    for n in (1, 7, 30, 7, 12, 19, 23, 30, 40, 41, 60, 1):
+        got = model.score(X[:n])
+        assert np.array_equal(got, model.score(X[:n])), n      # kept: the same again
+        np.testing.assert_allclose(got, walk(spec, X[:n]), atol=1e-9)
+    assert len(model._shaped) <= learned.SHAPED_KEPT and all(k <= 40 for k in model._shaped)
+
+
 def test_a_tree_that_is_one_leaf_adds_a_constant():
     spec = {"kind": "trees", "features": list(FEATURES), "depth": 0,
             "trees": [{"feature": [0], "threshold": [0.0], "left": [0], "right": [0], "value": [1.5]}]}

@@ -68,8 +68,26 @@ def fold(text: str) -> str:
     return strip_accents(_POSSESSIVE.sub("", text or "")).lower()
 
 
+# A query's words are read some six times a search (the plan's name checks, the features, the named
+# stage), each a regex pass or two: the last WORDS_KEPT texts' words are kept (``forget_words``).
+WORDS_KEPT = 4096
+_WORDS: dict[str, tuple[str, ...]] = {}
+
+
 def words(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
+    """The words of ``text`` as names are compared: ``fold``ed (lower case, accents and possessives
+    off), letters and digits only."""
+    got = _WORDS.get(text)
+    if got is None:
+        if len(_WORDS) >= WORDS_KEPT:
+            _WORDS.clear()
+        got = _WORDS[text] = tuple(_WORD.findall(fold(text)))
+    return list(got)
+
+
+def forget_words() -> None:
+    """Drop the kept words (``Pipeline.forget_queries``: a benchmark's new query reads its own again)."""
+    _WORDS.clear()
 
 
 def core(ws: list[str]) -> tuple[str, ...]:
@@ -159,6 +177,25 @@ class DocInfo:
 
     ARRAYS = ("source", "group", "loglen", "idf", "name_ptr", "name_ids", "name_mass", "any_ptr", "any_ids",
               "name_hash", "core_hash")
+
+    def one_hot_rows(self) -> np.ndarray | None:
+        """The two rows of ``FEATURES`` each document sets to 1 (its source's and its kind group's), a
+        (2 x documents) array made on first use; None when a document's source is outside ``SOURCES``."""
+        got = self.__dict__.get("_one_hot")
+        if got is None:
+            known = not len(self.source) or int(self.source.min()) >= 0
+            got = self.__dict__["_one_hot"] = (np.stack((_SRC0 + self.source.astype(np.intp),
+                                                         _GRP0 + self.group.astype(np.intp))) if known else False)
+        return got if got is not False else None
+
+    def both(self) -> tuple[np.ndarray, np.ndarray]:
+        """One CSR of ``2 * documents`` rows, made on first use: row ``key`` the key's ``any`` words,
+        row ``documents + key`` its ``name`` words (``features`` reads both in one pass)."""
+        got = self.__dict__.get("_both")
+        if got is None:
+            ptr = np.concatenate((self.any_ptr[:-1], self.name_ptr + self.any_ptr[-1]))
+            got = self.__dict__["_both"] = (ptr, np.concatenate((self.any_ids, self.name_ids)))
+        return got
 
     def save(self, path: Path) -> None:
         """Write the arrays (``ranker/docinfo.npz``): a bundle that carries them opens its learned
@@ -270,33 +307,39 @@ def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, 
             holders = info.alias_cores.get(h)
             if holders is not None:
                 Xt[_ALIAS_EXACT] = np.isin(keys, holders)
-        # the name-word features: 0 unless a query word is a name word a candidate's name holds
+        # the name-word features: 0 unless a query word is a name word a candidate's name holds.
+        # One pass over both CSRs (``DocInfo.both``): rows 0..n-1 the candidates' name-and-alias
+        # words, rows n..2n-1 their name words, each row's words in its own order (the sums too)
         if len(q_known):
             in_q = np.zeros(len(info.idf) + 1, dtype=bool)
             in_q[q_known] = True
-            w, seg, _ = _segments(info.any_ptr, info.any_ids, keys)
+            ptr, ids = info.both()
+            w, seg, size = _segments(ptr, ids, np.concatenate((keys, keys + len(info.name_hash))))
             hit = in_q[w]
             if hit.any():
-                Xt[_Q_IN_NAME] = np.bincount(seg, weights=hit, minlength=n) / len(qset)
-                Xt[_Q_IN_NAME_IDF] = np.bincount(seg, weights=hit * info.idf[w], minlength=n) / q_mass
-            w, seg, size = _segments(info.name_ptr, info.name_ids, keys)
-            hit = in_q[w]
-            if hit.any():
-                has = size > 0
-                Xt[_NAME_IN_Q] = np.where(has, np.bincount(seg, weights=hit, minlength=n) / np.maximum(size, 1), 0)
+                count = np.bincount(seg, weights=hit, minlength=2 * n)
+                mass_hit = np.bincount(seg, weights=hit * info.idf[w], minlength=2 * n)
+                Xt[_Q_IN_NAME] = count[:n] / len(qset)
+                Xt[_Q_IN_NAME_IDF] = mass_hit[:n] / q_mass
+                has = size[n:] > 0
+                Xt[_NAME_IN_Q] = np.where(has, count[n:] / np.maximum(size[n:], 1), 0)
                 mass = info.name_mass[keys]
-                Xt[_NAME_IN_Q_IDF] = np.where(
-                    has, np.bincount(seg, weights=hit * info.idf[w], minlength=n) / np.where(mass > 0, mass, 1.0), 0)
+                Xt[_NAME_IN_Q_IDF] = np.where(has, mass_hit[n:] / np.where(mass > 0, mass, 1.0), 0)
     Xt[_Q_WORDS] = math.log1p(len(qw))
     Xt[_DOC_LOGLEN] = info.loglen[keys]
-    # one-hot source and kind group: one scattered write each (a source outside SOURCES, -1, sets none)
+    # one-hot source and kind group: one scattered write (a source outside SOURCES, -1, sets none)
     cols = np.arange(n)
-    for first, code in ((_SRC0, info.source[keys]), (_GRP0, info.group[keys])):
-        if n and code.min() >= 0:
-            Xt[first + code.astype(np.intp), cols] = 1.0
-        elif n:
-            known = code >= 0
-            Xt[first + code[known].astype(np.intp), cols[known]] = 1.0
+    rows = info.one_hot_rows()
+    if rows is not None:  # every document of a source in SOURCES: both rows of every candidate at once
+        if n:
+            Xt[rows[:, keys], cols] = 1.0
+    else:
+        for first, code in ((_SRC0, info.source[keys]), (_GRP0, info.group[keys])):
+            if n and code.min() >= 0:
+                Xt[first + code.astype(np.intp), cols] = 1.0
+            elif n:
+                known = code >= 0
+                Xt[first + code[known].astype(np.intp), cols[known]] = 1.0
     if intent:
         Xt[_DEF_INTENT] = 1.0
         Xt[_DEF_INTENT_X_DEFINITION] = info.group[keys] == _DEFINITION
@@ -384,14 +427,29 @@ class TreeModel:
         self.trees = len(spec["trees"])
         self._threshold_col = self.threshold[:, None]
         self._left_col = self.left_leaves[:, None]
+        self._shaped: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The thresholds and left-leaf masks as (nodes x ``n``) arrays, made once for the last few
+        pool sizes: a comparison of two whole arrays is one loop, where a column broadcast over
+        ``n`` candidates runs one short loop per node (some 3x the time at 100 candidates)."""
+        if n > SHAPED_MAX:
+            return self._threshold_col, self._left_col
+        got = self._shaped.get(n)
+        if got is None:
+            if len(self._shaped) >= SHAPED_KEPT:
+                self._shaped.clear()
+            got = self._shaped[n] = (np.repeat(self._threshold_col, n, axis=1), np.repeat(self._left_col, n, axis=1))
+        return got
 
     def score(self, X: np.ndarray) -> np.ndarray:
         if not len(self.offsets):
             return np.full(len(X), self.base)
         n, m = len(X), len(self.offsets)
         Xt = X.T if X.T.flags.c_contiguous else np.ascontiguousarray(X.T)   # features x candidates
+        threshold, left = self._for(n)
         # the test "x <= threshold" fails (go right): the node's left leaves are out of reach
-        out = (np.take(Xt, self.feature, axis=0) > self._threshold_col) * self._left_col
+        out = (np.take(Xt, self.feature, axis=0) > threshold) * left
         ruled_out = np.bitwise_or.reduce(out.reshape(self.slots, m, n), axis=0)   # trees x candidates
         if self.bits.itemsize <= 2:
             leaf = np.take(_LOWEST_ZERO, ruled_out)
@@ -402,6 +460,12 @@ class TreeModel:
         # into a C-ordered array, not an addition and a transposing copy)
         index = np.add(leaf.T, self.offsets, out=np.empty((n, m), dtype=np.intp))
         return self.leaf_values[index].sum(axis=1) + self.base
+
+
+# TreeModel._for: pool sizes whose node-shaped arrays are kept (a hybrid pool is mostly the fusion
+# depth, 100), and the largest (some 8 bytes a node and candidate: 1.1 MB for 1,400 nodes x 100)
+SHAPED_KEPT = 4
+SHAPED_MAX = 512
 
 
 def _lowest_zeros() -> np.ndarray:

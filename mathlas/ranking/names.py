@@ -67,6 +67,7 @@ STOPWORDS = frozenset("a an the of in on for and or to is are with by from as at
 _WORD = re.compile(r"[^\W\d_]+")
 # what a word is not corrected inside: code and formulas, and identifiers (Nat.Prime, two_le, camelCase)
 _MASK = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|\S*[._]\S*", re.DOTALL)
+_MASKED = re.compile(r"[`$\\._]")
 _NAME_TOKEN = re.compile(r"[^\s`]+")
 
 
@@ -451,7 +452,8 @@ class NameIndex:
         needs), else the index's own name words say it."""
         if named is None:
             named = lambda w: self._fuzzy().get(w, 0)  # noqa: E731
-        scan = _MASK.sub(lambda m: " " * len(m.group()), query)
+        # every part _MASK blanks has one of these characters (most queries have none)
+        scan = _MASK.sub(lambda m: " " * len(m.group()), query) if _MASKED.search(query) else query
         fixes: dict[str, str] = {}
         spans: list[tuple[int, int, str]] = []
         for n, m in enumerate(_WORD.finditer(scan)):

@@ -113,10 +113,12 @@ class Pipeline:
         """Forget what earlier queries left for later ones (their vectors, the counts of their words
         in the bundle's names and texts), so that the next search costs what a new query's does
         (``scripts/bench_search.py``)."""
+        from mathlas.ranking.learned import forget_words
         from mathlas.ranking.names import forget_word_counts
 
         self.vectors.forget()
         forget_word_counts(self.bundle)
+        forget_words()
 
     def plan(self, req: SearchRequest, findings: FindingsStore | None = None) -> Plan:
         """What ``rank`` will do for ``req`` (``mathlas.ranking.plan``)."""
