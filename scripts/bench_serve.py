@@ -11,8 +11,10 @@ then for each level runs that many client threads (keep-alive connections, stdli
 so the load generator costs little CPU) until ``--requests`` requests are done or ``--max-seconds``
 pass, whichever comes first; the run stops by itself and stops the server. Reported per level:
 requests, errors (non-200 or connection errors), throughput, p50/p99 latency, the server's CPU
-time per request (user and system, all its threads), its RSS before and after; the in-process baseline (the same queries through ``Bundle.search`` on that many
-threads) with the overhead ratio of p50 latencies; and the server's throughput over that of one
+time per request (user and system, all its threads) beside the CPU time of one in-process
+``mathlas.service.search`` (this process, one thread), its RSS before and after; the in-process
+baseline (the same queries through ``Bundle.search`` on that many threads) with the overhead ratio
+of p50 latencies; and the server's throughput over that of one
 in-process thread calling ``mathlas.service.search`` (the call every surface makes: what the
 server adds to the service) and one calling ``Bundle.search`` (the bare ranking, without the
 service's findings and match note). Each baseline is measured right before its level (``--repeat R`` runs the
@@ -266,12 +268,13 @@ def in_process(bundle: str | None, qs: list[str], concurrency: int, total: int, 
         return time.perf_counter() - t
 
     load_before = os.getloadavg()[0]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(concurrency) as ex:
         lat = list(ex.map(one, range(total)))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     return {"requests": total, "throughput": round(total / wall, 1), "p50_ms": round(pct(lat, 50) * 1000, 2),
-            "p99_ms": round(pct(lat, 99) * 1000, 2), "load_average": round(load_before, 2)}
+            "p99_ms": round(pct(lat, 99) * 1000, 2), "cpu_ms": round(cpu * 1000 / total, 2),
+            "load_average": round(load_before, 2)}
 
 
 def sequential(servers: dict[str, int], bundle: str | None, qs: list[str], rounds: int,
@@ -452,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                 "in_process_1_throughput": median([r["in_process_1"]["throughput"] for r in mine]),
                 "overhead_p50": median([r["overhead_p50"] for r in mine]),
                 "service_1_throughput": median([r["service_1"]["throughput"] for r in mine]),
+                "service_1_cpu_ms": median([r["service_1"]["cpu_ms"] for r in mine]),
                 "over_one_thread": median([r["over_one_thread"] for r in mine]),
                 "over_one_thread_each": [r["over_one_thread"] for r in mine],
                 "over_one_service_thread": median([r["over_one_service_thread"] for r in mine]),
@@ -468,15 +472,16 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {load_start[0]:.2f} before, {out['load_average_after'][0]:.2f} after"
           + (f"; compared: {args.compare}" if args.compare else ""))
     print("| server | concurrency | requests | errors | req/s | p50 ms | p99 ms | server CPU ms a request | "
-          "RSS before → after MB | "
+          "CPU ms of one service.search in process | RSS before → after MB | "
           "in-process Bundle.search req/s, same threads | p50 ms | overhead (p50) | "
           "req/s over one thread of service.search | over one thread of Bundle.search | load average |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
     for r in summary:
         service_each = ", ".join(f"{x}" for x in r["over_one_service_thread_each"])
         each = ", ".join(f"{x}" for x in r["over_one_thread_each"])
         print(f"| {r['server']} | {r['concurrency']} | {r['requests']:,} | {r['errors']} | {r['throughput']} | "
-              f"{r['p50_ms']} | {r['p99_ms']} | {r['server_cpu_ms']} | {r['rss_before_mb']} → {r['rss_after_mb']} | "
+              f"{r['p50_ms']} | {r['p99_ms']} | {r['server_cpu_ms']} | {r['service_1_cpu_ms']} | "
+              f"{r['rss_before_mb']} → {r['rss_after_mb']} | "
               f"{r['in_process_throughput']} | {r['in_process_p50_ms']} | {r['overhead_p50']}× | "
               f"{r['over_one_service_thread']}× ({service_each}) | {r['over_one_thread']}× ({each}) | "
               f"{', '.join(str(x) for x in r['load_average'])} |")

@@ -28,7 +28,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import anyio
 from starlette.applications import Starlette
@@ -37,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mathlas.request import SURFACE_MAX_K, query_too_long
 from mathlas.web import api, theoremsearch
@@ -46,6 +45,7 @@ from mathlas.web.guard import (ApiError, Guard, Json, RequestLog, TrackedSend, e
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
 from mathlas.web.policy import HttpBundlePolicy
+from mathlas.web.runner import Runner
 
 log = logging.getLogger("mathlas.serve")
 
@@ -124,28 +124,6 @@ async def _http_exception(request: Request, exc: HTTPException) -> Response:
 async def _library_error(request: Request, exc: Exception) -> Response:
     e = _mathlas_error(exc)
     return error(e.status_code, str(e.detail))
-
-
-# ------------------------------------------------------------------------------ running library calls
-
-class Runner:
-    """Runs a library call on a worker thread under the request timeout."""
-
-    def __init__(self, timeout: float, threads: int = WORKER_THREADS):
-        self.timeout = timeout
-        self.limiter = anyio.CapacityLimiter(threads)
-
-    async def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        def call():
-            return fn(*args, **kwargs)
-
-        try:
-            with anyio.fail_after(self.timeout):
-                return await anyio.to_thread.run_sync(call, limiter=self.limiter, abandon_on_cancel=True)
-        except TimeoutError:
-            raise ApiError(504, f"the request took longer than {self.timeout:g} s (mathlas serve --timeout)") from None
-        except api.MathlasError as e:
-            raise _mathlas_error(e) from None
 
 
 # ------------------------------------------------------------------------------ query parameters
@@ -426,6 +404,38 @@ class McpEndpoint:  # an ASGI app, not a function: starlette then passes every m
                                  "(mathlas serve --timeout)")(scope, receive, send)
 
 
+# ------------------------------------------------------------------------------ the busiest routes
+
+class HotRoutes:
+    """The routes that take nearly every request of a busy server (``POST /search``, ``GET
+    /api/search``, ``GET /health``), called from here, after ``Guard``: the same endpoint, the same
+    error handlers (``_http_exception``, ``_library_error``), the same bytes, without the layers
+    Starlette puts around every route (its exception middleware, the router's pass over the routes,
+    the route's own exception wrapper); any other request goes on to them. These are the three
+    exact paths with the methods their routes take (``create_app``), so nothing else can match here
+    that the router would have answered otherwise."""
+
+    ROUTES = {("POST", "/search"): ts_search, ("GET", "/api/search"): api_search,
+              ("GET", "/health"): health, ("HEAD", "/health"): health}
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        self.routes = dict(self.ROUTES)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = self.routes.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
+        if endpoint is None:
+            return await self.app(scope, receive, send)
+        request = Request(scope, receive, send)
+        try:
+            response = await endpoint(request)
+        except HTTPException as exc:
+            response = await _http_exception(request, exc)
+        except api.MathlasError as exc:
+            response = await _library_error(request, exc)
+        await response(scope, receive, send)
+
+
 # ------------------------------------------------------------------------------ the app
 
 def _mcp_sessions(config: ServeConfig, served: api.Served) -> Any:
@@ -443,7 +453,8 @@ def _mcp_sessions(config: ServeConfig, served: api.Served) -> Any:
 
 
 def _middleware(config: ServeConfig) -> list:
-    """One log line per request, CORS when asked, then ``Guard`` (host, token, body limit)."""
+    """One log line per request, CORS when asked, then ``Guard`` (host, token, body limit), then
+    the busiest routes (``HotRoutes``) before Starlette's own layers."""
     from starlette.middleware import Middleware
 
     middleware = [Middleware(RequestLog)]
@@ -456,13 +467,17 @@ def _middleware(config: ServeConfig) -> list:
                            "Last-Event-ID"],
             expose_headers=["X-Mathlas-Bundle", "X-Mathlas-Ignored", "Mcp-Session-Id"], max_age=600))
     middleware.append(Middleware(Guard, config=config))
+    middleware.append(Middleware(HotRoutes))
     return middleware
 
 
 @contextlib.asynccontextmanager
 async def _lifespan(app: Starlette):
-    async with app.state.sessions.run():
-        yield
+    try:
+        async with app.state.sessions.run():
+            yield
+    finally:
+        app.state.run.close()
 
 
 def create_app(config: ServeConfig) -> Starlette:
@@ -488,7 +503,7 @@ def create_app(config: ServeConfig) -> Starlette:
                     exception_handlers={HTTPException: _http_exception, api.MathlasError: _library_error})
     app.state.config = config
     app.state.served = served
-    app.state.run = Runner(config.timeout, config.threads)
+    app.state.run = Runner(config.timeout, config.threads, _mathlas_error)
     app.state.sessions = sessions
     app.state.started = time.time()
     return app
