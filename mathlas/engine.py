@@ -330,6 +330,7 @@ class Bundle:
         self._column_set = frozenset(value.column_names)
         self._columns = {}
         self._strings = {}
+        self._hit_readers: tuple | None = None
 
     def has_column(self, name: str) -> bool:
         """Whether the metadata table has the column ``name``."""
@@ -352,8 +353,13 @@ class Bundle:
         placed above by the statement-first rule (-1: none), whose id goes into
         ``fields["statement_of"]``. Source and kind come from their integer codes."""
         keys = [int(k) for k in keys]
-        readers = [self.strings(c) for c in ("id", "name", "title", "text", "link", "license")]
-        if all(isinstance(r, StringValues) and r.starts == readers[0].starts for r in readers):
+        got = self._hit_readers
+        if got is None:  # made once per table
+            readers = [self.strings(c) for c in ("id", "name", "title", "text", "link", "license")]
+            got = self._hit_readers = (readers, all(isinstance(r, StringValues) and r.starts == readers[0].starts
+                                                    for r in readers))
+        readers, alike = got
+        if alike:
             places = readers[0].locate(keys)  # one chunk lookup a key: the columns of a table are chunked alike
             ids, names, titles, texts, links, licenses = (r.at(places) for r in readers)
         else:

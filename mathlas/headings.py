@@ -95,7 +95,9 @@ _EM_DASH = re.compile(r"(?<=\w)---(?=\w)| --- ")
 def tidy(text: str | None) -> str:
     """One line of a heading: invisible marks dropped, whitespace collapsed, TeX's ``---`` / ``--``
     between words as dashes, and a ``\\ss`` an older build read out as `` ss`` as ``ß``."""
-    text = _INVISIBLE.sub("", text or "")
+    text = text or ""
+    if not text.isascii() or "\x01" in text:  # _INVISIBLE's marks: all but \x01 outside ASCII
+        text = _INVISIBLE.sub("", text)
     text = " ".join(text.split())
     if "--" in text:
         text = _EM_DASH.sub(lambda m: "—" if m.group(0) == "---" else " — ", text)
@@ -137,8 +139,26 @@ _IN_SCRIPT = re.compile(r"(?<=[_^(])(infinity|%s)(?![A-Za-z])" % "|".join(_GREEK
 _NOT_A_LETTER = ("function", "functions", "distribution", "distributions")
 
 
+# What a token is, kept by token (a heading's words are mostly words other headings have): its
+# (lead, core, trail) split and whether it reads as a formula's token. Read three times a token by
+# ``formula_words``, they were most of a ProofWiki hit's cost.
+TOKENS_KEPT = 1 << 16
+_SPLITS: dict[str, tuple[str, str, str]] = {}
+_FORMULA_TOKENS: dict[str, bool] = {}
+
+
+def _split(tok: str) -> tuple[str, str, str]:
+    """``tok`` as (opening brackets, core, closing brackets and punctuation)."""
+    got = _SPLITS.get(tok)
+    if got is None:
+        if len(_SPLITS) >= TOKENS_KEPT:
+            _SPLITS.clear()
+        got = _SPLITS[tok] = _SPLIT.match(tok).groups()
+    return got
+
+
 def _core(tok: str | None) -> str:
-    return _SPLIT.match(tok).group(2) if tok else ""
+    return _split(tok)[1] if tok else ""
 
 
 def _formula_token(tok: str | None) -> bool:
@@ -146,6 +166,36 @@ def _formula_token(tok: str | None) -> bool:
     a Greek letter's name, a symbol already put back."""
     if not tok:
         return False
+    got = _FORMULA_TOKENS.get(tok)
+    if got is None:
+        if len(_FORMULA_TOKENS) >= TOKENS_KEPT:
+            _FORMULA_TOKENS.clear()
+        got = _FORMULA_TOKENS[tok] = _reads_as_formula(tok)
+    return got
+
+
+# the first words of the two-word rules (``not in``, ``empty set``)
+_FIRST_WORDS = frozenset(k.split(" ")[0] for k in (*_INFIX, *_ALONE) if " " in k)
+_PLAIN: dict[str, bool] = {}
+
+
+def _plain(tok: str) -> bool:
+    """Whether no rule of ``formula_words`` can change ``tok`` whatever its neighbours (most words
+    of a heading): it is written as it is without reading them (kept by token)."""
+    got = _PLAIN.get(tok)
+    if got is None:
+        if len(_PLAIN) >= TOKENS_KEPT:
+            _PLAIN.clear()
+        lead, core, trail = _split(tok)
+        m = _SCRIPTED.match(core)
+        got = _PLAIN[tok] = not (
+            tok in _FIRST_WORDS or tok in _INFIX or core in _ALONE or core in _PREFIX or core in _GREEK
+            or tok in _OPERATORS or tok == "-" or (m is not None and (m.group(1) in _BIG or m.group(1) in _GREEK))
+            or (re.search(r"[_^(]", tok) is not None and _formula_token(tok)))
+    return got
+
+
+def _reads_as_formula(tok: str) -> bool:
     core = _core(tok) or tok
     if core in _GREEK or core[:1] in _SYMBOLS or core in _OPERATORS or core in _PREFIX:
         return True
@@ -171,34 +221,39 @@ def formula_words(text: str) -> str:
     i = 0
     while i < len(toks):
         tok = toks[i]
+        if i and _plain(tok):
+            out.append(tok)
+            i += 1
+            continue
         if i == 0 and tok[:1].isupper() and tok.lower() in _PREFIX:   # the heading's capital: "Integral x d x"
             tok = tok.lower()
-        lead, core, trail = _SPLIT.match(tok).groups()
+        lead, core, trail = _split(tok)
         prev = out[-1] if out else None
         after = toks[i + 1] if i + 1 < len(toks) else None
+        after_core = _core(after)
         after2 = toks[i + 2] if i + 2 < len(toks) else None
-        two = f"{tok} {_core(after)}" if after else ""
+        two = f"{tok} {after_core}" if after else ""
         if two in _INFIX and _formula_token(prev) and _formula_token(after2):
-            out.append(_INFIX[two] + _SPLIT.match(after).group(3))
+            out.append(_INFIX[two] + _split(after)[2])
             i += 2
             continue
         if two in _ALONE and (prev in _AFTER_EQUALS or after2 in ("=", "≠")):
-            out.append(lead + _ALONE[two] + _SPLIT.match(after).group(3))
+            out.append(lead + _ALONE[two] + _split(after)[2])
             i += 2
             continue
         if not lead and tok in _INFIX and _formula_token(prev) and _formula_token(after):
             out.append(_INFIX[tok])
         elif core in _ALONE and (prev in _AFTER_EQUALS or after in ("=", "≠")):
             out.append(lead + _ALONE[core] + trail)
-        elif core in _PREFIX and not trail and _formula_token(after) and _core(after) not in _INFIX:
+        elif core in _PREFIX and not trail and _formula_token(after) and after_core not in _INFIX:
             nxt = _IN_SCRIPT.sub(_symbol, after)
-            out.append(lead + _PREFIX[core] + (nxt if len(_core(after)) <= 2 or not _core(after).isalpha()
+            out.append(lead + _PREFIX[core] + (nxt if len(after_core) <= 2 or not after_core.isalpha()
                                                else " " + nxt))
             i += 1
         elif (m := _SCRIPTED.match(core)) and m.group(1) in _BIG and m.group(2)[:1] in "_^":
             out.append(lead + _BIG[m.group(1)] + _IN_SCRIPT.sub(_symbol, m.group(2)) + trail)
         elif ((m := _SCRIPTED.match(core)) or core in _GREEK) and (m.group(1) if m else core) in _GREEK \
-                and _core(after) not in _NOT_A_LETTER:
+                and after_core not in _NOT_A_LETTER:
             word = m.group(1) if m else core
             out.append(lead + _GREEK[word] + _IN_SCRIPT.sub(_symbol, core[len(word):]) + trail)
         elif tok in _OPERATORS:

@@ -110,6 +110,22 @@ def test_formula_words_back_to_symbols(words, unicode):
     assert formula_words(words) == unicode
 
 
+def test_formula_words_alike_when_its_kept_tokens_are_dropped(monkeypatch):
+    """What ``formula_words`` keeps per token (its split, whether it reads as a formula's) is cleared
+    when full; the answers do not depend on what was kept."""
+    import mathlas.headings as headings
+
+    texts = ["U intersection V = empty", "(1 - x) sum_(i = 0)^(n - 1) x^i = 1 - x^n", "Phi is injective",
+             "The gamma function is log-convex", "x not in A implies x in B", "Integral x d x"]
+    first = [formula_words(t) for t in texts]
+    monkeypatch.setattr(headings, "TOKENS_KEPT", 3)
+    headings._SPLITS.clear()
+    headings._FORMULA_TOKENS.clear()
+    for _ in range(2):
+        assert [formula_words(t) for t in texts] == first
+    assert len(headings._SPLITS) <= 3 and len(headings._FORMULA_TOKENS) <= 3
+
+
 def test_plain_markdown():
     assert plain_markdown("**Gauss's formula**: twice the sum of the first `n` numbers is `n * (n + 1)`.") == \
         "Gauss's formula: twice the sum of the first n numbers is n * (n + 1)."

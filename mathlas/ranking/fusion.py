@@ -283,6 +283,7 @@ def statements_first(pool: Candidates, about: np.ndarray | None, allowed=None, l
     lifted: list[int] = []       # its lifted_by
     placed: set[int] = set()
     stop = len(keys) * 2 if limit is None else limit
+    was_lifted = pool.lifted_by.tolist()
     for i, (key, x, up) in enumerate(zip(keys.tolist(), targets.tolist(), lift.tolist())):
         if len(rows) >= stop:
             break
@@ -298,7 +299,7 @@ def statements_first(pool: Candidates, about: np.ndarray | None, allowed=None, l
             placed.add(x)
         rows.append(i)
         score_of.append(i)
-        lifted.append(int(pool.lifted_by[i]))
+        lifted.append(was_lifted[i])
         placed.add(key)
     if limit is not None:
         rows, score_of, lifted = rows[:limit], score_of[:limit], lifted[:limit]

@@ -67,11 +67,15 @@ def reads_as_name(query: str) -> bool:
 _BARE_POSSESSIVE = re.compile(r"\b([^\W\d_]{2,}[^\W\ds_])s\b(?=\s+[^\W\d_])")  # a word before another
 
 
+def _possessive(m: re.Match) -> str:
+    return m.group(1) + "'s"   # what the template r"\1's" writes, without parsing the template each call
+
+
 def spellings(query: str) -> list[str]:
     """The query, and where a word could be a possessive typed without its apostrophe ("Hensels
     lemma", "itos lemma": a word ending in one s, before another word), the query with it ("Hensel's
     lemma"); "Stokes theorem" keeps its own spelling first, and "Banach spaces" has no other."""
-    bare = _BARE_POSSESSIVE.sub(r"\1's", query)
+    bare = _BARE_POSSESSIVE.sub(_possessive, query)
     return [query] if bare == query else [query, bare]
 
 
@@ -141,13 +145,15 @@ class NamedFirst:
         if not cores:
             return pool
         copies = _copies(bundle) if getattr(req, "collapse", True) else None
-        # the rows in order, each with its copies; the first named one wins (mostly the first row)
-        for i, key in enumerate(pool.keys[:DEPTH].tolist()):
-            if key >= n:
-                continue
-            members = [key, *copies(key)[:MAX_COPIES]] if copies is not None else [key]
-            if any(c & cores for c in doc_cores(bundle, members)):
-                return pool if i == 0 else self._first(pool, i)
+        # the rows in order, each with its copies; the first named one wins (mostly the first row):
+        # the first row's names read alone, the others' in one call
+        rows = [(i, key) for i, key in enumerate(pool.keys[:DEPTH].tolist()) if key < n]
+        for batch in (rows[:1], rows[1:]):
+            members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
+            read = iter(doc_cores(bundle, [m for ms in members for m in ms]))
+            for (i, _), ms in zip(batch, members):
+                if any([c & cores for c in (next(read) for _ in ms)]):
+                    return pool if i == 0 else self._first(pool, i)
         return pool
 
     def _first(self, pool, j: int):
