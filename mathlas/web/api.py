@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["VERSION", "MathlasError", "UsageError", "BundleNotFoundError", "Served", "search", "document",
-           "lean_search", "lean_deps", "bundles", "loaded", "bundle_facts", "search_hits", "mcp_server",
-           "name_weights", "formal_bundle_spec"]
+           "lean_search", "lean_deps", "bundles", "loaded", "open_bundle", "bundle_facts", "search_hits",
+           "mcp_server", "name_weights", "formal_bundle_spec"]
 
 VERSION = __version__
 # The library's result types, for the OpenAPI document's schemas.
@@ -257,10 +257,15 @@ class BundleFacts:
     attribution: dict[str, str] = field(default_factory=dict)
 
 
-def bundle_facts(spec: str | None) -> BundleFacts:
-    """Open (once) the bundle ``spec`` and describe it (described once per bundle and table: some 40
-    microseconds a request otherwise, most of it the table's column names)."""
-    b = _open_bundles().get(spec)
+def open_bundle(spec: str | None) -> Any:
+    """The open bundle ``spec`` (opened now if this is its first use): one lookup a request, which
+    ``bundle_facts`` and ``search_hits`` then share (each lookup checks the manifest on disk)."""
+    return _open_bundles().get(spec)
+
+
+def bundle_facts(b: Any) -> BundleFacts:
+    """Describe the open bundle ``b`` (``open_bundle``), once per bundle and table: some 40
+    microseconds a request otherwise, most of it the table's column names."""
     with _FACTS_LOCK:
         held = _FACTS.get(b)
     if held is not None and held[0] is b.table:
@@ -293,12 +298,12 @@ class ScoredHit:
     similarity: float | None
 
 
-def search_hits(spec: str | None, query: str, *, k: int, columns: tuple[str, ...], mode: str = "hybrid",
+def search_hits(b: Any, query: str, *, k: int, columns: tuple[str, ...], mode: str = "hybrid",
                 sources: list[str] | None = None, kinds: list[str] | None = None, paper_filter: dict | None = None,
                 priors: dict | None = None, title_contains: str | None = None,
                 citations_or_unknown: tuple[int | None, int | None] | None = None) -> list[ScoredHit]:
-    """TheoremSearch's ``POST /search``: the library's search (``mathlas.service.search``, findings
-    included) with TheoremSearch's names in messages, plus the two TheoremSearch filters that have
+    """TheoremSearch's ``POST /search`` on the open bundle ``b`` (``open_bundle``): the library's
+    search (``mathlas.service.search``, findings included) with TheoremSearch's names in messages, plus the two TheoremSearch filters that have
     no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown counts)
     as a mask applied inside both channels; each hit's metadata ``columns`` (read by key from the
     columns, not a whole ``Document``: ten documents cost some 0.7 ms, these columns 0.05) and each
@@ -306,7 +311,6 @@ def search_hits(spec: str | None, query: str, *, k: int, columns: tuple[str, ...
     computed for the others (a lexical-only hit)."""
     from mathlas.ranking.filters import citation_mask, title_mask
 
-    b = _open_bundles().get(spec)
     mask = None
     if title_contains:
         mask = title_mask(b.table, title_contains)

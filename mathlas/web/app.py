@@ -350,10 +350,10 @@ async def ts_search(request: Request) -> Response:
     req = theoremsearch.parse(body)
 
     def work() -> dict:
-        spec = state.served.pick(req.bundle)
-        facts = api.bundle_facts(spec)
+        b = api.open_bundle(state.served.pick(req.bundle))
+        facts = api.bundle_facts(b)
         plan = theoremsearch.plan(req, facts)
-        hits = [] if plan.nothing else api.search_hits(spec, req.query, **plan.kwargs)
+        hits = [] if plan.nothing else api.search_hits(b, req.query, **plan.kwargs)
         return theoremsearch.response(hits, facts, req, plan)
 
     out = await state.run(work)
