@@ -413,9 +413,12 @@ def main(argv: list[str] | None = None) -> int:
         for s in servers.values():
             load(s.port, args.endpoint, qs, 2, args.warmup, 60)
         runs: list[dict] = []
-        order = list(servers)
         for rep in range(args.repeat):
-            for c in levels:
+            for li, c in enumerate(levels):
+                # which tree goes first alternates level by level and repeat by repeat, so that each
+                # level has each tree first as often (reversing once a level gave an even number of
+                # levels the same order at every repeat)
+                order = list(servers) if (rep + li) % 2 == 0 else list(servers)[::-1]
                 base1 = in_process(args.bundle, qs, 1, args.baseline_requests)
                 service1 = in_process(args.bundle, qs, 1, args.baseline_requests, call="service")
                 base = base1 if c == 1 else in_process(args.bundle, qs, c, args.baseline_requests)
@@ -435,8 +438,6 @@ def main(argv: list[str] | None = None) -> int:
                              over_one_service_thread=round(r["throughput"] / max(service1["throughput"], 1e-9), 2))
                     runs.append(r)
                     print(f"{label} c={c}: {r}", file=sys.stderr, flush=True)
-                if len(order) > 1:
-                    order.reverse()
     finally:
         for s in servers.values():
             s.stop()

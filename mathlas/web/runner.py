@@ -1,9 +1,9 @@
 """Library calls of ``mathlas serve`` on worker threads, under the request timeout (``Runner``).
 
 The library is synchronous and thread-safe; the event loop only parses, routes and writes. A
-request's call is queued, first come first served, for ``threads`` worker threads (``--threads``:
-at most that many library calls run at once per process), and its answer comes back to the loop
-in one ``call_soon_threadsafe``. Past ``timeout`` (``--timeout``), counted from the queueing, the
+request's call goes to an idle worker thread, or waits, first come first served, for one of
+``threads`` (``--threads``: at most that many library calls run at once per process), and its
+answer comes back to the loop in one ``call_soon_threadsafe``. Past ``timeout`` (``--timeout``), counted from the queueing, the
 request gets 504: a call still queued then never runs, and a call already running is abandoned
 (its result, when it comes, is dropped) while its thread stays busy until it returns, so a call
 that hangs holds one of the ``threads`` and never adds a thread.
@@ -11,13 +11,14 @@ that hangs holds one of the ``threads`` and never adds a thread.
 Each request used to pass through anyio's ``to_thread.run_sync`` with a ``CapacityLimiter`` and a
 ``fail_after`` scope: a checkpoint (one more turn of the event loop), the limiter's acquire and
 release, a cancel scope and a copied context, about a fifth of the event loop's time for a search
-(docs/http.md, "Round 4"). This does the same with one queue, one future and one timer.
+(docs/http.md, "Round 4"). This does the same with a stack of idle threads, one future and one timer.
 """
 from __future__ import annotations
 
 import asyncio
 import queue
 import threading
+from collections import deque
 from typing import Any
 from collections.abc import Callable
 
@@ -48,23 +49,36 @@ def _expire(future: asyncio.Future) -> None:
 class Runner:
     """Runs a library call on one of ``threads`` worker threads and waits for it on the event loop,
     at most ``timeout`` seconds (past it: ``ApiError`` 504). The library's own errors become the
-    ``ApiError`` that ``library_error`` makes of them. Threads start with the first call and stop
-    with ``close`` (the app's shutdown)."""
+    ``ApiError`` that ``library_error`` makes of them. A thread starts when a call finds none idle
+    (at most ``threads``); threads stop with ``close`` (the app's shutdown).
+
+    The idle thread that finished last takes the next call (a stack, as anyio's pool has it): at
+    one client one thread serves every request, its caches warm, where a shared queue hands each
+    call to the thread idle longest. Calls that find every thread busy wait in order."""
 
     def __init__(self, timeout: float, threads: int, library_error: Callable[[MathlasError], ApiError]):
         self.timeout = timeout
         self.threads = threads
         self.library_error = library_error
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._workers: list[threading.Thread] = []
         self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue] = []   # each idle thread's inbox, the last to finish on top
+        self._waiting: deque[tuple] = deque()      # calls that found every thread busy
+        self._inboxes: list[queue.SimpleQueue] = []
 
     async def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        if len(self._workers) < self.threads:
-            self._start()
-        self._queue.put((loop, future, fn, args))
+        call = (loop, future, fn, args)
+        with self._lock:
+            if self._idle:
+                inbox = self._idle.pop()
+            elif len(self._inboxes) < self.threads:
+                inbox = self._start()
+            else:
+                inbox = None
+                self._waiting.append(call)
+        if inbox is not None:
+            inbox.put(call)
         timer = loop.call_later(self.timeout, _expire, future)
         try:
             return await future
@@ -75,34 +89,40 @@ class Runner:
         finally:
             timer.cancel()
 
-    def _start(self) -> None:
-        with self._lock:
-            while len(self._workers) < self.threads:
-                t = threading.Thread(target=self._work, name=f"mathlas-worker-{len(self._workers) + 1}", daemon=True)
-                t.start()
-                self._workers.append(t)
+    def _start(self) -> queue.SimpleQueue:
+        """A new worker thread's inbox (under the lock)."""
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._inboxes.append(inbox)
+        threading.Thread(target=self._work, args=(inbox,), name=f"mathlas-worker-{len(self._inboxes)}",
+                         daemon=True).start()
+        return inbox
 
-    def _work(self) -> None:
-        get = self._queue.get
-        while (item := get()) is not None:
-            loop, future, fn, args = item
-            del item
-            if future.done():  # timed out (or its request cancelled) while queued: nobody waits for it
-                continue
-            result, exc = None, None
-            try:
-                result = fn(*args)
-            except BaseException as e:  # noqa: BLE001 - handed to the request, which re-raises it
-                exc = RuntimeError("the library call raised StopIteration") if isinstance(e, StopIteration) else e
-            try:
-                loop.call_soon_threadsafe(_settle, future, result, exc)
-            except RuntimeError:  # the loop has closed: the server is gone
-                return
-            del loop, future, fn, args, result, exc
+    def _work(self, inbox: queue.SimpleQueue) -> None:
+        while (call := inbox.get()) is not None:
+            while call is not None:
+                self._run(*call)
+                with self._lock:
+                    call = self._waiting.popleft() if self._waiting else None
+                    if call is None:
+                        self._idle.append(inbox)
+
+    @staticmethod
+    def _run(loop: asyncio.AbstractEventLoop, future: asyncio.Future, fn: Callable[..., Any], args: tuple) -> None:
+        if future.done():  # timed out (or its request cancelled) while it waited: nobody waits for it
+            return
+        result, exc = None, None
+        try:
+            result = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - handed to the request, which re-raises it
+            exc = RuntimeError("the library call raised StopIteration") if isinstance(e, StopIteration) else e
+        try:
+            loop.call_soon_threadsafe(_settle, future, result, exc)
+        except RuntimeError:  # the loop has closed: the server is gone
+            pass
 
     def close(self) -> None:
-        """Stop the worker threads once the calls queued before have run (the app's shutdown)."""
+        """Stop the worker threads, each once its call (if any) has run (the app's shutdown)."""
         with self._lock:
-            for _ in self._workers:
-                self._queue.put(None)
-            self._workers = []
+            inboxes, self._inboxes, self._idle = self._inboxes, [], []
+        for inbox in inboxes:
+            inbox.put(None)
