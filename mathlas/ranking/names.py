@@ -468,14 +468,16 @@ class NameIndex:
             if low in fixes:
                 spans.append((m.start(), m.end(), fixes[low]))
                 continue
+            if known is not None and known(low):
+                # a word of the language is not a misspelling (asked first: a set lookup, where the
+                # checks below are BM25 searches, and any of them keeps the word)
+                continue
             in_names = named(low)
             if in_names > RARE or (in_names and not (count is not None and count(low) <= RARE)):
                 continue  # a name word (one that at most RARE names and documents use may be a slip: "lema")
             folded = fold(low)
             if folded != low and named(folded):
                 continue  # Gödel is Godel
-            if known is not None and known(low):
-                continue  # a word of the language is not a misspelling
             found = self.nearest(folded, exclude_self=True, count=count)
             if found is None:
                 continue
