@@ -131,7 +131,11 @@ class LimitedHttpTools(HttpToolsProtocol):
         super().__init__(config, *args, **kwargs)
         self.limits: Limits = getattr(config, "mathlas_limits", None) or Limits()
         self.timeout_keep_alive = self.limits.keep_alive
-        self._deadline: asyncio.TimerHandle | None = None  # head, body or write: one at a time matters
+        # The read deadline (head or body: one at a time matters): when it falls due (loop time) and
+        # what for; None: none armed. One timer serves it, moved only when it fires early (below).
+        self._deadline: float | None = None
+        self._deadline_for = "head"
+        self._timer: asyncio.TimerHandle | None = None
         self._write_deadline: asyncio.TimerHandle | None = None
         self._in_head = True          # bytes being parsed belong to a request's head
         self._head_bytes = 0          # raw bytes fed while the head was incomplete
@@ -141,17 +145,31 @@ class LimitedHttpTools(HttpToolsProtocol):
         self._trailers = False        # the fields being parsed follow a chunked body
 
     # -- timers
+    # A request arms the deadline three times (its body once its head is in, the next head once it
+    # is answered) and disarms it once: a new timer each time was a quarter of what this protocol
+    # added to a request. Now arming sets the time and what for, and one timer per connection
+    # stays scheduled: when it fires before the deadline (armed again since) it is set for the
+    # rest; when it finds none armed it stops. The bounds are the same, to the loop's clock.
     def _arm(self, what: str) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(self.limits.read_timeout, self._expired, what)
+        self._deadline = self.loop.time() + self.limits.read_timeout
+        self._deadline_for = what
+        if self._timer is None:
+            self._timer = self.loop.call_at(self._deadline, self._due)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._deadline = None
+
+    def _due(self) -> None:
+        self._timer = None
+        if self._deadline is None:
+            return
+        if self.loop.time() < self._deadline:  # armed again since this timer was set
+            self._timer = self.loop.call_at(self._deadline, self._due)
+            return
+        self._deadline = None
+        self._expired(self._deadline_for)
 
     def _expired(self, what: str) -> None:
-        self._deadline = None
         if self.transport.is_closing():
             return
         idle = self.cycle is None or self.cycle.response_complete
@@ -178,6 +196,9 @@ class LimitedHttpTools(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._write_deadline is not None:
             self._write_deadline.cancel()
             self._write_deadline = None
