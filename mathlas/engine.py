@@ -353,12 +353,10 @@ class Bundle:
         placed above by the statement-first rule (-1: none), whose id goes into
         ``fields["statement_of"]``. Source and kind come from their integer codes."""
         keys = [int(k) for k in keys]
-        got = self._hit_readers
-        if got is None:  # made once per table
-            readers = [self.strings(c) for c in ("id", "name", "title", "text", "link", "license")]
-            got = self._hit_readers = (readers, all(isinstance(r, StringValues) and r.starts == readers[0].starts
-                                                    for r in readers))
-        readers, alike = got
+        if self._hit_readers is None:  # made once per table (the table's setter forgets them)
+            rs = [self.strings(c) for c in ("id", "name", "title", "text", "link", "license")]
+            self._hit_readers = (rs, all(isinstance(r, StringValues) and r.starts == rs[0].starts for r in rs))
+        readers, alike = self._hit_readers
         if alike:
             places = readers[0].locate(keys)  # one chunk lookup a key: the columns of a table are chunked alike
             ids, names, titles, texts, links, licenses = (r.at(places) for r in readers)
