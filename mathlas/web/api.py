@@ -66,13 +66,27 @@ def _open_bundles():
 
 
 def _asdict(result: Any) -> Any:
-    """``dataclasses.asdict``, equal output, at a quarter of its cost (it deep-copies every leaf;
-    the library's results hold only dataclasses, lists, dicts and immutable scalars)."""
+    """``dataclasses.asdict``, equal output, at a tenth of its cost (it deep-copies every leaf; the
+    library's results hold only dataclasses, lists, dicts and immutable scalars). Most of an answer
+    is strings and numbers: a leaf is passed on where it is met, without a call of its own, and a
+    dataclass's field names are looked up once per type."""
+    t = type(result)
+    if t in _LEAVES:
+        return result
+    names = _FIELDS.get(t)
+    if names is not None:
+        out = {}
+        for name in names:
+            v = getattr(result, name)
+            out[name] = v if type(v) in _LEAVES else _asdict(v)
+        return out
+    if t is list:
+        return [x if type(x) in _LEAVES else _asdict(x) for x in result]
+    if t is dict:
+        return {k: v if type(v) in _LEAVES else _asdict(v) for k, v in result.items()}
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        names = _FIELDS.get(type(result))
-        if names is None:
-            names = _FIELDS[type(result)] = tuple(f.name for f in dataclasses.fields(result))
-        return {name: _asdict(getattr(result, name)) for name in names}
+        _FIELDS[t] = tuple(f.name for f in dataclasses.fields(result))
+        return _asdict(result)
     if isinstance(result, (list, tuple)):
         return [_asdict(x) for x in result] if isinstance(result, list) else tuple(_asdict(x) for x in result)
     if isinstance(result, dict):
@@ -80,7 +94,8 @@ def _asdict(result: Any) -> Any:
     return result
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}   # a dataclass -> its field names
 
 
 # ------------------------------------------------------------------------------ served bundles
