@@ -11,9 +11,10 @@ difference of the two totals, per search, is what the pipeline adds to its chann
 fusion, stages, hits). Some minutes: valgrind runs Python some 50 times slower.
 
 Every child runs with the same ``PYTHONHASHSEED`` (``--seed``): string hashing orders sets and dicts,
-so another seed can walk another path through the same code. ``--repeats N`` runs the pair N times
-and prints each figure and their spread (the same seed gives the same count to within some
-thousandths: what the runtime's allocator and address layout leave).
+so another seed can walk another path through the same code. The count still moves between runs
+(2-6% of the figure in docs/benchmarks.md, round 4: the channels-alone total changes by tens of
+millions of instructions with nothing changed), so ``--repeats N`` runs the pair N times and prints
+each figure, their median and their spread.
 
     python scripts/bench_pipeline_instructions.py [--bundle B] [--queries FILE] [--rounds 5] [--repeats 1]
 
