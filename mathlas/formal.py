@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 PRIOR = "pagerank"
 DEFAULT_LIMIT = 100            # dependencies listed by default (at most request.MAX_DEPENDENCY_LIMIT)
 BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean project or a Mathlib checkout; no "
-              "formal release is published to install) or, from a mathlas checkout after its encoder training run, "
-              "`mathlas-build build/recipes/mathlib.toml --corpora ../shared/corpora --install`; see docs/formal.md")
+              "formal release is published to install) or, from a mathlas checkout, `mathlas-build "
+              "build/recipes/mathlib.toml --corpora ../shared/corpora --install` (Mathlib + Batteries with the "
+              "default release's encoder, about 40 min on 2 cores); see docs/formal.md")
 
 
 def open_formal(bundle: str | Bundle | None) -> Bundle:
