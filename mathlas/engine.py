@@ -414,8 +414,7 @@ class Bundle:
                 except UsageError:
                     pass
             same = pc.filter(ids, pc.equal(pc.utf8_lower(ids), doc_id.lower())).to_pylist()[:1]
-            raise UsageError(f"no document with id {doc_id!r} in bundle {self.name}"
-                             + (f"; did you mean {same[0]!r}? (ids are case-sensitive)" if same else ""))
+            raise UsageError(_no_document(doc_id, self.name, same, self.manifest.sources))
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:
@@ -516,6 +515,19 @@ class OpenBundles:
 
 
 OPEN_BUNDLES = OpenBundles()
+
+
+def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str]) -> str:
+    """The one-line error for an id the bundle does not hold, with the next step: the id it
+    probably meant (ids are case-sensitive), the sources its ids begin with, or a search."""
+    msg = f"no document with id {doc_id!r} in bundle {bundle}"
+    if same:
+        return f"{msg}; did you mean {same[0]!r}? (ids are case-sensitive)"
+    source, sources = doc_id.partition(":")[0], list(sources)
+    if source not in sources:
+        shown = ", ".join(f"{s}:" for s in sources[:10]) + (", ..." if len(sources) > 10 else "")
+        return f"{msg}; its ids begin with {shown} (a search shows a document's id)"
+    return f"{msg}; a search shows a document's id"
 
 
 def open_bundle(bundle: str | os.PathLike | None = None, *, shared: bool = True) -> Bundle:

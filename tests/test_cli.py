@@ -191,3 +191,23 @@ options = {{ source = "noise", license = "CC0-1.0" }}
     assert chosen["restricted_to"] == ["noise"] and chosen["lexical"]["hit@10"] == 0.0
     p = run("eval", str(qfile), "--bundle", str(bundle), "--restrict", "nope", check_rc=2)
     assert "has no source nope" in p.stderr
+
+
+def test_an_id_the_bundle_lacks_says_what_to_do(tiny):
+    """One line with a next step: the id meant (ids are case-sensitive), the sources ids begin
+    with when the prefix is none of them, or a search."""
+    from mathlas.errors import UsageError
+
+    sources = list(tiny.manifest.sources)
+    real = next(i for i in tiny.table.column("id").to_pylist()  # Stacks tags are read in any case
+                if not i.startswith("stacks:") and i != i.upper())
+    with pytest.raises(UsageError) as e:
+        tiny.get(real.upper())
+    assert f"did you mean {real!r}? (ids are case-sensitive)" in str(e.value)
+    with pytest.raises(UsageError) as e:
+        tiny.get("nosuch:1")
+    assert str(e.value).startswith("no document with id 'nosuch:1' in bundle ")
+    assert f"its ids begin with {sources[0]}:" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(UsageError) as e:
+        tiny.get(f"{sources[0]}:no-such-document")
+    assert str(e.value).endswith("; a search shows a document's id")
