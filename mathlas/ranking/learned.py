@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mathlas.errors import BundleCorruptError
+from mathlas.ranking.query import Kept
 from mathlas.ranking.text import strip_accents
 
 RANKER_DIR = "ranker"
@@ -71,23 +72,18 @@ def fold(text: str) -> str:
 # A query's words are read some six times a search (the plan's name checks, the features, the named
 # stage), each a regex pass or two: the last WORDS_KEPT texts' words are kept (``forget_words``).
 WORDS_KEPT = 4096
-_WORDS: dict[str, tuple[str, ...]] = {}
+_WORDS = Kept(lambda text: tuple(_WORD.findall(fold(text))), WORDS_KEPT)
 
 
 def words(text: str) -> list[str]:
     """The words of ``text`` as names are compared: ``fold``ed (lower case, accents and possessives
     off), letters and digits only."""
-    got = _WORDS.get(text)
-    if got is None:
-        if len(_WORDS) >= WORDS_KEPT:
-            _WORDS.clear()
-        got = _WORDS[text] = tuple(_WORD.findall(fold(text)))
-    return list(got)
+    return list(_WORDS(text))
 
 
 def forget_words() -> None:
     """Drop the kept words (``Pipeline.forget_queries``: a benchmark's new query reads its own again)."""
-    _WORDS.clear()
+    _WORDS.forget()
 
 
 def core(ws: list[str]) -> tuple[str, ...]:
@@ -427,20 +423,19 @@ class TreeModel:
         self.trees = len(spec["trees"])
         self._threshold_col = self.threshold[:, None]
         self._left_col = self.left_leaves[:, None]
-        self._shaped: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._shaped = Kept(self._shape, SHAPED_KEPT)
 
     def _for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The thresholds and left-leaf masks as (nodes x ``n``) arrays, made once for the last few
         pool sizes: a comparison of two whole arrays is one loop, where a column broadcast over
         ``n`` candidates runs one short loop per node (some 3x the time at 100 candidates)."""
-        if n > SHAPED_MAX:
-            return self._threshold_col, self._left_col
-        got = self._shaped.get(n)
-        if got is None:
-            if len(self._shaped) >= SHAPED_KEPT:
-                self._shaped.clear()
-            got = self._shaped[n] = (np.repeat(self._threshold_col, n, axis=1), np.repeat(self._left_col, n, axis=1))
-        return got
+        return (self._threshold_col, self._left_col) if n > SHAPED_MAX else self._shaped(n)
+
+    def _shape(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        shaped = (np.repeat(self._threshold_col, n, axis=1), np.repeat(self._left_col, n, axis=1))
+        for a in shaped:
+            a.setflags(write=False)  # shared by every thread that scores a pool of this size
+        return shaped
 
     def score(self, X: np.ndarray) -> np.ndarray:
         if not len(self.offsets):
