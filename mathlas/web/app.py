@@ -406,21 +406,26 @@ class McpEndpoint:  # an ASGI app, not a function: starlette then passes every m
 
 # ------------------------------------------------------------------------------ the busiest routes
 
+# The routes that take nearly every request of a busy server: the router's first routes
+# (``create_app``) and what ``HotRoutes`` answers before Starlette's layers, from this one table.
+HOT = (("/search", ts_search, ("POST",)), ("/api/search", api_search, ("GET",)),
+       ("/health", health, ("GET", "HEAD")))
+
+
 class HotRoutes:
     """The routes that take nearly every request of a busy server (``POST /search``, ``GET
     /api/search``, ``GET /health``), called from here, after ``Guard``: the same endpoint, the same
     error handlers (``_http_exception``, ``_library_error``), the same bytes, without the layers
     Starlette puts around every route (its exception middleware, the router's pass over the routes,
-    the route's own exception wrapper); any other request goes on to them. These are the three
-    exact paths with the methods their routes take (``create_app``), so nothing else can match here
-    that the router would have answered otherwise."""
+    the route's own exception wrapper); any other request goes on to them. Both are made from
+    ``HOT``: the three exact paths with the methods their routes take, so nothing else can match
+    here that the router would have answered otherwise."""
 
-    ROUTES = {("POST", "/search"): ts_search, ("GET", "/api/search"): api_search,
-              ("GET", "/health"): health, ("HEAD", "/health"): health}
+    ROUTES = {(method, path): endpoint for path, endpoint, methods in HOT for method in methods}
 
     def __init__(self, app: ASGIApp):
         self.app = app
-        self.routes = dict(self.ROUTES)
+        self.routes = self.ROUTES
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = self.routes.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
@@ -486,9 +491,7 @@ def create_app(config: ServeConfig) -> Starlette:
     sessions = _mcp_sessions(config, served)
     # The router tries routes in order; no two paths overlap, so the busiest come first.
     routes = [
-        Route("/search", ts_search, methods=["POST"]),
-        Route("/api/search", api_search, methods=["GET"]),
-        Route("/health", health, methods=["GET", "HEAD"]),
+        *(Route(path, endpoint, methods=list(methods)) for path, endpoint, methods in HOT),
         Route("/", page, methods=["GET", "HEAD"]),
         Route("/doc/{id:path}", doc_page, methods=["GET", "HEAD"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
