@@ -294,6 +294,24 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/tune_fusion.py ../shared/eval/formal-dev.jsonl ../shared/eval/formal-qr-dev.jsonl --bundle mathlib "
     "--k-rrf 5,10,30 --lexical 0.5,1,2": NotRun("a grid search over the full formal bundle `mathlib` (Mathlib, 23 min to build)"),
     "python scripts/tune_fusion.py ../shared/eval/informal-dev.jsonl --unrestricted --top 25": NotRun(MEASURES),
+    # the GPU study (docs/training.md, "Round 3 of the encoder on a GPU"): tests/test_study_encoder_gpu.py runs
+    # its parts (the dequantised checkpoint against the shipped encoder, folds, rows, the dense scores)
+    "python scripts/study_encoder_gpu.py prepare --out .gpu": NotRun(
+        "needs work/pairs/math-pairs-2 (mathlas-build pairs, 12 min); writes 45 MB"),
+    "python3 scripts/study_encoder_gpu.py train --data .gpu --out OUT --budget 390 --variants mined+tune,tune,mined":
+        NotRun("a training run on a GPU machine (5 min on an H200; hours on 2 cores)"),
+    "python3 scripts/study_encoder_gpu.py train --data .gpu --out OUT2 --variants mined+tune/0of2,mined+tune/1of2":
+        NotRun("a training run on a GPU machine (2.5 min on an H200)"),
+    "python scripts/study_encoder_gpu.py install --result OUT --bundle-out DIR": NotRun(
+        "needs the GPU run's weights and vectors"),
+    "python scripts/train_ranker.py --bundle DIR --out base.json --cache pools.npz": NotRun(
+        "trains on the GPU study's bundle copy (DIR); tests/test_train_ranker_formal.py trains the stage"),
+    "python scripts/study_encoder_gpu.py crossfit --result OUT2 --bundle DIR --base-cache pools.npz "
+    "--out-cache cf.npz": NotRun("needs the GPU run's fold vectors"),
+    "python scripts/train_ranker.py --bundle DIR --out cf.json --cache cf.npz": NotRun(
+        "trains on the GPU study's bundle copy (DIR)"),
+    "python scripts/collection.py run --config service --bundle DIR --out run.json": NotRun(
+        "ranks the collection on the GPU study's bundle copy (DIR), which only the GPU run makes"),
     "python scripts/study_query_adapter.py --ltr": NotRun(
         MEASURES + "; tests/test_study_query_adapter.py fits its adapter on synthetic vectors"),
     "python scripts/train_ranker_formal.py --bundle mathlib --sets ../shared/eval/formal-qr-dev.jsonl "
