@@ -19,6 +19,7 @@ are the bundle's columns and mean different things per source).
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 from collections.abc import Mapping
@@ -167,10 +168,87 @@ def document(doc: Mapping[str, Any]) -> str:
         out.append("Lean declarations tagged with it: " + ", ".join(fields["formal"]))
     if fields.get("docstring"):
         out.append("\n" + plain_markdown(fields["docstring"]).strip())
-    out.append("\n" + (doc.get("body") or "").strip())
+    body = (doc.get("body") or "").strip()
+    out.append("\n" + (body if lean else statement_text(body)))
     if fields.get("alias_of") and fields.get("signature"):  # what `alias ⟨_, x⟩ := t` states
         out.append(f"  -- states {fields['signature']}")
     return "\n".join(out) + "\n"
+
+
+# Math the terminal keeps as its source writes it: $...$, $$...$$, \\[...\\], \\(...\\) and display environments.
+_MATH_ENVS = ("equation|align|alignat|aligned|gather|gathered|multline|eqnarray|displaymath|math|array|cases|"
+              "pmatrix|bmatrix|vmatrix|matrix|smallmatrix|CD|xy|xymatrix")
+_MATH = re.compile(r"\$\$.*?\$\$|(?<!\\)\$(?:\\.|[^$\\])*\$|\\\[.*?\\\]|\\\(.*?\\\)"
+                   rf"|\\begin\{{({_MATH_ENVS})\*?\}}.*?\\end\{{\1\*?\}}", re.S)
+_LIST = re.compile(r"\\begin\{(enumerate|itemize|description)\}(?:\[[^\]]*\])?|\\end\{(?:enumerate|itemize|description)\}"
+                   r"|\\item\b(?:\s*\[([^\]]*)\])?")
+_UNWRAP = re.compile(r"\\(?:emph|textit|textbf|textsl|textsc|textup|textrm|textsf|text|mbox|texttt|underline|PMlinkescapetext)"
+                     r"\s*\{([^{}]*)\}|\{\s*\\(?:em|it|bf|sl|sc|rm|sf|tt|normalfont|small|large)\s+([^{}]*)\}")
+_TEXT_SUBS = [
+    (re.compile(r"(?<!\\)%[^\n]*"), ""),                                       # comments
+    (re.compile(r"\\label\{[^}]*\}"), ""),
+    (re.compile(r"\\(?:eq)?ref\{([^}]*)\}"), r"(\1)"),
+    (re.compile(r"\\cite(?:\[[^\]]*\])?\{([^}]*)\}"), r"[\1]"),
+    (re.compile(r"\\PMlink(?:name|id|external|tofile)\{([^}]*)\}\{[^}]*\}"), r"\1"),
+    (re.compile(r"\\PMlinkescape(?:word|phrase)\{[^}]*\}"), ""),
+    (re.compile(r"\\bibitem(?:\[[^\]]*\])?\{([^}]*)\}"), "\x01[\\1] "),
+    (re.compile(r"\\begin\{thebibliography\}\{[^}]*\}"), "\x02References:"),
+    (re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|hfill|quad|qquad|newline|par)\b"), " "),
+    (re.compile(r"\\begin\{(?!enumerate|itemize|description)[A-Za-z*]+\}(?:\[[^\]]*\])?"
+                r"|\\end\{(?!enumerate|itemize|description)[A-Za-z*]+\}"), "\x02"),  # theorem, proof, center...
+    (re.compile(r"(\\item\b(?:\s*\[[^\]]*\])?)[\s\x02]*"), r"\1 "),  # no blank line opening an item
+    (re.compile(r"\\\\"), "\x01"), (re.compile(r"---"), "—"), (re.compile(r"--"), "–"),
+    (re.compile(r"``"), "“"), (re.compile(r"''"), "”"), (re.compile(r"(?<!\\)~"), " "),
+    (re.compile(r"\\([$%&_#{}])"), r"\1"),
+]
+
+
+def statement_text(body: str) -> str:
+    """A statement's LaTeX source as ``mathlas show`` prints it in a terminal: math kept as written
+    (``$IM = M$``), the structure around it made readable: ``enumerate`` / ``itemize`` / ``description``
+    as numbered or bulleted lines indented by depth, emphasis and text macros unwrapped, references,
+    citations and links as their keys, comments and layout commands dropped, paragraphs kept. The
+    ``body`` field of ``--json``, MCP and the HTTP API stays the source as written."""
+    maths: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        maths.append(" ".join(m.group(0).split()) if m.group(0).startswith("$") else m.group(0))
+        return f"\x03{len(maths) - 1}\x04"
+
+    text = _MATH.sub(keep, body)
+    text = re.sub(r"\n[ \t]*\n\s*", "\x02", text)  # a blank line: a paragraph
+    for pattern, repl in _TEXT_SUBS:
+        text = pattern.sub(repl, text)
+    for _ in range(3):  # nested \emph{\textbf{..}}
+        text = _UNWRAP.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
+    out, stack, at = [], [], 0
+    for m in _LIST.finditer(text):
+        out.append(text[at:m.start()])
+        at = m.end()
+        if m.group(0).startswith("\\begin"):
+            stack.append([m.group(1), 0])
+        elif m.group(0).startswith("\\end"):
+            if stack:
+                stack.pop()
+            out.append("\x02")
+        else:
+            kind = stack[-1] if stack else ["itemize", 0]
+            kind[1] += 1
+            label = m.group(2)
+            mark = (f"{label}:" if label else "•") if kind[0] == "description" else \
+                f"{kind[1]}." if kind[0] == "enumerate" else (f"{label}" if label else "•")
+            out.append("\x01" + "   " * max(0, len(stack) - 1) + "  " + mark + " ")
+    out.append(text[at:])
+    text = "".join(out).replace("{", "").replace("}", "")
+    lines = []
+    for para in text.split("\x02"):
+        rows = [" ".join(r.split()) if not r.startswith(" ") else r[:len(r) - len(r.lstrip())] + " ".join(r.split())
+                for r in para.split("\x01")]
+        rows = [r for r in rows if r.strip()]
+        if rows:
+            lines.append("\n".join(rows))
+    text = "\n\n".join(lines)
+    return re.sub("\x03(\\d+)\x04", lambda m: maths[int(m.group(1))], text)
 
 
 def search_notes(answer: Any) -> list[str]:

@@ -211,3 +211,16 @@ def test_an_id_the_bundle_lacks_says_what_to_do(tiny):
     with pytest.raises(UsageError) as e:
         tiny.get(f"{sources[0]}:no-such-document")
     assert str(e.value).endswith("; a search shows a document's id")
+
+
+def test_show_prints_a_stacks_list_as_numbered_lines(default_bundle_dir):
+    """`mathlas show` in its human form: Stacks' Nakayama lemma (an enumerate of twelve items) reads as
+    numbered lines with its math as written; --json keeps the body as the source writes it."""
+    p = run("show", "stacks:00DV", "--bundle", str(default_bundle_dir), check_rc=0)
+    out = p.stdout
+    assert "\\begin{enumerate}" not in out and "\\item" not in out
+    assert "\n  1. If $IM = M$ and $M$ is finite, then there exists an $f \\in 1 + I$ such that $fM = 0$." in out
+    assert "\n  12. If $\\{x_\\alpha\\}_{\\alpha \\in A}$ is a set of elements of $M$" in out
+    assert "Let $I \\subset R$ be an ideal.\n  1. " in out  # no blank line opens the list or an item
+    d = json.loads(run("show", "stacks:00DV", "--bundle", str(default_bundle_dir), "--json", check_rc=0).stdout)
+    assert "\\begin{enumerate}" in d["body"] and d["body"].count("\\item") == 12
