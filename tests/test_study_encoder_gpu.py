@@ -89,3 +89,21 @@ def test_dense_eval_ranks_the_first_relevant_document():
     assert ev["ranks"]["x"] == 0 and ev["tune"]["mrr@20"] == 1.0
     assert ev["ranks"]["y"] == 1 and ev["check"]["mrr@20"] == 0.5 and ev["check"]["hit@10"] == 1.0
     assert json.dumps(ev)  # what result.json holds
+
+
+def test_a_recipe_can_train_on_from_the_encoder_a_bundle_holds(encoder_dir, tmp_path):
+    """`[train] base = "<bundle>/encoder"`: the int8 export is dequantised once into work/bases and reused."""
+    from mathlas_build.recipe import RecipeError
+    from mathlas_build.training.train import resolve_base
+
+    first = resolve_base(str(encoder_dir), bases_root=tmp_path / "bases")
+    assert (first / "config.json").is_file() and (first / "tokenizer.json").is_file()
+    assert first.parent == tmp_path / "bases" and first.name.startswith(encoder_dir.name + "-")
+    stamp = (first / "config.json").stat().st_mtime_ns
+    assert resolve_base(str(encoder_dir), bases_root=tmp_path / "bases") == first  # converted once
+    assert (first / "config.json").stat().st_mtime_ns == stamp
+    not_int8 = tmp_path / "fp32-encoder"
+    not_int8.mkdir()
+    test_a_graph_that_is_not_an_int8_export_is_refused(not_int8)  # writes an fp32 model.onnx there
+    with pytest.raises(RecipeError, match="no quantised MatMul weights"):
+        resolve_base(str(not_int8), bases_root=tmp_path / "bases")

