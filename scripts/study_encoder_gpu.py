@@ -44,6 +44,8 @@ sys.path.insert(0, str(ROOT / "build"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 SPLITS = ("tune", "check", "dev")
+FORMAL_SETS = ("formal-dev", "formal-qr-dev")
+FORMAL_SAMPLE = 30_000  # declarations of the formal bundle beside the formal sets' targets
 TEXT_CHARS = 600  # a pair's texts are cut here: training reads 96 tokens of a document (~450 characters)
 
 
@@ -67,7 +69,36 @@ def _read_gz(path: Path) -> list[dict]:
 
 # ---------------------------------------------------------------- prepare (here)
 
-def prepare(pairs_path: Path, out: Path, max_pairs: int) -> None:
+def prepare_formal(bundle_dir: Path, out: Path) -> dict:
+    """The formal sets (shared/eval formal-dev, formal-qr-dev) as the formal bundle's dense channel encodes
+    them, and the retrieval texts of their targets and ``FORMAL_SAMPLE`` seeded random declarations."""
+    from mathlas.engine import open_bundle
+    from mathlas.ranking.abbreviations import expand
+    from mathlas.ranking.query import dense_text
+
+    fb = open_bundle(str(bundle_dir))
+    ids = fb.column("id").to_pylist()
+    key = {x: i for i, x in enumerate(ids)}
+    queries = []
+    for name in FORMAL_SETS:
+        path = ROOT.parent / "shared" / "eval" / f"{name}.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                rel = [t for t in q["targets"] if t in key]
+                if rel:
+                    queries.append({"qid": q["id"], "split": name, "relevant": rel,
+                                    "query": dense_text(expand(q["query"])[0], fb.manifest)})
+    need = {key[t] for q in queries for t in q["relevant"]}
+    rest = [i for i in np.random.default_rng(0).permutation(len(ids)).tolist() if i not in need][:FORMAL_SAMPLE]
+    rows = sorted(need | set(rest))
+    texts = fb.column("text").to_pylist()
+    _write_gz(out / "formal-texts.jsonl.gz", ({"id": ids[i], "text": texts[i]} for i in rows))
+    _write_gz(out / "formal-queries.jsonl.gz", queries)
+    return {"formal_documents": len(rows), "formal_queries": {s: sum(q["split"] == s for q in queries) for s in FORMAL_SETS}}
+
+
+def prepare(pairs_path: Path, out: Path, max_pairs: int, formal_bundle: Path | None = None) -> None:
     import collection as S
 
     from mathlas.engine import open_bundle
@@ -109,6 +140,8 @@ def prepare(pairs_path: Path, out: Path, max_pairs: int) -> None:
     _write_gz(out / "pairs.jsonl.gz", kept)
     info = {"documents": len(ids), "queries": {s: sum(q["split"] == s for q in queries) for s in SPLITS},
             "pairs": len(kept), "dropped": dropped, "pairs_file": str(pairs_path.name)}
+    if formal_bundle:
+        info |= prepare_formal(formal_bundle, out)
     (out / "prepared.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(json.dumps(info), f"{size / 1e6:.1f} MB", sep="\n")
@@ -170,7 +203,7 @@ def embed_all(torch, model, token_rows: list[list[int]], device, max_tokens: int
     return out
 
 
-def dense_eval(torch, Qv, Dv, queries: list[dict], key: dict[str, int]) -> dict:
+def dense_eval(torch, Qv, Dv, queries: list[dict], key: dict[str, int], splits=SPLITS) -> dict:
     ranks = []
     for a in range(0, len(queries), 256):
         top = torch.topk(Qv[a:a + 256] @ Dv.T, 100, dim=1).indices.cpu().numpy()
@@ -179,7 +212,7 @@ def dense_eval(torch, Qv, Dv, queries: list[dict], key: dict[str, int]) -> dict:
             hit = np.flatnonzero(np.isin(row, pos))
             ranks.append(int(hit[0]) if len(hit) else None)
     out = {"ranks": {q["qid"]: r for q, r in zip(queries, ranks)}}
-    for s in SPLITS:
+    for s in splits:
         rs = [r for q, r in zip(queries, ranks) if q["split"] == s]
         n = max(1, len(rs))
         out[s] = {"n": len(rs), "mrr@20": sum(1 / (r + 1) for r in rs if r is not None and r < 20) / n,
@@ -217,7 +250,7 @@ def training_rows(variant: str, pairs: list[dict], queries: list[dict], texts: d
 
 
 def train(data: Path, out: Path, budget: float, device_name: str, batch_size: int, epochs: int,
-          variants: list[str], tune_repeat: int, max_steps: int, sample_docs: int = 0) -> None:
+          variants: list[str], tune_repeat: int, max_steps: int, sample_docs: int = 0, keep: bool = True) -> None:
     import torch
     from transformers import BertConfig, BertModel
 
@@ -247,6 +280,15 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
         pairs = pairs[:sample_docs]
     key = {d["id"]: i for i, d in enumerate(docs)}
     texts = {d["id"]: d["text"] for d in docs}
+    formal: dict = {}
+    if (data / "formal-texts.jsonl.gz").is_file():
+        fdocs = _read_gz(data / "formal-texts.jsonl.gz")
+        fq = _read_gz(data / "formal-queries.jsonl.gz")
+        if sample_docs:
+            need = {d for q in fq for d in q["relevant"]}
+            fdocs = [d for d in fdocs if d["id"] in need] + [d for d in fdocs if d["id"] not in need][:sample_docs]
+        formal = {"queries": fq, "key": {d["id"]: i for i, d in enumerate(fdocs)},
+                  "doc_tokens": tok.ids([d["text"] for d in fdocs], 256), "q_tokens": tok.ids([q["query"] for q in fq], 256)}
     t = time.perf_counter()
     doc_tokens = tok.ids([d["text"] for d in docs], 256)
     q_tokens = tok.ids([q["query"] for q in queries], 256)
@@ -273,8 +315,16 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
         ev = dense_eval(torch, Qv, Dv, queries, key)
         ev["embed_documents_s"] = round(dt, 2)
         last["Qv"] = Qv
+        shown = list(SPLITS)
+        if formal:  # the formal sets over their targets and the sampled declarations
+            FD = embed_all(torch, model, formal["doc_tokens"], device)
+            FQ = embed_all(torch, model, formal["q_tokens"], device)
+            fev = dense_eval(torch, FQ, FD, formal["queries"], formal["key"], FORMAL_SETS)
+            ev["formal"] = fev
+            ev |= {s: fev[s] for s in FORMAL_SETS}
+            shown += list(FORMAL_SETS)
         say(f"{label}: " + "; ".join(f"{s} {ev[s]['mrr@20']:.3f}/{ev[s]['hit@10']:.3f}/{ev[s]['hit@100']:.3f}"
-                                     for s in SPLITS) + f" (documents embedded in {dt:.1f} s)")
+                                     for s in shown) + f" (documents embedded in {dt:.1f} s)")
         return ev, Dv
 
     last: dict = {}
@@ -380,7 +430,7 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
 
     def finish(best: dict) -> None:
         result["kept"] = best["name"]
-        if best["state"] is not None:
+        if best["state"] is not None and keep:
             names = sorted(best["state"])
             half = len(names) // 2
             torch.save({k: best["state"][k] for k in names[:half]}, out / "weights-a.pt")
@@ -540,6 +590,7 @@ def main() -> None:
     p.add_argument("--pairs", type=Path, default=Path("work/pairs/math-pairs-2/pairs.jsonl"))
     p.add_argument("--out", type=Path, default=Path(".gpu"))
     p.add_argument("--max-pairs", type=int, default=0)
+    p.add_argument("--formal-bundle", type=Path, help="also the formal sets over this formal bundle's declarations")
     t = sub.add_parser("train")
     t.add_argument("--data", type=Path, default=Path(".gpu"))
     t.add_argument("--out", type=Path, required=True)
@@ -551,6 +602,7 @@ def main() -> None:
     t.add_argument("--tune-repeat", type=int, default=3)
     t.add_argument("--max-steps", type=int, default=0, help="steps per variant at most (0: all epochs)")
     t.add_argument("--sample-docs", type=int, default=0, help="a smoke test: relevant documents + N others")
+    t.add_argument("--no-keep", action="store_true", help="write figures only, no weights or vectors")
     i = sub.add_parser("install")
     i.add_argument("--data", type=Path, default=Path(".gpu"))
     i.add_argument("--result", type=Path, required=True)
@@ -565,10 +617,10 @@ def main() -> None:
     if a.cmd == "crossfit":
         crossfit(a.data, a.result, a.bundle, a.base_cache, a.out_cache)
     elif a.cmd == "prepare":
-        prepare(a.pairs, a.out, a.max_pairs)
+        prepare(a.pairs, a.out, a.max_pairs, a.formal_bundle)
     elif a.cmd == "train":
         train(a.data, a.out, a.budget, a.device, a.batch, a.epochs, [v for v in a.variants.split(",") if v],
-              a.tune_repeat, a.max_steps, a.sample_docs)
+              a.tune_repeat, a.max_steps, a.sample_docs, keep=not a.no_keep)
     else:
         install(a.data, a.result, a.bundle_out)
 

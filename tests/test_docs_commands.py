@@ -298,6 +298,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     # its parts (the dequantised checkpoint against the shipped encoder, folds, rows, the dense scores)
     "python scripts/study_encoder_gpu.py prepare --out .gpu": NotRun(
         "needs work/pairs/math-pairs-2 (mathlas-build pairs, 12 min); writes 45 MB"),
+    "python scripts/study_encoder_gpu.py prepare --out .gpu --formal-bundle work/bundles/mathlib": NotRun(
+        "needs work/pairs/math-pairs-2 and the full formal bundle `mathlib` (Mathlib, 41 min to build)"),
     "python3 scripts/study_encoder_gpu.py train --data .gpu --out OUT --budget 390 --variants mined+tune,tune,mined":
         NotRun("a training run on a GPU machine (5 min on an H200; hours on 2 cores)"),
     "python3 scripts/study_encoder_gpu.py train --data .gpu --out OUT2 --variants mined+tune/0of2,mined+tune/1of2":
