@@ -194,9 +194,11 @@ _TEXT_SUBS = [
     (re.compile(r"\\bibitem(?:\[[^\]]*\])?\{([^}]*)\}"), "\x01[\\1] "),
     (re.compile(r"\\begin\{thebibliography\}\{[^}]*\}"), "\x02References:"),
     (re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|hfill|quad|qquad|newline|par)\b"), " "),
+    (re.compile(r"\\begin\{tabular\*?\}(?:\[[^\]]*\])?\{(?:[^{}]|\{[^{}]*\})*\}"), "\x02"),  # its column spec goes
     (re.compile(r"\\begin\{(?!enumerate|itemize|description)[A-Za-z*]+\}(?:\[[^\]]*\])?"
                 r"|\\end\{(?!enumerate|itemize|description)[A-Za-z*]+\}"), "\x02"),  # theorem, proof, center...
     (re.compile(r"(\\item\b(?:\s*\[[^\]]*\])?)[\s\x02]*"), r"\1 "),  # no blank line opening an item
+    (re.compile(r"(?<!\\)&"), " | "),                                          # a tabular's column break
     (re.compile(r"\\\\"), "\x01"), (re.compile(r"---"), "—"), (re.compile(r"--"), "–"),
     (re.compile(r"``"), "“"), (re.compile(r"''"), "”"), (re.compile(r"(?<!\\)~"), " "),
     (re.compile(r"\\([$%&_#{}])"), r"\1"),
@@ -237,18 +239,25 @@ def statement_text(body: str) -> str:
             label = m.group(2)
             mark = (f"{label}:" if label else "•") if kind[0] == "description" else \
                 f"{kind[1]}." if kind[0] == "enumerate" else (f"{label}" if label else "•")
-            out.append("\x01" + "   " * max(0, len(stack) - 1) + "  " + mark + " ")
+            out.append("\x01\x05" + "   " * max(0, len(stack) - 1) + "  " + mark + " ")  # \x05: keep the indent
     out.append(text[at:])
     text = "".join(out).replace("{", "").replace("}", "")
     lines = []
     for para in text.split("\x02"):
-        rows = [" ".join(r.split()) if not r.startswith(" ") else r[:len(r) - len(r.lstrip())] + " ".join(r.split())
-                for r in para.split("\x01")]
+        rows = [_row(r) for r in para.split("\x01")]
         rows = [r for r in rows if r.strip()]
         if rows:
             lines.append("\n".join(rows))
     text = "\n\n".join(lines)
     return re.sub("\x03(\\d+)\x04", lambda m: maths[int(m.group(1))], text)
+
+
+def _row(r: str) -> str:
+    """One line of ``statement_text``: spaces collapsed, a list item's indent (after ``\\x05``) kept."""
+    if not r.startswith("\x05"):
+        return " ".join(r.split())
+    body = r[1:]
+    return body[:len(body) - len(body.lstrip())] + " ".join(body.split())
 
 
 def search_notes(answer: Any) -> list[str]:

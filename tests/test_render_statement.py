@@ -26,3 +26,8 @@ def test_display_math_is_kept_whole_and_plain_text_is_unchanged():
     plain = "A finite group of prime order is cyclic."
     assert statement_text(plain) == plain
     assert statement_text("") == ""
+
+
+def test_a_tabular_reads_as_rows_and_an_escaped_ampersand_stays():
+    src = "Tables: \\begin{tabular}{c|c} $p$ & $q$ \\\\ T & F \\end{tabular} Smith \\& Wesson."
+    assert statement_text(src) == "Tables:\n\n$p$ | $q$\nT | F\n\nSmith & Wesson."
