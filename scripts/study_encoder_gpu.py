@@ -1,30 +1,42 @@
 """The shipped encoder trained further on a GPU, and the default bundle's documents embedded with it.
 
     python scripts/study_encoder_gpu.py prepare [--pairs work/pairs/math-pairs-2/pairs.jsonl] [--out .gpu]
+                                                [--formal-bundle DIR]
     python scripts/study_encoder_gpu.py train --data .gpu --out OUT [--budget 420] [--device cuda]
+                                              [--variants mined+tune,tune,mined | mined+tune/0of2,...] [--no-keep]
     python scripts/study_encoder_gpu.py install --data .gpu --result OUT --bundle-out DIR
+    python scripts/study_encoder_gpu.py crossfit --result OUT2 --bundle DIR --base-cache P.npz --out-cache CF.npz
 
-``prepare`` (here, with the runtime) writes what a bare GPU machine needs into one folder (~50 MB): the
-default bundle's int8 query encoder (``encoder/``; the only copy of the round-2 weights, see
-docs/training.md), the retrieval text of every document in bundle row order, the collection's queries as
-the dense channel encodes them with their relevant ids, split and judged-unrelated hits, and the mined
-pairs of ``mathlas-build pairs`` after the leak check of issue 30 (a pair is dropped when its positive is a
-relevant id of a check or informal-dev query, or its query is a collection query).
+``prepare`` (here, with the runtime) writes what a bare GPU machine needs into one folder (~45 MB):
+- the default bundle's int8 query encoder (``encoder/``; the only copy of the round-2 weights, see
+  docs/training.md);
+- the retrieval text of every document in bundle row order;
+- the collection's queries as the dense channel encodes them, with their relevant ids, split and
+  judged-unrelated hits;
+- the mined pairs of ``mathlas-build pairs`` after the leak check of issue 30 (a pair is dropped when its
+  positive is a relevant id of a check or informal-dev query, or its query is a collection query);
+- with ``--formal-bundle``, formal-dev and formal-qr-dev over their targets and 30,000 seeded declarations.
 
-``train`` (there: torch, tokenizers, transformers and onnx only; no mathlas runtime) dequantises the
-encoder (``mathlas_build.training.from_onnx``), measures it, then trains a fresh copy per variant with
-the trainer's loss (MultipleNegativesRankingLoss, scale 20, in-batch and hard negatives, a candidate that
-is one of the query's relevant documents masked out), word embeddings frozen, and after each epoch
-embeds all documents and scores the dense channel alone (exact scan) on tune / check / dev. The variant
-and epoch with the best check MRR@20 is kept: its weights (fp16, without the frozen word embeddings) and
-its document vectors (the bundle's row-wise int8 and scales) go to OUT with ``result.json`` (every
-figure, each query's rank, the CUDA timings). A ``--budget`` in seconds stops training early enough
-for the files to be written.
+``train`` (there: torch, tokenizers, transformers and onnx only; no mathlas runtime):
+- dequantises the encoder (``mathlas_build.training.from_onnx``) and measures it;
+- trains a fresh copy per variant with the trainer's loss (MultipleNegativesRankingLoss, scale 20, in-batch
+  and hard negatives, a candidate that is one of the query's relevant documents masked out), word
+  embeddings frozen;
+- after each epoch, embeds all documents and scores the dense channel alone (exact scan) on tune / check /
+  dev, and on the formal sets when prepared;
+- ``mined+tune/0of2`` holds tune's fold 0 of 2 out and returns that fold's query vectors and every
+  document's vector (``folds.npz``, ``fold0-*.i8.npy``) for ``crossfit``;
+- keeps the variant and epoch with the best check MRR@20 (unless ``--no-keep``): its weights (fp16, without
+  the frozen word embeddings) and document vectors (the bundle's row-wise int8 and scales) go to OUT with
+  ``result.json`` (every figure, each query's rank, the CUDA timings; rewritten after every epoch).
+``--budget`` (seconds) stops training early enough for the files to be written.
 
 ``install`` (here) rebuilds the HF checkpoint (the frozen dequantised word embeddings + the returned
 weights), exports it as the runtime's int8 ONNX encoder, and writes a copy of the default bundle with the
 new encoder and the returned vectors, ready for ``scripts/collection.py`` and ``scripts/train_ranker.py``
-(``--bundle DIR``). docs/training.md ("Round 3 on a GPU") says what it measured.
+(``--bundle DIR``). ``crossfit`` writes a pool cache of that copy whose tune pools come from the fold
+encoders, so that the learned stage retrained on it never sees a dense channel trained on its own query.
+docs/training.md ("Round 3 of the encoder on a GPU") says what it measured.
 """
 from __future__ import annotations
 
