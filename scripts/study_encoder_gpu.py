@@ -74,6 +74,13 @@ def _write_gz(path: Path, rows) -> int:
     return n
 
 
+def _need(path: Path, how: str) -> Path:
+    """``path``, or a one-line exit saying what makes it."""
+    if not path.exists():
+        raise SystemExit(f"study_encoder_gpu.py: no {path}: {how}")
+    return path
+
+
 def _read_gz(path: Path) -> list[dict]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -117,6 +124,7 @@ def prepare(pairs_path: Path, out: Path, max_pairs: int, formal_bundle: Path | N
     from mathlas.ranking.abbreviations import expand
     from mathlas.ranking.query import dense_text
 
+    _need(pairs_path, "run `mathlas-build pairs build/recipes/pairs-2.toml` first")  # before anything is written
     out.mkdir(parents=True, exist_ok=True)
     b = open_bundle(None)
     enc = out / "encoder"
@@ -269,6 +277,7 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
     from mathlas_build.training.from_onnx import MINILM_CONFIG, dequantized_weights
 
     t_start = time.perf_counter()
+    _need(data / "encoder" / "model.onnx", "run `prepare --out DIR` here and send DIR")  # before anything is written
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(device_name)
     result: dict = {"device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu",
@@ -492,8 +501,10 @@ def install(data: Path, result: Path, bundle_out: Path) -> None:
     from mathlas_build.training.from_onnx import MINILM_CONFIG, dequantized_weights
     from mathlas_build.writer import write_vectors
 
-    res = json.loads((result / "result.json").read_text(encoding="utf-8"))
-    weights = dequantized_weights(data / "encoder" / "model.onnx")
+    res = json.loads(_need(result / "result.json", "give the OUT of a `train` run").read_text(encoding="utf-8"))
+    _need(result / "weights-a.pt", f"that run kept no weights (kept: {res.get('kept')}; `--no-keep`, or no variant "
+                                   "beat the shipped encoder on check)")
+    weights = dequantized_weights(_need(data / "encoder" / "model.onnx", "run `prepare` first"))
     state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
     for part in ("weights-a.pt", "weights-b.pt"):
         state.update({k: v.float() for k, v in torch.load(result / part).items()})
@@ -557,7 +568,7 @@ def crossfit(data: Path, result: Path, bundle: Path, base_cache: Path, out_cache
                          f"{bundle} --cache {base_cache} first")
     recs = {r["id"]: r for r in T.records()}
     text = {q["qid"]: q["query"] for q in _read_gz(data / "queries.jsonl.gz")}
-    z = np.load(result / "folds.npz")
+    z = np.load(_need(result / "folds.npz", "train with --variants mined+tune/0of2,mined+tune/1of2 first"))
     plain = E.Encoder.encode_queries
     n_folds = sum(1 for k in z.files if k.startswith("name"))
     for n in range(n_folds):

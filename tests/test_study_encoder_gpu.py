@@ -107,3 +107,17 @@ def test_a_recipe_can_train_on_from_the_encoder_a_bundle_holds(encoder_dir, tmp_
     test_a_graph_that_is_not_an_int8_export_is_refused(not_int8)  # writes an fp32 model.onnx there
     with pytest.raises(RecipeError, match="no quantised MatMul weights"):
         resolve_base(str(not_int8), bases_root=tmp_path / "bases")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["prepare", "--pairs", "{tmp}/none.jsonl", "--out", "{tmp}/out"], "mathlas-build pairs"),
+    (["train", "--data", "{tmp}/none", "--out", "{tmp}/out", "--device", "cpu"], "run `prepare"),
+    (["install", "--result", "{tmp}/none", "--bundle-out", "{tmp}/b"], "the OUT of a `train` run"),
+])
+def test_a_missing_input_is_one_line_with_the_next_step(tmp_path, args, says):
+    import subprocess
+
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "study_encoder_gpu.py"),
+                        *[a.format(tmp=tmp_path) for a in args]], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
+    assert not (tmp_path / "out").exists()  # nothing half written
