@@ -140,21 +140,30 @@ _NOT_A_LETTER = ("function", "functions", "distribution", "distributions")
 
 
 # What a token is, kept by token (a heading's words are mostly words other headings have): its
-# (lead, core, trail) split and whether it reads as a formula's token. Read three times a token by
-# ``formula_words``, they were most of a ProofWiki hit's cost.
+# (lead, core, trail) split, whether it reads as a formula's token, and whether it is plain. Read three
+# times a token by ``formula_words``, they were most of a ProofWiki hit's cost. Each table is cleared
+# when it holds TOKENS_KEPT tokens (a plain dict: ``query.Kept``'s lock would cost more than the work).
 TOKENS_KEPT = 1 << 16
-_SPLITS: dict[str, tuple[str, str, str]] = {}
-_FORMULA_TOKENS: dict[str, bool] = {}
 
 
-def _split(tok: str) -> tuple[str, str, str]:
-    """``tok`` as (opening brackets, core, closing brackets and punctuation)."""
-    got = _SPLITS.get(tok)
-    if got is None:
-        if len(_SPLITS) >= TOKENS_KEPT:
-            _SPLITS.clear()
-        got = _SPLITS[tok] = _SPLIT.match(tok).groups()
-    return got
+def _kept_by_token(make):
+    """``make(tok)``, kept in a dict by token (the dict is the function's ``kept``)."""
+    kept: dict = {}
+
+    def get(tok: str):
+        got = kept.get(tok)
+        if got is None:
+            if len(kept) >= TOKENS_KEPT:
+                kept.clear()
+            got = kept[tok] = make(tok)
+        return got
+    get.kept = kept
+    return get
+
+
+# ``tok`` as (opening brackets, core, closing brackets and punctuation)
+_split = _kept_by_token(lambda tok: _SPLIT.match(tok).groups())
+_SPLITS = _split.kept
 
 
 def _core(tok: str | None) -> str:
@@ -164,35 +173,25 @@ def _core(tok: str | None) -> str:
 def _formula_token(tok: str | None) -> bool:
     """A token of a formula read out: a letter or number (with its scripts and brackets), an operator,
     a Greek letter's name, a symbol already put back."""
-    if not tok:
-        return False
-    got = _FORMULA_TOKENS.get(tok)
-    if got is None:
-        if len(_FORMULA_TOKENS) >= TOKENS_KEPT:
-            _FORMULA_TOKENS.clear()
-        got = _FORMULA_TOKENS[tok] = _reads_as_formula(tok)
-    return got
+    return _formula_kept(tok) if tok else False
 
 
 # the first words of the two-word rules (``not in``, ``empty set``)
 _FIRST_WORDS = frozenset(k.split(" ")[0] for k in (*_INFIX, *_ALONE) if " " in k)
-_PLAIN: dict[str, bool] = {}
 
 
-def _plain(tok: str) -> bool:
+def _is_plain(tok: str) -> bool:
     """Whether no rule of ``formula_words`` can change ``tok`` whatever its neighbours (most words
-    of a heading): it is written as it is without reading them (kept by token)."""
-    got = _PLAIN.get(tok)
-    if got is None:
-        if len(_PLAIN) >= TOKENS_KEPT:
-            _PLAIN.clear()
-        lead, core, trail = _split(tok)
-        m = _SCRIPTED.match(core)
-        got = _PLAIN[tok] = not (
-            tok in _FIRST_WORDS or tok in _INFIX or core in _ALONE or core in _PREFIX or core in _GREEK
-            or tok in _OPERATORS or tok == "-" or (m is not None and (m.group(1) in _BIG or m.group(1) in _GREEK))
-            or (re.search(r"[_^(]", tok) is not None and _formula_token(tok)))
-    return got
+    of a heading): it is written as it is without reading them."""
+    lead, core, trail = _split(tok)
+    m = _SCRIPTED.match(core)
+    return not (
+        tok in _FIRST_WORDS or tok in _INFIX or core in _ALONE or core in _PREFIX or core in _GREEK
+        or tok in _OPERATORS or tok == "-" or (m is not None and (m.group(1) in _BIG or m.group(1) in _GREEK))
+        or (re.search(r"[_^(]", tok) is not None and _formula_token(tok)))
+
+
+_plain = _kept_by_token(_is_plain)
 
 
 def _reads_as_formula(tok: str) -> bool:
@@ -202,6 +201,10 @@ def _reads_as_formula(tok: str) -> bool:
     if re.fullmatch(r"[A-Za-z]'*|\d+(?:\.\d+)?|[-+*/=<>|≤≥≠±−]+", core):
         return True
     return bool(re.search(r"[=^_(){}\[\]<>+*/|]", tok)) and not core.isalpha()
+
+
+_formula_kept = _kept_by_token(_reads_as_formula)
+_FORMULA_TOKENS = _formula_kept.kept
 
 
 def _symbol(m: re.Match) -> str:
