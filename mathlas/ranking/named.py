@@ -150,10 +150,12 @@ class NamedFirst:
         rows = [(i, key) for i, key in enumerate(pool.keys[:DEPTH].tolist()) if key < n]
         for batch in (rows[:1], rows[1:]):
             members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
-            read = iter(doc_cores(bundle, [m for ms in members for m in ms]))
+            read = doc_cores(bundle, [m for ms in members for m in ms])
+            at = 0
             for (i, _), ms in zip(batch, members):
-                if any([c & cores for c in (next(read) for _ in ms)]):
+                if any(c & cores for c in read[at:at + len(ms)]):
                     return pool if i == 0 else self._first(pool, i)
+                at += len(ms)
         return pool
 
     def _first(self, pool, j: int):
