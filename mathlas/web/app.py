@@ -425,10 +425,9 @@ class HotRoutes:
 
     def __init__(self, app: ASGIApp):
         self.app = app
-        self.routes = self.ROUTES
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.routes.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
+        endpoint = self.ROUTES.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
         if endpoint is None:
             return await self.app(scope, receive, send)
         request = Request(scope, receive, send)
