@@ -81,6 +81,24 @@ def _need(path: Path, how: str) -> Path:
     return path
 
 
+def _save_i8(out: Path, stem: str, vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as the bundle stores them (``writer.quantize_i8``: row-wise int8), in two halves
+    (``stem-a.i8.npy``, ``stem-b.i8.npy``: a file that comes back from the GPU machine is at most 16 MB);
+    returns the scales."""
+    from mathlas_build.writer import quantize_i8
+
+    q8, scale = quantize_i8(np.asarray(vectors, dtype=np.float32))
+    np.save(out / f"{stem}-a.i8.npy", q8[:len(q8) // 2])
+    np.save(out / f"{stem}-b.i8.npy", q8[len(q8) // 2:])
+    return scale
+
+
+def _load_i8(where: Path, stem: str, scale: np.ndarray) -> np.ndarray:
+    """The float vectors ``_save_i8`` wrote (int8 x scale, as the bundle reads them)."""
+    q8 = np.concatenate([np.load(where / f"{stem}-a.i8.npy"), np.load(where / f"{stem}-b.i8.npy")])
+    return q8.astype(np.float32) * np.asarray(scale, dtype=np.float32)[:, None]
+
+
 def _read_gz(path: Path) -> list[dict]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -456,22 +474,11 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
             half = len(names) // 2
             torch.save({k: best["state"][k] for k in names[:half]}, out / "weights-a.pt")
             torch.save({k: best["state"][k] for k in names[half:]}, out / "weights-b.pt")
-            V = best["vectors"]
-            peak = np.abs(V).max(axis=1)
-            scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-            q8 = np.clip(np.rint(V / scale[:, None]), -127, 127).astype(np.int8)
-            mid = len(q8) // 2
-            np.save(out / "vectors-a.i8.npy", q8[:mid])
-            np.save(out / "vectors-b.i8.npy", q8[mid:])
-            np.save(out / "vectors.scale.npy", scale)
+            np.save(out / "vectors.scale.npy", _save_i8(out, "vectors", best["vectors"]))
         if folds:
             arrays = {}
             for n, (fold, v) in enumerate(sorted(folds.items())):
-                peak = np.abs(v["d"]).max(axis=1)
-                scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-                q8 = np.clip(np.rint(v["d"] / scale[:, None]), -127, 127).astype(np.int8)
-                np.save(out / f"fold{n}-a.i8.npy", q8[:len(q8) // 2])
-                np.save(out / f"fold{n}-b.i8.npy", q8[len(q8) // 2:])
+                scale = _save_i8(out, f"fold{n}", v["d"])
                 arrays |= {f"name{n}": np.array(fold), f"scale{n}": scale, f"qids{n}": np.array(v["qids"]),
                            f"q{n}": v["q"].astype(np.float32)}
             np.savez(out / "folds.npz", **arrays)
@@ -519,8 +526,7 @@ def install(data: Path, result: Path, bundle_out: Path) -> None:
     shutil.copytree(b.root, bundle_out)
     enc_dir = bundle_out / "encoder"
     export_int8(hf, enc_dir, res)
-    V = np.concatenate([np.load(result / "vectors-a.i8.npy"), np.load(result / "vectors-b.i8.npy")]).astype(np.float32)
-    V *= np.load(result / "vectors.scale.npy")[:, None]
+    V = _load_i8(result, "vectors", np.load(result / "vectors.scale.npy"))
     shutil.rmtree(bundle_out / "vectors")
     write_vectors(V, bundle_out)
     m = read_manifest(bundle_out)
@@ -576,8 +582,7 @@ def crossfit(data: Path, result: Path, bundle: Path, base_cache: Path, out_cache
         if fold_dir.exists():
             shutil.rmtree(fold_dir)
         shutil.copytree(bundle, fold_dir)
-        V = np.concatenate([np.load(result / f"fold{n}-a.i8.npy"), np.load(result / f"fold{n}-b.i8.npy")])
-        V = V.astype(np.float32) * z[f"scale{n}"][:, None]
+        V = _load_i8(result, f"fold{n}", z[f"scale{n}"])
         shutil.rmtree(fold_dir / "vectors")
         write_vectors(V, fold_dir)
         m = read_manifest(fold_dir)

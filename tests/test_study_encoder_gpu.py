@@ -121,3 +121,16 @@ def test_a_missing_input_is_one_line_with_the_next_step(tmp_path, args, says):
                         *[a.format(tmp=tmp_path) for a in args]], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
     assert not (tmp_path / "out").exists()  # nothing half written
+
+
+def test_vectors_travel_as_the_bundle_stores_them(tmp_path):
+    """``_save_i8`` writes ``writer.quantize_i8``'s int8 rows in two halves; ``_load_i8`` reads back
+    int8 x scale, the vectors a bundle searches with."""
+    from mathlas_build.writer import quantize_i8
+
+    V = np.random.default_rng(0).standard_normal((101, 8)).astype(np.float32)
+    scale = G._save_i8(tmp_path, "v", V)
+    q8, want = quantize_i8(V)
+    assert len(np.load(tmp_path / "v-a.i8.npy")) == 50 and len(np.load(tmp_path / "v-b.i8.npy")) == 51
+    assert np.array_equal(scale, want)
+    assert np.array_equal(G._load_i8(tmp_path, "v", scale), q8.astype(np.float32) * want[:, None])
