@@ -517,10 +517,14 @@ class OpenBundles:
 OPEN_BUNDLES = OpenBundles()
 
 
+ID_SHOWN = 100  # characters of an unknown id an error repeats
+
+
 def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str]) -> str:
     """The one-line error for an id the bundle does not hold, with the next step: the id it
     probably meant (ids are case-sensitive), the sources its ids begin with, or a search."""
-    msg = f"no document with id {doc_id!r} in bundle {bundle}"
+    asked = doc_id if len(doc_id) <= ID_SHOWN else doc_id[:ID_SHOWN] + "…"   # a pasted page stays one short line
+    msg = f"no document with id {asked!r} in bundle {bundle}"
     if same:
         return f"{msg}; did you mean {same[0]!r}? (ids are case-sensitive)"
     source, sources = doc_id.partition(":")[0], list(sources)

@@ -211,6 +211,10 @@ def test_an_id_the_bundle_lacks_says_what_to_do(tiny):
     with pytest.raises(UsageError) as e:
         tiny.get(f"{sources[0]}:no-such-document")
     assert str(e.value).endswith("; a search shows a document's id")
+    with pytest.raises(UsageError) as e:
+        tiny.get("x" * 5000)  # a pasted page: repeated cut short, still one line with its next step
+    assert str(e.value).startswith(f"no document with id '{'x' * 100}…' in bundle ") and len(str(e.value)) < 400
+    assert "its ids begin with" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_show_prints_a_stacks_list_as_numbered_lines(default_bundle_dir):
