@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 PRIOR = "pagerank"
 DEFAULT_LIMIT = 100            # dependencies listed by default (at most request.MAX_DEPENDENCY_LIMIT)
+# The graph is read from the source, not elaborated (docs/formal.md): what a walk cannot see
+DEPENDENCY_NOTE = "uses through dot notation (hp.two_le), notation or tactics are not counted"
 BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean project or a Mathlib checkout; no "
               "formal release is published to install) or, from a mathlas checkout, `mathlas-build "
               "build/recipes/mathlib.toml --corpora ../shared/corpora --install` (Mathlib + Batteries with the "

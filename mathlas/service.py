@@ -92,7 +92,8 @@ class Dependency:
 @dataclass
 class DependencyResult:
     """Declarations ``id`` uses (or that use it), breadth first up to ``depth`` steps; ``total``
-    counts all of them, ``declarations`` holds the first ``limit``."""
+    counts all of them, ``declarations`` holds the first ``limit``; ``note`` says what the walk
+    cannot see (``formal.DEPENDENCY_NOTE``)."""
 
     id: str
     direction: str
@@ -101,6 +102,7 @@ class DependencyResult:
     total: int
     declarations: list[Dependency]
     truncated: bool
+    note: str = ""
 
 
 def _open(bundle: BundleSpec) -> Bundle:
@@ -297,7 +299,7 @@ def _finding_document(fid: str) -> Document:
 
 def dependencies(req: DependencyRequest, bundle: BundleSpec = None) -> DependencyResult:
     """The Lean declarations ``req.id`` uses (or that use it), breadth first, nearest first."""
-    from mathlas.formal import open_formal_holding
+    from mathlas.formal import DEPENDENCY_NOTE, open_formal_holding
     from mathlas.graph import graph_of
 
     b = open_formal_holding(req.id, bundle)  # none named: the installed formal bundle that holds the id
@@ -307,4 +309,5 @@ def dependencies(req: DependencyRequest, bundle: BundleSpec = None) -> Dependenc
                        module=cols["module"][j].as_py() or "", signature=snippet(cols["signature"][j].as_py(), 300),
                        distance=dist) for j, dist in walk[:req.limit]]
     return DependencyResult(id=req.id, direction=req.direction, depth=req.depth, bundle=b.label,
-                            total=len(walk), declarations=deps, truncated=len(walk) > req.limit)
+                            total=len(walk), declarations=deps, truncated=len(walk) > req.limit,
+                            note=DEPENDENCY_NOTE)

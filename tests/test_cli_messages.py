@@ -46,6 +46,10 @@ def test_lean_search_takes_q_like_search(lean_project_bundle_dir, capfd):
     rc, out, err = run_main(["lean", "deps", "lean:Toy.gauss_sum", "--bundle", str(lean_project_bundle_dir), "-q"],
                             capfd)
     assert rc == 0 and "lean:Toy.sumTo" in out and err == ""
+    # without -q: the count, and that uses through dot notation are not in it (the audit read 10 as all)
+    rc, out, err = run_main(["lean", "deps", "lean:Toy.gauss_sum", "--bundle", str(lean_project_bundle_dir)], capfd)
+    assert rc == 0 and err.splitlines()[0].startswith("lean:Toy.gauss_sum uses ")
+    assert err.splitlines()[1:] == ["mathlas: uses through dot notation (hp.two_le), notation or tactics are not counted"]
 
 
 def test_stacks_tags_in_any_case(tiny_bundle_dir, tiny, capsys):

@@ -166,6 +166,7 @@ def test_dependencies_both_directions(formal):
     uses = get_dependencies("lean:Nat.Prime.two_le")
     assert uses.total == len(uses.declarations) > 0
     assert "lean:Nat.Prime" in [d.id for d in uses.declarations]
+    assert "dot notation" in uses.note  # the walk under-reports, and says so in every answer (JSON, HTTP, MCP)
     back = get_dependencies("lean:Nat.Prime", direction="used_by")
     assert "lean:Nat.Prime.two_le" in [d.id for d in back.declarations]
     deep = get_dependencies("lean:Nat.Prime", direction="used_by", depth=2)

@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         more = f" (showing {len(r.declarations)})" if r.truncated else ""
         if not args.quiet:
             print(f"{r.id} {verb} {r.total} declaration(s) within depth {r.depth}{more}", file=sys.stderr)
+            print(f"mathlas: {r.note}", file=sys.stderr)
         for x in r.declarations:
             print(f"{'  ' * (x.distance - 1)}{x.id}  ({x.kind}, {x.module})")
         return 0
