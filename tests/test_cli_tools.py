@@ -59,6 +59,8 @@ def test_constant():
     assert human.returncode == 0 and human.stdout.startswith("pi**2/6 ") and "digits agree" in human.stdout
     few = run("constant", "0.8346268", "--basis", "zeta(3)", "--timeout", "5", "--json")  # too few digits to be sure
     assert few.returncode == 1 and json.loads(few.stdout)["identified"] is False
+    few = run("constant", "3.14159")  # its two lines agree: no form was searched
+    assert few.returncode == 1 and "so none was searched" in few.stdout and "0 forms searched" in few.stderr
     bad = run("constant", "not-a-number")
     assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.startswith("mathlas: ")
     assert run("constant", ZETA2, "--digits", "2000").returncode == 2

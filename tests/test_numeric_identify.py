@@ -50,6 +50,8 @@ def test_random_numbers_are_not_identified():
 def test_too_few_digits_says_so():
     r = identify_constant("3.14159")
     assert not r.identified and "too few digits" in r.reason
+    # nothing is searched, and the reason does not claim otherwise (it said "across the 210 forms searched")
+    assert r.forms_searched == 0 and "none was searched" in r.reason and "forms searched" not in r.reason
 
 
 def test_fifteen_digits_still_identifies_simple_forms():

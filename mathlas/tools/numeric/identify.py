@@ -199,7 +199,8 @@ def _identify_work(text: str, D: int, basis_texts, send) -> IdentifyResult:
     result = IdentifyResult(False, None, [], None, D, basis=basis_names, forms_searched=0)
     if budget < 1.0:
         result.reason = (f"too few digits: {D} significant digits cannot tell a closed form from a coincidence "
-                         f"across the {len(hyps)} forms searched (need at least {int(margin + GUARD + 2)})")
+                         f"among the {len(hyps)} forms of the basis (need at least {int(margin + GUARD + 2)}), "
+                         "so none was searched")
         return result
 
     found: dict[str, tuple[float, Candidate]] = {}
