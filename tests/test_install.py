@@ -754,8 +754,14 @@ def test_use_switches_what_a_bare_name_means(tmp_path, monkeypatch, capsys):
     pack(make_bundle(tmp_path / "2.0.0", version="2.0.0", seed=3), art)
     monkeypatch.setenv("MATHLAS_ARTIFACTS", str(art))
     assert inst.resolve_bundle("informal") == bundles / "informal-1.0.0"
-    with pytest.raises(BundleNotFoundError, match=r"informal@3\.0 is not installed.*1\.0\.0, 1\.10\.0"):
+    monkeypatch.delenv("MATHLAS_CATALOG", raising=False)
+    with pytest.raises(BundleNotFoundError, match=r"informal@3\.0 is not installed.*1\.0\.0, 1\.10\.0") as e:
         inst.use("informal", "3.0", quiet=True)
+    # not "install it first": `index install informal@3.0` would fail too (not in the catalog)
+    assert str(e.value).endswith("the shipped catalog does not list it either (its versions of informal: 2.0.0); "
+                                 "`mathlas index list` shows what there is")
+    with pytest.raises(BundleNotFoundError, match=r"install it first with `mathlas index install informal@2\.0\.0`$"):
+        inst.use("informal", "2.0.0", quiet=True)  # shipped, not installed
 
     assert run_cli("index", "list", "--json") == 0
     rows = json.loads(capsys.readouterr().out)

@@ -38,7 +38,8 @@ from typing import Any
 from mathlas.releases.archive import is_url, parse_source
 from mathlas.releases.archive import unpack as _unpack
 from mathlas.bundle import MANIFEST, Manifest, read_manifest, verify
-from mathlas.releases.catalog import SAFE_NAME, Release, find_release, readable_shipped, shipped, version_key
+from mathlas.releases.catalog import (SAFE_NAME, Release, find_release, readable_shipped, remote_catalog, shipped,
+                                     version_key)
 from mathlas.releases.download import SHA256_HEX, check_sha256, fetch_archive, sidecar_sha256
 from mathlas.paths import data_dir
 from mathlas.errors import (BundleCorruptError, BundleNotFoundError, BundleVersionError,
@@ -127,11 +128,25 @@ def use(name: str, version: str | None = None, *, quiet: bool = False) -> Path:
         if version is not None and not any(b.version == version for b in same):
             have = ", ".join(b.version for b in same) or "none"
             raise BundleNotFoundError(f"{name}@{version} is not installed (installed versions of {name}: {have}); "
-                                      f"install it first with `mathlas index install {name}@{version}`")
+                                      + _how_to_install(name, version))
         _write_in_use(name, version)
     path = resolve_bundle(name, quiet=quiet)
     talk(f"{name} now means {path.name}" + ("" if version else " (the highest version)"), quiet)
     return path
+
+
+def _how_to_install(name: str, version: str) -> str:
+    """The next step for ``name@version``, not installed: the install command when a catalog may list
+    it, else what the shipped catalog holds (a hint that leads to "not in the catalog" is a dead end).
+    The remote catalog is not read here, only named."""
+    listed = [r.version for r in shipped() if r.name == name]
+    install = f"install it first with `mathlas index install {name}@{version}`"
+    if version in listed:
+        return install
+    if remote_catalog():
+        return f"{install} if {remote_catalog()} lists it"
+    return (f"the shipped catalog does not list it either (its versions of {name}: {', '.join(listed) or 'none'}); "
+            "`mathlas index list` shows what there is")
 
 
 def _write_in_use(name: str, version: str | None) -> None:
