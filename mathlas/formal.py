@@ -60,7 +60,8 @@ def open_formal(bundle: str | Bundle | None) -> Bundle:
         if os.sep in spec or "/" in spec:  # a directory that is not there: say so
             raise BundleNotFoundError(f"{e}; {BUILD_HINT}") from None
         if bundle is None and not os.environ.get(FORMAL_ENV):  # none named, none installed
-            raise BundleNotFoundError(f"no formal bundle is installed; {BUILD_HINT}") from None
+            raise BundleNotFoundError(f"no formal bundle is installed; {BUILD_HINT}; one built elsewhere: pass "
+                                      f"`--bundle PATH` (bundle=PATH) or set ${FORMAL_ENV}=PATH") from None
         # a name: lead with what works (no formal release is published to install)
         raise BundleNotFoundError(f"no formal bundle named {spec!r} is installed; {BUILD_HINT}") from None
     if "module" not in b.table.column_names:

@@ -214,6 +214,8 @@ def test_no_formal_bundle_leads_with_what_works(tmp_path):
     p = mathlas("lean", "search", "prime two le", env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
     line = one_line(p, 1, "no formal bundle is installed; build it with `mathlas index build-lean PATH`")
     assert "index install" not in line
+    # and names the way to a bundle built elsewhere (the audit found only the 40-minute build)
+    assert line.endswith("one built elsewhere: pass `--bundle PATH` (bundle=PATH) or set $MATHLAS_FORMAL_BUNDLE=PATH")
 
 
 def test_a_lean_definition_without_a_signature_prints_as_lean():
