@@ -79,3 +79,15 @@ def test_build_lean_q_is_quiet_on_the_command_line():
     run = subprocess.run([sys.executable, "-m", "mathlas", "index", "build-lean", "--help"], capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 0 and "-q" in run.stdout
+
+
+def test_lean_search_and_search_give_k_the_same_range(capsys):
+    """Both take -k up to request.MAX_K; `lean search --help` gave no range."""
+    from mathlas.request import MAX_K
+
+    helps = []
+    for argv in (["search", "--help"], ["lean", "search", "--help"]):
+        rc, out, _ = run_main(argv, capsys)
+        assert rc == 0
+        helps.append(" ".join(out.split("  -k K", 1)[1].split("--offset", 1)[0].split()))
+    assert helps == [f"number of hits, 1..{MAX_K} (default 10)"] * 2

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from mathlas.cli.common import quiet_option
+from mathlas.cli.search import K_HELP
 from mathlas.errors import UsageError
 from mathlas.request import MODES
 
@@ -24,7 +25,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="lean_command", required=True, metavar="SUBCOMMAND")
     s = sub.add_parser("search", help="search_formal_math: Lean declarations by words, name fragment or notation")
     s.add_argument("query")
-    s.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+    s.add_argument("-k", type=int, default=10, help=K_HELP)
     s.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     s.add_argument("--module", action="append", dest="modules", help="only this module or below (repeatable)")
     s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")

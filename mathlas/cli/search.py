@@ -9,7 +9,9 @@ import sys
 
 from mathlas.cli.common import bundle_option, json_option, print_json, quiet_option
 from mathlas.checks import name_weights
-from mathlas.request import MODES
+from mathlas.request import MAX_K, MODES
+
+K_HELP = f"number of hits, 1..{MAX_K} (default 10)"  # mathlas search and mathlas lean search
 
 
 def add_parser(sub) -> None:
@@ -22,7 +24,7 @@ def add_parser(sub) -> None:
 def _add_search(sub) -> None:
     p = sub.add_parser("search", help="search a bundle", description="Rank theorems and definitions for a query.")
     p.add_argument("query", help="words, a claim, or a formula (LaTeX welcome)")
-    p.add_argument("-k", type=int, default=10, help="number of hits, 1..1000 (default 10)")
+    p.add_argument("-k", type=int, default=10, help=K_HELP)
     p.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable)")
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
