@@ -371,3 +371,52 @@ def test_extra_roots_share_one_name_table_and_keep_their_links():
     assert by["lean:Nat.Prime.two_le"].title == "Mathlib.Data.Nat.Prime.Defs"
     with pytest.raises(FileNotFoundError):
         list(lean.read(root, files=["Mathlib/Data/Nat/Prime/Defs.lean"], extra_roots=["no-such-dir"]))
+
+
+@pytest.mark.parametrize("mul, add", [
+    (": ∀ a b : G, a * b = b * a", ": ∀ a b : G, a + b = b + a"),                       # mul_comm
+    (": ∀ a : M, a * 1 = a", ": ∀ a : M, a + 0 = a"),                                   # mul_one
+    ("(a : G) : a⁻¹⁻¹ = a", "(a : G) : - -a = a"),                                      # inv_inv
+    ("(a : G) : a / a = 1", "(a : G) : a - a = 0"),                                     # div_self'
+    ("(a b : G) : (a * b)⁻¹ = b⁻¹ * a⁻¹", "(a b : G) : -(a + b) = -b + -a"),           # mul_inv_rev
+    ("(a : M) (n : ℕ) : a ^ (n + 1) = a ^ n * a", "(a : M) (n : ℕ) : (n + 1) • a = n • a + a"),  # pow_succ
+    ("(a : M) (m n : ℕ) : a ^ (m * n) = (a ^ m) ^ n", "(a : M) (m n : ℕ) : (m * n) • a = n • (m • a)"),
+    ("(f : ℕ → M) (n : ℕ) : (∏ x ∈ range (n + 1), f x) = (∏ x ∈ range n, f x) * f n",
+     "(f : ℕ → M) (n : ℕ) : (∑ x ∈ range (n + 1), f x) = (∑ x ∈ range n, f x) + f n"),  # Finset.prod_range_succ
+    ("{M : Type*} [Monoid M] (f : M →* N) : f 1 = 1", "{M : Type*} [AddMonoid M] (f : M →+ N) : f 0 = 0"),
+    ("[CommGroup G] (f : G → G) (x : G) : f x⁻¹ = (f x)⁻¹", "[AddCommGroup G] (f : G → G) (x : G) : f (-x) = -(f x)"),
+    ("(b : M) : ∏ _x ∈ s, b = b ^ #s", "(b : M) : ∑ _x ∈ s, b = #s • b"),              # Finset.prod_const
+    ("(x y : M) : f^[n] (x * y) = f^[n] x * f^[n] y", "(x y : M) : f^[n] (x + y) = f^[n] x + f^[n] y"),  # iterate, not a power
+    (": (L.drop (i + 1)).prod = L[i]⁻¹ * (L.drop i).prod", ": (L.drop (i + 1)).sum = -L[i] + (L.drop i).sum"),
+    (": (a * ↑a⁻¹ : α) = 1", ": (a + ↑(-a) : α) = 0"),
+    ("(c : M) (a : α) : c • a = a", "(c : M) (a : α) : c +ᵥ a = a"),
+])
+def test_additive_statement(mul, add):
+    from mathlas_build.sources.lean_additive import additive_statement
+
+    assert additive_statement(mul, lean.additive_name) == add
+
+
+def test_additive_name_translates_whole_parts_only():
+    assert lean.additive_name("Multiset.prod_zero") == "Multiset.sum_zero"        # was Addtiset.sum_zero
+    assert lean.additive_name("Finset.prod_mulIndicator") == "Finset.sum_addIndicator"
+    assert lean.additive_name("MeasureTheory.IsMulLeftInvariant") == "MeasureTheory.IsAddLeftInvariant"
+    assert lean.additive_name("InvolutiveInv") == "InvolutiveNeg"
+    assert lean.additive_name("MonoidHom.map_mul") == "AddMonoidHom.map_add"
+
+
+def test_to_additive_twins_state_the_additive_statement():
+    """`lean:add_comm` states a + b = b + a (it showed mul_comm's a * b = b * a), and takes the docstring
+    the attribute gives it."""
+    docs = _read(["Mathlib/Algebra/Group/Defs.lean"])
+    add_comm = docs["lean:add_comm"]
+    assert add_comm.extra["generated_from"] == "mul_comm"
+    assert add_comm.extra["signature"] == ": ∀ a b : G, a + b = b + a"
+    assert add_comm.body == "theorem add_comm : ∀ a b : G, a + b = b + a"
+    assert "a + b = b + a" in add_comm.statement and "a * b" not in add_comm.statement
+    assert docs["lean:neg_neg"].extra["signature"].endswith("- -a = a")
+    assert docs["lean:succ_nsmul"].extra["signature"] == "(a : M) (n : ℕ) : (n + 1) • a = n • a + a"
+    assert docs["lean:mul_comm"].extra["signature"] == ": ∀ a b : G, a * b = b * a"     # the original untouched
+    rec = docs["lean:nsmulBinRec"].extra
+    assert rec["docstring"].startswith("Scalar multiplication by repeated self-addition")
+    assert docs["lean:npowBinRec"].extra["docstring"] == "Exponentiation by repeated squaring."

@@ -34,7 +34,9 @@ Generated declarations (``extra["generated"]``, ``extra["generated_from"]`` = th
 they carry ``dependencies`` too):
 
 * ``to_additive``: ``@[to_additive]`` translations (explicit name when the attribute gives one, else a
-  word rule ``mul`` -> ``add``...); dependencies are the original's, mapped to their additive versions.
+  word rule ``mul`` -> ``add``...); dependencies are the original's, mapped to their additive versions;
+  the signature translated as ``to_additive`` translates the statement (``lean_additive``: ``a * b`` ->
+  ``a + b``, ``x⁻¹`` -> ``-x``, ``a ^ n`` -> ``n • a``), the docstring the attribute's own when it gives one.
 * ``field`` (kind ``field``): each field of a ``structure``/``class`` ``S`` as ``S.field``, signature
   ``(self : S params) binders : type`` (``[self : C params]`` for a class), the field's docstring; each
   ``extends`` parent ``P`` as the projection ``S.toP`` (``extra["parent"]``). Fields of a
@@ -77,6 +79,7 @@ from mathlas_build.document import Document
 from mathlas_build.sources import lean_aliases as la
 from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
+from mathlas_build.sources.lean_additive import additive_docstring, additive_statement
 from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
 
 SOURCE = "lean"
@@ -213,7 +216,8 @@ def _parse_attrs(attr_text: str, masked: str | None = None) -> list[str]:
     """``simp, to_additive (attr := simp) foo`` -> ``["simp", "to_additive (attr := simp) foo"]``.
 
     Commas are looked for in ``masked`` (same text with comments and strings blanked) when given, so a
-    docstring inside ``to_additive /-- a, b -/`` does not split the attribute; comments are dropped."""
+    docstring inside ``to_additive /-- a, b -/`` does not split the attribute; comments are dropped, but
+    that docstring is kept (``lean_additive.additive_docstring`` reads it)."""
     masked = attr_text if masked is None else masked
     out, depth, last = [], 0, 0
     for j, c in enumerate(masked):
@@ -229,7 +233,9 @@ def _parse_attrs(attr_text: str, masked: str | None = None) -> list[str]:
 
 
 def _clean_attr(a: str) -> str:
-    return " ".join(re.sub(r"--[^\n]*", " ", re.sub(r"/-.*?(?:-/|$)", " ", a, flags=re.S)).split())
+    """Comments dropped, except the docstring ``to_additive /-- ... -/`` gives the translation."""
+    keep = r"/-(?!-).*?(?:-/|$)" if re.match(r"\s*to_additive\b", a) else r"/-.*?(?:-/|$)"
+    return " ".join(re.sub(r"(?<!/)--[^\n]*", " ", re.sub(keep, " ", a, flags=re.S)).split())
 
 
 def _derived_instance_name(sig: str) -> str:
@@ -1051,10 +1057,14 @@ def read(root: Path, **options) -> Iterator[Document]:
                 if key in add_extra:
                     target = add_extra[key].removeprefix("lean:")
                     add_extra[key] = f"lean:{add_of.get(target, target)}"
+            # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
+            add_sig = additive_statement(d["signature"], additive_name)
+            add_doc = additive_docstring(d["attributes"]) or d["docstring"]
+            add_extra.update({"signature": add_sig, "docstring": add_doc})
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
             yield _doc(add, d["kind"], d, add_extra,
-                       body=d["header"], signature=d["signature"], docstring=d["docstring"],
-                       line=d["line"], link=link, license=lic)
+                       body=f"{d['keyword']} {add.rsplit('.', 1)[-1]} {add_sig}".strip(), signature=add_sig,
+                       docstring=add_doc, line=d["line"], link=link, license=lic)
         for g in d["gen"]:
             gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
             gdeps.discard(g["name"])

@@ -329,9 +329,12 @@ _ADD_RULES = [
     ("Div", "Sub"), ("div", "sub"), ("Prod", "Sum"), ("prod", "sum"), ("pow", "nsmul"), ("zpow", "zsmul"),
     ("npow", "nsmul"), ("smul", "vadd"), ("SMul", "VAdd"), ("Pow", "SMul"),
 ]
+# a rule's word is a whole part of the name (Lean's to_additive splits names at capitals and
+# underscores): ``mulSingle`` -> ``addSingle``, but ``Multiset``, ``Division``, ``Invariant`` and
+# ``Product`` stay (they were ``Addtiset``, ``Subision``, ``Negariant`` and ``Sumuct``)
 _ADD_RE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES}, key=len, reverse=True))
-                     + r")|(?<=[a-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES if a[0].isupper()},
-                                                             key=len, reverse=True)) + ")")
+                     + r")(?![a-z])|(?<=[a-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES if a[0].isupper()},
+                                                                     key=len, reverse=True)) + ")(?![a-z])")
 _ADD_MAP = dict(_ADD_RULES)
 
 
