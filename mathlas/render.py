@@ -263,17 +263,23 @@ def _row(r: str) -> str:
 def search_notes(answer: Any) -> list[str]:
     """What a search answer (``SearchResult``, ``FormalSearchResult`` or its JSON form) says beside its
     hits, one line each, both left out when there is nothing to say: what the query was searched as
-    (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits and
-    they are no ``strong`` match, how far to trust them (``mathlas.ranking.confidence``):
-    ``likely among these hits, but not sure (match: weak, confidence 0.66)``."""
+    (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits, how far
+    to trust them (``mathlas.ranking.confidence``): ``likely among these hits, but not sure (match: weak,
+    confidence 0.66)``, ``a clear match: most likely the first hit (match: strong, confidence 0.95)``."""
     def get(key: str) -> Any:
         return answer.get(key) if isinstance(answer, Mapping) else getattr(answer, key, None)
 
     notes = [get("expanded")] if get("expanded") else []
     match = get("match") or "strong"
-    if get("hits") and match != "strong":
-        notes.append(f"{get('note') or ''} (match: {match}, confidence {float(get('confidence') or 0):.2f})".lstrip())
+    if get("hits"):
+        note = STRONG_NOTE if match == "strong" else get("note") or ""
+        notes.append(f"{note} (match: {match}, confidence {float(get('confidence') or 0):.2f})".lstrip())
     return notes
+
+
+# what a strong answer says (its ``note`` is empty): on the judged collection's check queries a strong
+# answer's first hit is right about nine times in ten (docs/benchmarks.md, "Answers you can trust")
+STRONG_NOTE = "a clear match: most likely the first hit"
 
 
 def _cut(text: str, limit: int) -> str:

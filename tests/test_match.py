@@ -132,8 +132,8 @@ def test_cli_says_none_before_the_hits_and_json_carries_it(default_bundle_dir):
     assert p.stdout.lstrip().startswith("1. ")  # stdout is the hits only
     data = json.loads(run("search", OFF_TOPIC, "-k", "3", "--json").stdout)
     assert data["match"] == "none" and 0 <= data["confidence"] < 0.5 and data["note"]
-    strong = run("search", "Nakayama lemma", "-k", "3")
-    assert "match:" not in strong.stderr
+    strong = run("search", "Nakayama lemma", "-k", "3")   # a strong answer says so too (it said nothing)
+    assert strong.stderr.startswith("mathlas: a clear match: most likely the first hit (match: strong, confidence ")
 
 
 def test_mcp_answer_and_listing_say_it(default_bundle_dir):
@@ -148,7 +148,9 @@ def test_mcp_answer_and_listing_say_it(default_bundle_dir):
     assert text.splitlines()[0].startswith(f"Hits 1-10 ({answer['bundle']}, hybrid); nothing close was found")
     assert f"(match: none, confidence {answer['confidence']:.2f});" in text.splitlines()[0]  # as the CLI says it
     strong = dataclasses.asdict(search_answer("search_existing_math", ask("Nakayama lemma"), "summary"))
-    assert strong["match"] == "strong" and render("search_existing_math", strong, {}).startswith("Hits 1-")
+    assert strong["match"] == "strong"
+    assert f"; a clear match: most likely the first hit (match: strong, confidence {strong['confidence']:.2f});" \
+        in render("search_existing_math", strong, {}).splitlines()[0]
 
 
 def test_no_heavy_import_for_the_module():
