@@ -10,6 +10,11 @@ searches each two ways through the library's seam (``mathlas.service.lean_search
   component no other declaration shares (``unique``); ``shared`` are the others. A name of one
   component is its own last component and counts in ``full`` only.
 
+* ``slip``: the full name with one slip in its last component (a letter left out, two neighbours
+  swapped, one mistyped or one too many; seeded, never the first letter), and ``camel``: the full
+  name with its last component's underscores dropped and the next letter capitalised
+  (``Nat.Prime.twoLe``): top-1 and top-10 (``mathlas.ranking.names.NameIndex.identifier``).
+
 ``--no-names`` searches without the name stage (``mathlas.ranking.names.NameMatch``) and without
 the correction of misspelt name words: the ranking before them, the "before" of docs/formal.md.
 Proportions with Wilson 95% intervals.
@@ -114,6 +119,35 @@ def evaluate(bundle: str, files: list[str], k: int = 20) -> dict:
     return out
 
 
+def slip(name: str, rng: random.Random) -> str | None:
+    """``name`` with one slip in its last component (None when that component is too short)."""
+    head, _, last = name.rpartition(".")
+    letters = [i for i, c in enumerate(last) if c.isalpha() and i > 0]
+    if len(last) < 5 or len(letters) < 2:
+        return None
+    i = rng.choice(letters)
+    how = rng.choice(("drop", "swap", "typo", "extra"))
+    if how == "drop":
+        new = last[:i] + last[i + 1:]
+    elif how == "swap" and i + 1 < len(last) and last[i + 1] != last[i]:
+        new = last[:i] + last[i + 1] + last[i] + last[i + 2:]
+    elif how == "extra":
+        new = last[:i] + rng.choice("aeiourstln") + last[i:]
+    else:
+        new = last[:i] + rng.choice([c for c in "aeiourstln" if c != last[i]]) + last[i + 1:]
+    return f"{head}.{new}" if head else new
+
+
+def camel(name: str) -> str | None:
+    """``name`` with its last component's underscores dropped, the letter after each capitalised."""
+    head, _, last = name.rpartition(".")
+    parts = last.split("_")
+    if len(parts) < 2 or not all(parts):
+        return None
+    new = parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    return f"{head}.{new}" if head else new
+
+
 def rank_of(target: str, hits) -> int | None:
     return next((i for i, h in enumerate(hits, 1) if h.id == target), None)
 
@@ -134,12 +168,16 @@ def run(bundle: str, n: int, seed: int, kinds: tuple[str, ...], names: bool, k: 
     drawn = sample(b, n, seed, kinds)
     rows = []
     t_search = 0.0
+    rng = random.Random(f"slips:{seed}")
     for name in drawn:
         target = f"lean:{name}"
         row = {"name": name}
-        for form, query in (("full", name), ("last", name.rsplit(".", 1)[-1])):
-            if form == "last" and query == name:
+        forms = [("full", name), ("last", name.rsplit(".", 1)[-1]), ("slip", slip(name, rng)), ("camel", camel(name))]
+        for form, query in forms:
+            if form == "last" and query == name or query is None or form == "camel" and query == name:
                 continue
+            if form in ("slip", "camel"):
+                row[f"{form}_query"] = query
             t = time.perf_counter()
             r = lean_search(LeanSearchRequest.make(query, k), b)
             t_search += time.perf_counter() - t
@@ -166,6 +204,10 @@ def run(bundle: str, n: int, seed: int, kinds: tuple[str, ...], names: bool, k: 
         "last_top10": share(lambda r: r["last"] is not None, last),
         "last_top1_unique": share(lambda r: r["last"] == 1, unique),
         "last_top10_shared": share(lambda r: r["last"] is not None, [r for r in last if r["sharing"] > 1]),
+        "slip_top1": share(lambda r: r["slip"] == 1, [r for r in rows if "slip" in r]),
+        "slip_top10": share(lambda r: r["slip"] is not None, [r for r in rows if "slip" in r]),
+        "camel_top1": share(lambda r: r["camel"] == 1, [r for r in rows if "camel" in r]),
+        "camel_top10": share(lambda r: r["camel"] is not None, [r for r in rows if "camel" in r]),
         "index_build_s": round(built, 3),
         "search_ms_mean": round(1000 * t_search / max(1, len(full) + len(last)), 2),
         "rows": rows,
@@ -190,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
         return 0
     res = run(args.bundle, args.n, args.seed, tuple(args.kinds.split(",")), names=not args.no_names)
-    for key in ("full_top1", "full_top10", "full_strong", "last_top10", "last_top1_unique", "last_top10_shared"):
+    for key in ("full_top1", "full_top10", "full_strong", "last_top10", "last_top1_unique", "last_top10_shared",
+                "slip_top1", "slip_top10", "camel_top1", "camel_top10"):
         x = res[key]
         print(f"{key:<18} {x['hits']:>4}/{x['n']:<4} {x['rate']:.3f}  [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]")
     print(f"{res['bundle']}: name index built in {res['index_build_s']} s; {res['search_ms_mean']} ms a search "

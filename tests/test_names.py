@@ -272,3 +272,38 @@ def test_word_forms_and_accents():
     assert inflected("conjunctive", "conjunction") and inflected("bijectively", "bijective")
     assert not inflected("borell", "borel") and not inflected("theorm", "theorem")
     assert fold("gödel") == "godel" and fold("arzelà") == "arzela" and fold("plain") == "plain"
+
+
+def test_a_misspelt_identifier_is_the_name_it_is_close_to(toy_index):
+    """`mul_com` is `mul_comm`, `Nat.Prime.twoLe` is `Nat.Prime.two_le` (case and underscores folded),
+    `Finset.sum_range_suc` is `Finset.sum_range_succ` (its other components as typed); the most used of
+    several (popularity) wins; a name as typed, or one that ends a declaration's name, is left alone;
+    a plain word is no identifier; nothing close gives None."""
+    assert toy_index.identifier("mul_com") == "mul_comm"
+    assert toy_index.identifier("Nat.Prime.twoLe") == "Nat.Prime.two_le"
+    assert toy_index.identifier("nat.prime.twole") == "Nat.Prime.two_le"
+    assert toy_index.identifier("Finset.sum_range_suc") == "Finset.sum_range_succ"
+    assert toy_index.identifier("Finset.sum_rnage_succ") == "Finset.sum_range_succ"  # a swap is one edit
+    assert toy_index.identifier("Toy.sumto_succ") is None          # any case: suffix() finds it already
+    assert toy_index.identifier("Toy.sumTo_suc") == "Toy.sumTo_succ"
+    assert toy_index.identifier("mul_comm") is None and toy_index.identifier("sum_range_succ") is None
+    assert toy_index.identifier("xyzzy_qux") is None and toy_index.identifier("mulcomm") is None  # no identifier
+    assert toy_index.identifier("mul comm") is None
+    # popularity: Nat.prime_two (key 4) against a made-up rival one edit away the other way
+    index = NameIndex(["lean:Nat.prime_two", "lean:Int.prime_twos"])
+    assert index.identifier("prime_tw") == "prime_two"                      # a letter left out: the likeliest slip
+    pop = NameIndex(["lean:A.prime_two", "lean:B.prime_two", "lean:C.prime_twp"])
+    assert pop.identifier("prime_twq", lambda keys: [float(k == 2) for k in keys]) == "prime_twp"
+    assert pop.identifier("prime_twq") == "prime_two"                       # without: how many end so
+
+
+def test_lean_search_says_what_it_searched_for_a_misspelt_name(formal_bundle_dir):
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    r = lean_search(LeanSearchRequest.make("Nat.Prime.twoLe", k=3), formal_bundle_dir)
+    assert r.hits[0].id == "lean:Nat.Prime.two_le"
+    assert r.expanded == "searched for: Nat.Prime.two_le (Nat.Prime.twoLe -> Nat.Prime.two_le)"
+    r = lean_search(LeanSearchRequest.make("mul_com", k=3), formal_bundle_dir)
+    assert r.hits[0].id == "lean:mul_comm" and r.match != "none"
+    assert r.expanded == "searched for: mul_comm (mul_com -> mul_comm)"

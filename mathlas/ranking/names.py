@@ -214,6 +214,56 @@ class _Sorted:
         return sorted(int(k) for k in self.keys[lo:hi])
 
 
+def fold_identifier(name):
+    """A declaration name (or an Arrow array of them) lower-cased without underscores: the form in
+    which ``Nat.Prime.twoLe`` and ``Nat.Prime.two_le`` meet."""
+    if isinstance(name, str):
+        return name.lower().replace("_", "")
+    import pyarrow.compute as pc
+
+    return pc.replace_substring(pc.utf8_lower(name), "_", "")
+
+
+class _Lasts:
+    """Distinct lower-cased last components of declaration names, with SymSpell's deletion index
+    (as the name words'), for ``NameIndex.identifier``."""
+
+    def __init__(self, words: list[str]):
+        self.words = sorted(w for w in words if w)
+        prefixes: dict[str, list[int]] = {}
+        for i, w in enumerate(self.words):
+            prefixes.setdefault(w[:PREFIX], []).append(i)
+        hashes = _deletion_hashes(list(prefixes), MAX_EDITS)
+        group_of = np.repeat(np.arange(len(prefixes), dtype=np.int32), hashes.shape[1])
+        h = hashes.ravel()
+        order = np.argsort(h)
+        self.hashes, self.group_of, self.groups = h[order], group_of[order], list(prefixes.values())
+
+    def nearest(self, word: str, edits: int) -> list[tuple[str, int, int]]:
+        """The words within ``edits`` of ``word`` (not itself), each with its distance and how
+        likely a slip it is (0: a letter left out or two swapped, 1: one mistyped, 2: one too many)."""
+        probes = np.unique(_deletion_hashes([word[:PREFIX]], edits).ravel())
+        lo = np.searchsorted(self.hashes, probes, side="left")
+        hi = np.searchsorted(self.hashes, probes, side="right")
+        seen: set[int] = set()
+        out = []
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            for g in self.group_of[a:b].tolist():
+                if g in seen:
+                    continue
+                seen.add(g)
+                for i in self.groups[g]:
+                    cand = self.words[i]
+                    if cand[0] != word[0]:
+                        continue  # a slip rarely hits the first letter (as for name words)
+                    d = edit_distance(word, cand, edits)
+                    if 0 < d <= edits:
+                        slip = 0 if len(cand) > len(word) or (len(cand) == len(word) and sorted(cand) == sorted(word)) \
+                            else 1 if len(cand) == len(word) else 2
+                        out.append((cand, d, slip))
+        return sorted(out)
+
+
 class NameIndex:
     """Exact-name, name-suffix and misspelling lookups over one bundle's documents (see the module
     docstring). Build one with ``NameIndex.of(bundle)`` (kept with the bundle) or from columns."""
@@ -234,11 +284,13 @@ class NameIndex:
         self._lower: _Sorted | None = None
         self._reversed: _Sorted | None = None
         self._reversed_lower: _Sorted | None = None
+        self._reversed_folded: _Sorted | None = None
         self._vocab: dict[str, int] | None = None
         self._words: list[str] | None = None
         self._hashes: np.ndarray | None = None
         self._word_of: np.ndarray | None = None  # per deletion hash: its group of words
         self._groups: list[list[int]] | None = None  # per group: the words that share a prefix
+        self._lasts: _Lasts | None = None  # formal: the declaration names' last components, misspelt
 
     @classmethod
     def of(cls, bundle: Bundle) -> NameIndex:
@@ -272,6 +324,7 @@ class NameIndex:
             "_lower": lambda: _Sorted(pc.utf8_lower(self._ids)),
             "_reversed": lambda: _Sorted(pc.utf8_reverse(self._ids)),
             "_reversed_lower": lambda: _Sorted(pc.utf8_reverse(pc.utf8_lower(self._ids))),
+            "_reversed_folded": lambda: _Sorted(pc.utf8_reverse(fold_identifier(self._ids))),
         }
         return self._made(which, makers[which])
 
@@ -329,6 +382,74 @@ class NameIndex:
     def suffix_count(self, query: str) -> int:
         """How many declarations ``suffix(query)`` finds."""
         return len(self.suffix(query))
+
+    # -- misspelt identifiers (formal bundles) ----------------------------------------------------
+    def identifier(self, query: str, popularity: Callable[[list[int]], list[float]] | None = None) -> str | None:
+        """A declaration name typed with a slip, as the name it is (formal bundles; None when ``query``
+        is no identifier, names a declaration as typed or ends one's name, or nothing is close):
+
+        * typed in another case or without its underscores (``Nat.Prime.twoLe``, ``nat.prime.two_le``
+          is ``exact``'s already): the name whose components, lower-cased without underscores, end
+          the same way (``Nat.Prime.two_le``);
+        * its last component within ``allowed_edits`` of a declaration's (``mul_com``: ``mul_comm``),
+          its other components as typed: the nearest, then the likeliest slip, then the most used
+          (``popularity``: one figure per key, the PageRank; else how many declarations end so).
+        """
+        q = name_query(query)
+        if q is None or not self.formal or not _IDENTIFIER.search(q):
+            return None
+        q = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
+        if not _LEAN_NAME.fullmatch(q):
+            return None  # "π-system" is a word, not a name with a slip
+        q = q.strip(".")
+        if not q or self.exact(q) or self.suffix(q):
+            return None
+        parts = q.split(".")
+        folded = fold_identifier(q)
+        if folded:
+            idx = self._sorted("_reversed_folded")
+            rq = folded[::-1]
+            keys = [k for tail in (".", ":") for k in idx.keys_in(*idx.range(rq + tail))]
+            if keys:
+                return self._named(self._best(keys, popularity), len(parts))
+        last = parts[-1].lower()
+        edits = allowed_edits(last)
+        if not edits:
+            return None
+        found = self._last_components().nearest(last, edits)
+        best: tuple | None = None
+        for cand, distance, slip in found:
+            keys = self.suffix(".".join(parts[:-1] + [cand]))
+            if not keys:
+                continue
+            key = self._best(keys, popularity)
+            rank = (distance, slip, -(popularity([key])[0] if popularity else len(keys)))
+            if best is None or rank < best[0]:
+                best = (rank, key)
+        if best is None:
+            return None
+        return self._named(best[1], len(parts))
+
+    @staticmethod
+    def _best(keys: list[int], popularity) -> int:
+        """The most used of ``keys`` (the first, without ``popularity``)."""
+        if popularity is None or len(keys) == 1:
+            return keys[0]
+        score = dict(zip(keys, popularity(keys)))
+        return max(keys, key=lambda k: (score[k], -k))
+
+    def _named(self, key: int, components: int) -> str:
+        """The last ``components`` components of the declaration name of ``key``."""
+        name = self._ids[key].as_py()[len(LEAN_PREFIX):]
+        return ".".join(name.split(".")[-components:])
+
+    def _last_components(self) -> _Lasts:
+        def make() -> _Lasts:
+            import pyarrow.compute as pc
+
+            lasts = pc.replace_substring_regex(pc.utf8_lower(self._ids), r"^.*[.:]", "")
+            return _Lasts(pc.unique(lasts).to_pylist())
+        return self._made("_lasts", make)
 
     # -- misspellings --------------------------------------------------------------------------
     def _name_words(self) -> dict[str, int]:
@@ -560,6 +681,8 @@ def text_counter(bundle: Bundle) -> Callable[[str], int]:
 # The places at the head of an answer that name matches may take (the rest of the answer follows).
 TOP_SLOTS = 10
 _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
+# what a Lean declaration name may be made of (letters, digits, _ ' ! ? and subscripts, dot-separated)
+_LEAN_NAME = re.compile(r"[^\W\d][\w'!?₀-₉]*(?:\.[^\W\d][\w'!?₀-₉]*)*")
 
 
 def name_counter(bundle: Bundle) -> Callable[[str], int]:
@@ -604,6 +727,10 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     index = NameIndex.of(bundle)
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
+    if index.formal:  # a declaration name with a slip: mul_com is mul_comm, Nat.Prime.twoLe Nat.Prime.two_le
+        fixed = index.identifier(query, _pagerank_of(bundle))
+        if fixed is not None:
+            return Correction(fixed, {name_query(query) or query: fixed})
     if _names_a_result(bundle, query):
         return Correction(query)  # "Wald's equation" is a name the bundle holds, not a slip for "Walk's"
     owned = _possessive_name(bundle, query)
@@ -782,7 +909,8 @@ class NameMatch:
 
     def __call__(self, pool, ctx):
         plan = ctx.plan
-        q = name_query(ctx.request.query)
+        # the name searched: a misspelt declaration name as corrected (mul_com: mul_comm)
+        q = name_query(plan.correction.query if plan.correction is not None else ctx.request.query)
         if q is None or not plan.bundle_part:
             return pool
         bundle = ctx.bundle
@@ -837,6 +965,20 @@ def named_first(bundle: Bundle, query: str, key: int) -> bool:
     if exact:
         return key in exact
     return index.formal and index.suffix(query, limit=2) == [key]
+
+
+def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
+    """Each key's PageRank (how much is built on the declaration), where the bundle has the column."""
+    if not bundle.has_column("pagerank"):
+        return None
+
+    def of(keys: list[int]) -> list[float]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        col = bundle.table.column("pagerank").take(pa.array(keys, type=pa.int64()))
+        return pc.fill_null(col.cast(pa.float64()), 0.0).to_pylist()
+    return of
 
 
 def _by_pagerank(bundle, keys: list[int]) -> list[int]:
