@@ -66,3 +66,19 @@ def test_table_is_upper_case_and_conservative():
         assert left_out not in ABBREVIATIONS
     assert ABBREVIATIONS["IFT"] == ("implicit function theorem", "inverse function theorem")
     assert ABBREVIATIONS["FLT"] == ("Fermat's last theorem", "Fermat's little theorem")
+
+
+def test_a_phrase_the_sources_abbreviate_also_searches_its_abbreviation():
+    """"unique factorization domains" also searches "UFD" (Stacks writes "A regular local ring is a UFD"):
+    any case, plural, hyphens; not when the query has the abbreviation; only the CONTRACTED terms."""
+    assert expand("regular local rings are unique factorization domains") == (
+        "regular local rings are unique factorization domains UFD", {"unique factorization domain": ("UFD",)})
+    assert expand("every Principal-Ideal Domain is Noetherian")[0] == "every Principal-Ideal Domain is Noetherian PID"
+    assert expand("the greatest common divisor of a and b")[1] == {"greatest common divisor": ("GCD",)}
+    assert expand("a UFD is a unique factorization domain") == (   # said both ways: nothing to add
+        "a UFD is a unique factorization domain", {"UFD": ("unique factorization domain",)})
+    assert expand("the fundamental theorem of algebra") == ("the fundamental theorem of algebra", {})  # not contracted
+    assert expand("the axiom of choice") == ("the axiom of choice", {})     # AC: a product of matrices too
+    assert expand("`unique factorization domain`") == ("`unique factorization domain`", {})  # code
+    assert expand("unique factorization domainsx")[1] == {}
+    assert describe(expand("unique factorization domains")[1]) == "expanded unique factorization domain: UFD"
