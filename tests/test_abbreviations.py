@@ -82,3 +82,4 @@ def test_a_phrase_the_sources_abbreviate_also_searches_its_abbreviation():
     assert expand("`unique factorization domain`") == ("`unique factorization domain`", {})  # code
     assert expand("unique factorization domainsx")[1] == {}
     assert describe(expand("unique factorization domains")[1]) == "expanded unique factorization domain: UFD"
+    assert expand("unique factorization domains", contract=False) == ("unique factorization domains", {})  # formal

@@ -88,9 +88,11 @@ def _near_operator(text: str, start: int, end: int) -> bool:
     return before in _OPERATORS or after in _OPERATORS
 
 
-def expand(query: str) -> tuple[str, dict[str, tuple[str, ...]]]:
+def expand(query: str, contract: bool = True) -> tuple[str, dict[str, tuple[str, ...]]]:
     """The query with the expansions of its abbreviations appended once at the end, and the
-    abbreviations used with their expansions (the query unchanged and ``{}`` when none).
+    abbreviations used with their expansions (the query unchanged and ``{}`` when none); with
+    ``contract``, the ``CONTRACTED`` phrases' abbreviations too (not on a formal bundle: there "Greatest
+    Common Divisor Algorithm", a title its alias holds word for word, is better asked as typed).
 
     >>> expand("FTA over C")[0]
     'FTA over C fundamental theorem of algebra fundamental theorem of arithmetic'
@@ -98,7 +100,7 @@ def expand(query: str) -> tuple[str, dict[str, tuple[str, ...]]]:
     head = query[:MAX_SCAN]
     scan = _MASK.sub(lambda m: " " * len(m.group()), head)
     used: dict[str, tuple[str, ...]] = {}
-    contracted = _contracted(scan)
+    contracted = _contracted(scan) if contract else {}
     for m in _TOKEN.finditer(scan):
         if _near_operator(scan, m.start(), m.end()):
             continue

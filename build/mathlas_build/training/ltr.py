@@ -42,7 +42,7 @@ def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
     from mathlas.ranking.abbreviations import expand as expand_abbreviations
     from mathlas.ranking.pipeline import pipeline_for
 
-    q, _ = expand_abbreviations(query)
+    q, _ = expand_abbreviations(query, contract="module" not in bundle.table.column_names)  # as plan.py
     pipeline = pipeline_for(bundle)
     vector = pipeline.query_vector(q)
     rankings = pipeline.search_channels(q, depth, Filters(), "hybrid", None, vector)
