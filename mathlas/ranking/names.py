@@ -224,29 +224,39 @@ def fold_identifier(name):
     return pc.replace_substring(pc.utf8_lower(name), "_", "")
 
 
-class _Lasts:
-    """Distinct lower-cased last components of declaration names, with SymSpell's deletion index
-    (as the name words'), for ``NameIndex.identifier``."""
+def slip_kind(cand: str, typed: str) -> int:
+    """How likely a slip ``typed`` is for ``cand``: 0, a letter left out or two swapped (``theorm`` for
+    ``theorem``); 1, one mistyped; 2, one too many (``lema`` is ``lemma`` before ``lem``)."""
+    if len(cand) > len(typed) or (len(cand) == len(typed) and sorted(cand) == sorted(typed)):
+        return 0
+    return 1 if len(cand) == len(typed) else 2
+
+
+class _Deletions:
+    """Words with SymSpell's deletion index (every deletion of up to ``MAX_EDITS`` letters of each
+    word's first ``PREFIX`` letters, hashed and sorted): the name words' (``NameIndex.nearest``) and
+    the declaration names' last components' (``NameIndex.identifier``)."""
 
     def __init__(self, words: list[str]):
         self.words = sorted(w for w in words if w)
+        # words that share their first PREFIX letters share their deletions: made once
         prefixes: dict[str, list[int]] = {}
         for i, w in enumerate(self.words):
             prefixes.setdefault(w[:PREFIX], []).append(i)
-        hashes = _deletion_hashes(list(prefixes), MAX_EDITS)
+        hashes = _deletion_hashes(list(prefixes), MAX_EDITS)  # (groups, patterns)
         group_of = np.repeat(np.arange(len(prefixes), dtype=np.int32), hashes.shape[1])
         h = hashes.ravel()
         order = np.argsort(h)
         self.hashes, self.group_of, self.groups = h[order], group_of[order], list(prefixes.values())
 
-    def nearest(self, word: str, edits: int) -> list[tuple[str, int, int]]:
-        """The words within ``edits`` of ``word`` (not itself), each with its distance and how
-        likely a slip it is (0: a letter left out or two swapped, 1: one mistyped, 2: one too many)."""
+    def within(self, word: str, edits: int) -> dict[str, int]:
+        """The words other than ``word`` within ``edits`` of it, with their distances; never one whose
+        first letter differs (a slip rarely hits the first letter: "poset" is no "coset")."""
         probes = np.unique(_deletion_hashes([word[:PREFIX]], edits).ravel())
         lo = np.searchsorted(self.hashes, probes, side="left")
         hi = np.searchsorted(self.hashes, probes, side="right")
         seen: set[int] = set()
-        out = []
+        found: dict[str, int] = {}
         for a, b in zip(lo.tolist(), hi.tolist()):
             for g in self.group_of[a:b].tolist():
                 if g in seen:
@@ -255,13 +265,11 @@ class _Lasts:
                 for i in self.groups[g]:
                     cand = self.words[i]
                     if cand[0] != word[0]:
-                        continue  # a slip rarely hits the first letter (as for name words)
+                        continue
                     d = edit_distance(word, cand, edits)
                     if 0 < d <= edits:
-                        slip = 0 if len(cand) > len(word) or (len(cand) == len(word) and sorted(cand) == sorted(word)) \
-                            else 1 if len(cand) == len(word) else 2
-                        out.append((cand, d, slip))
-        return sorted(out)
+                        found[cand] = d
+        return found
 
 
 class NameIndex:
@@ -286,11 +294,8 @@ class NameIndex:
         self._reversed_lower: _Sorted | None = None
         self._reversed_folded: _Sorted | None = None
         self._vocab: dict[str, int] | None = None
-        self._words: list[str] | None = None
-        self._hashes: np.ndarray | None = None
-        self._word_of: np.ndarray | None = None  # per deletion hash: its group of words
-        self._groups: list[list[int]] | None = None  # per group: the words that share a prefix
-        self._lasts: _Lasts | None = None  # formal: the declaration names' last components, misspelt
+        self._deletions: _Deletions | None = None  # the name words' misspelling index
+        self._lasts: _Deletions | None = None  # formal: the declaration names' last components'
 
     @classmethod
     def of(cls, bundle: Bundle) -> NameIndex:
@@ -416,14 +421,14 @@ class NameIndex:
         edits = allowed_edits(last)
         if not edits:
             return None
-        found = self._last_components().nearest(last, edits)
+        found = self._last_components().within(last, edits)
         best: tuple | None = None
-        for cand, distance, slip in found:
+        for cand, distance in sorted(found.items()):
             keys = self.suffix(".".join(parts[:-1] + [cand]))
             if not keys:
                 continue
             key = self._best(keys, popularity)
-            rank = (distance, slip, -(popularity([key])[0] if popularity else len(keys)))
+            rank = (distance, slip_kind(cand, last), -(popularity([key])[0] if popularity else len(keys)))
             if best is None or rank < best[0]:
                 best = (rank, key)
         if best is None:
@@ -443,12 +448,12 @@ class NameIndex:
         name = self._ids[key].as_py()[len(LEAN_PREFIX):]
         return ".".join(name.split(".")[-components:])
 
-    def _last_components(self) -> _Lasts:
-        def make() -> _Lasts:
+    def _last_components(self) -> _Deletions:
+        def make() -> _Deletions:
             import pyarrow.compute as pc
 
             lasts = pc.replace_substring_regex(pc.utf8_lower(self._ids), r"^.*[.:]", "")
-            return _Lasts(pc.unique(lasts).to_pylist())
+            return _Deletions(pc.unique(lasts).to_pylist())
         return self._made("_lasts", make)
 
     # -- misspellings --------------------------------------------------------------------------
@@ -495,17 +500,7 @@ class NameIndex:
             with self._lock:
                 if self._vocab is None:
                     vocab = self._name_words()
-                    words = sorted(vocab)
-                    # words that share their first PREFIX letters share their deletions: made once
-                    prefixes: dict[str, list[int]] = {}
-                    for i, w in enumerate(words):
-                        prefixes.setdefault(w[:PREFIX], []).append(i)
-                    hashes = _deletion_hashes(list(prefixes), MAX_EDITS)  # (groups, patterns)
-                    group_of = np.repeat(np.arange(len(prefixes), dtype=np.int32), hashes.shape[1])
-                    h = hashes.ravel()
-                    order = np.argsort(h)
-                    self._words, self._groups, self._hashes = words, list(prefixes.values()), h[order]
-                    self._word_of = group_of[order]
+                    self._deletions = _Deletions(list(vocab))
                     self._vocab = vocab
         return self._vocab
 
@@ -528,30 +523,13 @@ class NameIndex:
         vocab = self._fuzzy()
         if w in vocab and not exclude_self:
             return w, 0
-        assert self._hashes is not None and self._word_of is not None and self._words is not None and self._groups
-        seen: set[int] = set()
-        found: dict[str, int] = {}
-        probes = np.unique(_deletion_hashes([w[:PREFIX]], edits).ravel())
-        lo = np.searchsorted(self._hashes, probes, side="left")
-        hi = np.searchsorted(self._hashes, probes, side="right")
-        for a, b in zip(lo.tolist(), hi.tolist()):
-            for g in self._word_of[a:b].tolist():
-                if g in seen:
-                    continue
-                seen.add(g)
-                for i in self._groups[g]:
-                    cand = self._words[i]
-                    if cand[0] != w[0]:
-                        continue  # a slip rarely hits the first letter ("poset" is no "coset")
-                    d = edit_distance(w, cand, edits)
-                    if 0 < d <= edits:
-                        found[cand] = d
+        assert self._deletions is not None
+        found = self._deletions.within(w, edits)
         if not found:
             return None
         fewest = min(found.values())
         # the likeliest slip first: a letter left out or two swapped, then one mistyped, then one too many
-        slip = {c: 0 if len(c) > len(w) or (len(c) == len(w) and sorted(c) == sorted(w)) else 1 if len(c) == len(w)
-                else 2 for c, d in found.items() if d == fewest}
+        slip = {c: slip_kind(c, w) for c, d in found.items() if d == fewest}
         likeliest = min(slip.values())
         closest = [c for c, k in slip.items() if k == likeliest]
         if count is not None and len(closest) > 1:
