@@ -863,13 +863,16 @@ async function runSearch() {
     r.hits.forEach((h, i) => list.append(hitCard(h, i, r.bundle, f.corpus === "lean", position)));
     const ms = Math.round(performance.now() - t0);
     const match = document.getElementById("match");
-    const doubtful = Boolean(r.hits.length && r.match && r.match !== "strong");
-    match.hidden = !(doubtful || r.expanded);
-    match.className = doubtful ? `match match-${r.match}` : "match";
-    match.dataset.match = doubtful ? r.match : "";
+    const judged = Boolean(r.hits.length && r.match);  // every answer with hits says how sure it is
+    match.hidden = !(judged || r.expanded);
+    match.className = judged ? `match match-${r.match}` : "match";
+    match.dataset.match = judged ? r.match : "";
     match.textContent = "";
-    if (doubtful) {  // how far to trust the hits: the answer's own note, said once, then match and confidence
-      const note = (r.note || (r.match === "none" ? "nothing close was found" : "likely among these hits, but not sure")).trim();
+    if (judged) {  // how far to trust the hits: the answer's own note, said once, then match and confidence
+      // a strong answer has no note: the line mathlas.render.STRONG_NOTE says on the CLI and over MCP
+      const fallback = {none: "nothing close was found", weak: "likely among these hits, but not sure",
+                        strong: "a clear match: most likely the first hit"}[r.match] || "";
+      const note = (r.note || fallback).trim();
       match.textContent = note[0].toUpperCase() + note.slice(1).replace(/\.$/, "")
         + ` (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)}).`;
     }
