@@ -70,8 +70,9 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
 # 7/69, GLB 5/46, SVD 3/9; ZFC 394 (the phrase, never written so). Not AC or CH (a product of
 # matrices, a hyperbolic cosine), not the named theorems (the sources name them in full).
 CONTRACTED = ("PID", "UFD", "DVR", "GCD", "LCM", "LUB", "GLB", "ODE", "PDE", "SVD", "ZFC", "GCH")
+# per contracted abbreviation: its phrase (lower case, spaces or hyphens, a plural) and the abbreviation as typed
 _PHRASES = [(key, re.compile(r"(?<![\w-])" + r"[\s-]+".join(map(re.escape, ABBREVIATIONS[key][0].lower().split()))
-                             + r"s?(?![\w-])")) for key in CONTRACTED]
+                             + r"s?(?![\w-])"), re.compile(rf"(?<![\w.]){key}(?!\w)")) for key in CONTRACTED]
 
 MAX_SCAN = 1_000
 
@@ -91,8 +92,7 @@ def _near_operator(text: str, start: int, end: int) -> bool:
 def expand(query: str, contract: bool = True) -> tuple[str, dict[str, tuple[str, ...]]]:
     """The query with the expansions of its abbreviations appended once at the end, and the
     abbreviations used with their expansions (the query unchanged and ``{}`` when none); with
-    ``contract``, the ``CONTRACTED`` phrases' abbreviations too (not on a formal bundle: there "Greatest
-    Common Divisor Algorithm", a title its alias holds word for word, is better asked as typed).
+    ``contract``, the ``CONTRACTED`` phrases' abbreviations too (``expand_for`` says where).
 
     >>> expand("FTA over C")[0]
     'FTA over C fundamental theorem of algebra fundamental theorem of arithmetic'
@@ -116,10 +116,9 @@ def expand(query: str, contract: bool = True) -> tuple[str, dict[str, tuple[str,
         for phrase in phrases:  # a phrase the query already says is not said twice
             if phrase.lower() not in lowered and phrase not in added:
                 added.append(phrase)
-    for phrase, key in contracted.items():
-        if key not in used:
-            used[phrase] = (key,)
-            added.append(key)
+    for phrase, key in contracted.items():  # never an abbreviation the query typed (_contracted)
+        used[phrase] = (key,)
+        added.append(key)
     if not added:
         return query, used
     return f"{query.rstrip()} {' '.join(added)}", used
@@ -131,12 +130,16 @@ def _contracted(scan: str) -> dict[str, str]:
     if not any(c.isspace() or c == "-" for c in scan):
         return {}
     low = scan.lower()
-    out: dict[str, str] = {}
-    for key, phrase in _PHRASES:
-        m = phrase.search(low)
-        if m and not re.search(rf"(?<![\w.]){key}(?![\w])", scan):
-            out[ABBREVIATIONS[key][0]] = key
-    return out
+    return {ABBREVIATIONS[key][0]: key for key, phrase, typed in _PHRASES
+            if phrase.search(low) and not typed.search(scan)}
+
+
+def expand_for(bundle, query: str) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """``expand`` as a search of ``bundle`` does it (``mathlas.ranking.plan``, and the learned stage's
+    training pools): phrases contracted on informal bundles only; not on a formal one (a ``module``
+    column), where "Greatest Common Divisor Algorithm", a title its answer's alias holds word for word,
+    fell to tenth searched with "GCD" (docs/benchmarks.md)."""
+    return expand(query, contract="module" not in bundle.table.column_names)
 
 
 def describe(used: dict[str, tuple[str, ...]]) -> str:

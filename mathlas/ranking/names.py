@@ -406,42 +406,38 @@ class NameIndex:
         q = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
         if not _LEAN_NAME.fullmatch(q):
             return None  # "π-system" is a word, not a name with a slip
-        q = q.strip(".")
-        if not q or self.exact(q) or self.suffix(q):
+        if self.exact(q) or self.suffix(q):
             return None
         parts = q.split(".")
-        folded = fold_identifier(q)
-        if folded:
-            idx = self._sorted("_reversed_folded")
-            rq = folded[::-1]
-            keys = [k for tail in (".", ":") for k in idx.keys_in(*idx.range(rq + tail))]
-            if keys:
-                return self._named(self._best(keys, popularity), len(parts))
+        idx = self._sorted("_reversed_folded")
+        rq = fold_identifier(q)[::-1]
+        keys = [k for tail in (".", ":") for k in idx.keys_in(*idx.range(rq + tail))]
+        if keys:
+            return self._named(self._most_used(keys, popularity)[0], len(parts))
         last = parts[-1].lower()
         edits = allowed_edits(last)
         if not edits:
             return None
-        found = self._last_components().within(last, edits)
         best: tuple | None = None
-        for cand, distance in sorted(found.items()):
+        for cand, distance in sorted(self._last_components().within(last, edits).items()):
             keys = self.suffix(".".join(parts[:-1] + [cand]))
             if not keys:
                 continue
-            key = self._best(keys, popularity)
-            rank = (distance, slip_kind(cand, last), -(popularity([key])[0] if popularity else len(keys)))
+            key, used = self._most_used(keys, popularity)
+            rank = (distance, slip_kind(cand, last), -used)
             if best is None or rank < best[0]:
                 best = (rank, key)
-        if best is None:
-            return None
-        return self._named(best[1], len(parts))
+        return None if best is None else self._named(best[1], len(parts))
 
     @staticmethod
-    def _best(keys: list[int], popularity) -> int:
-        """The most used of ``keys`` (the first, without ``popularity``)."""
-        if popularity is None or len(keys) == 1:
-            return keys[0]
+    def _most_used(keys: list[int], popularity) -> tuple[int, float]:
+        """The most used of ``keys`` and how much: its ``popularity``, else the first key and how many
+        ``keys`` there are (how many declarations end so)."""
+        if popularity is None:
+            return keys[0], float(len(keys))
         score = dict(zip(keys, popularity(keys)))
-        return max(keys, key=lambda k: (score[k], -k))
+        key = max(keys, key=lambda k: (score[k], -k))
+        return key, score[key]
 
     def _named(self, key: int, components: int) -> str:
         """The last ``components`` components of the declaration name of ``key``."""
@@ -707,8 +703,8 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
         return Correction(query)
     if index.formal:  # a declaration name with a slip: mul_com is mul_comm, Nat.Prime.twoLe Nat.Prime.two_le
         fixed = index.identifier(query, _pagerank_of(bundle))
-        if fixed is not None:
-            return Correction(fixed, {name_query(query) or query: fixed})
+        if fixed is not None:  # the query is a name, then (name_query)
+            return Correction(fixed, {name_query(query): fixed})
     if _names_a_result(bundle, query):
         return Correction(query)  # "Wald's equation" is a name the bundle holds, not a slip for "Walk's"
     owned = _possessive_name(bundle, query)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from mathlas.errors import UsageError
-from mathlas.ranking.abbreviations import expand as expand_abbreviations
+from mathlas.ranking.abbreviations import expand_for
 from mathlas.ranking.filters import Filters, PaperFilter
 from mathlas.ranking.intent import definition_intent
 from mathlas.ranking.names import correction_for
@@ -251,9 +251,7 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
     # a misspelt name word is searched as the name word it is within two edits of (mathlas.ranking.names)
     correction = correction_for(bundle, req.query) if bundle_part else None
     asked = correction.query if correction is not None else req.query
-    # a phrase also searched as its abbreviation on informal bundles only (measured there; a Lean bundle's
-    # titles, which its aliases hold word for word, lose by it: docs/benchmarks.md)
-    text, used = expand_abbreviations(asked, contract="module" not in bundle.table.column_names)
+    text, used = expand_for(bundle, asked)
     declared = settings.definition_intent(bundle) if bundle_part else None  # the manifest first: most bundles have none
     intent = declared if declared and definition_intent(asked) else None
     kind_names = bundle.kind_names

@@ -39,10 +39,10 @@ def doc_info(bundle) -> DocInfo:
 
 
 def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
-    from mathlas.ranking.abbreviations import expand as expand_abbreviations
+    from mathlas.ranking.abbreviations import expand_for
     from mathlas.ranking.pipeline import pipeline_for
 
-    q, _ = expand_abbreviations(query, contract="module" not in bundle.table.column_names)  # as plan.py
+    q, _ = expand_for(bundle, query)
     pipeline = pipeline_for(bundle)
     vector = pipeline.query_vector(q)
     rankings = pipeline.search_channels(q, depth, Filters(), "hybrid", None, vector)

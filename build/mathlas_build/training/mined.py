@@ -389,7 +389,7 @@ def masked_pool(bundle, query: str, views: dict[str, dict[str, str]], *, encodin
     import tantivy
 
     from mathlas.bundle import LEXICAL_FIELDS
-    from mathlas.ranking.abbreviations import expand as expand_abbreviations
+    from mathlas.ranking.abbreviations import expand_for
     from mathlas.ranking.candidates import Ranking
     from mathlas.ranking.filters import Filters
     from mathlas.ranking.fusion import rrf
@@ -399,7 +399,7 @@ def masked_pool(bundle, query: str, views: dict[str, dict[str, str]], *, encodin
     from mathlas.ranking.pipeline import pipeline_for
     from mathlas_build.training.ltr import Pool, doc_info
 
-    q, _ = expand_abbreviations(query, contract="module" not in bundle.table.column_names)  # as plan.py
+    q, _ = expand_for(bundle, query)
     pipeline = pipeline_for(bundle)
     vector = pipeline.query_vector(q)
     extra = 1 if views else 0  # one more, so a masked target that falls out lets the next one in
