@@ -1,8 +1,8 @@
 """Do `@[to_additive]` declarations answer a query in their own notation? (docs/formal.md, "What is indexed")
 
 Draws ``--n`` additive twins (``generated`` = ``to_additive``) at random (``--seed``) from the ``--new``
-formal bundle, keeps those under the same id in the ``--old`` one whose statement's conclusion (the
-type after the signature's last top-level ``:``) has ``+``, ``-``, ``∑`` or ``•`` and ``=`` and is 8–80
+formal bundle, keeps those under the same id in the ``--old`` one whose statement (the type after the
+signature's top-level ``:``) has ``+``, ``-``, ``∑`` or ``•`` and ``=`` and is 8–80
 characters long, asks that conclusion as typed (``c + (a ⊔ b) = c + a ⊔ c + b``) through
 ``mathlas.service.lean_search`` of each bundle, and reports the twin's first place, top ten and
 MRR@20 in each, with the paired 95% bootstrap interval of the differences.
@@ -15,19 +15,16 @@ import argparse
 import json
 import random
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "build"))
 
 
 def conclusion(signature: str) -> str:
-    """What a signature states: the text after its last top-level `` : ``."""
-    depth, cut = 0, -1
-    for j, c in enumerate(signature):
-        if c in "([{⦃⟨":
-            depth += 1
-        elif c in ")]}⦄⟩":
-            depth -= 1
-        elif c == ":" and depth == 0 and signature[j - 1:j] == " " and signature[j + 1:j + 2] == " ":
-            cut = j
-    return signature[cut + 1:].strip() if cut >= 0 else ""
+    """What a signature states: the type after its top-level colon (``lean_generated.header_parts``)."""
+    from mathlas_build.sources.lean_generated import header_parts
+
+    return header_parts(signature)[2]
 
 
 def paired(diffs: list[float], seed: int = 0, rounds: int = 2000) -> tuple[float, float, float]:
