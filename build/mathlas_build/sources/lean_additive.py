@@ -148,9 +148,9 @@ def additive_statement(text: str, name: Callable[[str], str]) -> str:
             out.append(t)
         elif t in _SIMPLE:
             out.append(t if t == "*" and i and toks[i - 1] in ("Type", "Sort") else _SIMPLE[t])
-        elif t == "1":
+        elif t == "1":  # (one in an exponent is kept above)
             near = {_neighbour(toks, i, -1), _neighbour(toks, i, 1)}
-            out.append(t if near & _NAT_OPS or _neighbour(toks, i, -1) == "^" else "0")
+            out.append(t if near & _NAT_OPS else "0")
         elif _WORD.match(t) and t not in _KEYWORDS:
             out.append(name(t))
         else:
