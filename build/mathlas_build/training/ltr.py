@@ -106,9 +106,10 @@ def export_lightgbm(booster) -> dict:
 
 def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
           learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None,
-          weight: np.ndarray | None = None):
+          weight: np.ndarray | None = None, feature_names: list[str] | None = None):
     """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``weight``: one per
-    candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``)."""
+    candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``);
+    ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature)."""
     try:
         import lightgbm as lgb
     except ImportError:
@@ -118,7 +119,7 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
               "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
               "bagging_fraction": 0.9, "bagging_freq": 1, "lambdarank_truncation_level": 20,
               "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
-    data = lgb.Dataset(X, y, group=groups, feature_name=list(FEATURES), weight=weight)
+    data = lgb.Dataset(X, y, group=groups, feature_name=list(feature_names or FEATURES), weight=weight)
     booster = lgb.train(params, data, num_boost_round=trees)
     return booster
 
