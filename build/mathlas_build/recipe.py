@@ -72,6 +72,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mathlas_build.recipe_checks import check_recipe
+
 
 class RecipeError(ValueError):
     """A recipe file is malformed or names things that do not exist."""
@@ -145,6 +147,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecipeError(f"recipe not found: {path}") from None
+    except IsADirectoryError:
+        raise RecipeError(f"{path} is a folder, not a recipe: pass a recipe file (e.g. build/recipes/informal.toml)") from None
+    except UnicodeDecodeError:
+        raise RecipeError(f"{path}: not a text file (a recipe is UTF-8 TOML)") from None
+    except OSError as e:
+        raise RecipeError(f"cannot read the recipe {path}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise RecipeError(f"{path}: not valid TOML ({e})") from None
 
@@ -158,11 +166,10 @@ def load_recipe(path: str | os.PathLike, corpora: str | os.PathLike | None = Non
     for key in ("name", "version", "encoder", "sources"):
         if key not in raw:
             raise RecipeError(f"{path}: missing required key {key!r}")
+    check_recipe(raw, str(path))  # every table, key and value, before anything is read or unpacked
     root = Path(corpora) if corpora else default_corpora()
     sources = []
     for i, s in enumerate(raw["sources"]):
-        if "reader" not in s or "path" not in s:
-            raise RecipeError(f"{path}: sources[{i}] needs 'reader' and 'path'")
         p = Path(s["path"])
         p = p if p.is_absolute() else root / p
         if not p.exists():
