@@ -168,6 +168,49 @@ def test_openlogic_optional_argument_commands_and_tags():
     assert text == r"\begin{enumerate}\item E.\end{enumerate}yes inner"
 
 
+def test_openlogic_metavariable_after_a_command(ol_docs):
+    # deduction-theorem.tex:111 "$\{ !A, \lnot!A\} \Proves" and soundness.tex:15 "$\Gamma\Proves!A$"
+    assert openlogic.expand_tokens(r"$\{ !A, \lnot!A\} \Proves !{B}$", {}) == r"$\{ A, \lnot A\} \Proves B$"
+    d = ol_docs["openlogic:first-order-logic/axiomatic-deduction/deduction-theorem#prop:derivfacts"]
+    assert r"$\{ A, \lnot A\} \vdash B$" in d.body and "{ A, not A} proves B" in d.statement
+    d = ol_docs["openlogic:propositional-logic/syntax-and-semantics/soundness#thm:soundness"]
+    assert d.body == r"If $\Gamma \vdash A$ then $\Gamma \vDash A$." and d.statement == "If Gamma proves A then Gamma models A."
+    glued = re.compile(r"\\(?:lnot|Box|Diamond|Proves|vdash|neg)[A-Z]|(?:lnot|Box|Diamond|Proves)[A-Z]")
+    assert not [d.id for d in ol_docs.values() if glued.search(d.body) or glued.search(d.statement)]
+
+
+def test_openlogic_math_inside_text_stays_math(ol_docs):
+    # rice-theorem.tex:114 "$\Setabs{x}{\text{$17$ is in the range of $\cfind{x}$}}$": the page cuts math at the
+    # next dollar, so the inner formulas are written \( .. \) (KaTeX reads them inside \text)
+    assert openlogic.text_math(r"$\{ x : \text{$17$ is in the range of $\varphi_{x}$} \}$ and \text{none}") == \
+        r"$\{ x : \text{\(17\) is in the range of \(\varphi_{x}\)} \}$ and \text{none}"
+    d = ol_docs["openlogic:computability/computability-theory/rice-theorem#2"]
+    assert d.body.count("\\varphi_{x}") == 7 and "$ _{x} $" not in d.body
+    for is_math, piece in display.segments(d.body):
+        assert is_math or "_{x}" not in piece, piece
+    assert "17 is in the range of phi_x" in d.statement
+
+
+def test_openlogic_inactive_tagblock_not_indexed(ol_docs):
+    # formulas.tex:133 "\begin{tagblock}{defNot,...}\begin{defn}..."; open-logic-config.sty \tagfalse's every def*
+    # tag, so the default build leaves the block out (a comment); the definition is not in the book
+    text = (CORPORA / "open-logic/content/propositional-logic/syntax-and-semantics/formulas.tex").read_text(
+        encoding="utf-8")
+    tags = openlogic.load_config(corpus("open-logic")).tags
+    spans = openlogic.inactive_spans(text, tags)
+    assert any("Formulas constructed using the defined operators" in text[a:b] for a, b in spans)
+    assert not openlogic.inactive_spans(r"\begin{tagblock}{prvDiamond}x\end{tagblock}", tags)
+    for gone in ("propositional-logic/syntax-and-semantics/formulas#2",
+                 "first-order-logic/syntax-and-semantics/terms-formulas#3",
+                 "normal-modal-logic/syntax-and-semantics/language-modal-logic#3"):
+        assert "openlogic:" + gone not in ol_docs
+    # the statements after it keep their positional ids
+    assert ol_docs["openlogic:propositional-logic/syntax-and-semantics/formulas#3"].extra["n"] == 3
+    assert ol_docs["openlogic:first-order-logic/syntax-and-semantics/terms-formulas#4"].extra["n"] == 4
+    assert not any(re.search(r"\\begin\{enumerate\}\s*\\end\{enumerate\}", d.body) for d in ol_docs.values())
+    assert "openlogic:normal-modal-logic/syntax-and-semantics/truth-at-w#prop:dual" in ol_docs   # tag on: kept
+
+
 # ------------------------------------------------------------------------------------------------ Napkin
 
 def test_napkin_counts_and_fields(napkin_docs):

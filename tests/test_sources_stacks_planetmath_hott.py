@@ -241,6 +241,34 @@ def test_hott_display_text(hott_docs):
     assert not any(leaks(d.body) for d in hott_docs.values())
 
 
+def test_hott_binders_take_every_group(hott_docs):
+    # macros.tex: \prd, \sm, \fall, \lam ... read brace groups while the next token opens one (hlevels.tex:1590)
+    assert hott.split_binders(r"\sm{h:A\to C}{k:B\to D} (m\circ h \htpy k \circ e)") == \
+        r"\sm{h:A\to C}\sm{k:B\to D} (m\circ h \htpy k \circ e)"
+    assert hott.split_binders(r"\prd{a:\sm{x}{y}}{b} P") == r"\prd{a:\sm{x}\sm{y}}\prd{b} P"
+    assert hott.split_binders("\\prd{x:A}\n\n{text}") == "\\prd{x:A}\n\n{text}"      # a paragraph ends them
+    assert "\\sum_{(h:A\\to C)}\\,\\sum_{(k:B\\to D)}\\, (m" in hott_docs["hott:hlevels:60"].body
+    rc = hott_docs["hott:RC-continuous-eq"]
+    assert re.search(r"\\forall \(u:[^()]*\)\.\\,\\forall \(\\epsilon:", rc.body), rc.body
+    assert "for all(u:Rc). for all(epsilon:Q_(+)). exists(delta" in rc.statement, rc.statement
+    for d in hott_docs.values():     # a binder never leaves a bare group behind it
+        assert not re.search(r"\\(?:prod|sum)_\{\([^{}]*\)\}\\,\{[a-z]\w*:", d.body), (d.id, d.body)
+
+
+def test_hott_comment_lines_join(hott_docs):
+    # "A \define{pointed type}\n \indexsee{..}{..}%\n \indexdef{..}%\n $(A,a)$ is ..." (basics.tex:646): the
+    # comments eat their newlines, as in TeX; a line holding only "%" (EckmannHilton) is no paragraph break
+    d = hott_docs["hott:def:pointedtype"]
+    assert d.body.startswith("A pointed type $(A,a)$ is a type $A:{\\mathcal{U}}$ together with a point $a:A$")
+    assert (HOTT / d.file).read_text(encoding="utf-8").splitlines()[d.line - 1].startswith(r"\begin{defn}")
+    assert "\n" not in hott_docs["hott:thm:EckmannHilton"].body
+    assert hott_docs["hott:ct:strict-category"].body == "A strict category is a precategory whose type of objects is a set."
+    # \indexdef{..} alone on its line (no "%") is a space too: "A \define{modality}\n\indexdef{modality}\nis ..."
+    assert hott_docs["hott:defn:modality"].body.startswith("A modality is an operation")
+    broken = [d.id for d in hott_docs.values() if re.search(r"[a-z,]\n\n[a-z$]", d.body)]
+    assert broken == []
+
+
 @pytest.mark.slow
 def test_planetmath_display_text():
     names = ["AdHoc", "FiniteProjectivePlane", "LeonardoDaPisa", "RemainderArithmeticVsEgyptianFractions",

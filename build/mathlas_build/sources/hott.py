@@ -4,7 +4,8 @@
 id ``hott:<label>`` from the ``\\label{...}`` at the start of the environment; an unlabelled statement gets
 ``hott:<chapter file stem>:<n>``, n = 1-based position among the indexed statements of that file.
 The body is display text (``display.display_tex`` with the book's macros, the binders as the book typesets
-them: ``DISPLAY_OVERRIDES``): no ``\\index`` / ``\\label``, no macro KaTeX does not know.
+them: ``DISPLAY_OVERRIDES``, every brace group its own binder: ``split_binders``): no ``\\index`` / ``\\label``,
+no macro KaTeX does not know. Comments join lines as in TeX, so ``\\indexdef{..}%`` lines leave no paragraph break.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mathlas_build.display import DisplayAudit, display_tex
 from mathlas_build.document import Document
 from mathlas_build.latex import (LineIndex, label_words, latex_to_text, parse_macros, split_environments,
                                   strip_comments)
-from mathlas_build.sources.texscan import headings, read_tex
+from mathlas_build.sources.texscan import headings, read_group, read_tex
 
 SOURCE = "hott"
 LICENSE = "CC-BY-SA-3.0"
@@ -53,6 +54,33 @@ _LEAD_RE = re.compile(r"\A(?:\s|\\(?:index|indexdef|indexsee|indexsee\*)\s*(?:\{
 _HEAD_RE = re.compile(r"\\(chapter|section)\*?\s*(?:\[[^\]]*\])?\s*\{")
 
 
+# TeX's comment eats its line's end and the next line's leading spaces: a line that holds only "%" or
+# "\\indexdef{..}%" joins its neighbours (strip_comments keeps the newline, which left a blank line, a
+# paragraph break, in mid-sentence). The comment becomes a mark the body and titles drop with that white space;
+# the file keeps its newlines, so line numbers hold.
+_COMMENT_RE = re.compile(r"((?:^|[^\\])(?:\\\\)*)%[^\n]*", re.M)
+_MARK = "\x00"
+_MARK_RE = re.compile(_MARK + r"(?:\n[ \t]*)?")
+
+
+def _mark_comments(tex: str) -> str:
+    return _COMMENT_RE.sub(r"\1" + _MARK, tex)
+
+
+def _join_comments(tex: str) -> str:
+    return _MARK_RE.sub("", tex)
+
+
+# A line that holds only index entries (or a label) is, to TeX, one more space: dropped with its newline, or
+# removing the commands (display_tex) leaves a blank line where the sentence goes on.
+_INDEX_LINE_RE = re.compile(r"\n[ \t]*(?:\\(?:index|indexdef|indexsee|label)\*?[ \t]*"
+                            r"(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}[ \t]*)+)+(?=\n)")
+
+
+def _drop_index_lines(tex: str) -> str:
+    return _INDEX_LINE_RE.sub("", tex)
+
+
 def chapter_files(root: Path) -> list[str]:
     """Stems of the files main.tex \\include's, in book order (all of them; files without statements
     simply yield nothing)."""
@@ -79,6 +107,32 @@ DISPLAY_OVERRIDES = {
 }
 
 
+BINDERS = ("prd", "tprd", "dprd", "lprd", "sm", "tsm", "dsm", "lsm", "lam", "lamu", "lamt", "fall", "exis")
+_BINDER_RE = re.compile(r"(?<!\\)\\(%s)(?![A-Za-z@])" % "|".join(sorted(BINDERS, key=len, reverse=True)))
+
+
+def split_binders(tex: str) -> str:
+    """``\\prd{x:A}{y:B}`` -> ``\\prd{x:A}\\prd{y:B}``: the book's binders take any number of brace groups
+    (``\\@ifnextchar\\bgroup`` in macros.tex), the one-argument overrides one; a blank line ends the groups."""
+    if "\\" not in tex or not _BINDER_RE.search(tex):
+        return tex
+    out, i = [], 0
+    for m in _BINDER_RE.finditer(tex):
+        if m.start() < i:      # inside groups already copied
+            continue
+        out.append(tex[i:m.start()])
+        i = m.end()
+        groups = []
+        while (g := read_group(tex, i, allow_newline=False)) is not None:
+            groups.append(g[0])
+            i = g[1]
+        if not groups:
+            out.append(m.group(0))
+        out.extend(f"{m.group(0)}{{{split_binders(x)}}}" for x in groups)
+    out.append(tex[i:])
+    return "".join(out)
+
+
 def book_macros(root: Path) -> dict:
     macros = parse_macros(read_tex(Path(root) / "macros.tex"))
     macros.update(MACRO_OVERRIDES)
@@ -92,11 +146,11 @@ def read(root: Path, **options) -> Iterator[Document]:
     audit = DisplayAudit(SOURCE, macros)
     for stem in chapter_files(root):
         path = root / f"{stem}.tex"
-        text = strip_comments(read_tex(path))
+        text = _mark_comments(read_tex(path))
         lines = LineIndex(text)
         chapter = ""
         heads: list[tuple[int, str]] = []  # (line, section title)
-        for off, level, title in headings(text, _HEAD_RE, lambda t: latex_to_text(t, macros)):
+        for off, level, title in headings(text, _HEAD_RE, lambda t: latex_to_text(_join_comments(t), macros)):
             if level == "chapter":
                 chapter = chapter or title
             else:
@@ -105,16 +159,16 @@ def read(root: Path, **options) -> Iterator[Document]:
         n = 0
         for env in split_environments(text, KINDS, comments_stripped=True):
             n += 1
-            lm = _LEAD_RE.match(env.content)
+            content = _join_comments(env.content)
+            lm = _LEAD_RE.match(content)
             label = lm.group(1).strip() if lm else ""
-            content = env.content
             if lm:
-                content = re.sub(r"\\label\s*\{" + re.escape(lm.group(1)) + r"\}", "", env.content, count=1)
-            body = content.strip()
+                content = re.sub(r"\\label\s*\{" + re.escape(lm.group(1)) + r"\}", "", content, count=1)
+            body = split_binders(_drop_index_lines(content).strip())
             k = bisect.bisect_right(head_lines, env.start_line) - 1
             section = heads[k][1] if k >= 0 else ""
             title = " > ".join(x for x in (chapter, section) if x)
-            opt = latex_to_text(env.optional_arg, macros) if env.optional_arg else ""
+            opt = latex_to_text(_join_comments(env.optional_arg), macros) if env.optional_arg else ""
             name = opt or (label_words(label) if label else "")
             doc_id = f"hott:{label}" if label else f"hott:{stem}:{n}"
             yield Document(

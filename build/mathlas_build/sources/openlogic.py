@@ -8,6 +8,7 @@ Stable id (DESIGN.md, shared/eval/README.md)::
     openlogic:<path under content/ without .tex>#<\\ollabel value>     e.g. openlogic:computability/computability-theory/complement-ce#thm:ce-comp
     openlogic:<path under content/ without .tex>#<n>                  no \\ollabel: n = 1-based index of the statement
                                                                       among the indexed environments of that file
+                                                                      (one in an inactive tagblock counts too)
 
 The label is the first ``\\ollabel{...}`` inside the environment (a few environments only label their ``\\item``s;
 the first of those is then the id, which is what a plain "the ``\\ollabel`` inside the environment" resolver gives).
@@ -22,7 +23,9 @@ Open Logic's own markup is rewritten before ``latex_to_text``:
   (``!!{constant}`` -> "constant symbol");
 * ``!A`` (formula metavariable) becomes ``A``;
 * selective-inclusion markup (``\\iftag``, ``\\tagitem``, ``tagenumerate``, ``tagblock``) is resolved with the
-  ``\\tagtrue``/``\\tagfalse`` defaults of the configuration; ``\\olref[..]{..}`` cross-references are dropped;
+  ``\\tagtrue``/``\\tagfalse`` defaults of the configuration (a statement inside a ``tagblock`` whose tags are all
+  off is not in the default book and is not indexed: the def* blocks); ``\\olref[..]{..}`` cross-references are
+  dropped;
 * xparse commands (``\\DeclareDocumentCommand``) taking optional arguments or flags are expanded at their call
   sites (``\\lforall[x][!A(x)]`` -> ``\\forall x\\, A(x)``, ``\\eq/[s][t]`` -> ``s \\neq t``); all other macros of
   the project's ``.sty`` files go to ``latex_to_text`` as a ``Macros`` table (``parse_macros`` plus the xparse ones),
@@ -150,8 +153,11 @@ def expand_tokens(tex: str, tokens: dict[str, dict[str, str]]) -> str:
     tex = re.sub(r"\\(article|Article)\s*\{([^{}]*)\}",
                  lambda m: tokens.get(m.group(2).strip(), {}).get("a" if m.group(1) == "article" else "A",
                                                                  "a" if m.group(1) == "article" else "A"), tex)
-    tex = re.sub(r"!\{([A-Z])\}", r"\1", tex)
-    return re.sub(r"!([A-Z])", r"\1", tex)
+    # a control word keeps its name apart: \lnot!A -> \lnot A (not the undefined \lnotA)
+    return _METAVAR_RE.sub(lambda m: (m.group(1) + " " if m.group(1) else "") + (m.group(2) or m.group(3)), tex)
+
+
+_METAVAR_RE = re.compile(r"(\\[A-Za-z@]+)?!(?:\{([A-Z])\}|([A-Z]))")
 
 
 def parse_tags(tex: str) -> dict[str, bool]:
@@ -198,6 +204,18 @@ def apply_tags(tex: str, tags: dict[str, bool]) -> str:
         out.append(apply_tags(chosen, tags))
         i = second[1] if second else first[1]
     return _TAGENUM_RE.sub(lambda m: "\\%s{enumerate}" % m.group(1), "".join(out))
+
+
+def inactive_spans(tex: str, tags: dict[str, bool]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the ``tagblock`` environments of ``tex`` whose tags are all off: the default build
+    typesets none of them (open-logic-selective.sty makes an inactive tagblock a ``comment``)."""
+    tex = blank_comments(tex)
+    spans = []
+    for m in re.finditer(r"\\begin\{tagblock\}\s*\{([^{}]*)\}", tex):
+        if not any(tags.get(t.strip(), False) for t in m.group(1).split(",")):
+            end = tex.find("\\end{tagblock}", m.end())
+            spans.append((m.start(), len(tex) if end < 0 else end))
+    return spans
 
 
 _TAG_CMD_RE = re.compile(r"\\(iftag|tagitem)\s*\{([^{}]*)\}|\\begin\{tagblock\}\s*\{([^{}]*)\}")
@@ -422,6 +440,25 @@ class XParse:
         return "".join(out)
 
 
+_TEXT_RE = re.compile(r"\\(?:text|mbox|hbox|textrm|textup|textnormal)\s*\{")
+_DOLLARS_RE = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+?)\$")
+
+
+def text_math(tex: str) -> str:
+    """``$x$`` inside ``\\text{...}`` written ``\\(x\\)``: KaTeX reads both, but the page cuts math at the next
+    dollar, so ``$\\{x : \\text{$17$ is in the range of $\\cfind{x}$}\\}$`` fell apart into pieces of math and
+    text (and ``\\varphi_{x}``, left in a text piece, lost its command)."""
+    out, i = [], 0
+    for m in _TEXT_RE.finditer(tex):
+        g = read_group(tex, m.end() - 1, skip_ws=False) if m.start() >= i else None
+        if g is None or "$" not in g[0]:
+            continue
+        out.append(tex[i:m.end()] + _DOLLARS_RE.sub(lambda d: "\\(" + d.group(1) + "\\)", g[0]) + "}")
+        i = g[1]
+    out.append(tex[i:])
+    return "".join(out)
+
+
 _INDCASE = re.compile(r"\\indcase(?![A-Za-z@])\s*(\*)?\s*(!)?")
 
 
@@ -589,7 +626,10 @@ def read(root: Path, **options) -> Iterator[Document]:
         title = " > ".join(c for c in crumbs if c)
         path_id = "/".join(parts)
         seen: set[str] = set()
+        dropped = inactive_spans(tex, cfg.tags)
         for st in statements(tex, _ENV_RE, _LABEL_RE, nested=True):
+            if any(a <= st.start < b for a, b in dropped):   # not in the book; later #n ids stay as they were
+                continue
             labels = st.labels
             label = labels[0].strip() if labels else ""
             if label and label not in seen:
@@ -619,7 +659,8 @@ def read(root: Path, **options) -> Iterator[Document]:
                 extra["labels"] = " ".join(x.strip() for x in labels)
             yield Document(
                 id=doc_id, source=SOURCE, kind=KINDS[st.env], name=name, title=title,
-                body=audit.checked(display_tex(cfg.prepare(indcases(_LABEL_RE.sub(" ", st.inner))), cfg.macros)),
+                body=audit.checked(display_tex(text_math(cfg.prepare(indcases(_LABEL_RE.sub(" ", st.inner)))),
+                                               cfg.macros)),
                 statement=statement,
                 link=LINK.format(path=rel.as_posix(), line=st.line), license=LICENSE,
                 keywords=keywords, file=f"content/{rel.as_posix()}", line=st.line, extra=extra,
