@@ -347,3 +347,86 @@ def test_ranker_recipe_errors(tiny_recipe, tmp_path, linear_model):
     other.write_text(json.dumps({"kind": "linear", "features": ["bm25"], "weights": [1.0]}), encoding="utf-8")
     refused(f'[ranker]\nmodel = "{other.as_posix()}"\nsha256 = "{fmt.sha256_file(other)}"\n',
             "cannot be attached .*feature list differs.*scripts/train_ranker.py")
+
+
+def _written(tmp_path, encoder_dir, out, **kw):
+    docs = _docs()
+    return write_bundle(docs, [d.statement for d in docs], [d.name for d in docs], np.eye(4, 384, dtype=np.float32),
+                        encoder_dir, out, name="b", version="1",
+                        sources={"t": {"count": 4, "license": "CC0", "attribution": "t"}}, quiet=True, **kw)
+
+
+def test_the_ranker_is_attached_before_the_bundle_is_in_place(tmp_path, encoder_dir, linear_model, monkeypatch):
+    """A build killed while the learned model is attached must leave no half-finished bundle at --out
+    (it would fail `mathlas index verify` and block the rerun): the model goes in before the rename."""
+    import subprocess
+    import sys
+    import textwrap
+
+    import mathlas_build.training.ltr as ltr
+
+    out = tmp_path / "b"
+    seen = []
+    real = ltr.DocInfo.of
+    monkeypatch.setattr(ltr.DocInfo, "of", staticmethod(lambda *a, **k: (seen.append(out.exists()), real(*a, **k))[1]))
+    path = _written(tmp_path, encoder_dir, out, ranker=linear_model[0])
+    assert seen == [False]
+    m = fmt.verify(path)
+    assert m.ranker["kind"] == "linear" and "ranker/model.json" in m.files
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".b.")]
+    # killed for real while attaching: nothing at --out, so the same command runs again
+    killed = tmp_path / "killed"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path[:0] = {sys.path!r}
+        import numpy as np
+        import mathlas_build.training.ltr as ltr
+        ltr.DocInfo.of = staticmethod(lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL))
+        from mathlas_build.document import Document
+        from mathlas_build.writer import write_bundle
+        docs = [Document(id=f"t:{{i}}", source="t", kind="lemma", name="n", title="T", body="b",
+                         statement=f"s {{i}}", license="CC0") for i in range(4)]
+        write_bundle(docs, ["s"] * 4, ["n"] * 4, np.eye(4, 384, dtype=np.float32), {str(encoder_dir)!r},
+                     {str(killed)!r}, name="b", version="1", sources={{}}, ranker={str(linear_model[0])!r}, quiet=True)
+    """)
+    assert subprocess.run([sys.executable, "-c", script]).returncode == -9
+    assert not killed.exists()
+    assert fmt.verify(_written(tmp_path, encoder_dir, killed, ranker=linear_model[0])).ranker
+
+
+def test_pack_of_a_changed_build_says_rebuild(tmp_path, encoder_dir, capsys):
+    from mathlas_build.cli import main
+
+    path = _written(tmp_path, encoder_dir, tmp_path / "b")
+    with open(path / fmt.ENCODER_CONFIG, "a", encoding="utf-8") as f:
+        f.write(" ")
+    assert main(["pack", str(path), "--out", str(tmp_path / "art")]) == 1
+    err = capsys.readouterr().err
+    assert "rebuild the bundle (mathlas-build RECIPE --out DIR --force)" in err and "reinstall" not in err
+
+
+def test_pack_says_what_it_compresses_unless_quiet(tmp_path, encoder_dir, capsys):
+    from mathlas_build.cli import main
+
+    path = _written(tmp_path, encoder_dir, tmp_path / "b")
+    assert main(["pack", str(path), "--out", str(tmp_path / "art")]) == 0
+    assert "[pack] " in capsys.readouterr().err
+    assert main(["pack", str(path), "--out", str(tmp_path / "art"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_dry_run_counts_a_ranker_only_when_the_recipe_has_one(tmp_path, encoder_dir, linear_model, capsys):
+    from mathlas_build.cli import main
+
+    (tmp_path / "toy.jsonl").write_text('{"id": "a", "statement": "a prime number"}\n', encoding="utf-8")
+    recipe = tmp_path / "toy.toml"
+    base = (f'name = "toy"\nversion = "1"\n[encoder]\npath = "{encoder_dir.as_posix()}"\n[[sources]]\n'
+            f'reader = "generic"\npath = "{(tmp_path / "toy.jsonl").as_posix()}"\n'
+            'options = { source = "toy", license = "CC0" }\n')
+    recipe.write_text(base, encoding="utf-8")
+    assert main([str(recipe), "--dry-run", "--json", "-q"]) == 0
+    assert "learned ranker" not in capsys.readouterr().out
+    model, sha = linear_model
+    recipe.write_text(base + f'[ranker]\nmodel = "{model.as_posix()}"\nsha256 = "{sha}"\n', encoding="utf-8")
+    assert main([str(recipe), "--dry-run", "--json", "-q"]) == 0
+    assert "learned ranker" in capsys.readouterr().out

@@ -23,13 +23,27 @@ from mathlas_build.pipeline import PROVIDERS, build, dry_run
 from mathlas_build.recipe import Recipe, RecipeError, load_recipe
 
 
+def count(minimum: int):
+    """An argparse type: an integer >= ``minimum`` (``--batch-size 0`` is refused by the parser, before any work)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, not {value}")
+        return value
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
 def _add_embed_options(b: argparse.ArgumentParser) -> None:
     b.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
-    b.add_argument("--threads", type=int, help="onnxruntime threads for embedding")
+    b.add_argument("--threads", type=count(0), help="onnxruntime threads for embedding (0: onnxruntime's choice)")
     b.add_argument("--provider", choices=PROVIDERS, default="auto",
                    help="onnxruntime provider for embedding: auto = CUDA when onnxruntime-gpu sees a GPU, else CPU")
-    b.add_argument("--batch-size", type=int, help="most documents per batch (default: the recipe's, else 32)")
-    b.add_argument("--max-batch-tokens", type=int, help="most padded tokens per batch (length buckets; GPU)")
+    b.add_argument("--batch-size", type=count(1), help="most documents per batch (default: the recipe's, else 32)")
+    b.add_argument("--max-batch-tokens", type=count(1), help="most padded tokens per batch (length buckets; GPU)")
     b.add_argument("--cache", type=Path, default=Path("work/embed-cache"),
                    help="embedding cache, one vector per distinct text under <cache>/texts/: an interrupted "
                         "build resumes, a rebuild embeds only changed texts (default: work/embed-cache)")
@@ -166,15 +180,50 @@ def _run(args: argparse.Namespace) -> int:
     try:
         _require(args.command)
         return args.func(args)
-    except (RecipeError, FileExistsError, ValueError) as e:
+    except (RecipeError, ValueError) as e:
         print(f"mathlas-build: {e}", file=sys.stderr)
         return 2
     except MathlasError as e:
         print(f"mathlas-build: {e}", file=sys.stderr)
         return 1
+    except OSError as e:
+        message, code = os_error_line(e)
+        print(f"mathlas-build: {message}", file=sys.stderr)
+        return code
     except KeyboardInterrupt:
         print("mathlas-build: interrupted; finished embedding chunks and shards are kept", file=sys.stderr)
         return 130
+
+
+# A path the user gave that is wrong is bad input (2); the machine failing (disk full, I/O) is 1.
+_BAD_PATH = (FileNotFoundError, IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError)
+
+
+def os_error_line(e: OSError) -> tuple[str, int]:
+    """An ``OSError`` as one line saying what to do, and its exit code (docs/building.md)."""
+    import errno
+
+    code = 2 if isinstance(e, _BAD_PATH) else 1
+    if e.errno is None:  # raised by the build with its own message (writer.check_out, ...)
+        return str(e.args[0] if e.args else e), code
+    where = e.filename if e.filename is not None else "a file"
+    if isinstance(e, FileNotFoundError):
+        step = f"{where} does not exist (a broken link?): check the path, or remove the link"
+    elif isinstance(e, IsADirectoryError):
+        step = f"{where} is a folder where a file belongs: pass a file, or rename the folder"
+    elif isinstance(e, NotADirectoryError):
+        step = f"a part of {where} is a file where a folder belongs: choose another path"
+    elif isinstance(e, FileExistsError):
+        step = f"{where} exists and is in the way: choose another path or move it away"
+    elif isinstance(e, PermissionError):
+        step = f"no permission for {where}: choose a path you may write (--out, --cache, --workdir)"
+    elif e.errno == errno.ENOSPC:
+        step = f"the disk is full writing {where}: free some space or choose another --out / --cache"
+    elif e.errno == errno.EROFS:
+        return f"{where} is on a read-only file system: choose another path", 2
+    else:
+        step = f"{e.strerror or e} ({where}): check the disk and the path, then run the same command again"
+    return step, code
 
 
 # ------------------------------------------------------------------------------ the commands
@@ -195,7 +244,7 @@ def _finish(path: Path, args: argparse.Namespace) -> int:
     if getattr(args, "pack", None):
         from mathlas_build.release import pack
 
-        archive, _ = pack(path, args.pack)
+        archive, _ = pack(path, args.pack, quiet=args.quiet)
         print(archive)
     if getattr(args, "install", False):
         from mathlas_build.pipeline import install_bundle
@@ -206,8 +255,23 @@ def _finish(path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_finish(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a ``--pack`` folder the build could not write."""
+    if getattr(args, "pack", None):
+        from mathlas_build.writer import check_folder
+
+        check_folder(args.pack, "--pack")
+
+
 def _build(args: argparse.Namespace) -> int:
+    if args.shard:
+        given = [flag for flag, on in (("--out", args.out), ("--pack", args.pack), ("--install", args.install),
+                                       ("--force", args.force)) if on]
+        if given:
+            raise ValueError(f"--shard builds one shard into --shards-dir, not a bundle: {', '.join(given)} "
+                             f"{'is' if len(given) == 1 else 'are'} for the merge (mathlas-build merge RECIPE ... {' '.join(given)})")
     recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
+    _check_finish(args)
     if args.dry_run:
         print(dry_run(recipe, args))
         return 0
@@ -225,6 +289,7 @@ def _merge(args: argparse.Namespace) -> int:
     from mathlas_build.shard import merge_shards
 
     recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
+    _check_finish(args)
     path = merge_shards(recipe, args.shards or [_shards_dir(recipe, None)], _bundle_dir(recipe, args.out),
                         force=args.force, quiet=args.quiet)
     return _finish(path, args)
@@ -259,8 +324,10 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _pack(args: argparse.Namespace) -> int:
     from mathlas_build.release import pack
+    from mathlas_build.writer import check_folder
 
-    archive, _sha = pack(args.bundle, args.out)
+    check_folder(args.out, "--out")
+    archive, _sha = pack(args.bundle, args.out, quiet=args.quiet)
     print(archive)
     return 0
 

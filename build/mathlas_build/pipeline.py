@@ -123,8 +123,8 @@ def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str,
                         names: list[str], vectors, out: Path, *, force: bool = False, quiet: bool = False) -> Path:
     """Write the bundle of a recipe: the one call a single-process build and a shard merge share.
     The manifest's ``recipe`` is the recipe as written, with ``encoder.from_release`` (the release and
-    archive sha256 an ``[encoder] release`` resolved to); a ``[ranker]`` model is attached to the written bundle (``ltr.attach``: ``ranker/model.json`` and the
-    manifest's ``ranker`` block)."""
+    archive sha256 an ``[encoder] release`` resolved to); a ``[ranker]`` model is attached (``ltr.attach``:
+    ``ranker/model.json`` and the manifest's ``ranker`` block) before the bundle is renamed into place."""
     from mathlas import __version__
     from mathlas_build.writer import lexical_manifest, write_bundle
 
@@ -137,21 +137,26 @@ def write_recipe_bundle(recipe: Recipe, docs: list[Document], sources: dict[str,
                         recipe=raw, builder=f"mathlas-build {__version__}",
                         lexical=lexical_manifest(recipe.options), fusion=recipe.raw.get("fusion"),
                         binary_codes=recipe.options.get("binary_codes", "sign"), reranker=recipe.reranker,
-                        force=force, quiet=quiet)
-    if recipe.ranker:
-        from mathlas_build.training.ltr import attach
-
-        block = attach(path, recipe.ranker["model"])
-        if not quiet:
-            print(f"[write] ranker {Path(recipe.ranker['model']).name} ({block['kind']}) attached to {path}",
-                  file=sys.stderr, flush=True)
+                        ranker=recipe.ranker.get("model"), force=force, quiet=quiet)
     return path
+
+
+def check_paths(out: Path | None, *, force: bool = False, cache_dir: Path | None = None) -> None:
+    """Refuse, before minutes of reading and embedding, an output the writer would refuse at the end
+    (``writer.check_out``) and an embedding cache that cannot be a folder."""
+    from mathlas_build.writer import check_folder, check_out
+
+    if out is not None:
+        check_out(out, force=force)
+    if cache_dir is not None:
+        check_folder(cache_dir, "--cache")
 
 
 def build(recipe: Recipe, out: Path, *, threads: int | None = None, provider: str = "auto",
           batch_size: int | None = None, max_batch_tokens: int | None = None, cache_dir: Path | None = None,
           force: bool = False, quiet: bool = False) -> Path:
-    """Single-process build: read, embed, write."""
+    """Single-process build: read, embed, write. The output and the cache are checked first (``check_paths``)."""
+    check_paths(out, force=force, cache_dir=cache_dir)
     docs, sources = read_corpus(recipe, quiet)
     texts = [retrieval_text(d) for d in docs]
     names = [name_field(d) for d in docs]
@@ -177,7 +182,7 @@ def dry_run(recipe: Recipe, args: argparse.Namespace) -> str:
     model = args.model or guess_model(enc.config.name)
     plan = make_plan(len(docs), model, gpus=args.gpus, gpu=args.gpu, dims=enc.config.out_dims,
                      tokens_per_doc=tokens, prompt_included=True, encoder_bytes=enc_bytes,
-                     read_docs_per_s=read_rate)
+                     read_docs_per_s=read_rate, ranker=bool(recipe.ranker))
     return format_plan(plan, as_json=args.json)
 
 
@@ -203,5 +208,5 @@ def install_bundle(bundle: Path, *, quiet: bool = False) -> None:
     The installed directory is printed on stdout by that command."""
     from mathlas_build.release import pack
 
-    archive, _ = pack(bundle, bundle.parent)
+    archive, _ = pack(bundle, bundle.parent, quiet=quiet)
     run_mathlas("index", "install", str(archive), "--force", *(["-q"] if quiet else []))

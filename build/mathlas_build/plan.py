@@ -132,8 +132,9 @@ class Plan:
 def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: int | None = None,
               tokens_per_doc: float | None = None, prompt_included: bool = False,
               encoder_bytes: int | None = None, from_bundle: Path | None = None,
-              read_docs_per_s: float | None = None) -> Plan:
+              read_docs_per_s: float | None = None, ranker: bool = True) -> Plan:
     """Expected read/embed/write time and bundle size (see the module docstring for the model).
+    ``ranker``: the bundle carries a learned ranking model (``--dry-run`` knows from the recipe's ``[ranker]``).
 
     ``tokens_per_doc`` defaults to the measured informal corpus; ``prompt_included`` says it already
     counts the model's document instruction (as ``--dry-run`` measures it with the recipe's tokenizer)."""
@@ -173,7 +174,7 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
         "BM25": round(docs * per_doc["bm25"]),
         "metadata": round(docs * per_doc["meta"]),
         "encoder": encoder_bytes if encoder_bytes is not None else m.encoder_bytes,
-        "learned ranker": round(docs * RANKER_BYTES_PER_DOC),
+        **({"learned ranker": round(docs * RANKER_BYTES_PER_DOC)} if ranker else {}),
     }
     sources = {
         "throughput": rate_src,
@@ -182,7 +183,8 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
         "read time": (f"{'given or measured by --dry-run' if read_docs_per_s else 'MEASURED on the informal LaTeX sources'}: "
                       f"{read_rate:,.0f} docs/s, paid by the shards and again by the merge"),
         "BM25, metadata, HNSW links per document": f"MEASURED on {corpus}",
-        "learned ranker": f"MEASURED on {MEASURED_BUNDLE}: its ranker/ per document (docinfo arrays + model)",
+        **({"learned ranker": f"MEASURED on {MEASURED_BUNDLE}: its ranker/ per document (docinfo arrays + model)"}
+           if ranker else {}),
         "write time": "MEASURED write rates on the 2-core build machine (one machine, after the merge)",
         "encoder": "MEASURED: the recipe's encoder files" if encoder_bytes is not None else m.encoder_source,
         "model": m.source,

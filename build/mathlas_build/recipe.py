@@ -57,7 +57,9 @@ limit = 0                            # optional: keep only the first N documents
 options = {}                         # optional: passed to the reader's read()
 ```
 Relative encoder, ranker and reranker paths resolve against the current directory, then the recipe's
-repository. The ranker is attached after the bundle is written (``mathlas_build.training.ltr.attach``).
+repository. The ranker is attached in the writer's temporary folder, before the bundle is renamed into
+place (``mathlas_build.training.ltr.attach``). Every table, key and value is checked when the recipe is
+read (``recipe_checks``): an unknown key is refused, not ignored.
 Every build given a cache embeds through the per-text embedding cache (``textcache``); the former
 option ``vector_store = true``, which once switched it on, is ignored.
 A reader module may declare ``PRIORS`` (the TheoremSearch reader declares the citation prior): they

@@ -51,18 +51,29 @@ def archive_name(manifest: Manifest) -> str:
     return f"{manifest.name}-{manifest.version}{ARCHIVE_SUFFIX}"
 
 
+# What to do about a bundle directory whose files do not match its manifest: it was built here, so
+# rebuild it (the runtime's own advice, "reinstall the bundle", is for installed bundles)
+REBUILD = "rebuild the bundle (mathlas-build RECIPE --out DIR --force) or restore the changed file"
+
+
 def pack(bundle_dir: Path, out_dir: Path, level: int = 19,
-         base_url: str | None = None) -> tuple[Path, Path]:
+         base_url: str | None = None, *, quiet: bool = True) -> tuple[Path, Path]:
     """Verify ``bundle_dir`` and pack it into ``out_dir``; returns (archive, sha256 sidecar).
 
     Also adds (or replaces) the release's entry in ``out_dir/catalog.json``. Every file is written
-    to a temporary name first and renamed, so an interrupted pack leaves no half archive.
+    to a temporary name first and renamed, so an interrupted pack leaves no half archive. Unless
+    ``quiet``, a line on stderr says what is being compressed (zstd 19 takes minutes on a large bundle).
     """
     bundle_dir, out_dir = Path(bundle_dir), Path(out_dir)
-    manifest = verify(bundle_dir, checksums=True, exact=False)  # stray files stay behind (module docstring)
+    # stray files stay behind (module docstring)
+    manifest = verify(bundle_dir, checksums=True, exact=False, fix=REBUILD)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = archive_name(manifest)
     archive = out_dir / name
+    if not quiet:
+        size = sum(e.size for e in manifest.files.values())
+        print(f"[pack] {len(manifest.files):,} files, {size / 1e6:,.1f} MB -> {archive} (zstd {level})",
+              file=sys.stderr, flush=True)
     sha_path = out_dir / (name + SHA_SUFFIX)
 
     tmp = out_dir / f".{name}.tmp-{os.getpid()}"

@@ -167,6 +167,11 @@ def build_shard(recipe, root: Path, index: int, count: int, *, provider: str = "
 
     if not 0 <= index < count:
         raise ValueError(f"shard {index}/{count}: need 0 <= index < count")
+    from mathlas_build.writer import check_folder
+
+    check_folder(Path(root), "--shards-dir")  # before the corpus is read
+    if cache_dir is not None:
+        check_folder(Path(cache_dir), "--cache")
     docs, sources = read_corpus(recipe, quiet)
     ids = [d.id for d in docs]
     enc_fp, model_file = document_encoder_fingerprint(recipe, provider)
@@ -279,9 +284,10 @@ def load_shards(paths: Iterable[Path]) -> list[tuple[Path, dict]]:
 
 def merge_shards(recipe, paths: Iterable[Path], out: Path, *, force: bool = False, quiet: bool = False) -> Path:
     """Check a complete set of shards against the recipe's corpus and write the bundle."""
-    from mathlas_build.pipeline import read_corpus, write_recipe_bundle
+    from mathlas_build.pipeline import check_paths, read_corpus, write_recipe_bundle
     from mathlas_build.retrieval_text import name_field, retrieval_text
 
+    check_paths(out, force=force)  # before the corpus is read again
     shards = load_shards(paths)
     fps = shards[0][1]["fingerprints"]
     if fps["recipe"] != recipe_fingerprint(recipe):

@@ -269,15 +269,56 @@ def lexical_manifest(options: dict) -> dict:
             **({"identifiers": identifiers} if identifiers else {})}
 
 
+def check_folder(path: Path, what: str, given: Path | None = None) -> None:
+    """Refuse, before any work, a folder the build could not write: the nearest part of ``path`` that
+    exists must be a folder this process may create entries in. ``what`` names the option (``--out``),
+    ``given`` the path as the user gave it (default ``path``)."""
+    path = Path(path)
+    shown = path if given is None else Path(given)
+    probe = path
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "" if probe == shown else f": {probe} is a file"
+        raise NotADirectoryError(f"{what} {shown} cannot be made{where}, not a folder; choose another {what}"
+                                 if given is not None else
+                                 f"{what} {shown} is not a folder{where}; choose another {what}")
+    try:  # a real try: access() says yes to root, and knows nothing of read-only file systems
+        os.rmdir(tempfile.mkdtemp(prefix=".mathlas-write-check-", dir=probe))
+    except OSError as e:
+        raise PermissionError(f"{what} {shown}: cannot write in {probe} ({(e.strerror or str(e)).lower()}); "
+                              f"choose another {what}") from None
+
+
+def check_out(out: Path, *, force: bool = False, what: str = "--out") -> None:
+    """Refuse, before any work, a bundle path ``write_bundle`` must not write: one that exists without
+    ``force``, or anything but a bundle folder (one holding ``manifest.json``) or an empty folder even
+    with it (``--force`` replaces a bundle, never a thesis folder or a file), or one it cannot write."""
+    out = Path(out)
+    if os.path.lexists(out):
+        empty = out.is_dir() and not out.is_symlink() and not any(out.iterdir())
+        is_bundle = out.is_dir() and not out.is_symlink() and (out / fmt.MANIFEST).is_file()
+        if not (empty or is_bundle):
+            kind = "a link" if out.is_symlink() else "a file" if not out.is_dir() else f"a folder without {fmt.MANIFEST}"
+            raise FileExistsError(f"{what} {out} is {kind}, not a bundle: it is left alone (--force replaces only "
+                                  f"a bundle); choose another {what}")
+        if not force:
+            raise FileExistsError(f"{out} exists; pass --force to replace it")
+    check_folder(out.parent, what, given=out)
+
+
 def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence[str], vectors: np.ndarray,
                  encoder_dir: Path, out: Path, *, name: str, version: str, sources: dict[str, dict],
                  description: str = "", recipe: dict | None = None, builder: str = "",
                  lexical: dict | None = None, fusion: dict | None = None, binary_codes: str = "sign",
-                 reranker: dict | None = None, force: bool = False, quiet: bool = False) -> Path:
+                 reranker: dict | None = None, ranker: Path | None = None, force: bool = False,
+                 quiet: bool = False) -> Path:
     """Write the bundle to ``out`` atomically; returns ``out``. ``lexical`` is the manifest's
     ``lexical`` block (``lexical_manifest`` of a recipe's options); ``binary_codes`` the codes of
     the binary index (``fmt.BINARY_CODES``, a recipe's ``[options] binary_codes``); ``reranker``
-    a recipe's ``[reranker]`` table (``path``, optional ``top_n`` and ``default``)."""
+    a recipe's ``[reranker]`` table (``path``, optional ``top_n`` and ``default``); ``ranker`` a learned
+    ranking model's JSON (a recipe's ``[ranker] model``), attached (``ltr.attach``) in the temporary
+    folder before the rename, so a build killed while attaching leaves no half-finished bundle."""
     out = Path(out)
     lexical = lexical or lexical_manifest({})
     if binary_codes not in fmt.BINARY_CODES:
@@ -289,8 +330,7 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         if d.id in seen:
             raise ValueError(f"duplicate document id {d.id!r}")
         seen.add(d.id)
-    if out.exists() and not force:
-        raise FileExistsError(f"{out} exists; pass --force to replace it")
+    check_out(out, force=force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
@@ -322,6 +362,14 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             lexical=lexical,
             fusion={**fmt.DEFAULT_FUSION, **(fusion or {})}, graph=graph or {}, reranker=rerank)
         fmt.write_manifest(tmp, manifest)
+        if ranker is not None:
+            from mathlas_build.training.ltr import attach
+
+            block = attach(tmp, ranker)
+            for f in (tmp / fmt.MANIFEST, *(tmp / p for p in fmt.read_manifest(tmp).files)):
+                os.chmod(f, 0o644)
+            os.chmod(tmp, 0o755)
+            _say(f"[write] ranker {Path(ranker).name} ({block['kind']}) attached to {out}", quiet)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             os.rename(out, old)
