@@ -123,8 +123,10 @@ def _git_top(path: Path) -> Path | None:
 def project_roots(path: Path) -> list[Path]:
     """The Lean source trees of a project: itself, then each package under ``.lake/packages``."""
     path = Path(path)
+    if path.is_file():
+        raise ValueError(f"{path} is a file; pass the project folder (the one holding lakefile.lean or lakefile.toml)")
     if not path.is_dir():
-        raise FileNotFoundError(f"Lean project not found at {path}")
+        raise FileNotFoundError(f"Lean project not found at {path}; pass the project folder")
     roots = [path]
     packages = path / ".lake" / "packages"
     if packages.is_dir():
@@ -169,6 +171,26 @@ def formal_ranker() -> dict:
     return {"model": model, "sha256": got, "license": "Apache-2.0"}
 
 
+def check_project(path: Path, dirs: list[str] | None = None) -> None:
+    """Refuse, before an encoder is unpacked or a file read, a path that is no Lean project: a file,
+    a missing folder, ``dirs`` that are not its top folders, or no ``.lean`` file to read."""
+    roots = project_roots(path)
+    path = Path(path)
+    if dirs:
+        have = sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        for d in dirs:
+            if not d or "/" in d.strip("/") or d in (".", "..") or not (path / d).is_dir():
+                raise ValueError(f"--dirs {d!r}: no such top folder in {path}; name some of its folders "
+                                 f"({', '.join(have) or 'it has none'})")
+        where = [path / d for d in dirs]
+    else:
+        where = roots
+    if not any(next(r.rglob("*.lean"), None) for r in where):
+        shown = ", ".join(str(r) for r in where) if dirs else str(path)
+        raise ValueError(f"no .lean files under {shown}; pass the project's folder (or --dirs with its source "
+                         f"folders)")
+
+
 def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: str | None = None,
                 document_model: str | None = None, dirs: list[str] | None = None,
                 license: str | None = None, ranker: bool = True) -> Recipe:
@@ -192,8 +214,10 @@ def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: 
     packages = [tree_origin(r, project=path) for r in roots[1:]]
     options["attribution"] = own.describe() + (
         "; packages: " + ", ".join(o.describe() for o in packages) if packages else "")
-    name = name or project_name(path)
-    version = version or project_version(path)
+    from mathlas_build.recipe_checks import check_name
+
+    name = check_name(project_name(path) if name is None else name, "--name")
+    version = check_name(project_version(path) if version is None else version, "--version")
     raw = {"name": name, "version": version,
            "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
            "encoder": {"path": str(encoder), **({"document_model": document_model} if document_model else {})},
@@ -204,7 +228,7 @@ def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: 
     return Recipe(name=name, version=version, description=raw["description"], encoder=Path(encoder),
                   encoder_sha256=None, document_model=document_model,
                   sources=[SourceSpec("lean", path, 0, options)], options=dict(FORMAL_OPTIONS), raw=raw,
-                  path=path / "<build-lean>", ranker=formal_ranker() if ranker else {})
+                  path=path, ranker=formal_ranker() if ranker else {})
 
 
 def default_encoder(workdir: Path, *, quiet: bool = False) -> Path:
@@ -230,17 +254,31 @@ def default_encoder(workdir: Path, *, quiet: bool = False) -> Path:
 def main_lean(args) -> int:
     from mathlas_build.pipeline import build
 
+    from mathlas_build.pipeline import check_paths
+    from mathlas_build.recipe_checks import check_name
+
     workdir = Path(args.workdir)
+    dirs = [d.strip() for d in args.dirs.split(",") if d.strip()] if args.dirs else None
+    cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
     try:
-        project_roots(Path(args.path))  # a path that is no project is refused before any encoder is unpacked
+        # everything a user may have mistyped is refused before any encoder is unpacked or file read
+        check_project(Path(args.path), dirs)
+        for value, what in ((args.name, "--name"), (args.version, "--version")):
+            if value is not None:
+                check_name(value, what)
+        check_paths(Path(args.out) if args.out else None, force=args.force, cache_dir=cache)
         encoder = Path(args.encoder) if args.encoder else default_encoder(workdir, quiet=args.quiet)
         recipe = lean_recipe(Path(args.path), encoder, name=args.name, version=args.version,
-                             dirs=args.dirs.split(",") if args.dirs else None, license=args.license,
-                             ranker=not args.no_ranker)
-    except (FileNotFoundError, ValueError) as e:  # no such project; a missing or changed formal model
+                             dirs=dirs, license=args.license, ranker=not args.no_ranker)
+    except ValueError as e:  # not a project, a wrong name or --dirs; a missing or changed formal model
         print(f"mathlas-build lean: {e}", file=sys.stderr)
         return 2
-    cache = None if args.no_cache else (args.cache or workdir / "embed-cache")
+    except OSError as e:
+        from mathlas_build.cli import os_error_line
+
+        message, code = os_error_line(e)
+        print(f"mathlas-build lean: {message}", file=sys.stderr)
+        return code
     scratch = None
     if args.out:
         out = Path(args.out)
@@ -282,7 +320,9 @@ def add_lean_parser(sub) -> None:
                         "build-lean` passes <mathlas data dir>/build)")
     p.add_argument("--out", type=Path, help="bundle directory (default <workdir>/bundles/<name>-<version>; with "
                                             "--install a temporary folder under <workdir>, removed once installed)")
-    p.add_argument("--threads", type=int)
+    from mathlas_build.cli import count
+
+    p.add_argument("--threads", type=count(0))
     p.add_argument("--cache", type=Path,
                    help="embedding cache (a vector per distinct text under <cache>/texts/), makes rebuilds "
                         "resumable (default <workdir>/embed-cache)")
