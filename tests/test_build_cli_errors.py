@@ -229,3 +229,11 @@ def test_lean_unreadable_files_end_in_one_line(lean_project, capsys, make, says)
     make(proj)
     rc, err = _run(capsys, "lean", proj, *opts, "-q")
     assert rc == 2 and says in _one_line(err), err
+
+
+def test_ray_checks_the_bundle_folder_before_the_shards(toy, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    rc, err = _run(capsys, "ray", toy, "--shards", "2", "--out", afile / "b", "--shards-dir", tmp_path / "s")
+    assert rc == 2 and f"--out {afile / 'b'} cannot be made" in _one_line(err)
+    assert not (tmp_path / "s").exists()

@@ -300,6 +300,10 @@ def _ray(args: argparse.Namespace) -> int:
     from mathlas_build.shard import merge_shards
 
     recipe = load_recipe(args.recipe, args.corpora, quiet=args.quiet)
+    if not args.no_merge:  # before the shards are embedded, not after
+        from mathlas_build.pipeline import check_paths
+
+        check_paths(_bundle_dir(recipe, args.out), force=args.force)
     root = _shards_dir(recipe, args.shards_dir).resolve()
     paths = build_shards_with_ray(args.recipe, args.corpora, root, args.shards, address=args.address,
                                   gpus_per_shard=args.gpus_per_shard, cpus_per_shard=args.cpus_per_shard,
