@@ -314,6 +314,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         "trains on the GPU study's bundle copy (DIR)"),
     "python scripts/collection.py run --config service --bundle DIR --out run.json": NotRun(
         "ranks the collection on the GPU study's bundle copy (DIR), which only the GPU run makes"),
+    "python scripts/study_prf_feature.py --cache work/pools.npz --depths 3,5,10 --query-level --seeds 0,1,2":
+        NotRun(MEASURES + "; trains 84 models on the collection's pools"),
     "python scripts/study_query_adapter.py --ltr": NotRun(
         MEASURES + "; tests/test_study_query_adapter.py fits its adapter on synthetic vectors"),
     "python scripts/train_ranker_formal.py --bundle mathlib --sets ../shared/eval/formal-qr-dev.jsonl "
