@@ -127,6 +127,24 @@ def test_symbol_words(tex, words):
     assert latex_to_text(tex) == words
 
 
+def test_wedge_and_vee_as_a_script_are_symbols_not_words():
+    # stacks:07QY (smoothing.tex): R^\wedge is the completion, not "R^and"
+    tex = (r"Suppose that $(a_1, \ldots, a_n) \in (R^\wedge)^n$ is a solution in $R^\wedge$. "
+           r"If $R$ is a henselian G-ring, then ... $a_i - b_i \in \mathfrak m^NR^\wedge$.")
+    assert latex_to_text(tex) == ("Suppose that (a_1,..., a_n) in (R^∧)^n is a solution in R^∧. "
+                                  "If R is a henselian G-ring, then... a_i - b_i in m^N R^∧.")
+    # stacks:0BLH (pione.tex), braced and subscripted forms, the dual E^\vee (duality.tex)
+    assert latex_to_text(r"Let $A^\wedge$ be the $\mathfrak m$-adic completion of $A$, let "
+                         r"$X' = \mathop{\mathrm{Spec}}(A^\wedge)$") == \
+        "Let A^∧ be the m-adic completion of A, let X' = Spec(A^∧)"
+    assert latex_to_text(r"$H^{\wedge}$, $\mathcal{O}_{X, x}^\wedge$, $M^\wedge_I$") == "H^∧, O_(X, x)^∧, M^∧_I"
+    assert latex_to_text(r"$\mathcal{E}^\vee \otimes \mathcal{F}$") == "E^∨ tensor F"
+    # between two terms they are still the connectives
+    assert latex_to_text(r"$a \wedge b$, $a \vee b$") == "a and b, a or b"
+    # a smash power (planetmath:MotivicCohomology1)
+    assert latex_to_text(r"$C_*\mathbb{Z}_{tr}(\mathbb{G}_m^{\wedge q})[-q]$") == "C_(*) Z_tr(G_m^∧q)[-q]"
+
+
 def test_unknown_macros_keep_their_names():
     assert latex_to_text(r"$\Hom_R(M, N)$ and $\Ext^1$ and $\colim$") == "Hom_R(M, N) and Ext^1 and colim"
 

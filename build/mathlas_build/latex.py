@@ -649,6 +649,16 @@ def _accented(mark: str, arg: list[str]) -> str:
         return base
     return unicodedata.normalize("NFC", base[0] + _ACCENT_MARKS[mark]) + base[1:]
 
+# A wedge or vee leading a script is notation, not logic: A^\wedge is a completion, V^\vee a dual,
+# X^{\wedge q} a smash power. As words ("A^and", "V^or") they read as a conjunction, so they stay the symbols.
+_SCRIPT_SYMBOLS = {"\\wedge": "∧", "\\vee": "∨"}
+
+
+def _lead(toks: list[str]) -> str:
+    """The first token that is not a space."""
+    return next((t for t in toks if t != " "), "")
+
+
 _SPECIAL_FIRST = frozenset("\\$&~{} ^_#")
 _PLAIN = {"$": "", "&": " ", "~": " ", "{": "", "}": "", " ": " "}
 
@@ -793,6 +803,9 @@ def _convert(toks: list[str], depth: int = 0) -> str:
             a, i = _read_arg(toks, i)
             if len(a) == 1 and a[0][0] not in _SPECIAL_FIRST:
                 s = a[0]
+            elif _lead(a) in _SCRIPT_SYMBOLS:    # R^\wedge, H^{\wedge q}: the symbol, then the rest
+                k = a.index(_lead(a))
+                s = _SCRIPT_SYMBOLS[a[k]] + (_convert(a[k + 1:], depth + 1).strip() if depth < 50 else "")
             else:
                 s = _convert(a, depth + 1).strip() if depth < 50 else ""
             if not s:

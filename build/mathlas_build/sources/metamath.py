@@ -92,6 +92,17 @@ class Statement:
     line: int                               # 1-based line of the label
 
 
+_SCRIPT_TAG = re.compile(r"<(sup|sub)>(.*?)</\1>", re.I)
+
+
+def heading_text(title: str) -> str:
+    """A ruler comment's title as plain text: set.mm writes them in HTML (``B&eacute;zout's identity``,
+    ``<i>p</i>-adic number fields``, ``&pi;<sup>2</sup>/6``) -> ``Bézout's identity``, ``p-adic number
+    fields``, ``π^2/6``."""
+    s = _SCRIPT_TAG.sub(lambda m: ("^" if m.group(1).lower() == "sup" else "_") + m.group(2), title)
+    return " ".join(html.unescape(_TAG.sub("", s)).split())
+
+
 def statements(text: str) -> Iterator[Statement]:
     """Every ``$p`` / ``$a`` statement with typecode ``|-`` of a Metamath database text, in file order.
 
@@ -119,7 +130,7 @@ def statements(text: str) -> Iterator[Statement]:
             if words and words[0][:4] in _RULERS:
                 level = _RULERS.index(words[0][:4])
                 cut = next((k for k, w in enumerate(words[1:], 1) if w[:4] in _RULERS), len(words))
-                heads[level] = " ".join(words[1:cut])
+                heads[level] = heading_text(" ".join(words[1:cut]))
                 for k in range(level + 1, len(heads)):
                     heads[k] = ""
                 last_comment = ""
@@ -191,15 +202,53 @@ SYMBOL_WORDS: dict[str, str] = {
 }
 
 
+# Proper substitution, ``[ y / x ] ph`` ("ph with y for x"; ``[. A / x ].`` and ``[_ A / x ]_`` for a class,
+# ``[b t /b x ]b`` in a mathbox): opener -> (its slash, its closer). The slash is not a division, so the
+# substitution keeps set.mm's own compact form ``[y/x]`` rather than "[ y divided by x ]".
+_SUBSTITUTION = {"[": ("/", "]"), "[.": ("/", "]."), "[_": ("/", "]_"), "[b": ("/b", "]b")}
+_CLOSERS = {close for _, close in _SUBSTITUTION.values()}
+
+
+def _substitution_close(tokens: list[str], i: int) -> int:
+    """The index of the closer of the substitution opened at ``tokens[i]`` (``[ A / x ]``: the last token of
+    ``[``, the class, the slash, one variable, the closer), or -1: an equivalence class ``[ A ] R`` is not one."""
+    slash, close = _SUBSTITUTION[tokens[i]]
+    depth = 0
+    for j in range(i + 1, len(tokens)):
+        t = tokens[j]
+        if t in _SUBSTITUTION:
+            depth += 1
+        elif t in _CLOSERS:
+            if depth:
+                depth -= 1
+                continue
+            return j if t == close and j - 3 > i and tokens[j - 2] == slash else -1
+    return -1
+
+
 def symbol_words(tokens: list[str]) -> str:
-    """Math tokens -> words (``|- ( A e. B -> A C_ U. B )`` -> ``A element of B implies A subset of union of B``)."""
-    return " ".join(w for w in (SYMBOL_WORDS.get(t, t) for t in tokens) if w)
+    """Math tokens -> words (``|- ( A e. B -> A C_ U. B )`` -> ``A element of B implies A subset of union of B``;
+    ``[ y / x ] ph`` -> ``[y/x] ph``)."""
+    words = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        j = _substitution_close(tokens, i) if t in _SUBSTITUTION else -1
+        if j >= 0:
+            var = tokens[j - 1]
+            words.append(f"[{symbol_words(tokens[i + 1:j - 2])}/{SYMBOL_WORDS.get(var, var)}]")
+            i = j + 1
+            continue
+        words.append(SYMBOL_WORDS.get(t, t))
+        i += 1
+    return " ".join(w for w in words if w)
 
 
 _MARKERS = re.compile(r"\(\s*(?:New\s+usage|Proof\s+modification)\s+is\s+discouraged\.?\s*\)", re.I)
 _CREDIT = re.compile(r"\((?:Contributed|Revised|Proof\s+shortened|Modified|Revision|Shortened|Dummy\s+variables?"
                      r"|Moved)[^()]*\)", re.S)
 _MATH = re.compile(r"`([^`]*)`")
+_MATH_BREAK = re.compile(r"`\s+`")
 _REF = re.compile(r"~\s+(\S+)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _ITALIC = re.compile(r"(?<![\w])_([^_\s](?:[^_]*?[^_\s])?)_(?![\w])")
@@ -214,6 +263,7 @@ def comment_words(comment: str) -> str:
     """The description in words: markers and credits stripped, `` `math` `` through ``SYMBOL_WORDS``,
     ``~ label`` as the label, HTML tags, entities and ``_italics_`` markup dropped."""
     s = strip_markers(comment).replace("``", "\x00")      # ``: a literal backtick inside math
+    s = _MATH_BREAK.sub(" ", s)      # one formula over several lines: ` ... [_ A / x ` ` ]_ C ... `
     s = _MATH.sub(lambda m: " " + symbol_words(m.group(1).replace("\x00", " ` ").split()) + " ", s)
     s = s.replace("\x00", "`").replace("~~", "\x00")       # ~~: a literal tilde outside math
     s = _REF.sub(r"\1", s).replace("\x00", "~")

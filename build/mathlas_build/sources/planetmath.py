@@ -31,6 +31,18 @@ _BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
 _END_DOC_RE = re.compile(r"\\end\s*\{document\}")
 
 
+def _document_delimiter(rx: re.Pattern, text: str, pos: int = 0) -> re.Match | None:
+    """The first match of ``rx`` from ``pos`` that is not on a comment line: ``%\\end{document}`` in a
+    commented-out block (PowerObject) or ``% ... before the \\begin{document}`` (ThisIsMySampleFile1) is
+    not the document's end or start.  Only lines that start with ``%`` count as comments here: one entry
+    (AnIntuitiveInsightIntoCrossProducts1) lost its newlines upstream, so a ``%`` in the middle of its one long
+    line swallows the whole article, delimiters included, which its author did not mean."""
+    for m in rx.finditer(text, pos):
+        if not text[text.rfind("\n", 0, m.start()) + 1:m.start()].lstrip().startswith("%"):
+            return m
+    return None
+
+
 def parse_metadata(text: str) -> dict:
     """The metadata macros before ``\\endmetadata`` (the whole text when there is none)."""
     end = text.find("\\endmetadata")
@@ -106,21 +118,21 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
         canonical = meta["canonicalname"] or p.stem.split("-", 1)[-1]
         doc_id = f"planetmath:{canonical}" if counts[meta["canonicalname"] or p.stem] == 1 \
             else f"planetmath:{p.stem}"
-        mb = _BEGIN_DOC_RE.search(text)
+        mb = _document_delimiter(_BEGIN_DOC_RE, text)
         meta_end = text.find("\\endmetadata")
         pre_start = meta_end + len("\\endmetadata") if meta_end >= 0 else 0
         if mb:
             preamble = text[pre_start:mb.start()]
-            me = _END_DOC_RE.search(text, mb.end())
+            me = _document_delimiter(_END_DOC_RE, text, mb.end())
             body = text[mb.end():me.start() if me else len(text)]
             body_line = text.count("\n", 0, mb.end()) + 1
             # a few entries paste a whole second document into the body: its preamble joins the preamble
-            inner = _BEGIN_DOC_RE.search(body)
+            inner = _document_delimiter(_BEGIN_DOC_RE, body)
             while inner:
                 preamble += "\n" + body[:inner.start()]
                 body_line += body.count("\n", 0, inner.end())
                 body = body[inner.end():]
-                inner = _BEGIN_DOC_RE.search(body)
+                inner = _document_delimiter(_BEGIN_DOC_RE, body)
         else:
             preamble = ""
             body = text[pre_start:]

@@ -1,0 +1,54 @@
+"""PlanetMath reader: ``\\begin{document}`` / ``\\end{document}`` on a comment line do not delimit the
+article. The three entries of the corpus with a delimiter after a ``%``, read from copies of the real files."""
+from __future__ import annotations
+
+import shutil
+
+from mathlas_build.sources import planetmath
+from conftest import by_id, corpus
+
+FILES = ("18_Category_theory_homological_algebra/18A20-PowerObject.tex",
+         "40_Sequences_series_summability/40A05-ThisIsMySampleFile1.tex",
+         "40_Sequences_series_summability/40A05-AnIntuitiveInsightIntoCrossProducts1.tex")
+
+
+def _read(tmp_path):
+    root = corpus("planetmath")
+    for f in FILES:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / f, tmp_path / f)
+    return by_id(list(planetmath.read(tmp_path)), "PlanetMath")
+
+
+def test_commented_out_document_delimiters_are_not_the_article(tmp_path):
+    docs = _read(tmp_path)
+    # a commented-out pstricks figure between "%\begin{document}" and "%\end{document}" (lines 107-121)
+    power = docs["planetmath:PowerObject"]
+    assert power.statement.startswith("Preliminary remarks. Let A be a set.")
+    assert "We say that an object B in C is a power object of A if B represents the functor F_A." \
+        in power.statement
+    assert "Toposes, Triples, and Theories" in power.statement
+    assert "psmatrix" not in power.statement and "psmatrix" not in power.body
+    assert power.line == 39 and len(power.body) > 2000
+    # "% this part before the \begin{document} is the "preamble"" inside the article
+    sample = docs["planetmath:ThisIsMySampleFile1"]
+    assert sample.statement.startswith("sdsd ")
+    assert "Background on thing A." in sample.statement and "preamble" not in sample.statement
+
+
+def test_delimiters_after_text_on_a_line_still_count(tmp_path):
+    # this entry lost its newlines upstream: "... \date{21 December, 2007} % irrelevant change to test
+    # editing - APK \begin{document} \maketitle When students first learn about cross products ..." is one
+    # line; its article is what follows that \begin{document}
+    cross = _read(tmp_path)["planetmath:AnIntuitiveInsightIntoCrossProducts1"]
+    assert cross.statement.startswith("When students first learn about cross products")
+    assert cross.statement.endswith('which is exactly how we "define" the cross product.')
+
+
+def test_document_delimiter():
+    text = "a\n%\\begin{document}\n  % \\end{document}\nb \\end{document} % \\end{document}\n\\end{document}"
+    assert planetmath._document_delimiter(planetmath._BEGIN_DOC_RE, text) is None
+    m = planetmath._document_delimiter(planetmath._END_DOC_RE, text)
+    assert text[:m.start()].endswith("\nb ")
+    m2 = planetmath._document_delimiter(planetmath._END_DOC_RE, text, m.end())
+    assert m2.start() == text.rindex("% \\end") + 2      # after text on its line: the author's % came later
