@@ -52,3 +52,15 @@ def test_document_delimiter():
     assert text[:m.start()].endswith("\nb ")
     m2 = planetmath._document_delimiter(planetmath._END_DOC_RE, text, m.end())
     assert m2.start() == text.rindex("% \\end") + 2      # after text on its line: the author's % came later
+
+
+def test_the_hott_books_binders_take_every_group(tmp_path):
+    # the HoTT book's chapters on PlanetMath write \sm{a:A}{b:B} without defining \sm: every brace group
+    # is its own binder, as in the book (hott.split_binders); the one-argument override used to drop the
+    # second sum, leaving "\sum_{(a:A)}\,{b:B} f(a)=g(b)"
+    f = "03_Mathematical_logic_and_foundations/03B15-1011LimitsAndColimits.tex"
+    (tmp_path / f).parent.mkdir(parents=True)
+    shutil.copy(corpus("planetmath") / f, tmp_path / f)
+    doc = by_id(list(planetmath.read(tmp_path)), "PlanetMath")["planetmath:1011LimitsAndColimits"]
+    assert "\\sum_{(a:A)}\\,\\sum_{(b:B)}\\, f(a)=g(b)" in doc.body
+    assert "\\,{b:B}" not in doc.body

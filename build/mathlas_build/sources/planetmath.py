@@ -18,6 +18,7 @@ from mathlas_build.display import DisplayAudit, display_tex, repair_text
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
 from mathlas_build.sources.hott import DISPLAY_OVERRIDES as HOTT_BINDERS
+from mathlas_build.sources.hott import split_binders
 from mathlas_build.sources.texscan import braced, read_tex
 
 SOURCE = "planetmath"
@@ -139,8 +140,13 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             body_line = text.count("\n", 0, pre_start) + 1
         body = body.strip("\n")
         macros = parse_macros(preamble)
-        # the HoTT book's chapters on PlanetMath use the book's binders without defining them
-        shown = {**HOTT_BINDERS, **macros} if "\\prd" in body or "\\sm" in body or "\\lam" in body else macros
+        # the HoTT book's chapters on PlanetMath use the book's binders without defining them, with as
+        # many brace groups as the book's (\prd{x:A}{y:B}: two products; hott.split_binders)
+        shown = macros
+        if "\\prd" in body or "\\sm" in body or "\\lam" in body:
+            shown = {**HOTT_BINDERS, **macros}
+            if not any(name in macros for name in HOTT_BINDERS):
+                body = split_binders(body)
         kind = meta["type"].lower().strip() or "entry"
         keywords = []
         for k in meta["defines"] + meta["synonyms"]:
