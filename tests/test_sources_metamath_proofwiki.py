@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 import pytest
@@ -296,6 +297,114 @@ def test_wiki_templates():
            " | c = for $x$ in quadrant I\n}}\n{{end-eqn}}")
     assert eq.strip() == "$\\cos \\frac \\theta 2 = +\\sqrt {\\frac {1 + x} 2}$ (for $x$ in quadrant I)"
     assert w("{{AuthorRef|Georg Cantor|Cantor}} and '''bold''' [[Definition:Set|sets]]") == "Cantor and bold sets"
+
+
+def _pw_read(tmp_path, *texts: str) -> list[Document]:
+    """Raw ProofWiki statements (copied from the dump) read by the real reader as a one-split dump."""
+    (tmp_path / "output").mkdir()
+    records = {f"00000000-0000-0000-0000-{i:012d}": {"text": t, "category": "Set Theory", "type": "theorem",
+                                                     "premises": []} for i, t in enumerate(texts)}
+    (tmp_path / "output" / "train.json").write_text(json.dumps(records), encoding="utf-8")
+    return list(proofwiki.read(tmp_path, splits=["train"]))
+
+
+def test_proofwiki_doubled_capitals_are_calligraphic(tmp_path, pw_docs):
+    # \RR is a relation, \NN a neighborhood space (calligraphic); \N the natural numbers (blackboard bold)
+    rel, nbhd = _pw_read(tmp_path, "Let $\\RR$ be a trichotomy.\nThen $\\RR$ is an antireflexive relation.",
+                         "Let $\\struct {S, \\NN}$ be a neighborhood space.\n"
+                         "Let $n \\in \\N_{>0}$ be a natural number.")
+    assert rel.body == "Let ${\\mathcal{R}}$ be a trichotomy. Then ${\\mathcal{R}}$ is an antireflexive relation."
+    assert rel.title == "R is an antireflexive relation"                    # was "ℝ is ..."
+    assert rel.statement == "Let R be a trichotomy. Then R is an antireflexive relation."   # was "RR"
+    assert nbhd.body.startswith("Let $\\left(S, {\\mathcal{N}}\\right)$ be a neighborhood space. "
+                                "Let $n \\in {\\mathbb{N}}_{>0}$")
+    assert nbhd.statement == "Let (S, N) be a neighborhood space. Let n in N_(>0) be a natural number."
+    assert proofwiki.katex_math("$\\EE$") == "$\\mathcal{E}$"
+    assert "ℝ" not in pw_docs["proofwiki:a2cec8b4-ddd2-4657-be5c-44e2845f9236"].title
+    assert not any(re.search(r"\\mathbb\{[BMK]\}", d.body) for d in pw_docs.values())
+
+
+def test_proofwiki_braces_in_math_are_not_templates(tmp_path, pw_docs):
+    # older ProofWiki TeX: \left\{{S}\right\} -- its "{{" was taken for a template and cut the statement there
+    [d] = _pw_read(tmp_path, "Let $S$ be a transitive set.\n"
+                             "Then its successor set $S\\,^+ = S \\cup \\left\\{{S}\\right\\}$ is also transitive.")
+    assert d.body == ("Let $S$ be a transitive set. Then its successor set $S\\,^+ = S \\cup \\left\\{{S}\\right\\}$ "
+                      "is also transitive.")
+    assert d.statement == "Let S be a transitive set. Then its successor set S^(+) = S union {S} is also transitive."
+    assert d.title == "Its successor set S ⁺ = S ∪ {S} is also transitive"
+    assert proofwiki.wiki_to_latex("$\\left\\{{x}\\right\\}$ {{iff}} <math>{{y}}</math> {{iff}}") == \
+        "$\\left\\{{x}\\right\\}$ if and only if <math>{{y}}</math> if and only if"
+    gamma = pw_docs["proofwiki:37a13033-da93-47f7-8fdb-7030f91d1574"]          # was "Let: $D_ε = \\"
+    assert gamma.body.startswith("Let: $$D_\\epsilon = \\left\\{{z \\in") and "gamma function" in gamma.body
+
+
+def test_proofwiki_axiom_formulas_keep_their_math(tmp_path):
+    [d] = _pw_read(tmp_path, """Let $\\struct {G, \\circ, \\preceq}$ be an ordered group.
+Let $x, y \\in G$.
+Let $\\prec$ be the reflexive reduction of $\\preceq$.
+Then the following equivalences hold:
+{{begin-axiom}}
+{{axiom | n = \\operatorname {OG} 3
+        | m = x \\preceq y \\iff e \\prec y^{-1} \\preceq x^{-1}
+}}
+{{axiom | n = \\operatorname {OG} 3'
+        | m = x \\prec y \\iff y^{-1} \\prec x^{-1}
+}}
+{{end-axiom}}""")
+    # was "x  y ⇔ e  y^{-1}  x^{-1}": the formula outside math lost its symbols
+    assert d.body.endswith("hold:\n\n$\\operatorname {OG} 3$: $$x \\preceq y \\iff e \\prec y^{-1} \\preceq "
+                           "x^{-1}$$\n\n$\\operatorname {OG} 3'$: $$x \\prec y \\iff y^{-1} \\prec x^{-1}$$")
+    assert d.statement.endswith("hold: OG 3: x preceq y iff e prec y^-1 preceq x^-1 OG 3': x prec y iff y^-1 prec x^-1")
+    assert leaks(d.body) == [] and display.math_commands(d.body) == set()
+    named = proofwiki.wiki_to_display("{{axiom | n = \\text N 2\n | lc= Multiplicativity:\n"
+                                      " | q = \\forall x, y \\in \\Q_p\n | ml= \\norm {x \\cdot y}_p\n | mo= =\n"
+                                      " | mr= \\norm x_p \\times \\norm y_p\n}}")
+    assert named == ("$\\text N 2$: Multiplicativity: "
+                     "$$\\forall x, y \\in \\Q_p: \\norm {x \\cdot y}_p = \\norm x_p \\times \\norm y_p$$")
+
+
+def test_proofwiki_links_and_titles(tmp_path, pw_docs):
+    three, fourteen, vandermonde, hyperbola = _pw_read(
+        tmp_path,
+        "{{EuclidPropStatement|book=XI|prop=3|body=If two planes cut one another, their common section is a straight "
+        "line.}}",
+        "{{EuclidPropStatement|book=XI|prop=14|body=Planes to which the same straight line is at right angles will be "
+        "parallel.}}",
+        "Let $V_n$ be the '''Vandermonde determinant of order $n$''' defined as the following formulation:\n"
+        ":$V_n = \\begin {vmatrix}\n x_1 &  {x_1}^2 \\\\\n x_2 &  {x_2}^2\n\\end{vmatrix}$",
+        "The right-hand branch of $K$ can be expressed in parametric form as:\n"
+        ":$\\begin {cases} x = a \\cosh \\theta \\\\ y = b \\sinh \\theta \\end {cases}$")
+    # the numerals are the identity (every Euclid proposition had the search "Euclid Elements Book Proposition")
+    assert three.link == "https://proofwiki.org/w/index.php?search=Euclid+Elements+Book+XI+Proposition+3"
+    assert fourteen.link == "https://proofwiki.org/w/index.php?search=Euclid+Elements+Book+XI+Proposition+14"
+    assert proofwiki.search_link("Let C be a set of 2 elements") == \
+        "https://proofwiki.org/w/index.php?search=set+elements"                 # a letter, a count: not kept
+    # titles: \textbf{..} and environments as text (were "\textbfVandermonde ...", "begincases x = a cosh ...")
+    assert vandermonde.title == ("Let V_n be the Vandermonde determinant of order n defined as the following "
+                                 "formulation …")
+    assert hyperbola.title == ("The right-hand branch of K can be expressed in parametric form as: "
+                               "{ x = a cosh θ, y = b …")
+    assert not [d.id for d in pw_docs.values() if re.search(r"\\textbf|begin(cases|[pbv]?matrix)", d.title)]
+    euclid = [d for d in pw_docs.values() if d.name]
+    assert len(euclid) > 250 and len({d.link for d in euclid}) == len({d.name for d in euclid})
+
+
+def test_proofwiki_macros_in_words(tmp_path, pw_docs):
+    eqclass, cmod, relcomp, innerprod = _pw_read(
+        tmp_path,
+        "Let $\\RR$ be an equivalence relation on $S$.\nLet $x, y \\in S$.\n{{TFAE}}\n:$x \\mathrel \\RR y$\n"
+        ":$y \\in \\eqclass x \\RR$",
+        "Let $z \\in \\C$ be a complex number.\nLet $\\cmod z$ be the modulus of $z$.\nThen:\n"
+        ": $\\cmod {z^2} = \\cmod z^2$",
+        ":$\\relcomp S {\\relcomp S T} = T$",
+        "Let $\\mathbf u$ and $\\mathbf v$ be $1 \\times n$ column vectors.\nThen:\n"
+        ":$\\innerprod {A \\mathbf u} {\\mathbf v} = \\innerprod {\\mathbf u} {A^\\intercal \\mathbf v}$")
+    assert eqclass.statement.endswith("The following are equivalent x R y y in [x]_R")
+    assert cmod.statement == "Let z in C be a complex number. Let |z| be the modulus of z. Then: |z^2 | = |z|^2"
+    assert relcomp.statement == "complement_S(complement_S(T)) = T"
+    assert innerprod.statement.endswith("Then: < A u, v > = < u, A^intercal v >")
+    assert not [d.id for d in pw_docs.values()
+                if re.search(r"\b(?:eqclass|cmod|relcomp|innerprod)\b", retrieval_text(d))]
 
 
 def test_proofwiki_deterministic(pw_docs):

@@ -8,15 +8,18 @@ distinct statement:
 * kind from ``type`` (``theorem``, ``lemma``; the dataset's ``corollaries`` becomes ``corollary``);
 * ``text`` is first repaired (``display.repair_text``: HTML entities such as ``&#337;``);
 * ``body`` = display text: the wiki markup rendered (``wiki_to_display``: ``{{eqn}}`` rows and ``:$...$`` lines
-  as display equations, tables as rows, links as their text, maintenance templates dropped), ProofWiki's
-  MathJax macros as standard TeX (``DISPLAY_MACROS``, then ``katex_math``); ``statement`` = its words: the
+  as display equations, ``{{axiom}}`` rows with their formulas as math, tables as rows, links as their text,
+  maintenance templates dropped; a ``{{`` inside math, ``\\left\\{{x}\\right\\}``, is no template), ProofWiki's
+  MathJax macros as standard TeX (``DISPLAY_MACROS``, then ``katex_math``; its doubled capitals ``\\RR``, ``\\CC``
+  are calligraphic letters, ``_CALLIGRAPHIC``); ``statement`` = its words: the
   templates rendered (``{{iff}}`` -> "if and only if", ``{{eqn | l = .. | r = ..}}`` -> the equation,
   maintenance templates such as ``{{explain}}`` / ``{{proofread}}`` dropped), ProofWiki's structural macros
   expanded, then ``latex_to_text``;
 * ``title`` = a heading made from the statement (``heading``: its first sentence after the ``Let ...`` set-up,
   about 90 characters at most, two or more words, never the category), read from the display body with its
-  formulas in Unicode (``display.unicode_text``: "Its boundary ∂K is compact", where the words gave "Its
-  boundary partial K is compact"; the search link keeps the words); the ProofWiki category (``Topology``,
+  formulas in Unicode (``title_tex``, then ``display.unicode_text``: "Its boundary ∂K is compact", where the
+  words gave "Its boundary partial K is compact"; the search link keeps the words, and the numerals of
+  "Book XI, Proposition 12"); the ProofWiki category (``Topology``,
   ``Abstract Algebra``, ...), the only context the dump keeps, is ``extra["category"]`` and
   ``extra["context_title"]`` (the retrieval text ends ``In <category>.`` as before);
 * ``name`` is empty except for Euclid's propositions (``{{EuclidPropStatement|book=V|prop=12|...}}`` ->
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from pathlib import Path
 from collections.abc import Iterator
 from urllib.parse import quote_plus
@@ -52,6 +56,12 @@ ATTRIBUTION = ("ProofWiki (https://proofwiki.org), its contributors, CC BY-SA 3.
                "PS-ProofWiki (Ferreira & Freitas, LREC 2020), github debymf/nl-ps @ b6590a59")
 SPLITS = ("train", "dev", "test")
 KINDS = {"theorem": "theorem", "lemma": "lemma", "corollaries": "corollary", "corollary": "corollary"}
+
+# ProofWiki's doubled capitals (\AA ... \ZZ) are its calligraphic letters: \RR a relation, \CC a collection or a
+# cone, \BB a basis, \NN a neighborhood space; its number sets are the single letters \R, \C, \N, \Z, \Q. (The dump
+# defines no macros; in its text 208 of the 243 statements using \RR say "relation", \NN is "the set of null
+# sequences", while \N (552 statements) is the natural numbers.)
+_CALLIGRAPHIC = "".join("\\newcommand{\\%s%s}{\\mathcal{%s}}\n" % (c, c, c) for c in string.ascii_uppercase)
 
 # ProofWiki's structural macros (brackets and layout), so that the words around them survive; macros that
 # name a concept (\norm, \card, \powerset, \divides, \order) are left to latex_to_text, which keeps the word.
@@ -72,7 +82,11 @@ MACROS = parse_macros(r"""
 \newcommand{\rd}{d}
 \newcommand{\d}{d}
 \newcommand{\O}{\emptyset}
-""")
+\newcommand{\eqclass}[2]{[#1]_{#2}}
+\newcommand{\cmod}[1]{|#1|}
+\newcommand{\relcomp}[2]{\complement_{#1}(#2)}
+\newcommand{\innerprod}[2]{\langle #1, #2 \rangle}
+""" + _CALLIGRAPHIC)
 
 # Wiki templates -> words. A template not named here (maintenance: {{explain}}, {{refactor}}, {{WIP}},
 # {{proofread}}, {{MissingLinks}}, layout: {{begin-eqn}}, {{qed}}, ...) is dropped.
@@ -157,8 +171,39 @@ def _render(name: str, pos: list[str], named: dict[str, str]) -> str:
     if name == "EuclidPropStatement":
         return named.get("body", "")
     if name == "axiom":
-        return "\n".join(v for k, v in named.items() if k in ("q", "m", "t"))
+        return _axiom(named, "$")
     return ""
+
+
+def _axiom(named: dict[str, str], delim: str) -> str:
+    """One ``{{axiom}}`` row on its own line: its label ``n``, the words ``lc`` / ``t``, the formula
+    (``q`` quantifier, ``m`` or ``ml mo mr``) between ``delim`` and the comment ``rc``; the label and formula
+    are TeX, so they keep their delimiters (without them ``x \\preceq y`` lost its symbols on display)."""
+    formula = named.get("m") or " ".join(named.get(k, "") for k in ("ml", "mo", "mr")).strip()
+    if named.get("q"):
+        formula = f"{named['q']}: {formula}" if formula else named["q"]
+    label = named.get("n", "")
+    parts = [f"${label}$:" if label else "", named.get("lc", ""), named.get("t", ""),
+             f"{delim}{formula}{delim}" if formula else "", named.get("rc", "")]
+    return "\n" + " ".join(p for p in parts if p) + "\n"
+
+
+_SCAN = re.compile(r"\\.|\{\{|\$\$|\$|</?math>", re.S)
+
+
+def _template_start(text: str, i: int) -> int:
+    """Index of the next ``{{`` from ``i`` that opens a template, or -1: not an escaped brace nor one
+    inside ``$...$``, ``$$...$$`` or ``<math>...</math>`` (older ProofWiki TeX writes ``\\left\\{{x}\\right\\}``)."""
+    close = ""
+    for m in _SCAN.finditer(text, i):
+        tok = m.group()
+        if close:
+            close = "" if tok == close else close
+        elif tok == "{{":
+            return m.start()
+        elif tok in ("$", "$$", "<math>"):
+            close = "</math>" if tok == "<math>" else tok
+    return -1
 
 
 def _templates(text: str, render, again) -> str:
@@ -166,7 +211,7 @@ def _templates(text: str, render, again) -> str:
     holding templates has them rendered first by ``again`` (the caller itself)."""
     out, i = [], 0
     while True:
-        j = text.find("{{", i)
+        j = _template_start(text, i)
         if j < 0:
             out.append(text[i:])
             break
@@ -217,16 +262,6 @@ DISPLAY_MACROS = parse_macros(r"""
 \newcommand{\Z}{\mathbb{Z}}
 \newcommand{\N}{\mathbb{N}}
 \newcommand{\C}{\mathbb{C}}
-\newcommand{\RR}{\mathbb{R}}
-\newcommand{\QQ}{\mathbb{Q}}
-\newcommand{\ZZ}{\mathbb{Z}}
-\newcommand{\NN}{\mathbb{N}}
-\newcommand{\CC}{\mathbb{C}}
-\newcommand{\BB}{\mathbb{B}}
-\newcommand{\MM}{\mathbb{M}}
-\newcommand{\PP}{\mathbb{P}}
-\newcommand{\FF}{\mathbb{F}}
-\newcommand{\KK}{\mathbb{K}}
 \newcommand{\Img}{\operatorname{Img}}
 \newcommand{\Dom}{\operatorname{Dom}}
 \newcommand{\Cdm}{\operatorname{Cdm}}
@@ -277,19 +312,19 @@ DISPLAY_MACROS = parse_macros(r"""
 \newcommand{\fractpart}[1]{\left\{#1\right\}}
 \newcommand{\bszero}{\mathbf{0}}
 \newcommand{\bsone}{\mathbf{1}}
-""")
+""" + _CALLIGRAPHIC)
 
 
 def katex_math(tex: str) -> str:
     """What is left of ProofWiki's MathJax vocabulary after ``DISPLAY_MACROS``, inside math: a doubled
-    capital (``\\EE``, ``\\LL``) as blackboard bold, any other unknown name (``\\arcsec``, ``\\sech``, ``\\Res``)
-    as an upright operator, which is how ProofWiki typesets them."""
+    capital as calligraphic (``_CALLIGRAPHIC`` defines all 26, so none is left), any other unknown name
+    (``\\arcsec``, ``\\sech``, ``\\Res``) as an upright operator, which is how ProofWiki typesets them."""
     out = []
     for is_math, piece in segments(tex):
         if is_math and math_commands(piece):
             unknown = math_commands(piece)
             piece = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])", lambda m: m.group(0) if m.group(1) not in unknown else (
-                "\\mathbb{%s}" % m.group(1)[0] if re.fullmatch(r"([A-Z])\1", m.group(1))
+                "\\mathcal{%s}" % m.group(1)[0] if re.fullmatch(r"([A-Z])\1", m.group(1))
                 else "\\operatorname{%s}" % m.group(1)), piece)
         out.append(piece)
     return "".join(out)
@@ -311,6 +346,8 @@ def _display_template(name: str, pos: list[str], named: dict[str, str]) -> str:
         eq = " ".join(x for x in parts if x)
         c = named.get("c", "").strip()
         return (f"\n$${eq}$$" if eq.strip() else "") + (f"\n({c})" if c else "") + "\n"
+    if name == "axiom":
+        return _axiom(named, "$$")
     return _render(name, pos, named)
 
 
@@ -376,13 +413,52 @@ def heading(words: str, category: str = "") -> str:
     return pick[:1].upper() + pick[1:] if len(first) > 1 and first.isalpha() and first.islower() else pick
 
 
+# An array environment in a heading, as its delimiters around its rows: unicode_text reads one formula's
+# symbols but not \begin{cases} (it gave "begincases x = a cosh ...").
+_ENV_DELIMS = {"cases": ("\\{", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": ("\\{", "\\}"),
+               "vmatrix": ("|", "|"), "Vmatrix": ("\\|", "\\|")}
+_ENV = re.compile(r"\\begin\{(\w+\*?)\}(?:\{[^{}]*\})?((?:(?!\\begin\{).)*?)\\end\{\1\}", re.S)
+
+
+def _rows(m: re.Match) -> str:
+    open_, close = _ENV_DELIMS.get(m.group(1).rstrip("*"), ("", ""))
+    rows = [r.replace("&", " ").strip() for r in re.split(r"\\\\", m.group(2))]
+    return f" {open_} " + ", ".join(r for r in rows if r) + f" {close} "
+
+
+def title_tex(body: str) -> str:
+    """The display body made ready for ``unicode_text``'s heading: ``\\textbf{...}`` / ``\\emph{...}`` as their
+    text (math inside them too) and array environments (cases, matrices) as rows between their delimiters."""
+    s = replace_command(body, ["textbf", "emph", "textit"], 1, lambda _, a: a[0])
+    while True:                                                 # innermost first: a matrix inside cases
+        s, n = _ENV.subn(_rows, s)
+        if not n:
+            return s
+
+
 SEARCH = "https://proofwiki.org/w/index.php?search={q}"
+
+
+# A numeral after one of these words is the page's identity ("Book XI, Proposition 12"): kept in the search.
+# ("volume V", "class C" name a quantity and a smoothness class: not in the list).
+_NUMBERED = {"book", "proposition", "part", "chapter", "section", "axiom", "postulate", "theorem", "lemma",
+             "corollary", "case", "type", "problem", "exercise", "law", "step"}
+_KEY = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|\b(?:\d+|[IVXLCDM]+)\b")
+
+
+def _key(m: re.Match, words: str) -> bool:
+    w = m.group()
+    if not w[0].isdigit() and not re.fullmatch(r"[IVXLCDM]{1,2}", w):
+        return w.lower() not in _HEAD_STOP
+    before = re.search(r"([A-Za-z]+)[\s,.:]*$", words[:m.start()])
+    return bool(before) and before.group(1).lower() in _NUMBERED
 
 
 def search_link(words: str) -> str:
     """ProofWiki's own search for the key words of a heading: the dump keeps no page names, so this
-    is the link a person can follow (a search, ``extra["link_kind"] = "search"``)."""
-    keys = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", words) if w.lower() not in _HEAD_STOP]
+    is the link a person can follow (a search, ``extra["link_kind"] = "search"``). Words of three letters
+    or more, and a numeral after ``Book``, ``Proposition``, ... (Euclid's 209 propositions differ only there)."""
+    keys = [m.group() for m in _KEY.finditer(words) if _key(m, words)]
     q = " ".join(keys[:8]) or " ".join(words.split()[:8])          # a formula: search its own text
     return SEARCH.format(q=quote_plus(q)) if q else ""
 
@@ -435,7 +511,7 @@ def read(root: Path, *, splits: list[str] | tuple[str, ...] = SPLITS, **options)
         name = euclid_name(clean)
         body = audit.checked(katex_math(display_tex(wiki_to_display(shown), DISPLAY_MACROS)))
         words = heading(statement, category)           # the search link's words (links as before)
-        title = heading(unicode_text(body), category)  # formulas in Unicode: "U ∩ V = ∅", not "U intersection V"
+        title = heading(unicode_text(title_tex(body)), category)  # "U ∩ V = ∅", not "U intersection V"
         extra["link_kind"] = "search"
         extra["context_title"] = category              # the retrieval text's "In <category>." as before
         yield Document(
