@@ -254,4 +254,4 @@ def test_build_lean_of_a_missing_project_is_one_line(tmp_path):
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
                          env={**__import__("os").environ, "MATHLAS_DATA_DIR": str(tmp_path / "data")})
     assert run.returncode == 2, run.stderr
-    assert run.stderr.strip().splitlines() == [f"mathlas-build lean: Lean project not found at {tmp_path / 'nowhere'}"]
+    assert run.stderr.strip().splitlines() == [f"mathlas-build lean: Lean project not found at {tmp_path / 'nowhere'}; pass the project folder"]

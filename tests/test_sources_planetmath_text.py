@@ -64,3 +64,24 @@ def test_the_hott_books_binders_take_every_group(tmp_path):
     doc = by_id(list(planetmath.read(tmp_path)), "PlanetMath")["planetmath:1011LimitsAndColimits"]
     assert "\\sum_{(a:A)}\\,\\sum_{(b:B)}\\, f(a)=g(b)" in doc.body
     assert "\\,{b:B}" not in doc.body
+
+
+def test_proofs_can_be_left_out_of_the_retrieval_text(tmp_path):
+    # proofs_in_text=False (measured and not taken for the default bundle: docs/building.md) keeps what an
+    # entry states and drops its proof environments from the text that is indexed, never from the body shown
+    f = "11_Number_theory/11-00-ConverseOfWilsonsTheorem.tex"
+    (tmp_path / f).parent.mkdir(parents=True)
+    shutil.copy(corpus("planetmath") / f, tmp_path / f)
+    whole = by_id(list(planetmath.read(tmp_path)), "PlanetMath")["planetmath:ConverseOfWilsonsTheorem"]
+    short = by_id(list(planetmath.read(tmp_path, proofs_in_text=False)), "PlanetMath")[
+        "planetmath:ConverseOfWilsonsTheorem"]
+    assert short.statement.startswith("Theorem. Given an integer n > 1, if (n - 1)! equiv -1 mod n then n is prime.")
+    assert len(short.statement) < len(whole.statement) and short.body == whole.body
+    assert "\\begin{proof}" in whole.body
+
+
+def test_without_proofs_keeps_an_entry_that_is_all_proof():
+    assert planetmath.without_proofs("\\begin{proof} all of it \\end{proof}", {}) == \
+        "\\begin{proof} all of it \\end{proof}"
+    text = "Every " + "long enough statement " * 5 + "holds. \\begin{proof} trivial \\end{proof} Remark."
+    assert planetmath.without_proofs(text, {}) == text.replace("\\begin{proof} trivial \\end{proof}", "\n")

@@ -94,9 +94,25 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(p for p in Path(root).glob("*/*.tex") if p.is_file())
 
 
-def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator[Document]:
+_PROOF_ENV_RE = re.compile(r"\\begin\s*\{proof\}.*?(?:\\end\s*\{proof\}|\Z)", re.S)
+STATEMENT_MIN = 80   # characters of words an entry keeps without its proofs, else it keeps them
+
+
+def without_proofs(body: str, macros: dict) -> str:
+    """``body`` less its ``proof`` environments, when what is left still says something (``STATEMENT_MIN``
+    characters as words); else ``body`` itself."""
+    if "proof}" not in body:
+        return body
+    rest = _PROOF_ENV_RE.sub("\n", body)
+    return rest if len(latex_to_text(rest, macros)) >= STATEMENT_MIN else body
+
+
+def read(root: Path, *, folders: list[str] | None = None, proofs_in_text: bool = True,
+         **options) -> Iterator[Document]:
     """Yield one Document per entry.  ``folders``: optional class folder names to restrict the output to
-    (duplicate canonical names are still counted over the whole corpus, so ids do not change)."""
+    (duplicate canonical names are still counted over the whole corpus, so ids do not change).
+    ``proofs_in_text``: False leaves an entry's ``proof`` environments out of its retrieval text (not
+    out of what is shown) unless the entry is a proof."""
     root = Path(root)
     paths = entry_files(root)
     texts: dict[Path, str] = {}
@@ -161,7 +177,8 @@ def read(root: Path, *, folders: list[str] | None = None, **options) -> Iterator
             name=title,
             title=class_title(p.parent.name),
             body=audit.checked(display_tex(body.strip(), shown)),
-            statement=latex_to_text(body, macros),
+            statement=latex_to_text(body if proofs_in_text or kind == "proof" else without_proofs(body, macros),
+                                    macros),
             link=f"https://planetmath.org/{canonical.lower()}",
             license=LICENSE,
             slogan="",
