@@ -173,6 +173,25 @@ def test_install_goes_through_the_runtime_command(tiny_bundle_dir, tmp_path, mon
     assert capfd.readouterr().out.strip() == str(installed)
     install_bundle(built, quiet=True)  # the same version again: replaced, not refused
     assert fmt.verify(installed).name == "tiny"
+    assert sorted(p.name for p in built.parent.iterdir()) == ["tiny-0.1.0"]   # no release left beside it
+
+
+@pytest.mark.slow
+def test_pack_and_install_pack_once(tiny_bundle_dir, tmp_path, monkeypatch, capfd):
+    # `--pack DIR --install`: the release --pack made is the one installed (it used to be packed again,
+    # beside the bundle, and left there with a catalog.json)
+    import shutil
+
+    from mathlas_build.pipeline import install_bundle
+    from mathlas_build.release import pack
+
+    built = tmp_path / "work" / "tiny-0.1.0"
+    shutil.copytree(tiny_bundle_dir, built)
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
+    archive, _ = pack(built, tmp_path / "rel", quiet=True)
+    install_bundle(built, quiet=True, archive=archive)
+    assert fmt.verify(tmp_path / "data" / "bundles" / "tiny-0.1.0").name == "tiny"
+    assert sorted(p.name for p in built.parent.iterdir()) == ["tiny-0.1.0"]
 
 
 # ---------------------------------------------------------------- a recipe's encoder from a release, its ranker

@@ -241,6 +241,7 @@ def _bundle_dir(recipe: Recipe, given: Path | None) -> Path:
 
 def _finish(path: Path, args: argparse.Namespace) -> int:
     """After a bundle is written: pack it and install it when asked, else print where it is."""
+    archive = None
     if getattr(args, "pack", None):
         from mathlas_build.release import pack
 
@@ -249,7 +250,7 @@ def _finish(path: Path, args: argparse.Namespace) -> int:
     if getattr(args, "install", False):
         from mathlas_build.pipeline import install_bundle
 
-        install_bundle(path, quiet=args.quiet)
+        install_bundle(path, quiet=args.quiet, archive=archive)   # the release --pack made, not a second
         return 0
     print(path)
     return 0

@@ -202,11 +202,20 @@ def run_mathlas(*args: str, capture: bool = False, check: bool = True,
     return proc
 
 
-def install_bundle(bundle: Path, *, quiet: bool = False) -> None:
-    """Pack a built bundle as a release beside it and install it with ``mathlas index install``
-    (replacing an installed bundle of the same name and version: the build just made it anew).
-    The installed directory is printed on stdout by that command."""
+def install_bundle(bundle: Path, *, quiet: bool = False, archive: Path | None = None) -> None:
+    """Install a built bundle with ``mathlas index install`` (replacing an installed bundle of the same
+    name and version: the build just made it anew), from ``archive`` when ``--pack`` already made it,
+    else from a release packed into a temporary folder beside the bundle and removed afterwards (it used
+    to stay there, with a catalog.json, and ``--pack --install`` packed twice). The installed directory
+    is printed on stdout by that command."""
+    import tempfile
+
     from mathlas_build.release import pack
 
-    archive, _ = pack(bundle, bundle.parent, quiet=quiet)
-    run_mathlas("index", "install", str(archive), "--force", *(["-q"] if quiet else []))
+    flags = ["--force", *(["-q"] if quiet else [])]
+    if archive is not None:
+        run_mathlas("index", "install", str(archive), *flags)
+        return
+    with tempfile.TemporaryDirectory(prefix=f".{bundle.name}.install-", dir=bundle.parent) as tmp:
+        packed, _ = pack(bundle, Path(tmp), quiet=quiet)
+        run_mathlas("index", "install", str(packed), *flags)
