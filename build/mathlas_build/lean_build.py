@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from datetime import datetime, UTC
 from pathlib import Path
 
@@ -284,7 +283,10 @@ def main_lean(args) -> int:
         out = Path(args.out)
     elif args.install:  # built only to be installed: a temporary folder, removed once installed
         workdir.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix="build-lean-", dir=workdir))
+        from mathlas_build import scratch as scratch_dirs
+
+        scratch_dirs.sweep(workdir, "build-lean-", quiet=args.quiet)   # what a killed build-lean left
+        scratch = scratch_dirs.make(workdir, "build-lean-")
         out = scratch / f"{recipe.name}-{recipe.version}"
     else:
         out = workdir / "bundles" / f"{recipe.name}-{recipe.version}"

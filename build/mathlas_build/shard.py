@@ -137,7 +137,10 @@ def read_shard(path: Path) -> dict:
 def _write_shard(dest: Path, manifest: dict, ids: list[str], vectors: np.ndarray) -> None:
     """Files into a temporary sibling, ``shard.json`` last, then one rename."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    from mathlas_build import scratch
+
+    scratch.sweep(dest.parent, f".{dest.name}.tmp-", quiet=True)   # a killed run's, on this machine only
+    tmp = scratch.make(dest.parent, f".{dest.name}.tmp-")
     try:
         np.save(tmp / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         (tmp / IDS).write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")

@@ -1,6 +1,7 @@
 """Write a bundle directory (format of ``mathlas.bundle``): everything into a temporary directory,
 the manifest last, then one atomic rename. A crash leaves at most a ``.tmp-`` directory behind,
-never a directory that looks like a finished bundle.
+never a directory that looks like a finished bundle, and the next build beside it removes that
+(``mathlas_build.scratch``: only the folders of a process of this machine that no longer runs).
 """
 from __future__ import annotations
 
@@ -332,7 +333,10 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         seen.add(d.id)
     check_out(out, force=force)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    from mathlas_build import scratch
+
+    scratch.sweep(out.parent, f".{out.name}.tmp-", quiet=quiet)   # what a killed build of it left
+    tmp = scratch.make(out.parent, f".{out.name}.tmp-")
     try:
         from mathlas_build.graph import attach_graph
 
