@@ -38,7 +38,7 @@ def count(minimum: int):
 
 
 def _add_embed_options(b: argparse.ArgumentParser) -> None:
-    b.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
+    b.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA, else shared/corpora beside this checkout)")
     b.add_argument("--threads", type=count(0), help="onnxruntime threads for embedding (0: onnxruntime's choice)")
     b.add_argument("--provider", choices=PROVIDERS, default="auto",
                    help="onnxruntime provider for embedding: auto = CUDA when onnxruntime-gpu sees a GPU, else CPU")
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("shards", type=Path, nargs="*",
                    help="shard directories, or directories holding them (default: work/shards/<name>-<version>)")
     m.add_argument("--out", type=Path, help="bundle directory (default: work/bundles/<name>-<version>)")
-    m.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA or ../shared/corpora)")
+    m.add_argument("--corpora", type=Path, help="root of the corpora (default: $MATHLAS_CORPORA, else shared/corpora beside this checkout)")
     m.add_argument("--pack", type=Path, metavar="DIR", help="also pack the bundle as a release into DIR")
     m.add_argument("--install", action="store_true", help="also install the bundle (`mathlas index install`)")
     m.add_argument("--force", action="store_true", help="replace an existing bundle directory")
@@ -159,9 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("-q", "--quiet", action="store_true")
     a.set_defaults(func=_add_reranker)
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
-    k.add_argument("bundle", type=Path)
-    k.add_argument("--out", type=Path, default=Path("artifacts"))
-    k.add_argument("-q", "--quiet", action="store_true")
+    k.add_argument("bundle", type=Path, help="a bundle directory you built")
+    k.add_argument("--out", type=Path, default=Path("artifacts"),
+                   help="folder for the archive, its .sha256 and catalog.json, whose entry it adds or replaces "
+                        "(default: artifacts, in the current folder)")
+    k.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     k.set_defaults(func=_pack)
     args = p.parse_args(argv)
     try:
