@@ -449,3 +449,19 @@ def test_dry_run_counts_a_ranker_only_when_the_recipe_has_one(tmp_path, encoder_
     recipe.write_text(base + f'[ranker]\nmodel = "{model.as_posix()}"\nsha256 = "{sha}"\n', encoding="utf-8")
     assert main([str(recipe), "--dry-run", "--json", "-q"]) == 0
     assert "learned ranker" in capsys.readouterr().out
+
+
+def test_a_damaged_unpacked_release_is_unpacked_again(tiny_bundle_dir, tmp_path, capsys):
+    # work/releases/<name>-<version>-<sha12>/ is a copy of a verified archive: when a file of it changes
+    # size or goes, the next build unpacks the archive again instead of failing with "reinstall the bundle"
+    from mathlas_build.release import pack, unpack
+
+    archive, _ = pack(tiny_bundle_dir, tmp_path / "rel", quiet=True)
+    digest = fmt.sha256_file(archive)
+    dest = unpack(archive, digest, tmp_path / "releases", quiet=True)
+    (dest / fmt.META).write_bytes(b"truncated")
+    again = unpack(archive, digest, tmp_path / "releases")
+    assert again == dest and fmt.verify(again).name == "tiny"
+    assert f"[release] {dest} is damaged" in capsys.readouterr().err
+    (dest / fmt.META).unlink()
+    assert fmt.verify(unpack(archive, digest, tmp_path / "releases", quiet=True)).name == "tiny"

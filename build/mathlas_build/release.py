@@ -40,6 +40,7 @@ from typing import IO, Any
 import zstandard
 
 from mathlas.bundle import MANIFEST, Manifest, sha256_file, verify
+from mathlas.errors import BundleCorruptError
 
 ARCHIVE_SUFFIX = ".tar.zst"
 SHA_SUFFIX = ".sha256"
@@ -247,7 +248,8 @@ def unpack(archive: Path, sha256: str, dest_root: Path, *, quiet: bool = False) 
     """The bundle inside the release ``archive``, unpacked into ``dest_root/<name>-<version>-<sha12>/``
     and returned. The archive must have ``sha256`` (the catalog's) and agree with its ``.sha256``
     sidecar; every file is checked against the manifest (``verify``) before the directory gets its
-    name, so a directory of that name is a verified copy and is reused (sizes checked) on later calls.
+    name, so a directory of that name is a verified copy and is reused (sizes checked) on later calls;
+    a copy damaged since (a file changed in size, or gone) is removed and unpacked again.
     Only plain files and folders under the archive's one top folder are unpacked."""
     archive, dest_root = Path(archive), Path(dest_root)
     got = sha256_file(archive)
@@ -258,8 +260,14 @@ def unpack(archive: Path, sha256: str, dest_root: Path, *, quiet: bool = False) 
     top = archive.name[:-len(ARCHIVE_SUFFIX)] if archive.name.endswith(ARCHIVE_SUFFIX) else archive.stem
     dest = dest_root / f"{top}-{got[:12]}"
     if (dest / MANIFEST).is_file():
-        verify(dest, checksums=False)
-        return dest
+        try:
+            verify(dest, checksums=False)
+            return dest
+        except (BundleCorruptError, ValueError, OSError) as e:   # a copy, not the release: made again
+            if not quiet:
+                print(f"[release] {dest} is damaged ({e}); unpacking {archive.name} again", file=sys.stderr,
+                      flush=True)
+            shutil.rmtree(dest)
     dest_root.mkdir(parents=True, exist_ok=True)
     tmp = dest_root / f".{dest.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
