@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT / "build"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import train_ranker as TR  # noqa: E402
-from collection import records  # noqa: E402
 from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
@@ -121,13 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--query-level", action="store_true", help="also the query-level features (query_columns)")
     a = ap.parse_args(argv)
 
-    from mathlas.engine import open_bundle
-
-    b = open_bundle(None)
-    allrecs = records(offtopic=True)
-    recs = [r for r in allrecs if r["relevant"]]
-    P = TR.pools(b, allrecs, Path(a.cache))
-    judged = C.judgments(ROOT / "eval" / "collection")
+    b, _, recs, P, judged = TR.collection_pools(Path(a.cache))
     seeds = [int(s) for s in a.seeds.split(",")]
     base = {s: run(b, recs, P, judged, s) for s in seeds}
     for s in seeds:

@@ -31,8 +31,6 @@ sys.path.insert(0, str(ROOT / "build"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import train_ranker as TR  # noqa: E402
-from collection import records  # noqa: E402
-from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
 
@@ -99,13 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0,1,2,3")
     a = ap.parse_args(argv)
 
-    from mathlas.engine import open_bundle
-
-    b = open_bundle(None)
-    allrecs = records(offtopic=True)
-    recs = [r for r in allrecs if r["relevant"]]
-    P = TR.pools(b, allrecs, Path(a.cache))
-    judged = C.judgments(ROOT / "eval" / "collection")
+    b, _, recs, P, judged = TR.collection_pools(Path(a.cache))
     tune = {r["id"] for r in recs if r["split"] == "tune"}
     X, y, groups = TR.training_set(b, recs, P, judged, tune)
     sample = next(p.X for p in P.values() if 180 <= len(p.X) <= 190)

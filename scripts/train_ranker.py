@@ -77,6 +77,17 @@ def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
     return have
 
 
+def collection_pools(cache: Path | None, bundle: str | None = None):
+    """What a study of the learned stage starts from: the bundle, every collection record (off-topic
+    ones too), those with a relevant id, their pools (``cache``) and the judgments."""
+    from mathlas.engine import open_bundle
+
+    b = open_bundle(bundle)
+    allrecs = records(offtopic=True)
+    recs = [r for r in allrecs if r["relevant"]]
+    return b, allrecs, recs, pools(b, allrecs, cache), C.judgments(ROOT / "eval" / "collection")
+
+
 def evaluate(b, recs, P, model=None) -> dict:
     ids = b.column("id")
     out = {}
