@@ -399,10 +399,49 @@ def test_additive_statement(mul, add):
 
 def test_additive_name_translates_whole_parts_only():
     assert lean.additive_name("Multiset.prod_zero") == "Multiset.sum_zero"        # was Addtiset.sum_zero
-    assert lean.additive_name("Finset.prod_mulIndicator") == "Finset.sum_addIndicator"
     assert lean.additive_name("MeasureTheory.IsMulLeftInvariant") == "MeasureTheory.IsAddLeftInvariant"
     assert lean.additive_name("InvolutiveInv") == "InvolutiveNeg"
     assert lean.additive_name("MonoidHom.map_mul") == "AddMonoidHom.map_add"
+
+
+def test_guess_name_is_leans():
+    """mathlas_build.sources.lean_generated.guess_name ports Mathlib's GuessName (Translate/GuessName.lean)
+    with ToAdditive.lean's dictionaries: the examples of its docstrings, and names the corpus uses."""
+    from mathlas_build.sources.lean_generated import _apply_name_dict, _fix_abbreviation, guess_name, split_case
+
+    assert split_case("InvHMulLEConjugate₂SMul_ne_top") == ["Inv", "HMul", "LE", "Conjugate₂", "SMul", "_", "ne",
+                                                           "_", "top"]
+    assert _apply_name_dict(split_case("InvHMulLEConjugate₂SMul_ne_top")) == [
+        "Neg", "HAdd", "LE", "Conjugate₂", "VAdd", "_", "ne", "_", "top"]
+    assert _fix_abbreviation(["Add", "Support"]) == "Support"
+    assert _fix_abbreviation(["eventually", "LE", "_", "zero"]) == "eventuallyLE_zero"
+    # the additive names Mathlib's sources use, which the old word rule got wrong or left alone
+    for mul, add in [("prod_mulIndicator_eq_prod_filter", "sum_indicator_eq_sum_filter"),   # was sum_addIndicator_…
+                     ("mulIndicator_comp_right", "indicator_comp_right"),
+                     ("CancelMonoid", "AddCancelMonoid"),           # was CancelAddMonoid
+                     ("oneLePart", "posPart"), ("leOnePart", "negPart"),               # were zeroLePart, leZeroPart
+                     ("finprod_eq_sum", "finsum_eq_sum"),           # was left alone: no twin
+                     ("mul_lt_one'", "add_neg'"), ("orderOf_pos", "addOrderOf_pos"),
+                     ("mul_comm", "add_comm"), ("inv_mul_cancel", "neg_add_cancel"), ("div_self'", "sub_self'")]:
+        assert guess_name(mul) == add, mul
+
+
+def test_to_additive_target_translates_only_translated_prefixes():
+    # Lean's targetName: the last part guessed, the prefix through the declarations that have translations
+    from mathlas_build.sources.lean_generated import statement_names, to_additive_target
+
+    tr = {"Submonoid": "AddSubmonoid", "Finset.prod": "Finset.sum", "MonoidHom.prodMap": "AddMonoidHom.prodMap",
+          "MonoidHom": "AddMonoidHom"}
+    assert to_additive_target(["to_additive"], "Submonoid.mem_mul", tr) == "AddSubmonoid.mem_add"
+    assert to_additive_target(["to_additive"], "Prod.fst_mul", tr) == "Prod.fst_add"        # Prod is no Sum
+    assert to_additive_target(["to_additive"], "Finset.prod_const", tr) == "Finset.sum_const"
+    assert to_additive_target(["to_additive existing"], "Units", tr) is None
+    assert to_additive_target(["to_additive existing"], "Units", tr, existing=True) == "AddUnits"
+    assert to_additive_target(["to_additive (attr := simp) prodMap"], "MonoidHom.prodMap", tr) == \
+        "AddMonoidHom.prodMap"
+    name = statement_names(tr)
+    assert [name(x) for x in ("Submonoid", "Finset.prod", "s.prod", "f.prodMap", "Prod.fst", "x")] == \
+        ["AddSubmonoid", "Finset.sum", "s.sum", "f.prodMap", "Prod.fst", "x"]
 
 
 def test_to_additive_twins_state_the_additive_statement():

@@ -969,11 +969,24 @@ def read(root: Path, **options) -> Iterator[Document]:
     atom_heads: dict[str, str] = {}
     for atom, head, *_ in extras.get("notations", ()):
         atom_heads.setdefault(atom, head)
+    # what @[to_additive] translates (``existing`` ones too): a name's prefix is translated through them
+    # (Lean's targetName), and a declaration may come before its namespace's: again until nothing changes
+    translations: dict[str, str] = {}
+    for _ in range(4 if do_additive else 0):
+        found = {}
+        for d in decls:
+            if d["full"] and d["attributes"]:
+                t = to_additive_target(d["attributes"], d["full"], translations, existing=True)
+                if t and t != d["full"]:
+                    found[d["full"]] = t
+        if found == translations:
+            break
+        translations = found
     add_of: dict[str, str] = {}
     for d in decls:
         if not d["full"]:
             continue
-        add = to_additive_target(d["attributes"], d["full"]) if do_additive else None
+        add = to_additive_target(d["attributes"], d["full"], translations) if do_additive else None
         if add and add != d["full"] and add not in seen:
             seen.add(add)
             add_of[d["full"]] = add
@@ -996,6 +1009,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
     alias_of = _alias_statements(decls, add_of, resolver)
+    statement_name = gen.statement_names(translations)   # the names of a translated statement
     t_names = time.time() - t0 - t_parse
     aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
     stacks_names = la.stacks_aliases(options.get("stacks_bundle"))
@@ -1058,7 +1072,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                     target = add_extra[key].removeprefix("lean:")
                     add_extra[key] = f"lean:{add_of.get(target, target)}"
             # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
-            add_sig = additive_statement(d["signature"], additive_name)
+            add_sig = additive_statement(d["signature"], statement_name)
             add_doc = additive_docstring(d["attributes"]) or d["docstring"]
             add_extra.update({"signature": add_sig, "docstring": add_doc})
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)

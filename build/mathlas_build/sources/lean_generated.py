@@ -321,44 +321,172 @@ def simps_names(decl: str, proj: list[tuple[str, bool]], request: dict) -> list[
     return out
 
 
-_ADD_RULES = [
-    ("Multiplicative", "Additive"), ("multiplicative", "additive"),
-    ("CommMonoid", "AddCommMonoid"), ("CommGroup", "AddCommGroup"), ("CommSemigroup", "AddCommSemigroup"),
-    ("Monoid", "AddMonoid"), ("Group", "AddGroup"), ("Semigroup", "AddSemigroup"),
-    ("Mul", "Add"), ("mul", "add"), ("One", "Zero"), ("one", "zero"), ("Inv", "Neg"), ("inv", "neg"),
-    ("Div", "Sub"), ("div", "sub"), ("Prod", "Sum"), ("prod", "sum"), ("pow", "nsmul"), ("zpow", "zsmul"),
-    ("npow", "nsmul"), ("smul", "vadd"), ("SMul", "VAdd"), ("Pow", "SMul"),
-]
-# a rule's word is a whole part of the name (Lean's to_additive splits names at capitals and
-# underscores): ``mulSingle`` -> ``addSingle``, but ``Multiset``, ``Division``, ``Invariant`` and
-# ``Product`` stay (they were ``Addtiset``, ``Subision``, ``Negariant`` and ``Sumuct``)
-_ADD_RE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES}, key=len, reverse=True))
-                     + r")(?![a-z])|(?<=[a-z])(?:" + "|".join(sorted({a for a, _ in _ADD_RULES if a[0].isupper()},
-                                                                     key=len, reverse=True)) + ")(?![a-z])")
-_ADD_MAP = dict(_ADD_RULES)
+# Lean's own rule for the name ``@[to_additive]`` gives a declaration (Mathlib/Tactic/Translate/GuessName.lean,
+# guessName, with the dictionaries of Mathlib/Tactic/Translate/ToAdditive.lean): the last part of the name
+# split at capitals and underscores, each word translated by NAME_DICT (capitalised as the word was), then
+# the abbreviations ABBREVIATION_DICT fixes ("addIndicator" -> "indicator", "zero_le" -> "nonneg"); the
+# other parts are translated only where they name a declaration that has a translation (Translate/Core
+# targetName: ``Name.mapPrefix``), so ``Finset`` and ``Prod`` stay and ``Submonoid`` becomes ``AddSubmonoid``.
+NAME_DICT: dict[str, list[str]] = {
+    "one": ["Zero"], "mul": ["Add"], "smul": ["VAdd"], "inv": ["Neg"], "div": ["Sub"], "prod": ["Sum"],
+    "hmul": ["HAdd"], "hsmul": ["HVAdd"], "hdiv": ["HSub"], "hpow": ["HSMul"], "finprod": ["Finsum"],
+    "tprod": ["TSum"], "pow": ["NSMul"], "npow": ["NSMul"], "zpow": ["ZSMul"], "mabs": ["Abs"],
+    "monoid": ["Add", "Monoid"], "submonoid": ["Add", "Submonoid"], "group": ["Add", "Group"],
+    "subgroup": ["Add", "Subgroup"], "semigroup": ["Add", "Semigroup"], "magma": ["Add", "Magma"],
+    "haar": ["Add", "Haar"], "prehaar": ["Add", "Prehaar"], "unit": ["Add", "Unit"], "units": ["Add", "Units"],
+    "cyclic": ["Add", "Cyclic"], "semigrp": ["Add", "Semigrp"], "grp": ["Add", "Grp"],
+    "commute": ["Add", "Commute"], "semiconj": ["Add", "Semiconj"], "rootable": ["Divisible"],
+    "zpowers": ["ZMultiples"], "powers": ["Multiples"], "multipliable": ["Summable"], "gpfree": ["APFree"],
+    "quantale": ["Add", "Quantale"], "square": ["Even"], "mconv": ["Conv"], "irreducible": ["Add", "Irreducible"],
+    "mlconvolution": ["LConvolution"],
+}
+ABBREVIATION_DICT: dict[str, str] = {
+    "isCancelAdd": "IsCancelAdd", "isLeftCancelAdd": "IsLeftCancelAdd", "isRightCancelAdd": "IsRightCancelAdd",
+    "cancelAdd": "AddCancel", "leftCancelAdd": "AddLeftCancel", "rightCancelAdd": "AddRightCancel",
+    "cancelCommAdd": "AddCancelComm", "commAdd": "AddComm", "zero_le": "Nonneg", "zeroLE": "Nonneg",
+    "zero_lt": "Pos", "zeroLT": "Pos", "lezero": "Nonpos", "le_zero": "Nonpos", "ltzero": "Neg", "lt_zero": "Neg",
+    "addSingle": "Single", "addSupport": "Support", "addTSupport": "TSupport", "addIndicator": "Indicator",
+    "isEven": "Even", "isRegular": "IsAddRegular", "isLeftRegular": "IsAddLeftRegular",
+    "isRightRegular": "IsAddRightRegular", "hasFundamentalDomain": "HasAddFundamentalDomain",
+    "quotientMeasure": "AddQuotientMeasure", "negFun": "InvFun", "uniqueProds": "UniqueSums",
+    "orderOf": "AddOrderOf", "zeroLePart": "PosPart", "leZeroPart": "NegPart", "isScalarTower": "VAddAssocClass",
+    "isOfFinOrder": "IsOfFinAddOrder", "isCentralScalar": "IsCentralVAdd",
+    "function_addSemiconj": "Function_semiconj", "function_addCommute": "Function_commute",
+    "divisionAddMonoid": "SubtractionMonoid", "subNegZeroAddMonoid": "SubNegZeroMonoid",
+    "modularCharacter": "AddModularCharacter", "isQuotientCoveringMap": "IsAddQuotientCoveringMap",
+    "addExact": "exact",
+}
+END_CAPITAL_NAMES: dict[str, list[str]] = {"LE": [""], "LT": [""], "GE": [""], "GT": [""], "WF": [""],
+                                           "Coe": ["TC", "T", "HTCT"]}
+
+
+def _upper(c: str) -> bool:
+    return "A" <= c <= "Z"   # Lean's Char.isUpper: ASCII only
+
+
+def split_case(s: str) -> list[str]:
+    """GuessName's ``String.splitCase``: ``InvHMulLEConjugate₂SMul_ne_top`` -> ``Inv, HMul, LE,
+    Conjugate₂, SMul, _, ne, _, top``."""
+    out: list[str] = []
+    i0 = 0
+    while True:
+        i1 = i0 + 1
+        if i1 >= len(s):
+            out.append(s)
+            return out
+        if s[i0] == "_" or s[i1] == "_":
+            out.append(s[:i1])
+            s, i0 = s[i1:], 0
+            continue
+        if _upper(s[i1]):
+            ends = END_CAPITAL_NAMES.get(s[:i1])
+            if ends is not None:
+                hit = next((x for x in ends if s[i1:].startswith(x)), None)
+                if hit is not None:
+                    out.append(s[:i1] + hit)
+                    s, i0 = s[i1 + len(hit):], 0
+                    continue
+            if not _upper(s[i0]):
+                out.append(s[:i1])
+                s, i0 = s[i1:], 0
+                continue
+        i0 = i1
+
+
+def _decapitalize_seq(s: str) -> str:
+    i = 0
+    while i < len(s) and _upper(s[i]):
+        i += 1
+    return s[:i].lower() + s[i:]
+
+
+def _decapitalize_like(r: str, s: str) -> str:
+    return s if not r or _upper(r[0]) else _decapitalize_seq(s)
+
+
+def _apply_name_dict(words: list[str]) -> list[str]:
+    out: list[str] = []
+    for x in words:
+        y = NAME_DICT.get(x.lower())
+        out.extend([_decapitalize_like(x, y[0]), *y[1:]] if y else [x])
+    return out
+
+
+def _fix_abbreviation(words: list[str]) -> str:
+    """GuessName's ``fixAbbreviation`` (its recursion as a loop)."""
+    out: list[str] = []
+    rest, held = list(words), []
+    while rest or held:
+        if not rest:
+            out.append(held[0])
+            rest, held = held[1:], []
+            continue
+        pre, rest = rest[0], rest[1:]
+        held = held + [pre]
+        t = "".join(held)
+        if pre == "_" and t and _upper(t[0]):
+            out.append(held[0])
+            rest, held = held[1:] + rest, []
+            continue
+        post = ABBREVIATION_DICT.get(_decapitalize_seq(t))
+        if post is not None:
+            out.append(_decapitalize_like(t, post))
+            held = []
+    return "".join(out)
+
+
+def guess_name(s: str) -> str:
+    """Lean's ``guessName`` for one part of a name: ``mul_one`` -> ``add_zero``, ``prod_mulIndicator``
+    -> ``sum_indicator``, ``one_le_of_le`` -> ``nonneg_of_le``, ``orderOf_pos`` -> ``addOrderOf_pos``."""
+    return "'".join(_fix_abbreviation(_apply_name_dict(split_case(tok))) for tok in s.split("'"))
 
 
 def additive_name(name: str) -> str:
-    """Simple multiplicative -> additive word rule (``mul_one`` -> ``add_zero``, ``Group.inv`` -> ``AddGroup.neg``)."""
-    def sub(m: re.Match) -> str:
-        w = m.group()
-        if w.startswith("Add") or w.startswith("add"):
-            return w
-        return _ADD_MAP.get(w, w)
-    out = []
-    for comp in name.split("."):
-        out.append(_ADD_RE.sub(sub, comp))
-    return ".".join(out)
+    """Every part of ``name`` by ``guess_name`` (``MonoidHom.map_mul`` -> ``AddMonoidHom.map_add``): the
+    rule where the declarations that have translations are not known (``to_additive_target`` knows them)."""
+    return ".".join(guess_name(part) for part in name.split("."))
 
 
-def to_additive_target(attrs: list[str], full: str) -> str | None:
-    """The name ``@[to_additive]`` gives the additive version of ``full`` (None without the attribute
-    or with ``existing``): the explicit name when the attribute gives one, else ``additive_name``."""
+def map_prefix(parts: list[str], translations: dict[str, str]) -> list[str]:
+    """Lean's ``Name.mapPrefix``: the longest leading parts that name a translated declaration, translated."""
+    for k in range(len(parts), 0, -1):
+        hit = translations.get(".".join(parts[:k]))
+        if hit is not None:
+            return hit.split(".") + parts[k:]
+    return list(parts)
+
+
+def statement_names(translations: dict[str, str]):
+    """The name rule of a translated statement: a translated declaration by its translation
+    (``Submonoid`` -> ``AddSubmonoid``, ``Finset.prod`` -> ``Finset.sum``); otherwise the translated prefix
+    and a last part that every translation renames the same way (``s.prod`` -> ``s.sum``, ``f.prodMap``
+    stays); anything else as it is (``Prod.fst``, a variable)."""
+    lasts: dict[str, set[str]] = {}
+    for src, tgt in translations.items():
+        lasts.setdefault(src.rsplit(".", 1)[-1], set()).add(tgt.rsplit(".", 1)[-1])
+    last_map = {k: next(iter(v)) for k, v in lasts.items() if len(v) == 1}
+
+    def name(ident: str) -> str:
+        hit = translations.get(ident)
+        if hit is not None:
+            return hit
+        parts = ident.split(".")
+        return ".".join(map_prefix(parts[:-1], translations) + [last_map.get(parts[-1], parts[-1])])
+    return name
+
+
+def to_additive_target(attrs: list[str], full: str, translations: dict[str, str] | None = None, *,
+                       existing: bool = False) -> str | None:
+    """The name ``@[to_additive]`` gives the additive version of ``full`` (None without the attribute, or
+    with ``existing`` unless ``existing=True`` asks for the name it points at): the explicit name when the
+    attribute gives one (a k-part name replaces the last k parts), else the prefix through ``translations``
+    (the declarations translated so far: ``map_prefix``) and ``guess_name`` of the last part, as Lean's
+    Translate/Core ``targetName``. Without ``translations`` every part is guessed (``additive_name``)."""
     for a in attrs:
         tm = re.match(r"to_additive\b(.*)", a)
         if not tm:
             continue
-        if "existing" in tm.group(1).split():
+        if "existing" in tm.group(1).split() and not existing:
             return None
         arg = re.sub(r"/-.*?(?:-/|$)", " ", tm.group(1), flags=re.S)
         while True:  # innermost (..) groups first: `(attr := simp (config := x))`
@@ -367,14 +495,16 @@ def to_additive_target(attrs: list[str], full: str) -> str | None:
                 break
         arg = re.sub(r'"[^"]*"', " ", arg).split()
         arg = [x for x in arg if x not in ("existing", "self", "(reorder", "?") and not x[0].isdigit()]
+        parts = full.split(".")
+        pre = (map_prefix(parts[:-1], translations) if translations is not None
+               else additive_name(full).split(".")[:-1])
         if arg:
             if arg[0].startswith("_root_."):
                 return arg[0].removeprefix("_root_.")
             # Lean (Translate/Core.targetName): a k-part name replaces the last k parts of the name
             tgt = arg[0].split(".")
-            pre = additive_name(full).split(".")[:-1]
             return ".".join(pre[:max(0, len(pre) - (len(tgt) - 1))] + tgt)
-        return additive_name(full)
+        return ".".join(pre + [guess_name(parts[-1])])
     return None
 
 
