@@ -10,8 +10,9 @@ made from the multiplicative one's text (``additive_statement``):
   -> ``(m * n) • a``, where the ``*`` multiplies natural numbers);
 * the identity ``1`` -> ``0``, not a ``1`` of natural-number arithmetic (beside ``+``, ``-`` or ``•``,
   or in an exponent: ``a ^ (n + 1) = a ^ n * a`` -> ``(n + 1) • a = n • a + a``);
-* names by ``additive_name`` (``MonoidHom`` -> ``AddMonoidHom``, ``Finset.prod`` -> ``Finset.sum``);
-  ``Type*`` and ``Sort*`` are left alone.
+* names by the rule the caller gives: the reader's is ``lean_generated.statement_names``, which renames
+  the declarations ``@[to_additive]`` translates (``MonoidHom`` -> ``AddMonoidHom``, ``Finset.prod`` ->
+  ``Finset.sum``) and leaves the rest (``Prod.fst``); ``Type*`` and ``Sort*`` are left alone.
 
 A text rule, not Lean's type-directed one: a ``*`` between natural numbers outside an exponent is
 translated too. ``additive_docstring`` is the docstring the attribute gives the translation
@@ -131,7 +132,7 @@ def _text(toks: list[str]) -> str:
 
 def additive_statement(text: str, name: Callable[[str], str]) -> str:
     """``text`` (a signature or header) with ``@[to_additive]``'s translation; ``name`` translates a
-    name (``lean_generated.additive_name``)."""
+    name (``lean_generated.statement_names``, or ``additive_name`` where no translations are known)."""
     if not text:
         return text
     toks = _TOKEN.findall(text)
