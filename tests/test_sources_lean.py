@@ -431,7 +431,8 @@ def test_to_additive_target_translates_only_translated_prefixes():
     from mathlas_build.sources.lean_generated import statement_names, to_additive_target
 
     tr = {"Submonoid": "AddSubmonoid", "Finset.prod": "Finset.sum", "MonoidHom.prodMap": "AddMonoidHom.prodMap",
-          "MonoidHom": "AddMonoidHom"}
+          "MonoidHom": "AddMonoidHom", "MonoidHom.prod": "AddMonoidHom.prod", "Pi.mul": "Pi.add",
+          "orderOf": "addOrderOf"}
     assert to_additive_target(["to_additive"], "Submonoid.mem_mul", tr) == "AddSubmonoid.mem_add"
     assert to_additive_target(["to_additive"], "Prod.fst_mul", tr) == "Prod.fst_add"        # Prod is no Sum
     assert to_additive_target(["to_additive"], "Finset.prod_const", tr) == "Finset.sum_const"
@@ -440,8 +441,11 @@ def test_to_additive_target_translates_only_translated_prefixes():
     assert to_additive_target(["to_additive (attr := simp) prodMap"], "MonoidHom.prodMap", tr) == \
         "AddMonoidHom.prodMap"
     name = statement_names(tr)
-    assert [name(x) for x in ("Submonoid", "Finset.prod", "s.prod", "f.prodMap", "Prod.fst", "x")] == \
-        ["AddSubmonoid", "Finset.sum", "s.sum", "f.prodMap", "Prod.fst", "x"]
+    # s.prod: Finset.prod -> sum but MonoidHom.prod stays, so guess_name decides; Nat.mul: Nat is not translated
+    assert [name(x) for x in ("Submonoid", "Finset.prod", "s.prod", "f.prodMap", "Prod.fst", "x", "Nat.mul",
+                              "x.mul", "orderOf", "Submonoid.mul")] == \
+        ["AddSubmonoid", "Finset.sum", "s.sum", "f.prodMap", "Prod.fst", "x", "Nat.mul", "x.add", "addOrderOf",
+         "AddSubmonoid.add"]
 
 
 def test_to_additive_twins_state_the_additive_statement():

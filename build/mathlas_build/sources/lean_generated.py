@@ -458,20 +458,31 @@ def map_prefix(parts: list[str], translations: dict[str, str]) -> list[str]:
 
 def statement_names(translations: dict[str, str]):
     """The name rule of a translated statement: a translated declaration by its translation
-    (``Submonoid`` -> ``AddSubmonoid``, ``Finset.prod`` -> ``Finset.sum``); otherwise the translated prefix
-    and a last part that every translation renames the same way (``s.prod`` -> ``s.sum``, ``f.prodMap``
-    stays); anything else as it is (``Prod.fst``, a variable)."""
+    (``Submonoid`` -> ``AddSubmonoid``, ``Finset.prod`` -> ``Finset.sum``). Otherwise a name under a
+    namespace nothing translates stays (``Prod.fst``, ``Nat.mul``); a name alone or after a variable (dot
+    notation: ``s.prod``, ``f.prodMap``) has its last part translated when it is the last part of a
+    translated declaration: as every such translation renames it (``orderOf`` -> ``addOrderOf``,
+    ``prodMap`` stays), or by ``guess_name`` where they differ (``prod``: ``Finset.prod`` -> ``sum``, but
+    ``MonoidHom.prod`` stays); anything else as it is (a variable, ``fst``)."""
     lasts: dict[str, set[str]] = {}
     for src, tgt in translations.items():
         lasts.setdefault(src.rsplit(".", 1)[-1], set()).add(tgt.rsplit(".", 1)[-1])
-    last_map = {k: next(iter(v)) for k, v in lasts.items() if len(v) == 1}
+
+    def last_part(last: str) -> str:
+        seen = lasts.get(last)
+        if not seen:
+            return last
+        return next(iter(seen)) if len(seen) == 1 else guess_name(last)
 
     def name(ident: str) -> str:
         hit = translations.get(ident)
         if hit is not None:
             return hit
         parts = ident.split(".")
-        return ".".join(map_prefix(parts[:-1], translations) + [last_map.get(parts[-1], parts[-1])])
+        head = map_prefix(parts[:-1], translations)
+        if parts[:-1] and head == parts[:-1] and _upper(parts[0][:1]):
+            return ident        # a namespace Lean does not translate: Prod.fst, Nat.mul
+        return ".".join(head + [last_part(parts[-1])])
     return name
 
 
