@@ -463,3 +463,17 @@ def test_to_additive_twins_state_the_additive_statement():
     rec = docs["lean:nsmulBinRec"].extra
     assert rec["docstring"].startswith("Scalar multiplication by repeated self-addition")
     assert docs["lean:npowBinRec"].extra["docstring"] == "Exponentiation by repeated squaring."
+
+
+def test_a_note_is_not_the_next_declarations_docstring():
+    # `#adaptation_note /-- nightly-2024-07-27 … -/` right above `@[simp] theorem filter_subset'`: the note's
+    # text was that theorem's docstring (six such in Mathlib); a declaration inside a syntax quotation
+    # (`axiom helper …` / `theorem $name …` in Batteries' proof_wanted) is not one of the file's
+    need_corpora()
+    text = (corpus("mathlib4") / "Mathlib" / "Data" / "List" / "Basic.lean").read_text(encoding="utf-8")
+    ds = {d["name"]: d for d in lean.parse_file(text, "Mathlib/Data/List/Basic.lean")}
+    assert ds["List.filter_subset'"]["docstring"] == ""
+    assert ds["List.filter_subset'"]["signature"] == "(l : List α) : filter p l ⊆ l"
+    batteries = corpus("lean4-batteries") / "Batteries" / "Util" / "ProofWanted.lean"
+    names = [d["name"] for d in lean.parse_file(batteries.read_text(encoding="utf-8"), "Batteries/Util/ProofWanted.lean")]
+    assert "helper" not in names and not any("$" in n for n in names)

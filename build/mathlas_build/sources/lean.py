@@ -464,6 +464,7 @@ _ALIAS_TARGET = re.compile(r":=\s*@?((?:«[^»]*»|[^\s:()\[\]{}⦃⦄⟨⟩,:=|
 # ``deprecated [replacement] ["message"] [(since := "date")]``
 _DEPRECATED = re.compile(r'deprecated(?![\w.])\s*(?P<name>[^\s("]+)?\s*(?:"(?P<message>(?:\\.|[^"\\])*)")?'
                          r'\s*(?:\(\s*since\s*:=\s*"(?P<since>[^"]*)"\s*\))?')
+_NOTE_DOC = re.compile(r"^[ \t]*(?:#adaptation_note|library_note)\b[^\n]*$", re.M)
 _IN_PREFIX = re.compile(r"(?:\s|(?:set_option|variable|omit|include|open)\b[^\n]*\bin\b)*")
 
 
@@ -489,7 +490,9 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     la.scan_notations(text, masked, rel, extras)
     extras.setdefault("imports", {})[rel] = {m.group(1) for m in _IMPORT.finditer(masked)}
     doc_at: dict[int, str] = {}
-    for _a, e, d in docs:
+    for a, e, d in docs:
+        if _NOTE_DOC.search(masked, masked.rfind("\n", 0, a) + 1, a):
+            continue   # the text of an `#adaptation_note` or a `library_note`, not the next declaration's
         m = _NONSPACE.search(masked, e)
         if m:
             doc_at[m.start()] = d
@@ -673,7 +676,9 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                                         masked[start:end]).split())
         sig = " ".join(masked[sig_start:end].split())
         bend = max(body_end(end), end)
-        if "$" in cur_ns() or any("$" in x for x in names):  # antiquotations in syntax quotations
+        # antiquotations: a declaration written inside a syntax quotation (`(theorem $name …)), not one
+        # of the file (Mathlib's style has no `$` of its own in a signature)
+        if "$" in cur_ns() or any("$" in x for x in names) or "$" in sig:
             consumed = end
             continue
         if not names:
