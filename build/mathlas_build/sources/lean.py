@@ -464,6 +464,7 @@ _ALIAS_TARGET = re.compile(r":=\s*@?((?:«[^»]*»|[^\s:()\[\]{}⦃⦄⟨⟩,:=|
 # ``deprecated [replacement] ["message"] [(since := "date")]``
 _DEPRECATED = re.compile(r'deprecated(?![\w.])\s*(?P<name>[^\s("]+)?\s*(?:"(?P<message>(?:\\.|[^"\\])*)")?'
                          r'\s*(?:\(\s*since\s*:=\s*"(?P<since>[^"]*)"\s*\))?')
+_ANTIQUOTATION = re.compile(r"\$[\w']+(?::[A-Za-z]|\*)")   # $mods:declModifiers, $args*
 _NOTE_DOC = re.compile(r"^[ \t]*(?:#adaptation_note|library_note)\b[^\n]*$", re.M)
 _IN_PREFIX = re.compile(r"(?:\s|(?:set_option|variable|omit|include|open)\b[^\n]*\bin\b)*")
 
@@ -676,9 +677,9 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                                         masked[start:end]).split())
         sig = " ".join(masked[sig_start:end].split())
         bend = max(body_end(end), end)
-        # antiquotations: a declaration written inside a syntax quotation (`(theorem $name …)), not one
-        # of the file (Mathlib's style has no `$` of its own in a signature)
-        if "$" in cur_ns() or any("$" in x for x in names) or "$" in sig:
+        # antiquotations: a declaration written inside a syntax quotation (`(theorem $name $args* : $res)),
+        # not one of the file; `<$>` and Qq's `Q($α)` are a signature's own
+        if "$" in cur_ns() or any("$" in x for x in names) or _ANTIQUOTATION.search(sig):
             consumed = end
             continue
         if not names:
