@@ -477,3 +477,7 @@ def test_a_note_is_not_the_next_declarations_docstring():
     batteries = corpus("lean4-batteries") / "Batteries" / "Util" / "ProofWanted.lean"
     names = [d["name"] for d in lean.parse_file(batteries.read_text(encoding="utf-8"), "Batteries/Util/ProofWanted.lean")]
     assert "helper" not in names and not any("$" in n for n in names)
+    # a `$` of the signature's own (`<$>`) is no antiquotation: FreeMagma.map_pure stays
+    free = (corpus("mathlib4") / "Mathlib" / "Algebra" / "Free.lean").read_text(encoding="utf-8")
+    fm = {d["name"]: d for d in lean.parse_file(free, "Mathlib/Algebra/Free.lean")}
+    assert fm["FreeMagma.map_pure"]["signature"] == "(f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"
