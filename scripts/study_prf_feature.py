@@ -16,7 +16,6 @@ three (the pooled evidence) with a 95% bootstrap interval. docs/training.md has 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
@@ -60,13 +59,11 @@ def query_columns(X: np.ndarray) -> np.ndarray:
 
 
 def fold(qid: str, folds: int = 5) -> int:
-    return int(hashlib.sha256(f"fold:{qid}".encode()).hexdigest()[:8], 16) % folds
+    return TR.fold_of(qid, folds)
 
 
 def train(X, y, groups, seed):
-    from mathlas.ranking.learned import model_from_spec
-
-    from mathlas.ranking.learned import FEATURES
+    from mathlas.ranking.learned import FEATURES, model_from_spec
 
     names = [*FEATURES, *(f"extra_{i}" for i in range(X.shape[1] - len(FEATURES)))]
     booster = ltr.train(X, y, groups, trees=100, leaves=15, learning_rate=0.1, min_data=50, seed=seed,

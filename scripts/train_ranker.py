@@ -18,6 +18,7 @@ docs/training.md says what it measured.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -75,6 +76,12 @@ def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
         print(f"{made} pools made in {time.time() - t0:.0f} s", file=sys.stderr)
         save_pools(cache, stamp, have)
     return have
+
+
+def fold_of(key: str, folds: int) -> int:
+    """The cross-validation fold of a query (or of a group of queries that share a target): a hash of
+    ``key``, so every script that says "the folds of train_ranker.py" makes the same ones."""
+    return int(hashlib.sha256(f"fold:{key}".encode()).hexdigest()[:8], 16) % folds
 
 
 def collection_pools(cache: Path | None, bundle: str | None = None):
@@ -319,10 +326,8 @@ def main() -> None:
     before, after = evaluate(b, recs, P), evaluate(b, recs, P, model)
 
     # match: fitted on out-of-fold scores of the tune split (a model never scores its own training queries)
-    import hashlib
-
     def fold(qid: str) -> int:
-        return int(hashlib.sha256(f"fold:{qid}".encode()).hexdigest()[:8], 16) % a.folds
+        return fold_of(qid, a.folds)
 
     def kind(r) -> str:
         return "off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent")

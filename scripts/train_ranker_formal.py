@@ -21,7 +21,6 @@ and writes the model (``mathlas_build.training.ltr.attach`` puts it into a bundl
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -36,7 +35,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
-from train_ranker import fit_match, match_row, pools  # noqa: E402
+from train_ranker import fit_match, fold_of, match_row, pools  # noqa: E402
 
 
 def read_sets(paths: list[str]) -> list[dict]:
@@ -67,8 +66,7 @@ def folds_of(recs: list[dict], folds: int) -> dict[str, int]:
     for ids in by_target.values():
         for other in ids[1:]:
             parent[find(other)] = find(ids[0])
-    return {r["id"]: int(hashlib.sha256(f"fold:{find(r['id'])}".encode()).hexdigest()[:8], 16) % folds
-            for r in recs}
+    return {r["id"]: fold_of(find(r["id"]), folds) for r in recs}
 
 
 def train_on(b, recs, P, ids: set[str], opts: dict):

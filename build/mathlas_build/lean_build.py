@@ -251,9 +251,7 @@ def default_encoder(workdir: Path, *, quiet: bool = False) -> Path:
 
 
 def main_lean(args) -> int:
-    from mathlas_build.pipeline import build
-
-    from mathlas_build.pipeline import check_paths
+    from mathlas_build.pipeline import build, check_paths
     from mathlas_build.recipe_checks import check_name
 
     workdir = Path(args.workdir)

@@ -352,12 +352,6 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
         rerank = {} if not reranker else copy_reranker(
             reranker["path"], tmp / fmt.RERANKER_DIR, top_n=reranker.get("top_n", fmt.DEFAULT_RERANK_TOP_N),
             default=reranker.get("default", False))
-        for dirpath, dirnames, filenames in os.walk(tmp):  # tantivy writes some files 0600
-            for d in dirnames:
-                os.chmod(os.path.join(dirpath, d), 0o755)
-            for f in filenames:
-                os.chmod(os.path.join(dirpath, f), 0o644)
-        os.chmod(tmp, 0o755)
         manifest = fmt.Manifest(
             format_version=fmt.needed_format(vec_info), name=name, version=version,
             created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -370,10 +364,13 @@ def write_bundle(docs: Sequence[Document], texts: Sequence[str], names: Sequence
             from mathlas_build.training.ltr import attach
 
             block = attach(tmp, ranker)
-            for f in (tmp / fmt.MANIFEST, *(tmp / p for p in fmt.read_manifest(tmp).files)):
-                os.chmod(f, 0o644)
-            os.chmod(tmp, 0o755)
             _say(f"[write] ranker {Path(ranker).name} ({block['kind']}) attached to {out}", quiet)
+        for dirpath, dirnames, filenames in os.walk(tmp):  # tantivy writes some files 0600; once, all written
+            for d in dirnames:
+                os.chmod(os.path.join(dirpath, d), 0o755)
+            for f in filenames:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+        os.chmod(tmp, 0o755)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             os.rename(out, old)
