@@ -48,6 +48,11 @@ def _one_line(err: str) -> str:
     ("[[source]]\nreader = \"proofnet\"\npath = \"proofnet\"\n", "source"),
     ("[reranker]\npath = \"x\"\ntop_n = 0\n", "reranker.top_n"),
     ("[ranker]\nmodle = \"x\"\n", "ranker.modle"),
+    # lines of the recipe's [[sources]] entry (BASE ends in it)
+    ("limit = 'abc'\n", "sources[0].limit"),
+    ("limit = -1\n", "sources[0].limit"),
+    ("options = 3\n", "sources[0].options"),
+    ("lmit = 3\n", "sources[0].lmit"),
 ])
 def test_a_bad_recipe_value_is_refused_when_read(tmp_path, capsys, extra, key):
     recipe = tmp_path / "bad.toml"
@@ -57,20 +62,6 @@ def test_a_bad_recipe_value_is_refused_when_read(tmp_path, capsys, extra, key):
     assert rc == 2
     assert str(recipe) in line and f" {key} " in line, line
     assert not (tmp_path / "out").exists()
-
-
-@pytest.mark.parametrize("source, key", [
-    ("limit = 'abc'\n", "sources[0].limit"),
-    ("limit = -1\n", "sources[0].limit"),
-    ("options = 3\n", "sources[0].options"),
-    ("lmit = 3\n", "sources[0].lmit"),
-])
-def test_a_bad_source_entry_is_refused_when_read(tmp_path, capsys, source, key):
-    recipe = tmp_path / "bad.toml"
-    recipe.write_text(BASE + source, encoding="utf-8")
-    rc, err = _run(capsys, recipe)
-    line = _one_line(err)
-    assert rc == 2 and f" {key} " in line, line
 
 
 def test_unknown_keys_name_the_known_ones(tmp_path, capsys):
