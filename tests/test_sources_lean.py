@@ -454,12 +454,14 @@ def test_to_additive_twins_state_the_additive_statement():
     docs = _read(["Mathlib/Algebra/Group/Defs.lean"])
     add_comm = docs["lean:add_comm"]
     assert add_comm.extra["generated_from"] == "mul_comm"
-    assert add_comm.extra["signature"] == ": ∀ a b : G, a + b = b + a"
-    assert add_comm.body == "theorem add_comm : ∀ a b : G, a + b = b + a"
+    # the section's `variable {G : Type*} [CommMagma G]`, translated as `attribute [to_additive] CommMagma`
+    # says (`∀ a b` binds its own `a b`: the section's `{a b : G}` are not taken)
+    assert add_comm.extra["signature"] == "{G : Type*} [AddCommMagma G] : ∀ a b : G, a + b = b + a"
+    assert add_comm.body == "theorem add_comm {G : Type*} [AddCommMagma G] : ∀ a b : G, a + b = b + a"
     assert "a + b = b + a" in add_comm.statement and "a * b" not in add_comm.statement
     assert docs["lean:neg_neg"].extra["signature"].endswith("- -a = a")
-    assert docs["lean:succ_nsmul"].extra["signature"] == "(a : M) (n : ℕ) : (n + 1) • a = n • a + a"
-    assert docs["lean:mul_comm"].extra["signature"] == ": ∀ a b : G, a * b = b * a"     # the original untouched
+    assert docs["lean:succ_nsmul"].extra["signature"] == "{M : Type*} [AddMonoid M] (a : M) (n : ℕ) : (n + 1) • a = n • a + a"
+    assert docs["lean:mul_comm"].extra["signature"] == "{G : Type*} [CommMagma G] : ∀ a b : G, a * b = b * a"  # untouched
     rec = docs["lean:nsmulBinRec"].extra
     assert rec["docstring"].startswith("Scalar multiplication by repeated self-addition")
     assert docs["lean:npowBinRec"].extra["docstring"] == "Exponentiation by repeated squaring."
@@ -473,11 +475,11 @@ def test_a_note_is_not_the_next_declarations_docstring():
     text = (corpus("mathlib4") / "Mathlib" / "Data" / "List" / "Basic.lean").read_text(encoding="utf-8")
     ds = {d["name"]: d for d in lean.parse_file(text, "Mathlib/Data/List/Basic.lean")}
     assert ds["List.filter_subset'"]["docstring"] == ""
-    assert ds["List.filter_subset'"]["signature"] == "(l : List α) : filter p l ⊆ l"
+    assert ds["List.filter_subset'"]["signature"] == "{α : Type u} {p : α → Bool} (l : List α) : filter p l ⊆ l"
     batteries = corpus("lean4-batteries") / "Batteries" / "Util" / "ProofWanted.lean"
     names = [d["name"] for d in lean.parse_file(batteries.read_text(encoding="utf-8"), "Batteries/Util/ProofWanted.lean")]
     assert "helper" not in names and not any("$" in n for n in names)
     # a `$` of the signature's own (`<$>`) is no antiquotation: FreeMagma.map_pure stays
     free = (corpus("mathlib4") / "Mathlib" / "Algebra" / "Free.lean").read_text(encoding="utf-8")
     fm = {d["name"]: d for d in lean.parse_file(free, "Mathlib/Algebra/Free.lean")}
-    assert fm["FreeMagma.map_pure"]["signature"] == "(f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"
+    assert fm["FreeMagma.map_pure"]["signature"] == "{α β : Type u} (f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"

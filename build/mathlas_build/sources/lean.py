@@ -79,6 +79,7 @@ from mathlas_build.document import Document
 from mathlas_build.sources import lean_aliases as la
 from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
+from mathlas_build.sources import lean_variables as lvar
 from mathlas_build.sources.lean_additive import additive_docstring, additive_statement
 from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
 
@@ -440,7 +441,8 @@ def tree_origin(tree: Path, *, project: Path | None = None, license: str | None 
 
 
 _AUX = ("open", "export", "variable", "irreducible_def", "initialize_simps_projections", "notation", "infix", "infixl",
-        "infixr", "prefix", "postfix", "scoped", "local")
+        "infixr", "prefix", "postfix", "scoped", "local", "include", "omit", "attribute",
+        "insert_to_additive_translation")
 _CMD = re.compile(
     r"^[ \t]*(?:(?:open|set_option|variable|omit|include)\b[^\n]*?\bin[ \t]+)?"
     r"(?=@\[|(?:namespace|section|end|mutual|" + "|".join(MODIFIERS + DECL_KINDS + _AUX) + r")\b)", re.M)
@@ -455,6 +457,7 @@ _KW = re.compile(r"(namespace|section|end|mutual|irreducible_def|" + "|".join(DE
 _MOD = re.compile(r"(" + "|".join(MODIFIERS) + r")\b\s*")
 _IMPORT = re.compile(r"^(?:public\s+)?(?:meta\s+)?import\s+(?:all\s+)?([^\s.]+)", re.M)
 _OPEN_IN = re.compile(r"\bopen\b([^\n]*?)\bin\b")
+_VAR_IN = re.compile(r"\b(variable|include|omit)\b([^\n]*?)\bin\b")
 _SCOPED = re.compile(r"(?:scoped|local)(?:\[[^\]\n]*\])?\s+")
 _CLASS_KW = re.compile(r"\s+(inductive|abbrev)\b")
 _UNIV = re.compile(r"\.\{[^}\n]*\}")
@@ -512,6 +515,9 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     stack: list[tuple[str, str, list[str], set[str]]] = []
     file_opens: list[str] = []
     file_vars: set[str] = set()
+    # the `variable`s of the file and of each stack entry (lean_variables), kept beside ``stack``
+    file_scope = lvar.Scope()
+    scopes: list[lvar.Scope] = []
     ctx_intern: dict[tuple, tuple] = {}
 
     def cur_ns() -> str:
@@ -526,6 +532,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     decls: list[dict] = []
     consumed = 0
     pending_in: tuple[list[str], int] = ([], -1)
+    pending_vars: tuple[lvar.Scope, int] = (lvar.Scope(), -1)   # `variable … in`, `include … in`, `omit … in`
     n = len(masked)
     for cm in _CMD.finditer(masked):
         start = cm.start() + (len(cm.group()) - len(cm.group().lstrip(" \t")))
@@ -538,6 +545,12 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         if pending_in[1] >= 0 and _IN_PREFIX.fullmatch(masked, pending_in[1], start):
             inline_opens.extend(pending_in[0])
         pending_in = ([], -1)
+        once = lvar.Scope()   # the `… in` prefixes that change this command only
+        if pending_vars[1] >= 0 and _IN_PREFIX.fullmatch(masked, pending_vars[1], start):
+            once = pending_vars[0]
+        for pm in _VAR_IN.finditer(cm.group()) if "in" in cm.group() else ():
+            getattr(once, {"variable": "add"}.get(pm.group(1), pm.group(1)))(pm.group(2))
+        pending_vars = (lvar.Scope(), -1)
         i = cm.end()
         attrs: list[str] = []
         while masked.startswith("@[", i):
@@ -567,10 +580,12 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             name = rest_line.strip().split()[0] if rest_line.strip() else ""
             for part in (name.split(".") if name else [""]):
                 stack.append(("ns" if kw == "namespace" else "sec", part, [], set()))
+                scopes.append(lvar.Scope())
             consumed = i
             continue
         if kw == "mutual":
             stack.append(("mutual", "", [], set()))
+            scopes.append(lvar.Scope())
             consumed = i
             continue
         if kw == "end":
@@ -578,6 +593,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             for _ in range(len(name.split(".")) if name else 1):
                 if stack:
                     stack.pop()
+                    scopes.pop()
             consumed = i
             continue
         if kw in ("scoped", "local"):
@@ -594,10 +610,38 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 (stack[-1][2] if stack else file_opens).extend(cands)
             consumed = eol
             continue
-        if kw == "variable":
+        if kw in ("variable", "include", "omit"):
             e = body_end(i)
-            if not re.search(r"\bin\s*$", masked[i:e]):  # `variable (K) in` changes one declaration
-                (stack[-1][3] if stack else file_vars).update(lref.binder_names(masked[i:e]))
+            inm = re.search(r"\bin\s*$", masked[i:e])
+            args = masked[i:i + inm.start() if inm else e]
+            if inm:  # `variable (K) in` changes the next command only
+                getattr(once, {"variable": "add"}.get(kw, kw))(args)
+                pending_vars = (once, e)
+            else:
+                if kw == "variable":
+                    (stack[-1][3] if stack else file_vars).update(lref.binder_names(args))
+                getattr(scopes[-1] if scopes else file_scope, {"variable": "add"}.get(kw, kw))(args)
+            consumed = e
+            continue
+        if kw == "attribute":  # `attribute [to_additive existing] Mul Div`: translations to read
+            e = body_end(i)
+            j = _NONSPACE.search(masked, i, e)
+            if j and masked.startswith("[", j.start()):
+                k = _match_bracket(masked, j.start())
+                found = [a for a in _parse_attrs(text[j.start() + 1:k - 1], masked[j.start() + 1:k - 1])
+                         if re.match(r"to_additive\b", a)]
+                targets = re.sub(r"\bin\s*$", "", masked[k:e]).split()
+                if found and targets:
+                    extras.setdefault("additive_attributes", []).append(
+                        (cur_ns(), tuple(cur_opens()), found, targets))
+            consumed = e
+            continue
+        if kw == "insert_to_additive_translation":
+            e = body_end(i)
+            pair = masked[i:e].split()
+            if len(pair) == 2:
+                extras.setdefault("additive_attributes", []).append(("", (), ["to_additive " + pair[1]],
+                                                                     [pair[0]]))
             consumed = e
             continue
         if kw == "export":
@@ -691,6 +735,8 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         prefix = cur_ns()
         opens = tuple(cur_opens() + inline_opens)
         local_vars = file_vars.union(*(v for *_, v in stack)) if stack else file_vars
+        if once:
+            local_vars = local_vars | {v.name for k, v in once.steps if k == "var" and v.name}
         # an alias refers to its target only (not to the other name of ``alias ⟨a, b⟩``)
         idents = lref.identifiers(masked[end if alias_target else sig_start:bend], sig, local_vars)
         parts = None
@@ -703,6 +749,12 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         if simps is not None:
             simps["ctor_value"] = gen.constructor_value(masked[end:bend])
             simps["type"] = _result_type(sig)
+        # the section variables the declaration takes, before its own binders (a theorem takes those
+        # its statement uses, a definition also those its body uses)
+        vbind = "" if kw == "alias" else lvar.binders_for(
+            [file_scope, *scopes, once], sig, "" if kw in ("theorem", "lemma") else masked[end:bend])
+        if vbind:
+            sig = f"{vbind} {sig}".strip()
         for name in names:
             full = name[len("_root_."):] if name.startswith("_root_.") else ".".join(
                 x for x in (prefix, name) if x)
@@ -978,8 +1030,20 @@ def read(root: Path, **options) -> Iterator[Document]:
     # what @[to_additive] translates (``existing`` ones too): a name's prefix is translated through them
     # (Lean's targetName), and a declaration may come before its namespace's: again until nothing changes
     translations: dict[str, str] = {}
+    # `attribute [to_additive …] A B` commands: the names as the namespace they are written in resolves
+    # them (among the declarations read, else as written: Lean core's `Mul`, `One`)
+    later: list[tuple[str, list[str]]] = []
+    for ns, _opens, found_attrs, targets in extras.get("additive_attributes", ()):
+        for t in targets:
+            t = t.lstrip("@")
+            cands = [".".join(ns.split(".")[:k] + [t]) for k in range(len(ns.split(".")) if ns else 0, 0, -1)]
+            later.append((next((c for c in cands if c in seen), t), found_attrs))
     for _ in range(4 if do_additive else 0):
         found = {}
+        for full, attrs in later:
+            t = to_additive_target(attrs, full, translations, existing=True)
+            if t and t != full:
+                found.setdefault(full, t)
         for d in decls:
             if d["full"] and d["attributes"]:
                 t = to_additive_target(d["attributes"], d["full"], translations, existing=True)
@@ -1003,6 +1067,8 @@ def read(root: Path, **options) -> Iterator[Document]:
             if g["name"] not in seen:  # also a name one declaration would generate twice
                 seen.add(g["name"])
                 d["gen"].append(g)
+                if g.get("protected"):  # S.ext, S.ext_iff: Lean protects them
+                    protected.add(g["name"])
     aliases: dict[str, str] = {}
     for ns, target, nm in extras.get("exports", ()):
         for cand in lref.open_candidates(ns, target):
@@ -1088,7 +1154,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         for g in d["gen"]:
             gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
             gdeps.discard(g["name"])
-            stats[g["generated"]] += 1
+            stats[g["generated"]] = stats.get(g["generated"], 0) + 1   # ext, reassoc, ... (lean_generated)
             stats["edges"] += len(gdeps)
             gx = {"full_name": g["name"], "module": d["module"], "signature": g["signature"],
                   "docstring": g["docstring"], "attributes": "", "modifiers": "",
@@ -1098,7 +1164,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                 gx["name_written"] = g["written"]
             if "parent" in g:
                 gx["parent"] = next(iter(resolver.resolve(g["parent"], ctx)), g["parent"])
-            body = f"{g['name'].rsplit('.', 1)[-1]} {g['signature']}".strip()
+            body = g.get("body") or f"{g['name'].rsplit('.', 1)[-1]} {g['signature']}".strip()
             yield _doc(g["name"], g["kind"], d, gx, body=body, signature=g["signature"],
                        docstring=g["docstring"], line=g["line"], link=origin.link(d["rel"], g["line"]),
                        license=lic)
