@@ -8,7 +8,10 @@ Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, onc
   ``[inst : C]``, each with its docstring and line. ``name := value`` lines set a parent field's default
   and declare nothing; anonymous ``[C α]`` fields are skipped (their name is not written).
 * ``inductive_ctors``: the ``| name binders : type`` constructors of an ``inductive``.
-* ``generated_names``: the generated declarations of one parsed declaration (for ``lean.read``).
+* ``generated_names``: the generated declarations of one parsed declaration (for ``lean.read``), with
+  ``attribute_lemmas``: what ``@[ext]``, ``@[reassoc]``, ``@[elementwise]``, ``@[to_app]``, ``@[to_fun]``
+  and ``@[mk_iff]`` add (names only: the statements are Lean's to compute). ``attribute [..] x`` commands
+  are not read, so their lemmas are missing.
 * ``simps_request`` / ``simps_names`` / ``simps_lemmas``: the lemma names of ``@[simps]``.
 * ``to_additive_target``: the name ``@[to_additive]`` gives a declaration.
 
@@ -558,6 +561,114 @@ def generated_names(d: dict, full: str, add: str | None, atoms: dict[str, str]) 
     if d["keyword"] == "irreducible_def":
         out.append({"name": f"{full}_def", "kind": "theorem", "generated": "irreducible_def",
                     "signature": "", "line": d["line"], "docstring": "", "tokens": (), "from": full})
+    out.extend(attribute_lemmas(d, full, add))
+    return out
+
+
+# Lemmas an attribute adds (see ``attribute_lemmas``). Mathlib's ``addRelatedDecl`` (Util/AddRelatedDecl.lean)
+# makes ``reassoc`` (Tactic/CategoryTheory/Reassoc.lean), ``elementwise`` (Elementwise.lean), ``to_app``
+# (ToApp.lean) and ``to_fun`` (Tactic/ToFun.lean) lemmas: a suffix after the last part of the name (a
+# prefix for to_fun), the ``(attr := ..)`` attributes applied to both the source and the new lemma.
+_RELATED = {"reassoc": ("", "_assoc"), "elementwise": ("", "_apply"), "to_app": ("", "_app"),
+            "to_fun": ("fun_", "")}
+_ATTR_WORD = re.compile(r"(?:(?:local|scoped)\s+)?([^\W\d][\w.]*)")
+
+
+def _nested_attrs(attr: str) -> list[str]:
+    """The attributes of an ``(attr := a, b (attr := c))`` option (outermost only): ``["a", "b (attr := c)"]``."""
+    m = re.search(r"\(\s*attr\s*:=", attr)
+    if not m:
+        return []
+    depth = 0
+    for j in range(m.start(), len(attr)):
+        if attr[j] in _OPEN:
+            depth += 1
+        elif attr[j] in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return split_top(attr[m.end():j])
+    return split_top(attr[m.end():])
+
+
+def _rename_last(name: str, before: str = "", after: str = "") -> str:
+    """Lean's ``Name.appendBefore``/``appendAfter``: the last part of ``name`` with a prefix/suffix."""
+    ns, _, last = name.rpartition(".")
+    if last.startswith("«") and last.endswith("»"):
+        last = f"«{before}{last[1:-1]}{after}»"
+    else:
+        last = f"{before}{last}{after}"
+    return f"{ns}.{last}" if ns else last
+
+
+def _attribute_lemmas(attr: str, src: str, shape: str) -> list[tuple[str, str, str]]:
+    """(name, tag, source) of the lemmas one attribute on ``src`` makes; ``shape`` is "structure",
+    "inductive" or "other" (what ``src`` is)."""
+    m = _ATTR_WORD.match(attr)
+    word = m.group(1) if m else ""
+    out: list[tuple[str, str, str]] = []
+    if word == "ext":
+        # Lean core (Elab/Tactic/Ext.lean): on a structure, realizeExtTheorem makes `S.ext`; the iff form
+        # of an ext theorem `n.s` is `n.s_iff` (realizeExtIffTheorem), unless `(iff := false)`
+        ext = src
+        if shape == "structure":
+            ext = f"{src}.ext"
+            out.append((ext, "ext", src))
+        if not re.search(r"\(\s*iff\s*:=\s*false\s*\)", attr):
+            out.append((_rename_last(ext, after="_iff"), "ext_iff", src))
+    elif word == "mk_iff" and shape != "other":
+        # MkIffOfInductiveProp.lean: `mk_iff` -> the name decapitalized (ASCII first letter) + `_iff`;
+        # `mk_iff bar` -> `bar` in the declaration's namespace (mkDeclName), `_root_.bar` -> `bar`
+        arg = attr[m.end():].split()
+        if arg:
+            ns = src.rpartition(".")[0]
+            tgt = arg[0].removeprefix("_root_.") if arg[0].startswith("_root_.") else \
+                ".".join(x for x in (ns, arg[0]) if x)
+        else:
+            ns, _, last = src.rpartition(".")
+            last = last[:1].lower() + last[1:] if "A" <= last[:1] <= "Z" else last
+            tgt = f"{ns}.{last}_iff" if ns else f"{last}_iff"
+        out.append((tgt, "mk_iff", src))
+    elif word in _RELATED:
+        before, after = _RELATED[word]
+        tgt = _rename_last(src, before, after)
+        out.append((tgt, word, src))
+        for a in _nested_attrs(attr):   # addRelatedDecl applies them to the source and the new lemma
+            out.extend(_attribute_lemmas(a, src, shape))
+            out.extend(_attribute_lemmas(a, tgt, "other"))
+    elif word == "to_dual":
+        # the dual declaration is not read here; its `(attr := ..)` also applies to the source
+        for a in _nested_attrs(attr):
+            out.extend(_attribute_lemmas(a, src, shape))
+    return out
+
+
+def attribute_lemmas(d: dict, full: str, add: str | None) -> list[dict]:
+    """Lemmas Lean makes from ``d``'s attributes: ``@[ext]`` (``S.ext`` and ``S.ext_iff`` of a structure or
+    class, ``foo_iff`` of an ext theorem ``foo``), ``@[reassoc]`` (``foo_assoc``), ``@[elementwise]``
+    (``foo_apply``), ``@[to_app]`` (``foo_app``), ``@[to_fun]`` (``fun_foo``), ``@[mk_iff]`` (``foo_iff``
+    of an inductive ``Foo``), nested ``(attr := ..)`` ones too; under the additive name ``add`` as well
+    for the attributes of ``to_additive (attr := ..)``. Protected where Lean makes them protected."""
+    kw = d["keyword"]
+    shape = "structure" if kw in ("structure", "class") else \
+        "inductive" if kw in ("inductive", "class inductive") else "other"
+    found: list[tuple[str, str, str]] = []
+    for a in d["attributes"]:
+        m = _ATTR_WORD.match(a)
+        if m and m.group(1) == "to_additive":
+            for owner in (full, add):
+                for n in _nested_attrs(a) if owner else ():
+                    found.extend(_attribute_lemmas(n, owner, shape))
+        else:
+            found.extend(_attribute_lemmas(a, full, shape))
+    protected = "protected" in d["modifiers"]
+    out: list[dict] = []
+    for name, tag, src in found:
+        word = {"ext_iff": "ext"}.get(tag, tag)
+        out.append({"name": name, "kind": "theorem", "generated": tag, "signature": "", "line": d["line"],
+                    "docstring": "", "tokens": (), "from": src, "body": f"@[{word}] {src}",
+                    # Lean protects S.ext, a namespaced ext_iff, and a related lemma of a protected source
+                    "protected": tag == "ext" or tag == "ext_iff" and "." in name
+                    or tag in _RELATED and protected})
     return out
 
 
