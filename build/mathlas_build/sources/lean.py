@@ -769,6 +769,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 "attributes": attrs, "modifiers": mods, "derived": derived,
                 "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
                 "value": value, "alias_target": alias_target, "alias_dir": alias_dirs.get(name, ""),
+                "variables": bool(vbind),
                 "scope": prefix,  # the namespace the command is written in (attribute and alias names resolve there)
             })
         consumed = end
@@ -1099,6 +1100,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             deps = sorted([*deps, alias_of[full]])
         stats["edges"] += len(deps)
         stats["declarations"] += 1
+        stats["with_variables"] = stats.get("with_variables", 0) + d["variables"]
         extra = {"full_name": full, "module": d["module"], "signature": d["signature"],
                  "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
                  "modifiers": " ".join(d["modifiers"]), "dependencies": deps}
@@ -1181,7 +1183,10 @@ def read(root: Path, **options) -> Iterator[Document]:
           f"{stats['to_additive']} to_additive, {stats['field']} fields, {stats['constructor']} constructors, "
           f"{stats['simps']} simps, {stats['irreducible_def']} irreducible_def lemmas, "
           f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped, "
-          f"{stats['aliased']} with aliases, {stats['deprecated']} deprecated; "
+          f"{stats['aliased']} with aliases, {stats['deprecated']} deprecated, "
+          f"{stats.get('with_variables', 0)} with section variables in their signature; attribute lemmas: "
+          + ", ".join(f"{stats.get(t, 0)} {t}" for t in ("ext", "ext_iff", "reassoc", "elementwise", "to_app",
+                                                          "to_fun", "mk_iff")) + "; "
           f"{stats['edges']} dependency edges, {frac:.3f} of {resolver.tokens} identifier tokens resolved; "
           f"{time.time() - t0:.1f} s (parse {t_parse:.1f}, names {t_names:.1f}, resolve and emit "
           f"{time.time() - t0 - t_parse - t_names:.1f})", file=sys.stderr)
