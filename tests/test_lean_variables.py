@@ -140,3 +140,63 @@ theorem own (x : α) : x = x := rfl
 ])
 def test_parse(text, groups):
     assert lvar.parse(text) == groups
+
+
+# Mathlib/Algebra/Order/Group/Unbundled/Basic.lean (lines 31-39, 261-266, cut) and
+# Mathlib/Algebra/Group/Defs.lean (lines 207, 1176): `attribute [to_additive] x` written after the
+# declaration, or of a name not read here (`Group`, `MulLeftMono`: their translation only)
+UNBUNDLED = '''attribute [to_additive] Group MulLeftMono
+
+variable {α : Type u}
+
+section Group
+
+variable [Group α]
+
+section MulLeftMono
+
+variable [LE α] [MulLeftMono α] {a b c : α}
+
+@[to_additive lt_neg]
+theorem lt_inv' : a < b⁻¹ ↔ b < a⁻¹ := by rw [← inv_lt_inv_iff, inv_inv]
+
+alias ⟨lt_inv_of_lt_inv, _⟩ := lt_inv'
+
+attribute [to_additive] lt_inv_of_lt_inv
+
+end MulLeftMono
+end Group
+
+class CommMagma (G : Type u) extends Mul G where
+  protected mul_comm : ∀ a b : G, a * b = b * a
+
+class AddCommMagma (G : Type u) extends Add G where
+  protected add_comm : ∀ a b : G, a + b = b + a
+
+attribute [to_additive] CommMagma
+
+namespace Toy
+theorem mul_comm_of [CommMagma G] (a b : G) : a * b = b * a := CommMagma.mul_comm a b
+theorem f_r (x : Nat) : x = x := rfl
+end Toy
+namespace Toy
+attribute [to_additive] mul_comm_of
+attribute [reassoc] f_r
+end Toy
+'''
+
+
+def test_attribute_commands_act_as_if_written_on_the_declaration(tmp_path):
+    (tmp_path / "Snippet.lean").write_text(UNBUNDLED, encoding="utf-8")
+    from mathlas_build.sources import lean
+
+    docs = {d.id: d for d in lean.read(tmp_path, files=["Snippet.lean"])}
+    # the alias's twin, named by Lean's rule, states its additive statement
+    twin = docs["lean:lt_neg_of_lt_neg"]
+    assert twin.extra["generated_from"] == "lt_inv_of_lt_inv"
+    assert twin.extra["signature"] == "{α : Type u} [AddGroup α] [LE α] [AddLeftMono α] {a b : α} : a < -b → b < -a"
+    # written in `namespace Toy`, the names resolve there; the class's translation names the twin's binder
+    assert docs["lean:Toy.add_comm_of"].extra["signature"] == "[AddCommMagma G] (a b : G) : a + b = b + a"
+    assert docs["lean:Toy.f_r_assoc"].extra["generated"] == "reassoc"
+    # a structure's additive version is written by hand: no twin is made of it
+    assert docs["lean:AddCommMagma"].extra.get("generated") is None

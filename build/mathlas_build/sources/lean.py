@@ -457,6 +457,8 @@ _KW = re.compile(r"(namespace|section|end|mutual|irreducible_def|" + "|".join(DE
 _MOD = re.compile(r"(" + "|".join(MODIFIERS) + r")\b\s*")
 _IMPORT = re.compile(r"^(?:public\s+)?(?:meta\s+)?import\s+(?:all\s+)?([^\s.]+)", re.M)
 _OPEN_IN = re.compile(r"\bopen\b([^\n]*?)\bin\b")
+# attributes that make declarations (a twin, an `_assoc` lemma …), read from `attribute [..] names` too
+_MADE_BY = re.compile(r"(?:to_additive|ext|reassoc|elementwise|mk_iff|to_app|to_fun)\b")
 _VAR_IN = re.compile(r"\b(variable|include|omit)\b([^\n]*?)\bin\b")
 _SCOPED = re.compile(r"(?:scoped|local)(?:\[[^\]\n]*\])?\s+")
 _CLASS_KW = re.compile(r"\s+(inductive|abbrev)\b")
@@ -623,16 +625,16 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 getattr(scopes[-1] if scopes else file_scope, {"variable": "add"}.get(kw, kw))(args)
             consumed = e
             continue
-        if kw == "attribute":  # `attribute [to_additive existing] Mul Div`: translations to read
+        if kw == "attribute":  # `attribute [to_additive existing] Mul Div`, `attribute [reassoc] foo`
             e = body_end(i)
             j = _NONSPACE.search(masked, i, e)
             if j and masked.startswith("[", j.start()):
                 k = _match_bracket(masked, j.start())
                 found = [a for a in _parse_attrs(text[j.start() + 1:k - 1], masked[j.start() + 1:k - 1])
-                         if re.match(r"to_additive\b", a)]
+                         if _MADE_BY.match(a)]
                 targets = re.sub(r"\bin\s*$", "", masked[k:e]).split()
                 if found and targets:
-                    extras.setdefault("additive_attributes", []).append(
+                    extras.setdefault("attribute_commands", []).append(
                         (cur_ns(), tuple(cur_opens()), found, targets))
             consumed = e
             continue
@@ -640,7 +642,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             e = body_end(i)
             pair = masked[i:e].split()
             if len(pair) == 2:
-                extras.setdefault("additive_attributes", []).append(("", (), ["to_additive " + pair[1]],
+                extras.setdefault("attribute_commands", []).append(("", (), ["to_additive " + pair[1]],
                                                                      [pair[0]]))
             consumed = e
             continue
@@ -1031,14 +1033,22 @@ def read(root: Path, **options) -> Iterator[Document]:
     # what @[to_additive] translates (``existing`` ones too): a name's prefix is translated through them
     # (Lean's targetName), and a declaration may come before its namespace's: again until nothing changes
     translations: dict[str, str] = {}
-    # `attribute [to_additive …] A B` commands: the names as the namespace they are written in resolves
-    # them (among the declarations read, else as written: Lean core's `Mul`, `One`)
+    # `attribute [to_additive …] A B` (and `[reassoc]`, `[ext]` …) commands: each name as the namespace
+    # the command is written in resolves it; a declaration read takes the attributes as if written on it
+    # (its twin and lemmas are made as for `@[…]`), a name not read (Lean core's `Mul`, `One`) gives
+    # its translation only
+    decl_of = {d["full"]: d for d in decls if d["full"]}
     later: list[tuple[str, list[str]]] = []
-    for ns, _opens, found_attrs, targets in extras.get("additive_attributes", ()):
+    for ns, _opens, cmd_attrs, targets in extras.get("attribute_commands", ()):
+        parts = ns.split(".") if ns else []
         for t in targets:
-            t = t.lstrip("@")
-            cands = [".".join(ns.split(".")[:k] + [t]) for k in range(len(ns.split(".")) if ns else 0, 0, -1)]
-            later.append((next((c for c in cands if c in seen), t), found_attrs))
+            t = t.lstrip("@").removeprefix("_root_.")
+            full = next((c for c in (".".join(parts[:k] + [t]) for k in range(len(parts), -1, -1))
+                         if c in decl_of), None)
+            if full:
+                decl_of[full]["attributes"] = [*decl_of[full]["attributes"], *cmd_attrs]
+            else:
+                later.append((t, [a for a in cmd_attrs if a.startswith("to_additive")]))
     for _ in range(4 if do_additive else 0):
         found = {}
         for full, attrs in later:
