@@ -179,3 +179,29 @@ def test_mk_iff(tmp_path):
     assert _made(docs) == {"lean:Relation.eqvGen_iff": ("mk_iff", "Relation.EqvGen"),
                            "lean:Algebra.isSeparable_def": ("mk_iff", "Algebra.IsSeparable")}
     assert "lean:Relation.reflGen_iff" not in docs
+
+
+# Mathlib/CategoryTheory/Limits/Shapes/BinaryBiproducts.lean (line 916),
+# Mathlib/Analysis/Calculus/ContDiff/Operations.lean (line 511)
+DOCS = """/-- The braiding isomorphism can be passed through a map by swapping the order. -/
+@[reassoc]
+theorem biprod.braid_natural {W X Y Z : C} (f : X ⟶ Y) (g : Z ⟶ W) :
+    biprod.map f g ≫ (biprod.braiding _ _).hom = (biprod.braiding _ _).hom ≫ biprod.map g f := by
+  cat_disch
+
+/-- The scalar multiplication of two `C^n` functions within a set at a point is `C^n` within this
+set at this point. -/
+@[to_fun (attr := fun_prop)]
+theorem ContDiffWithinAt.smul {s : Set E} {f : E → 𝕜'} {g : E → F} (hf : ContDiffWithinAt 𝕜 n f s x)
+    (hg : ContDiffWithinAt 𝕜 n g s x) : ContDiffWithinAt 𝕜 n (f • g) s x :=
+  contDiff_smul.contDiffWithinAt.comp x (hf.prodMk hg) subset_preimage_univ
+"""
+
+
+def test_a_related_lemma_takes_its_sources_docstring(tmp_path):
+    # Mathlib/Util/AddRelatedDecl.lean: the source's docstring, after `docstringPrefix?` where one is given
+    docs = _snippet(tmp_path, DOCS)
+    assert docs["lean:biprod.braid_natural_assoc"].extra["docstring"] == \
+        "The braiding isomorphism can be passed through a map by swapping the order."
+    fun = docs["lean:ContDiffWithinAt.fun_smul"].extra["docstring"]
+    assert fun.startswith("Eta-expanded form of `ContDiffWithinAt.smul`\n\n---\n\nThe scalar multiplication")

@@ -664,8 +664,12 @@ def attribute_lemmas(d: dict, full: str, add: str | None) -> list[dict]:
     out: list[dict] = []
     for name, tag, src in found:
         word = {"ext_iff": "ext"}.get(tag, tag)
+        # Mathlib's addRelatedDecl gives the new lemma its source's docstring (to_fun: after a line of its own)
+        doc = d["docstring"] if tag in _RELATED else ""
+        if tag == "to_fun":
+            doc = f"Eta-expanded form of `{src}`" + (f"\n\n---\n\n{doc}" if doc else "")
         out.append({"name": name, "kind": "theorem", "generated": tag, "signature": "", "line": d["line"],
-                    "docstring": "", "tokens": (), "from": src, "body": f"@[{word}] {src}",
+                    "docstring": doc, "tokens": (), "from": src, "body": f"@[{word}] {src}",
                     # Lean protects S.ext, a namespaced ext_iff, and a related lemma of a protected source
                     "protected": tag == "ext" or tag == "ext_iff" and "." in name
                     or tag in _RELATED and protected})
