@@ -7,7 +7,9 @@ from mathlas_build.sources.lean import parse_file
 
 
 def sigs(src: str) -> dict[str, str]:
-    return {d["name"]: d["signature"] for d in parse_file(src, "Mathlib/X.lean")}
+    """Each declaration's signature as shown: its section variables, then its own binders and type."""
+    return {d["name"]: " ".join(x for x in (d["variables"], d["signature"]) if x)
+            for d in parse_file(src, "Mathlib/X.lean")}
 
 
 # Mathlib/RingTheory/Ideal/Height.lean
@@ -200,3 +202,18 @@ def test_attribute_commands_act_as_if_written_on_the_declaration(tmp_path):
     assert docs["lean:Toy.f_r_assoc"].extra["generated"] == "reassoc"
     # a structure's additive version is written by hand: no twin is made of it
     assert docs["lean:AddCommMagma"].extra.get("generated") is None
+
+
+def test_the_texts_searched_read_the_declarations_own_signature(tmp_path):
+    """Shown with its variables, searched without them: with them the dev sets lost (docs/formal.md)."""
+    from mathlas_build.retrieval_text import context_field, lean_retrieval_text, lexical_text, own_signature
+    from mathlas_build.sources import lean
+
+    (tmp_path / "Height.lean").write_text(HEIGHT, encoding="utf-8")
+    doc = {d.id: d for d in lean.read(tmp_path, files=["Height.lean"])}["lean:Ideal.height_eq_primeHeight"]
+    assert doc.extra["signature"] == \
+        "{R : Type*} [CommRing R] (I : Ideal R) [I.IsPrime] : I.height = I.primeHeight"
+    assert own_signature(doc.extra) == "[I.IsPrime] : I.height = I.primeHeight"
+    embedded = lean_retrieval_text(doc)
+    assert "[I.IsPrime] : I.height = I.primeHeight." in embedded and "CommRing" not in embedded
+    assert "CommRing" not in lexical_text(doc, embedded) and "commutative" not in context_field(doc)

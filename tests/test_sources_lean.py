@@ -475,11 +475,11 @@ def test_a_note_is_not_the_next_declarations_docstring():
     text = (corpus("mathlib4") / "Mathlib" / "Data" / "List" / "Basic.lean").read_text(encoding="utf-8")
     ds = {d["name"]: d for d in lean.parse_file(text, "Mathlib/Data/List/Basic.lean")}
     assert ds["List.filter_subset'"]["docstring"] == ""
-    assert ds["List.filter_subset'"]["signature"] == "{α : Type u} {p : α → Bool} (l : List α) : filter p l ⊆ l"
+    assert ds["List.filter_subset'"]["signature"] == "(l : List α) : filter p l ⊆ l"
     batteries = corpus("lean4-batteries") / "Batteries" / "Util" / "ProofWanted.lean"
     names = [d["name"] for d in lean.parse_file(batteries.read_text(encoding="utf-8"), "Batteries/Util/ProofWanted.lean")]
     assert "helper" not in names and not any("$" in n for n in names)
     # a `$` of the signature's own (`<$>`) is no antiquotation: FreeMagma.map_pure stays
     free = (corpus("mathlib4") / "Mathlib" / "Algebra" / "Free.lean").read_text(encoding="utf-8")
     fm = {d["name"]: d for d in lean.parse_file(free, "Mathlib/Algebra/Free.lean")}
-    assert fm["FreeMagma.map_pure"]["signature"] == "{α β : Type u} (f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"
+    assert fm["FreeMagma.map_pure"]["signature"] == "(f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"

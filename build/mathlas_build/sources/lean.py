@@ -755,8 +755,6 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         # its statement uses, a definition also those its body uses)
         vbind = "" if kw == "alias" else lvar.binders_for(
             [file_scope, *scopes, once], sig, "" if kw in ("theorem", "lemma") else masked[end:bend])
-        if vbind:
-            sig = f"{vbind} {sig}".strip()
         for name in names:
             full = name[len("_root_."):] if name.startswith("_root_.") else ".".join(
                 x for x in (prefix, name) if x)
@@ -771,7 +769,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
                 "attributes": attrs, "modifiers": mods, "derived": derived,
                 "ns": ctx[0], "opens": ctx[1], "idents": idents, "parts": parts, "simps": simps,
                 "value": value, "alias_target": alias_target, "alias_dir": alias_dirs.get(name, ""),
-                "variables": bool(vbind),
+                "variables": vbind,   # shown before the signature (extra["signature"]), not searched
                 "scope": prefix,  # the namespace the command is written in (attribute and alias names resolve there)
             })
         consumed = end
@@ -883,11 +881,22 @@ def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_o
         extra["context"] = context
 
 
+def _show_variables(extra: dict) -> None:
+    """The signature shown is the statement Lean states: the section variables the declaration takes,
+    then its own binders and type; ``extra["variables"]`` keeps the first part, so that the texts
+    searched read the declaration's own signature (``retrieval_text.own_signature``; docs/formal.md)."""
+    if extra.get("variables"):
+        extra["signature"] = f"{extra['variables']} {extra['signature']}".strip()
+    else:
+        extra.pop("variables", None)
+
+
 def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.Resolver) -> dict[str, str]:
     """Each ``alias``'s target (full name -> full name), and its signature set to the statement it
     stands for (``alias_signature``; "" where the target is not among the declarations read or is no
     ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none."""
     sig_of: dict[str, str] = {}
+    vars_of: dict[str, str] = {}   # the section variables of each statement (an alias takes its target's)
     for d in decls:
         if not d["full"]:
             continue
@@ -895,6 +904,7 @@ def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.
         for name in (d["full"], add_of.get(d["full"])):
             if name:
                 sig_of.setdefault(name, own)
+                vars_of.setdefault(name, "" if d["alias_target"] else d["variables"])
         for g in d["gen"]:
             sig_of.setdefault(g["name"], g["signature"])
     target_of: dict[str, str] = {}
@@ -912,10 +922,15 @@ def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.
             if new != sig_of.get(d["full"]):
                 sig_of[d["full"]] = new
                 changed = True
+            new_vars = vars_of.get(target, "") if new else ""
+            if new_vars != vars_of.get(d["full"]):
+                vars_of[d["full"]] = new_vars
+                changed = True
         if not changed:
             break
     for d in aliases:
         d["signature"] = sig_of.get(d["full"], "")
+        d["variables"] = vars_of.get(d["full"], "")
     return target_of
 
 
@@ -1110,8 +1125,9 @@ def read(root: Path, **options) -> Iterator[Document]:
             deps = sorted([*deps, alias_of[full]])
         stats["edges"] += len(deps)
         stats["declarations"] += 1
-        stats["with_variables"] = stats.get("with_variables", 0) + d["variables"]
+        stats["with_variables"] = stats.get("with_variables", 0) + bool(d["variables"])
         extra = {"full_name": full, "module": d["module"], "signature": d["signature"],
+                 "variables": d["variables"],
                  "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
                  "modifiers": " ".join(d["modifiers"]), "dependencies": deps}
         if full in alias_of:  # ids, as the dependencies column holds them
@@ -1138,6 +1154,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         if d["derived"]:
             extra["derived_name"] = True
         _describe(extra, full, d, deps, aliases_of, stacks_names, glossary, stats)
+        _show_variables(extra)
         origin = origins[d["tree"]]
         link = origin.link(d["rel"], d["line"])
         lic = origin.license
@@ -1158,10 +1175,13 @@ def read(root: Path, **options) -> Iterator[Document]:
             # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
             add_sig = additive_statement(d["signature"], statement_name)
             add_doc = additive_docstring(d["attributes"]) or d["docstring"]
-            add_extra.update({"signature": add_sig, "docstring": add_doc})
+            add_extra.update({"signature": add_sig, "docstring": add_doc,
+                              "variables": additive_statement(d["variables"], statement_name)})
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
+            _show_variables(add_extra)
             yield _doc(add, d["kind"], d, add_extra,
-                       body=f"{d['keyword']} {add.rsplit('.', 1)[-1]} {add_sig}".strip(), signature=add_sig,
+                       body=f"{d['keyword']} {add.rsplit('.', 1)[-1]} {add_extra['signature']}".strip(),
+                       signature=add_sig,
                        docstring=add_doc, line=d["line"], link=link, license=lic)
         for g in d["gen"]:
             gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
