@@ -130,6 +130,11 @@ theorem own (x : α) : x = x := rfl
 '''
     # the second `α` replaces the first; the theorem's own `x` is not the variable `x`
     assert sigs(src)["own"] == "{α : Type u} [Group α] (x : α) : x = x"
+    # Mathlib/FieldTheory/KummerExtension.lean (rootOfSplitsXPowSubC): an own `(L)` without a type
+    src = '''variable {K : Type u} [Field K] {n : ℕ} (L : Type*) [Field L] [Algebra K L]
+def rootOf (hn : 0 < n) (a : K) (L) [Field L] [Algebra K L] : L := sorry
+'''
+    assert sigs(src)["rootOf"] == "{K : Type u} [Field K] {n : ℕ} (hn : 0 < n) (a : K) (L) [Field L] [Algebra K L] : L"
 
 
 @pytest.mark.parametrize("text, groups", [

@@ -198,7 +198,7 @@ def binders_for(scopes, statement: str, body: str = "") -> str:
     if not vars_:
         return ""
     named = {v.name: v for v in vars_ if v.name}
-    own = {n for _, names, typ in parse(statement) if typ is not None for n in names}
+    own = {n for _, names, _ in parse(statement) for n in names}   # `(L)` without a type binds `L` too
     used = (mentions(statement) - bound(statement) | mentions(body) - bound(body)) - own
     take = {n for n in used if n in named} | {n for n in forced if n in named}
     take -= omitted
