@@ -205,3 +205,31 @@ def test_a_related_lemma_takes_its_sources_docstring(tmp_path):
         "The braiding isomorphism can be passed through a map by swapping the order."
     fun = docs["lean:ContDiffWithinAt.fun_smul"].extra["docstring"]
     assert fun.startswith("Eta-expanded form of `ContDiffWithinAt.smul`\n\n---\n\nThe scalar multiplication")
+
+
+# Mathlib/Algebra/Homology/ShortComplex/Exact.lean (lines 486-498, cut): the command names fields
+SPLITTING = """namespace ShortComplex
+
+/-- A splitting of a short complex. -/
+structure Splitting (S : ShortComplex C) where
+  /-- a retraction of `S.f` -/
+  r : S.X₂ ⟶ S.X₁
+  /-- a section of `S.g` -/
+  s : S.X₃ ⟶ S.X₂
+  f_r : S.f ≫ r = 𝟙 _ := by cat_disch
+  s_g : s ≫ S.g = 𝟙 _ := by cat_disch
+
+namespace Splitting
+
+attribute [reassoc (attr := simp)] f_r s_g
+
+end Splitting
+end ShortComplex
+"""
+
+
+def test_an_attribute_command_on_generated_names(tmp_path):
+    docs = _snippet(tmp_path, SPLITTING)
+    made = _made(docs)
+    assert made["lean:ShortComplex.Splitting.f_r_assoc"] == ("reassoc", "ShortComplex.Splitting.f_r")
+    assert made["lean:ShortComplex.Splitting.s_g_assoc"] == ("reassoc", "ShortComplex.Splitting.s_g")

@@ -1054,6 +1054,7 @@ def read(root: Path, **options) -> Iterator[Document]:
     # its translation only
     decl_of = {d["full"]: d for d in decls if d["full"]}
     later: list[tuple[str, list[str]]] = []
+    on_generated: list[tuple[list[str], list[str]]] = []   # (candidate names, attributes): a field's `_assoc`
     for ns, _opens, cmd_attrs, targets in extras.get("attribute_commands", ()):
         parts = ns.split(".") if ns else []
         for t in targets:
@@ -1064,6 +1065,8 @@ def read(root: Path, **options) -> Iterator[Document]:
                 decl_of[full]["attributes"] = [*decl_of[full]["attributes"], *cmd_attrs]
             else:
                 later.append((t, [a for a in cmd_attrs if a.startswith("to_additive")]))
+                on_generated.append(([".".join(parts[:k] + [t]) for k in range(len(parts), -1, -1)],
+                                     [a for a in cmd_attrs if not a.startswith("to_additive")]))
     for _ in range(4 if do_additive else 0):
         found = {}
         for full, attrs in later:
@@ -1095,6 +1098,21 @@ def read(root: Path, **options) -> Iterator[Document]:
                 d["gen"].append(g)
                 if g.get("protected"):  # S.ext, S.ext_iff: Lean protects them
                     protected.add(g["name"])
+    # `attribute [reassoc (attr := simp)] f_r s_g` on names Lean generated (fields, an ext lemma): their
+    # lemmas, emitted with the declaration that made the name
+    made = {g["name"]: (d, g) for d in decls if d["full"] for g in d["gen"]}
+    for cands, attrs in on_generated:
+        hit = next((c for c in cands if c in made), None) if attrs else None
+        if hit:
+            owner, g = made[hit]
+            src = {"keyword": "theorem", "attributes": attrs, "modifiers": [], "docstring": g["docstring"],
+                   "line": g["line"]}
+            for x in gen.attribute_lemmas(src, hit, None):
+                if x["name"] not in seen:
+                    seen.add(x["name"])
+                    owner["gen"].append(x)
+                    if x.get("protected"):
+                        protected.add(x["name"])
     aliases: dict[str, str] = {}
     for ns, target, nm in extras.get("exports", ()):
         for cand in lref.open_candidates(ns, target):
