@@ -181,7 +181,9 @@ def document(doc: Mapping[str, Any]) -> str:
         out.append("\n" + plain_markdown(fields["docstring"]).strip())
     body = (doc.get("body") or "").strip()
     out.append("\n" + (body if lean else statement_text(body)))
-    if fields.get("alias_of") and fields.get("signature"):  # what `alias ⟨_, x⟩ := t` states
+    sig = " ".join(str(fields.get("signature") or "").split())
+    # what `alias ⟨_, x⟩ := t` states, or a declaration with the section variables its header does not show
+    if lean and sig and (fields.get("alias_of") or sig not in " ".join(body.split())):
         out.append(f"  -- states {fields['signature']}")
     return "\n".join(out) + "\n"
 
