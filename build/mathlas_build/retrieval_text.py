@@ -27,8 +27,9 @@ def module_words(module: str) -> str:
 
 def own_signature(x: dict) -> str:
     """A Lean declaration's signature without the section variables shown before it (``variables``):
-    what the texts searched read. With them, formal-dev and formal-qr-dev lost .020 MRR@20
-    (docs/formal.md, "Signatures as Lean states them")."""
+    what the texts searched read. Searched with them too, the two formal dev sets pooled gave the same out
+    of fold, and formal-dev lost .016 MRR@20 with the stage bundles carry (docs/formal.md, "Searched, or
+    only shown?")."""
     sig = x.get("signature") or ""
     v = x.get("variables") or ""
     return sig[len(v):].strip() if v and sig.startswith(v) else sig
