@@ -222,3 +222,30 @@ def test_the_texts_searched_read_the_declarations_own_signature(tmp_path):
     embedded = lean_retrieval_text(doc)
     assert "[I.IsPrime] : I.height = I.primeHeight." in embedded and "CommRing" not in embedded
     assert "CommRing" not in lexical_text(doc, embedded) and "commutative" not in context_field(doc)
+
+
+# Mathlib/Algebra/MonoidAlgebra/Module.lean (lines 36-51, cut; `k[G]` written out)
+DONT = '''variable (k : Type u₁) (G : Type u₂) (H : Type*) {R S M : Type*}
+
+namespace MonoidAlgebra
+
+variable {k G}
+
+@[to_additive (dont_translate := R) distribMulAction]
+instance distribMulAction [Monoid R] [Semiring k] [DistribMulAction R k] :
+    DistribMulAction R (MonoidAlgebra k G) :=
+  Finsupp.distribMulAction G k
+
+end MonoidAlgebra
+'''
+
+
+def test_dont_translate_keeps_what_is_about_that_type(tmp_path):
+    from mathlas_build.sources import lean
+
+    (tmp_path / "Module.lean").write_text("attribute [to_additive] Monoid MonoidAlgebra\n" + DONT, encoding="utf-8")
+    docs = {d.id: d for d in lean.read(tmp_path, files=["Module.lean"])}
+    twin = docs["lean:AddMonoidAlgebra.distribMulAction"]
+    # Mathlib's AddMonoidAlgebra.distribMulAction takes [Monoid R] and [DistribMulAction R k] as they are
+    assert twin.extra["signature"] == ("{k : Type u₁} {G : Type u₂} {R : Type*} [Monoid R] [Semiring k] "
+                                       "[DistribMulAction R k] : DistribMulAction R (AddMonoidAlgebra k G)")

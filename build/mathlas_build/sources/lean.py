@@ -881,6 +881,15 @@ def _describe(extra: dict, full: str, d: dict | None, deps: list[str], aliases_o
         extra["context"] = context
 
 
+_DONT_TRANSLATE = re.compile(r"\(\s*dont_translate\s*:=\s*([^()]*)\)")
+
+
+def _dont_translate(attributes: list[str]) -> frozenset[str]:
+    """The types ``@[to_additive (dont_translate := R S)]`` leaves alone."""
+    return frozenset(n for a in attributes if a.startswith("to_additive")
+                     for m in _DONT_TRANSLATE.finditer(a) for n in m.group(1).split())
+
+
 def _show_variables(extra: dict) -> None:
     """The signature shown is the statement Lean states: the section variables the declaration takes,
     then its own binders and type; ``extra["variables"]`` keeps the first part, so that the texts
@@ -1191,10 +1200,11 @@ def read(root: Path, **options) -> Iterator[Document]:
                     target = add_extra[key].removeprefix("lean:")
                     add_extra[key] = f"lean:{add_of.get(target, target)}"
             # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
-            add_sig = additive_statement(d["signature"], statement_name)
+            keep = _dont_translate(d["attributes"])
+            add_sig = additive_statement(d["signature"], statement_name, keep)
             add_doc = additive_docstring(d["attributes"]) or d["docstring"]
             add_extra.update({"signature": add_sig, "docstring": add_doc,
-                              "variables": additive_statement(d["variables"], statement_name)})
+                              "variables": additive_statement(d["variables"], statement_name, keep)})
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
             _show_variables(add_extra)
             yield _doc(add, d["kind"], d, add_extra,

@@ -130,9 +130,11 @@ def _text(toks: list[str]) -> str:
     return "".join(t.replace("\x00", "") for t in toks)
 
 
-def additive_statement(text: str, name: Callable[[str], str]) -> str:
+def additive_statement(text: str, name: Callable[[str], str], keep: frozenset[str] | set[str] = frozenset()) -> str:
     """``text`` (a signature or header) with ``@[to_additive]``'s translation; ``name`` translates a
-    name (``lean_generated.statement_names``, or ``additive_name`` where no translations are known)."""
+    name (``lean_generated.statement_names``, or ``additive_name`` where no translations are known).
+    ``keep``: the ``(dont_translate := R)`` types; a name applied to one of them stays (``[Monoid R]``,
+    ``DistribMulAction R k``), as to_additive leaves what is about a type it does not translate."""
     if not text:
         return text
     toks = _TOKEN.findall(text)
@@ -153,7 +155,7 @@ def additive_statement(text: str, name: Callable[[str], str]) -> str:
             near = {_neighbour(toks, i, -1), _neighbour(toks, i, 1)}
             out.append(t if near & _NAT_OPS else "0")
         elif _WORD.match(t) and t not in _KEYWORDS:
-            out.append(name(t))
+            out.append(t if keep and _neighbour(toks, i, 1) in keep else name(t))
         else:
             out.append(t)
     toks = out
