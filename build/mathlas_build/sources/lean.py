@@ -551,7 +551,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
         if pending_vars[1] >= 0 and _IN_PREFIX.fullmatch(masked, pending_vars[1], start):
             once = pending_vars[0]
         for pm in _VAR_IN.finditer(cm.group()) if "in" in cm.group() else ():
-            getattr(once, {"variable": "add"}.get(pm.group(1), pm.group(1)))(pm.group(2))
+            once.command(pm.group(1), pm.group(2))
         pending_vars = (lvar.Scope(), -1)
         i = cm.end()
         attrs: list[str] = []
@@ -617,12 +617,12 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
             inm = re.search(r"\bin\s*$", masked[i:e])
             args = masked[i:i + inm.start() if inm else e]
             if inm:  # `variable (K) in` changes the next command only
-                getattr(once, {"variable": "add"}.get(kw, kw))(args)
+                once.command(kw, args)
                 pending_vars = (once, e)
             else:
                 if kw == "variable":
                     (stack[-1][3] if stack else file_vars).update(lref.binder_names(args))
-                getattr(scopes[-1] if scopes else file_scope, {"variable": "add"}.get(kw, kw))(args)
+                (scopes[-1] if scopes else file_scope).command(kw, args)
             consumed = e
             continue
         if kw == "attribute":  # `attribute [to_additive existing] Mul Div`, `attribute [reassoc] foo`
@@ -1005,7 +1005,8 @@ def read(root: Path, **options) -> Iterator[Document]:
         roots.append(r)
         origins.append(tree_origin(r, project=root))
     stats = {"files": 0, "declarations": 0, "duplicates": 0, "derived_instances": 0, "to_additive": 0,
-             "field": 0, "constructor": 0, "simps": 0, "irreducible_def": 0, "edges": 0}
+             "field": 0, "constructor": 0, "simps": 0, "irreducible_def": 0, "edges": 0,
+             "with_variables": 0}
     extras: dict = {}
     decls: list[dict] = []
     rels = [path.relative_to(root).as_posix() for path in files]
@@ -1068,14 +1069,13 @@ def read(root: Path, **options) -> Iterator[Document]:
         parts = ns.split(".") if ns else []
         for t in targets:
             t = t.lstrip("@").removeprefix("_root_.")
-            full = next((c for c in (".".join(parts[:k] + [t]) for k in range(len(parts), -1, -1))
-                         if c in decl_of), None)
+            cands = [".".join(parts[:k] + [t]) for k in range(len(parts), -1, -1)]   # innermost first
+            full = next((c for c in cands if c in decl_of), None)
             if full:
                 decl_of[full]["attributes"] = [*decl_of[full]["attributes"], *cmd_attrs]
             else:
                 later.append((t, [a for a in cmd_attrs if a.startswith("to_additive")]))
-                on_generated.append(([".".join(parts[:k] + [t]) for k in range(len(parts), -1, -1)],
-                                     [a for a in cmd_attrs if not a.startswith("to_additive")]))
+                on_generated.append((cands, [a for a in cmd_attrs if not a.startswith("to_additive")]))
     for _ in range(4 if do_additive else 0):
         found = {}
         for full, attrs in later:
@@ -1152,7 +1152,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             deps = sorted([*deps, alias_of[full]])
         stats["edges"] += len(deps)
         stats["declarations"] += 1
-        stats["with_variables"] = stats.get("with_variables", 0) + bool(d["variables"])
+        stats["with_variables"] += bool(d["variables"])
         extra = {"full_name": full, "module": d["module"], "signature": d["signature"],
                  "variables": d["variables"],
                  "docstring": d["docstring"], "attributes": ", ".join(d["attributes"]),
@@ -1242,7 +1242,7 @@ def read(root: Path, **options) -> Iterator[Document]:
           f"{stats['simps']} simps, {stats['irreducible_def']} irreducible_def lemmas, "
           f"{stats['derived_instances']} derived instance names, {stats['duplicates']} duplicate names skipped, "
           f"{stats['aliased']} with aliases, {stats['deprecated']} deprecated, "
-          f"{stats.get('with_variables', 0)} with section variables in their signature; attribute lemmas: "
+          f"{stats['with_variables']} with section variables in their signature; attribute lemmas: "
           + ", ".join(f"{stats.get(t, 0)} {t}" for t in ("ext", "ext_iff", "reassoc", "elementwise", "to_app",
                                                           "to_fun", "mk_iff")) + "; "
           f"{stats['edges']} dependency edges, {frac:.3f} of {resolver.tokens} identifier tokens resolved; "

@@ -64,7 +64,8 @@ def parse(text: str) -> list[tuple[str, list[str], str | None]]:
     """The binder groups of ``text`` (a ``variable`` command's arguments) as (bracket, names, type):
     ``{R S : Type*}`` -> ("{", ["R", "S"], "Type*"); ``[CommRing R]`` -> ("[", [], "CommRing R");
     ``[inst : Foo]`` -> ("[", ["inst"], "Foo"); ``(R)`` (a binder update) -> ("(", ["R"], None).
-    Reading stops at anything that is not a binder group (a trailing ``in``)."""
+    Reading stops at anything that is not a binder group (a trailing ``in``, a structure's ``extends``;
+    ``mathlas.lean_gloss.binders`` passes over such words and would read ``extends P (f I c)``'s group)."""
     out: list[tuple[str, list[str], str | None]] = []
     i, n = 0, len(text)
     while i < n:
@@ -107,6 +108,10 @@ class Scope:
     """What one section or namespace (or one ``… in`` prefix) adds: variables, binder updates,
     included names and omitted ones, in the order written."""
     steps: list[tuple[str, object]] = field(default_factory=list)
+
+    def command(self, keyword: str, text: str) -> None:
+        """What the command ``keyword`` (``variable``, ``include``, ``omit``) with arguments ``text`` adds."""
+        {"variable": self.add, "include": self.include, "omit": self.omit}[keyword](text)
 
     def add(self, text: str) -> None:
         for bracket, names, typ in parse(text):
