@@ -11,7 +11,10 @@ Reads ``.lean`` files as text, without a Lean toolchain. One Document per ``theo
   title = the module (``Mathlib.Algebra.Group.Basic``); body = the declaration header (attributes,
   modifiers, keyword, name, binders and type, without the proof); statement = docstring + name words +
   signature;
-* ``extra``: ``full_name``, ``module``, ``signature``, ``docstring``, ``attributes`` (comma-joined),
+* ``extra``: ``full_name``, ``module``, ``signature`` (the section ``variable``s Lean gives the declaration,
+  lean_variables, then its own binders and type; ``variables`` keeps the first part, which the texts
+  searched leave out: retrieval_text.own_signature), ``docstring``, ``attributes`` (comma-joined,
+  ``attribute [..] x`` commands' included),
   ``modifiers``, ``stacks`` / ``kerodon`` tags from ``@[stacks TAG]``, ``derived_name`` (True for an
   anonymous ``instance`` whose name was derived here the way Lean does it, ``inst`` + head constants —
   Lean's real name may differ), ``dependencies`` (see below), ``command`` (``irreducible_def``);
@@ -49,6 +52,9 @@ they carry ``dependencies`` too):
   (``<projection>_<decl>`` for an ``as_prefix`` one), see lean_generated.simps_names for what is and is
   not determinable.
 * ``irreducible_def``: the ``<name>_def`` equation lemma.
+* ``ext``, ``ext_iff``, ``reassoc``, ``elementwise``, ``to_app``, ``to_fun``, ``mk_iff``: the lemmas those
+  attributes make (lean_generated.attribute_lemmas; names and docstrings, no statement), written
+  ``@[..]`` or in an ``attribute [..] x`` command, also on a generated ``x`` (a field).
 
 Declared names win over generated ones on a clash; the first of two equal names wins.
 

@@ -10,8 +10,8 @@ Used by ``lean.parse_file`` (parsing, per file) and ``lean.read`` (emitting, onc
 * ``inductive_ctors``: the ``| name binders : type`` constructors of an ``inductive``.
 * ``generated_names``: the generated declarations of one parsed declaration (for ``lean.read``), with
   ``attribute_lemmas``: what ``@[ext]``, ``@[reassoc]``, ``@[elementwise]``, ``@[to_app]``, ``@[to_fun]``
-  and ``@[mk_iff]`` add (names only: the statements are Lean's to compute). ``attribute [..] x`` commands
-  are not read, so their lemmas are missing.
+  and ``@[mk_iff]`` add (names only: the statements are Lean's to compute); ``lean.read`` hands it the
+  attributes of ``attribute [..] x`` commands too.
 * ``simps_request`` / ``simps_names`` / ``simps_lemmas``: the lemma names of ``@[simps]``.
 * ``to_additive_target``: the name ``@[to_additive]`` gives a declaration.
 
