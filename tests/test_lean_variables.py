@@ -2,8 +2,14 @@
 passages are Mathlib's own (mathlib4 @ 8f9d9cff), cut to the lines that matter."""
 import pytest
 
-from mathlas_build.sources import lean_variables as lvar
+from mathlas_build.sources import lean, lean_variables as lvar
 from mathlas_build.sources.lean import parse_file
+
+
+def read(tmp_path, text: str) -> dict:
+    """The documents ``lean.read`` makes of ``text`` as one file."""
+    (tmp_path / "Snippet.lean").write_text(text, encoding="utf-8")
+    return {d.id: d for d in lean.read(tmp_path, files=["Snippet.lean"])}
 
 
 def sigs(src: str) -> dict[str, str]:
@@ -194,10 +200,7 @@ end Toy
 
 
 def test_attribute_commands_act_as_if_written_on_the_declaration(tmp_path):
-    (tmp_path / "Snippet.lean").write_text(UNBUNDLED, encoding="utf-8")
-    from mathlas_build.sources import lean
-
-    docs = {d.id: d for d in lean.read(tmp_path, files=["Snippet.lean"])}
+    docs = read(tmp_path, UNBUNDLED)
     # the alias's twin, named by Lean's rule, states its additive statement
     twin = docs["lean:lt_neg_of_lt_neg"]
     assert twin.extra["generated_from"] == "lt_inv_of_lt_inv"
@@ -212,10 +215,7 @@ def test_attribute_commands_act_as_if_written_on_the_declaration(tmp_path):
 def test_the_texts_searched_read_the_declarations_own_signature(tmp_path):
     """Shown with its variables, searched without them: with them the dev sets lost (docs/formal.md)."""
     from mathlas_build.retrieval_text import context_field, lean_retrieval_text, lexical_text, own_signature
-    from mathlas_build.sources import lean
-
-    (tmp_path / "Height.lean").write_text(HEIGHT, encoding="utf-8")
-    doc = {d.id: d for d in lean.read(tmp_path, files=["Height.lean"])}["lean:Ideal.height_eq_primeHeight"]
+    doc = read(tmp_path, HEIGHT)["lean:Ideal.height_eq_primeHeight"]
     assert doc.extra["signature"] == \
         "{R : Type*} [CommRing R] (I : Ideal R) [I.IsPrime] : I.height = I.primeHeight"
     assert own_signature(doc.extra) == "[I.IsPrime] : I.height = I.primeHeight"
@@ -241,10 +241,7 @@ end MonoidAlgebra
 
 
 def test_dont_translate_keeps_what_is_about_that_type(tmp_path):
-    from mathlas_build.sources import lean
-
-    (tmp_path / "Module.lean").write_text("attribute [to_additive] Monoid MonoidAlgebra\n" + DONT, encoding="utf-8")
-    docs = {d.id: d for d in lean.read(tmp_path, files=["Module.lean"])}
+    docs = read(tmp_path, "attribute [to_additive] Monoid MonoidAlgebra\n" + DONT)
     twin = docs["lean:AddMonoidAlgebra.distribMulAction"]
     # Mathlib's AddMonoidAlgebra.distribMulAction takes [Monoid R] and [DistribMulAction R k] as they are
     assert twin.extra["signature"] == ("{k : Type u₁} {G : Type u₂} {R : Type*} [Monoid R] [Semiring k] "
