@@ -296,6 +296,16 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/tune_fusion.py ../shared/eval/informal-dev.jsonl --unrestricted --top 25": NotRun(MEASURES),
     # the GPU study (docs/training.md, "Round 3 of the encoder on a GPU"): tests/test_study_encoder_gpu.py runs
     # its parts (the dequantised checkpoint against the shipped encoder, folds, rows, the dense scores)
+    # the embedder on a GPU (docs/building.md): tests/test_bench_embed_gpu.py runs prepare, run and compare on the
+    # default bundle (on the CPU; its CUDA runs fall back there with the embedder's message)
+    "python scripts/bench_embed_gpu.py prepare --bundle DIR --out .gpu-embed": NotRun(
+        "DIR is the full formal bundle `mathlib`; tests/test_bench_embed_gpu.py prepares the default bundle"),
+    "python scripts/bench_embed_gpu.py fp16 --encoder .gpu-embed/encoder": NotRun(
+        "needs prepare's output; dequantises, exports and converts MiniLM with torch (10 s, 45 MB)"),
+    "python3 scripts/bench_embed_gpu.py run --data .gpu-embed --out OUT": NotRun(
+        "a run on a GPU machine with onnxruntime-gpu (4 min on an H200); tests/test_bench_embed_gpu.py runs it on the CPU"),
+    "python scripts/bench_embed_gpu.py compare --result OUT --data .gpu-embed --cache work/embed-cache": NotRun(
+        "needs the GPU run's result; tests/test_bench_embed_gpu.py compares a CPU run"),
     "python scripts/study_encoder_gpu.py prepare --out .gpu": NotRun(
         "needs work/pairs/math-pairs-2 (mathlas-build pairs, 12 min); writes 45 MB"),
     "python scripts/study_encoder_gpu.py prepare --out .gpu --formal-bundle work/bundles/mathlib": NotRun(

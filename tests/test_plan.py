@@ -56,6 +56,13 @@ def test_plan_scales():
     # at the tokens per document it was measured with, the CPU rate is the measured one
     cpu = pl.make_plan(27_264, "minilm", gpu="cpu", tokens_per_doc=pl.CPU_MINILM_TOKENS_PER_DOC)
     assert cpu.docs_per_s_per_device == pytest.approx(pl.CPU_MINILM_DOCS_PER_S, rel=0.01)
+    # and the GPU rate is the one measured on an H200, said to be measured; other GPUs scale from it
+    h200 = pl.make_plan(288_733, "minilm", gpu="h200", tokens_per_doc=pl.GPU_MINILM_TOKENS_PER_DOC)
+    assert h200.docs_per_s_per_device == pytest.approx(pl.GPU_MINILM_DOCS_PER_S, rel=0.001)
+    assert h200.sources["throughput"].startswith("MEASURED: 1.3% MFU")
+    a100 = pl.make_plan(288_733, "minilm", gpu="a100", tokens_per_doc=pl.GPU_MINILM_TOKENS_PER_DOC)
+    assert a100.sources["throughput"].startswith("ESTIMATED from the rate MEASURED on an H200")
+    assert "ESTIMATED: 35% MFU (assumed)" in one.sources["throughput"]
 
 
 def test_plan_errors():

@@ -5,7 +5,7 @@
     mathlas-build merge RECIPE.toml [SHARD_DIR...] [--out DIR]   # shards -> one bundle
     mathlas-build ray RECIPE.toml --shards N [--gpus-per-shard 1] [--address ADDR]
     mathlas-build RECIPE.toml --dry-run [--gpus G --gpu h100]    # plan: time and bundle size
-    mathlas-build plan --docs N --model qwen3-0.6b --gpus G [--gpu h100|a100|cpu] [--dims D]
+    mathlas-build plan --docs N --model qwen3-0.6b --gpus G [--gpu h100|h200|a100|cpu] [--dims D]
     mathlas-build pack BUNDLE_DIR [--out artifacts/]
     mathlas-build pairs RECIPE.toml | train-encoder RECIPE.toml  # training pairs, encoder (docs/training.md)
     mathlas-build train-reranker RECIPE.toml                     # the cross-encoder reranker (docs/training.md)

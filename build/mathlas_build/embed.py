@@ -11,7 +11,9 @@ texts are sorted by length and cut into batches of at most ``batch_size`` texts 
 ``provider`` is ``cpu``, ``cuda`` or ``auto``. ``cuda`` without onnxruntime's CUDA provider (no
 onnxruntime-gpu, no driver) falls back to CPU and says so on stderr; ``auto`` takes CUDA when it is there.
 On CUDA the encoder's fp16 document model (``fp16_model`` in ``encoder.json``, written by
-``export_qwen3``) is used unless the recipe names a ``document_model``.
+``export_qwen3``) is used unless the recipe names a ``document_model``. A dynamic int8 model (MiniLM's
+``model.onnx``) runs on CUDA no faster than on a CPU (measured on an H200: 630 docs/s, against 7,118 for
+its fp16 export): the embedder says so on stderr (docs/building.md, "The document embedder on a GPU").
 
 ``embed_documents`` makes one encoder (one onnxruntime session) per call and embeds each distinct text
 once. With a cache directory it looks every text up in the embedding cache (``textcache``: one vector
@@ -67,6 +69,16 @@ def resolve_providers(provider: str, quiet: bool = False) -> list[str]:
     return [CPU]
 
 
+def dynamic_int8(model: Path) -> bool:
+    """Whether an ONNX file is a dynamically quantised int8 model (its graph holds
+    ``DynamicQuantizeLinear`` nodes; the op name is stored as plain bytes in the protobuf)."""
+    try:
+        data = Path(model).read_bytes()
+    except OSError:
+        return False
+    return b"DynamicQuantizeLinear" in data
+
+
 def length_batches(lengths: Sequence[int], batch_size: int, max_batch_tokens: int | None = None) -> list[np.ndarray]:
     """Indices of ``lengths`` grouped into batches of similar length.
 
@@ -118,6 +130,16 @@ class DocumentEncoder(Encoder):
                 print(f"[embed] onnxruntime could not start {CUDA} (see its warning above: CUDA/cuDNN "
                       f"libraries?); embedding on CPU", file=sys.stderr)
         return self._device
+
+    def warn_int8_on_cuda(self) -> None:
+        """One line on stderr when a dynamic int8 model is about to embed on CUDA (it runs there at about
+        a CPU's speed: the quantise/integer-matmul pairs are not what a GPU is fast at)."""
+        if self.quiet or self.device != "cuda" or not dynamic_int8(self.directory / self.model_file):
+            return
+        print(f"[embed] {self.model_file} is a dynamic int8 model: on CUDA it runs about as fast as a CPU "
+              "(an H200: 630 docs/s, against 7,118 for an fp16 export of the same encoder). For GPU speed give "
+              "the recipe a float document model: python scripts/bench_embed_gpu.py fp16 (docs/building.md)",
+              file=sys.stderr, flush=True)
 
     def _forward(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         import onnxruntime as ort
@@ -206,6 +228,7 @@ def _embed_rows(encoder: DocumentEncoder, texts: Sequence[str], rows: np.ndarray
     if not quiet:
         print(f"[embed] {encoder.model_file} on {encoder.device} "
               f"(providers {', '.join(encoder.active_providers)}), IO binding", file=sys.stderr, flush=True)
+        encoder.warn_int8_on_cuda()
     bar = tqdm(total=len(rows), desc="[embed]", unit="doc", file=sys.stderr, disable=quiet,
                smoothing=0.1, mininterval=1.0)
     t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 
 Every number the planner uses is in the cost table below, each marked MEASURED (on this repository's
 2-core build machine, from the real ``informal-1.3.0`` bundle or a build log) or ESTIMATED (from
-published specifications and a stated assumption; no GPU was available to measure). ``format_plan``
+published specifications and a stated assumption). ``format_plan``
 prints the sources next to the figures, so an estimate never passes for a measurement.
 
 Size model per document: binary HNSW = dims/8 sign-bit bytes + the graph's links and key; int8 float
@@ -14,7 +14,8 @@ embedding = docs / (docs/s per device x devices) + writing the metadata, BM25 an
 machine after the merge (MEASURED rates; HNSW insertion grows slowly with corpus size).
 GPU docs/s is ESTIMATED as ``MFU x peak FLOP/s / (2 x non-embedding parameters x tokens per document)``
 (the 2·N FLOPs per token of a transformer forward pass, Kaplan et al. 2020, "Scaling Laws for Neural
-Language Models"); the MFU (fraction of peak reached) is an assumption, stated below.
+Language Models"); the MFU (fraction of peak reached) is MEASURED for MiniLM on an H200 (1.3%: a small
+model is host-bound) and an assumption for the Qwen3 models, stated below.
 """
 from __future__ import annotations
 
@@ -54,6 +55,15 @@ READ_DOCS_PER_S = 180.0
 # threads: 45 docs/s on an idle host (docs/benchmarks.md; 16-20 docs/s while other jobs shared the 2 cores).
 CPU_MINILM_DOCS_PER_S = 45.0
 CPU_MINILM_TOKENS_PER_DOC = 149.5
+# MEASURED on one NVIDIA H200 (scripts/bench_embed_gpu.py, docs/building.md "The document embedder on a
+# GPU"): the Mathlib bundle's 288,733 retrieval texts (84.05 tokens each) through embed_documents with
+# MiniLM's fp16 document model on onnxruntime-gpu's CUDA provider, batch 128: 7,117.6 docs/s. That is
+# 1.3% of the chip's dense fp16 peak: a 6-layer model is bound by the host (tokenizing, padding, copies),
+# not by FLOPs. (Its int8 model runs at 630 docs/s there, no faster than the machine's 16 CPU cores.)
+GPU_MINILM_DOCS_PER_S = 7117.6
+GPU_MINILM_TOKENS_PER_DOC = 84.05
+H200_PEAK_FLOPS = 989.4e12
+MINILM_GPU_MFU = GPU_MINILM_DOCS_PER_S * 2 * 10_616_832 * GPU_MINILM_TOKENS_PER_DOC / H200_PEAK_FLOPS
 
 
 @dataclass(frozen=True)
@@ -63,7 +73,7 @@ class Model:
     nonembedding: int        # parameters in matmuls (what costs FLOPs)
     dims: int                # output width (Matryoshka truncation can store fewer)
     prompt_tokens: int       # document instruction prepended to every document
-    mfu: float               # ASSUMED fraction of GPU peak reached by onnxruntime fp16 (estimate)
+    mfu: float               # fraction of GPU peak reached by onnxruntime fp16 (MiniLM: measured; Qwen3: assumed)
     encoder_bytes: int       # the bundle's encoder/ (int8 query model + tokenizer)
     encoder_source: str
     source: str
@@ -80,7 +90,7 @@ class Device:
 # (595,776,512 / 4,021,774,336 / 8,188,515,328); embedding table 151,669 x hidden subtracted.
 # Dims 1024 / 2560 / 4096 and 28 / 36 / 36 layers per the Qwen3-Embedding model cards.
 MODELS: dict[str, Model] = {
-    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, 0.10, 23_663_578,
+    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, MINILM_GPU_MFU, 23_663_578,
                     "MEASURED: informal-1.3.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
                     "6 layers x (4·384² + 2·384·1536) matmul parameters"),
     "qwen3-0.6b": Model("Qwen3-Embedding-0.6B", 595_776_512, 440_467_456, 1024, 21, 0.35, 607_000_000,
@@ -95,6 +105,7 @@ MODELS: dict[str, Model] = {
 }
 GPUS: dict[str, Device] = {
     "h100": Device("NVIDIA H100 SXM", 989.4e12, "NVIDIA H100 datasheet: 989.4 TFLOPS dense FP16/BF16 tensor (SXM)"),
+    "h200": Device("NVIDIA H200", H200_PEAK_FLOPS, "NVIDIA H200 datasheet: 989.4 TFLOPS dense FP16/BF16 tensor (SXM)"),
     "a100": Device("NVIDIA A100", 312e12, "NVIDIA A100 datasheet: 312 TFLOPS dense FP16/BF16 tensor"),
     # the build machine's effective rate implied by the MEASURED MiniLM run: 45 docs/s x 2 x params x tokens
     "cpu": Device("2-core CPU (this repository's build machine)",
@@ -163,7 +174,12 @@ def make_plan(docs: int, model: str, *, gpus: int = 1, gpu: str = "h100", dims: 
         rate_src = dev.source
     else:
         rate = m.mfu * dev.peak_flops / flops_per_doc
-        rate_src = (f"ESTIMATED: {m.mfu:.0%} MFU (assumed) x {dev.source} / (2 x {m.nonembedding:,} "
+        if model == "minilm":
+            how = (f"{'MEASURED' if gpu == 'h200' else 'ESTIMATED from the rate MEASURED on an H200'}: "
+                   f"{m.mfu:.1%} MFU (fp16 model, {GPU_MINILM_DOCS_PER_S:,.0f} docs/s at {GPU_MINILM_TOKENS_PER_DOC} tokens)")
+        else:
+            how = f"ESTIMATED: {m.mfu:.0%} MFU (assumed)"
+        rate_src = (f"{how} x {dev.source} / (2 x {m.nonembedding:,} "
                     f"non-embedding parameters x {tokens_full:.0f} tokens)")
     embed_s = docs / (rate * gpus)
     write_s = sum(docs / r for r in WRITE_DOCS_PER_S.values())
