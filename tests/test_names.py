@@ -56,6 +56,56 @@ def test_suffix_is_whole_components(toy_index):
     assert toy_index.suffix("sum range succ") == []
 
 
+def test_a_concept_named_in_words_is_its_capitalised_declaration():
+    ids = ["lean:CategoryTheory.Bicategory", "lean:CategoryTheory.Cat.bicategory", "lean:TopologicalSpace",
+           "lean:TopologicalSpace.Opens", "lean:SheafOfModules", "lean:MeasureTheory.integral", "lean:MeasCat.Integral",
+           "lean:Nat.prime_two"]
+    index = NameIndex(ids)
+    assert names(ids, index.concept("bicategory")) == ["lean:CategoryTheory.Bicategory"]  # not the instance
+    assert names(ids, index.concept("topological space")) == ["lean:TopologicalSpace"]
+    assert names(ids, index.concept("Sheaf of modules")) == ["lean:SheafOfModules"]
+    assert names(ids, index.concept("integral")) == ["lean:MeasCat.Integral"]  # concept_keys weighs it (below)
+    # a theorem's snake_case name, a phrase of five words, digits, an identifier: no concept
+    assert names(ids, index.concept("opens")) == ["lean:TopologicalSpace.Opens"]
+    for query in ("prime two", "a b c d e", "bicategory 2", "Nat.prime_two", "topological"):
+        assert index.concept(query) == [], query
+    assert NameIndex(["stacks:00FN"], ["bicategory"]).concept("bicategory") == []  # an informal bundle
+
+
+class _Table:
+    """A bundle's columns and nothing else: what ``concept_keys`` reads (ids, module, pagerank)."""
+
+    def __init__(self, ids, pagerank):
+        import pyarrow as pa
+
+        self.table = pa.table({"id": ids, "module": ["M"] * len(ids), "pagerank": pagerank})
+
+    def has_column(self, name):
+        return name in self.table.column_names
+
+
+def test_a_concept_goes_first_only_where_it_is_used_more_than_the_names_typed():
+    from mathlas.ranking.names import concept_keys
+
+    ids = ["lean:CategoryTheory.Bicategory", "lean:CategoryTheory.Cat.bicategory", "lean:MeasureTheory.integral",
+           "lean:MeasCat.Integral", "lean:CategoryTheory.Sheaf", "lean:TopCat.Sheaf", "lean:Scheme.sheaf"]
+    b = _Table(ids, [36.3, 2.4, 7.2, 0.25, 47.8, 4.5, 0.35])
+    assert [ids[k] for k in concept_keys(b, "bicategory")] == ["lean:CategoryTheory.Bicategory"]
+    assert concept_keys(b, "integral") == []  # MeasureTheory.integral is the one people mean
+    assert [ids[k] for k in concept_keys(b, "sheaf")] == ["lean:CategoryTheory.Sheaf", "lean:TopCat.Sheaf"]
+
+
+def test_a_concept_query_puts_its_declaration_first(lean_project_bundle_dir):
+    """"interval" names the structure Toy.Interval (no declaration ends in a lower-case "interval"):
+    it comes first, and as the only one so named it is an answer by name."""
+    for query in ("interval", "Interval"):
+        r = lean(query, lean_project_bundle_dir)
+        assert r.hits[0].id == "lean:Toy.Interval" and r.hits[0].ranks["names"] == 1, [h.id for h in r.hits]
+        assert r.match == "strong", query
+    r = lean("interval of naturals", lean_project_bundle_dir)
+    assert r.hits[0].ranks.get("names") is None  # a phrase that is no declaration's name is ranked, not placed
+
+
 def test_informal_index_has_no_suffixes():
     index = NameIndex(["stacks:00FN", "metamath:fta"], ["lemma", "fta"])
     assert not index.formal

@@ -384,6 +384,20 @@ class NameIndex:
                 return keys[:limit] if limit is not None else keys
         return []
 
+    def concept(self, query: str) -> list[int]:
+        """Keys of the declarations (formal bundles) that a plain phrase names the way Lean names a
+        concept: those whose last component, in any case, is the phrase's words run together and
+        begins with a capital (Lean's UpperCamelCase for types, structures, classes and propositions;
+        theorems are snake_case): "bicategory" -> ``CategoryTheory.Bicategory``, "topological space"
+        -> ``TopologicalSpace``, "sheaf of modules" -> ``SheafOfModules``. Key order; [] for an
+        informal bundle or anything but one to ``CONCEPT_WORDS`` words of letters."""
+        if not self.formal or not _CONCEPT.fullmatch(query.strip()):
+            return []
+        word = _CONCEPT_JOIN.sub("", query.strip()).lower()
+        idx = self._sorted("_reversed_lower")
+        keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(word[::-1] + tail)))
+        return [k for k in keys if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
+
     def suffix_count(self, query: str) -> int:
         """How many declarations ``suffix(query)`` finds."""
         return len(self.suffix(query))
@@ -654,6 +668,12 @@ def text_counter(bundle: Bundle) -> Callable[[str], int]:
 
 # The places at the head of an answer that name matches may take (the rest of the answer follows).
 TOP_SLOTS = 10
+# A plain phrase of one to CONCEPT_WORDS words that names declarations as Lean names a concept
+# (``NameIndex.concept``) puts at most CONCEPT_SLOTS of them first, the most used first.
+CONCEPT_WORDS = 4
+CONCEPT_SLOTS = 3
+_CONCEPT = re.compile(r"[^\W\d_]+(?:[ -][^\W\d_]+){0,%d}" % (CONCEPT_WORDS - 1))
+_CONCEPT_JOIN = re.compile(r"[ -]")
 _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 # what a Lean declaration name may be made of (letters, digits, _ ' ! ? and subscripts, dot-separated)
 _LEAN_NAME = re.compile(r"[^\W\d][\w'!?₀-₉]*(?:\.[^\W\d][\w'!?₀-₉]*)*")
@@ -884,14 +904,19 @@ class NameMatch:
     def __call__(self, pool, ctx):
         plan = ctx.plan
         # the name searched: a misspelt declaration name as corrected (mul_com: mul_comm)
-        q = name_query(plan.correction.query if plan.correction is not None else ctx.request.query)
-        if q is None or not plan.bundle_part:
+        searched = plan.correction.query if plan.correction is not None else ctx.request.query
+        q = name_query(searched)
+        if not plan.bundle_part:
             return pool
         bundle = ctx.bundle
         index = NameIndex.of(bundle)
-        exact = index.exact(q)
+        exact = index.exact(q) if q is not None else []
+        if not exact and index.formal:  # a concept named in words: "bicategory", "topological space"
+            exact = concept_keys(bundle, searched)
+        if q is None and not exact:
+            return pool
         suffix: list[int] = []
-        if index.formal:
+        if index.formal and q is not None:
             taken = set(exact)
             ends = [k for k in index.suffix(q) if k not in taken]
             suffix = ends if _IDENTIFIER.search(q) or len(ends) <= TOP_SLOTS else []
@@ -915,6 +940,27 @@ class NameMatch:
         return _placed_first(pool, placed[:max(TOP_SLOTS, len(exact))], at)
 
 
+def concept_keys(bundle: Bundle, query: str) -> list[int]:
+    """The declarations a plain phrase names as a concept (``NameIndex.concept``) that ``NameMatch``
+    puts first: at most ``CONCEPT_SLOTS``, the most used first, and only those used more than every
+    declaration the query names as typed (its lower-case last components): "bicategory" is
+    ``CategoryTheory.Bicategory`` before the ten instances named ``….bicategory``, but "integral" stays
+    ``MeasureTheory.integral``'s, not the little-used ``MeasCat.Integral``'s. Without a ``pagerank``
+    column, only where no declaration is named so as typed."""
+    index = NameIndex.of(bundle)
+    found = index.concept(query)
+    if not found:
+        return []
+    q = name_query(query)
+    rivals = [k for k in (index.suffix(q) if q is not None else []) if k not in set(found)]
+    rank = _pagerank_of(bundle)
+    if rank is None:
+        return [] if rivals else found[:CONCEPT_SLOTS]
+    floor = max(rank(rivals)) if rivals else -1.0
+    used = sorted(zip(rank(found), found), key=lambda x: (-x[0], x[1]))
+    return [k for r, k in used if r > floor][:CONCEPT_SLOTS]
+
+
 def _replacements(bundle, keys: list[int]) -> list[int]:
     """The keys of the replacements of the deprecated declarations among ``keys`` (the
     ``replaced_by`` column; none where the bundle has no such column)."""
@@ -932,12 +978,14 @@ def named_first(bundle: Bundle, query: str, key: int) -> bool:
     """Whether ``query`` names the document ``key``: its id or declaration name (``NameIndex.exact``),
     or the end of a declaration name that no other declaration shares (what ``NameMatch`` puts
     first); such an answer is one by name, not a guess."""
-    if name_query(query) is None:
-        return False
     index = NameIndex.of(bundle)
+    if name_query(query) is None:
+        return index.formal and concept_keys(bundle, query) == [key]
     exact = index.exact(query)
     if exact:
         return key in exact
+    if index.formal and concept_keys(bundle, query) == [key]:
+        return True
     return index.formal and index.suffix(query, limit=2) == [key]
 
 
