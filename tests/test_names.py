@@ -67,6 +67,10 @@ def test_a_concept_named_in_words_is_its_capitalised_declaration():
     assert names(ids, index.concept("integral")) == ["lean:MeasCat.Integral"]  # concept_keys weighs it (below)
     # a theorem's snake_case name, a phrase of five words, digits, an identifier: no concept
     assert names(ids, index.concept("opens")) == ["lean:TopologicalSpace.Opens"]
+    # a plural names the concept in the singular when nothing is named as typed
+    assert names(ids, index.concept("bicategories")) == ["lean:CategoryTheory.Bicategory"]
+    assert names(ids, index.concept("topological spaces")) == ["lean:TopologicalSpace"]
+    assert names(ids, index.concept("sheaves of modules")) == ["lean:SheafOfModules"]
     for query in ("prime two", "a b c d e", "bicategory 2", "Nat.prime_two", "topological"):
         assert index.concept(query) == [], query
     assert NameIndex(["stacks:00FN"], ["bicategory"]).concept("bicategory") == []  # an informal bundle
@@ -93,6 +97,16 @@ def test_a_concept_goes_first_only_where_it_is_used_more_than_the_names_typed():
     assert [ids[k] for k in concept_keys(b, "bicategory")] == ["lean:CategoryTheory.Bicategory"]
     assert concept_keys(b, "integral") == []  # MeasureTheory.integral is the one people mean
     assert [ids[k] for k in concept_keys(b, "sheaf")] == ["lean:CategoryTheory.Sheaf", "lean:TopCat.Sheaf"]
+    # a plural weighs the concept against the names that end in its singular too
+    assert [ids[k] for k in concept_keys(b, "sheaves")] == ["lean:CategoryTheory.Sheaf", "lean:TopCat.Sheaf"]
+    assert concept_keys(b, "integrals") == []
+
+
+def test_singular():
+    from mathlas.ranking.names import singular
+
+    got = [singular(w) for w in ("categories", "sheaves", "classes", "boxes", "spaces", "series", "basis", "of", "group")]
+    assert got == ["category", "sheaf", "class", "box", "space", "series", "basis", "of", "group"]
 
 
 def test_a_concept_query_puts_its_declaration_first(lean_project_bundle_dir):

@@ -176,6 +176,21 @@ def inflected(typed: str, word: str) -> bool:
     return any(typed[k:] in _ENDINGS and word[k:] in _ENDINGS for k in range(n, max(n - 3, 2), -1))
 
 
+_PLURALS = (("series", "series"), ("ies", "y"), ("ves", "f"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"),
+            ("ss", "ss"), ("us", "us"), ("is", "is"), ("s", ""))
+
+
+def singular(word: str) -> str:
+    """An English plural's singular by its ending: categories, sheaves, classes, series (a rule, not a
+    dictionary: matrices gives matrice); a word of three letters or fewer, or not ending so, as is."""
+    if len(word) <= 3:
+        return word
+    for end, to in _PLURALS:
+        if word.endswith(end):
+            return word[:len(word) - len(end)] + to
+    return word
+
+
 def allowed_edits(word: str) -> int:
     """How many edits a misspelling of ``word`` may be from its correction (0: not corrected)."""
     return 0 if len(word) < MIN_WORD else 1 if len(word) < MIN_TWO_EDITS else MAX_EDITS
@@ -393,10 +408,16 @@ class NameIndex:
         informal bundle or anything but one to ``CONCEPT_WORDS`` words of letters."""
         if not self.formal or not _CONCEPT.fullmatch(query.strip()):
             return []
-        word = _CONCEPT_JOIN.sub("", query.strip()).lower()
+        words = _CONCEPT_JOIN.split(query.strip().lower())
         idx = self._sorted("_reversed_lower")
-        keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(word[::-1] + tail)))
-        return [k for k in keys if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
+        # as typed, else with its plural words made singular ("sheaves of modules": SheafOfModules)
+        for form in dict.fromkeys(("".join(words), "".join(singular(w) for w in words))):
+            keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(form[::-1] + tail)))
+            keys = [k for k in keys
+                    if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
+            if keys:
+                return keys
+        return []
 
     def suffix_count(self, query: str) -> int:
         """How many declarations ``suffix(query)`` finds."""
@@ -943,7 +964,7 @@ class NameMatch:
 def concept_keys(bundle: Bundle, query: str) -> list[int]:
     """The declarations a plain phrase names as a concept (``NameIndex.concept``) that ``NameMatch``
     puts first: at most ``CONCEPT_SLOTS``, the most used first, and only those used more than every
-    declaration the query names as typed (its lower-case last components): "bicategory" is
+    declaration the query names as typed or in the singular (lower-case last components): "bicategory" is
     ``CategoryTheory.Bicategory`` before the ten instances named ``….bicategory``, but "integral" stays
     ``MeasureTheory.integral``'s, not the little-used ``MeasCat.Integral``'s. Without a ``pagerank``
     column, only where no declaration is named so as typed."""
@@ -952,7 +973,8 @@ def concept_keys(bundle: Bundle, query: str) -> list[int]:
     if not found:
         return []
     q = name_query(query)
-    rivals = [k for k in (index.suffix(q) if q is not None else []) if k not in set(found)]
+    typed = [] if q is None else index.suffix(q) + (index.suffix(singular(q.lower())) if singular(q.lower()) != q.lower() else [])
+    rivals = [k for k in dict.fromkeys(typed) if k not in set(found)]
     rank = _pagerank_of(bundle)
     if rank is None:
         return [] if rivals else found[:CONCEPT_SLOTS]
