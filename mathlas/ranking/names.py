@@ -26,6 +26,7 @@ time a query has a word outside them. No I/O, no model: some tens of microsecond
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import threading
 import weakref
@@ -410,8 +411,8 @@ class NameIndex:
             return []
         words = _CONCEPT_JOIN.split(query.strip().lower())
         idx = self._sorted("_reversed_lower")
-        # as typed, else with its plural words made singular ("sheaves of modules": SheafOfModules)
-        for form in dict.fromkeys(("".join(words), "".join(singular(w) for w in words))):
+        # as typed, else with some of its plural words made singular ("sheaves of modules": SheafOfModules)
+        for form in dict.fromkeys("".join(f) for f in itertools.product(*((w, singular(w)) for w in words))):
             keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(form[::-1] + tail)))
             keys = [k for k in keys
                     if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
