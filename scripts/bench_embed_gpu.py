@@ -11,6 +11,10 @@ python scripts/bench_embed_gpu.py fp16 --encoder .gpu-embed/encoder         # + 
 PYTHONPATH=.:build python3 scripts/bench_embed_gpu.py run --data .gpu-embed --out OUT [--model fp16.onnx --no-cpu]
 # back here: the GPU's vectors against the build's CPU vectors (the embedding cache)
 python scripts/bench_embed_gpu.py compare --result OUT --data .gpu-embed --cache work/embed-cache
+# the whole bundle's vectors from the GPU, in two calls (a call brings back 64 MiB), then a bundle of them here
+python3 scripts/bench_embed_gpu.py vectors --data .gpu-embed --out OUT0 --model fp16.onnx --part 0
+python3 scripts/bench_embed_gpu.py vectors --data .gpu-embed --out OUT1 --part 1
+python scripts/bench_embed_gpu.py bundle --bundle DIR --parts OUT0 OUT1 --out DIR-gpu
 ```
 
 ``prepare`` writes every retrieval text of a bundle (its ``text`` column: exactly what the build
@@ -165,6 +169,63 @@ def run(data: Path, out: Path, sample: int, keep: int, cpu_sample: int, whole: i
     save()
 
 
+VECTOR_PARTS = 8  # a bundle's int8 vectors come back in this many files, half of them a call (16 MiB a file)
+
+
+def vectors(data: Path, out: Path, model: str | None, part: int, batch: int = 128, work: Path | None = None) -> None:
+    """On the GPU machine: every text embedded as a build would (``embed_documents``, CUDA), quantised
+    as the writer does (int8 rows and their scales), kept under /tmp and handed back in two calls: part 0
+    writes the scales and the first half of the rows' files to ``out``, part 1 the second half."""
+    keep = work or Path(tempfile.gettempdir()) / "bench-embed-vectors"
+    if part == 0:
+        from mathlas_build.embed import embed_documents
+        from mathlas_build.writer import quantize_i8
+
+        texts = json.loads(gzip.open(data / "texts.json.gz", "rt", encoding="utf-8").read())
+        t0 = time.perf_counter()
+        vecs = embed_documents(texts, data / "encoder", provider="cuda", batch_size=batch, model_file=model)
+        seconds = time.perf_counter() - t0
+        q, scale = quantize_i8(vecs)
+        keep.mkdir(parents=True, exist_ok=True)
+        for i, rows in enumerate(np.array_split(np.arange(len(q)), VECTOR_PARTS)):
+            np.save(keep / f"rows-{i}.npy", q[rows])
+        out.mkdir(parents=True, exist_ok=True)
+        np.save(out / "scales.npy", scale)
+        (out / "vectors.json").write_text(json.dumps({"texts": len(texts), "model": model, "seconds": round(seconds, 1)}))
+    out.mkdir(parents=True, exist_ok=True)
+    half = VECTOR_PARTS // 2
+    for i in range(part * half, (part + 1) * half):
+        shutil.copyfile(keep / f"rows-{i}.npy", out / f"rows-{i}.npy")
+
+
+def bundle_with(bundle: Path, parts: list[Path], out: Path) -> None:
+    """Here: a copy of ``bundle`` (hard links) whose vectors are the GPU's (``vectors`` parts 0 and 1),
+    written by the build's own ``write_vectors`` with the bundle's binary codes; the manifest's
+    entries for the vector files are made again."""
+    import hashlib as _h
+
+    from mathlas_build.writer import write_vectors
+
+    files = {p.name: p for d in parts for p in d.iterdir()}
+    scale = np.load(files["scales.npy"])
+    q = np.concatenate([np.load(files[f"rows-{i}.npy"]) for i in range(VECTOR_PARTS)])
+    if len(q) != len(scale):
+        raise SystemExit(f"{len(q)} rows against {len(scale)} scales")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    if out.exists():
+        raise SystemExit(f"{out} exists")
+    shutil.copytree(bundle, out, copy_function=os.link, ignore=shutil.ignore_patterns("vectors"))
+    codes = manifest.get("vectors", {}).get("binary_codes", "sign")
+    write_vectors(q.astype(np.float32) * scale[:, None], out, codes=codes)
+    for name, entry in manifest["files"].items():
+        if name.startswith("vectors/"):
+            data = (out / name).read_bytes()
+            entry.update({"size": len(data), "sha256": _h.sha256(data).hexdigest()})
+    (out / "manifest.json").unlink()
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    print(f"{out}: {len(q):,} vectors from the GPU, {codes} codes")
+
+
 def _cached_vectors(cache: Path, texts: list[str]) -> np.ndarray | None:
     """The build's CPU vectors of ``texts`` from an embedding cache (any fingerprint folder holding them all)."""
     keys = [hashlib.sha256(t.encode()).digest()[:16] for t in texts]
@@ -239,6 +300,16 @@ def main(argv=None) -> int:
     r.add_argument("--no-cpu", action="store_true", help="no CPU baseline (the encoder directory lacks model.onnx)")
     r.add_argument("--budget", type=float, default=400.0, help="seconds the run should take at most (about)")
     r.add_argument("--whole", type=int, help="embed only the first N texts as the whole set (a dry run)")
+    v = sub.add_parser("vectors", help="on the GPU machine: the whole set's int8 vectors, in two calls")
+    v.add_argument("--data", type=Path, required=True)
+    v.add_argument("--out", type=Path, required=True)
+    v.add_argument("--model")
+    v.add_argument("--part", type=int, choices=(0, 1), required=True)
+    v.add_argument("--work", type=Path, help="where part 0 keeps the rows for part 1 (default: the temp folder)")
+    w = sub.add_parser("bundle", help="here: a copy of a bundle with the GPU's vectors")
+    w.add_argument("--bundle", type=Path, required=True)
+    w.add_argument("--parts", type=Path, nargs=2, required=True)
+    w.add_argument("--out", type=Path, required=True)
     c = sub.add_parser("compare")
     c.add_argument("--result", type=Path, required=True)
     c.add_argument("--data", type=Path, required=True)
@@ -246,6 +317,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.cmd == "prepare":
         prepare(a.bundle, a.out)
+    elif a.cmd == "vectors":
+        vectors(a.data, a.out, a.model, a.part, work=a.work)
+    elif a.cmd == "bundle":
+        bundle_with(a.bundle, a.parts, a.out)
     elif a.cmd == "fp16":
         fp16(a.encoder, a.name)
     elif a.cmd == "run":

@@ -73,3 +73,39 @@ def test_the_benchmark_runs_end_to_end_on_the_cpu(default_bundle_dir, tmp_path, 
     assert "| cpu | 2048 | 131072 | 48 |" in shown
     # the same texts on the same CPU, batched alike: the two runs' vectors agree
     assert "cosine, CUDA vs the same machine's CPU (16 texts): min 1.0000" in shown
+
+
+def test_a_bundle_with_the_vectors_of_another_run_searches_alike(tiny_bundle_dir, tmp_path):
+    """``vectors`` (both parts, here on the CPU) and ``bundle``: a copy of the tiny bundle whose vectors
+    were embedded again and written by the build's own writer opens, checks out against its manifest,
+    holds each document's vector within int8's batching drift, and finds the same dense hits (the
+    first, and four of five: near ties may swap)."""
+    from mathlas.engine import open_bundle
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+
+    bench = _script()
+    data = tmp_path / "data"
+    bench.main(["prepare", "--bundle", str(tiny_bundle_dir), "--out", str(data)])
+    for part in (0, 1):
+        bench.main(["vectors", "--data", str(data), "--out", str(tmp_path / f"out{part}"), "--part", str(part),
+                    "--work", str(tmp_path / "work")])
+    assert len(list((tmp_path / "out0").glob("rows-*.npy"))) == len(list((tmp_path / "out1").glob("rows-*.npy"))) == 4
+    copy = tmp_path / "copy"
+    bench.main(["bundle", "--bundle", str(tiny_bundle_dir), "--parts", str(tmp_path / "out0"), str(tmp_path / "out1"),
+                "--out", str(copy)])
+    from mathlas import bundle as fmt
+
+    fmt.verify(copy)  # every file listed with its size and sha256, nothing unlisted: raises otherwise
+    a, b = open_bundle(tiny_bundle_dir, shared=False), open_bundle(copy, shared=False)
+    import numpy as np
+
+    # the same documents in the same rows, each within the int8 drift of two batchings (cosine ~.99)
+    va = a.dense._rows.astype(np.float32) * a.dense._scales[:, None]
+    vb = b.dense._rows.astype(np.float32) * b.dense._scales[:, None]
+    cos = (va * vb).sum(1) / np.linalg.norm(va, axis=1) / np.linalg.norm(vb, axis=1)
+    assert cos.min() > 0.97, cos.min()
+    for query in ("every finitely generated module over a local ring", "prime numbers"):
+        got = [search(SearchRequest.make(query, 5, mode="dense"), x) for x in (a, b)]
+        assert got[0].hits[0].id == got[1].hits[0].id, query
+        assert len({h.id for h in got[0].hits} & {h.id for h in got[1].hits}) >= 4, query

@@ -304,6 +304,13 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         "needs prepare's output; dequantises, exports and converts MiniLM with torch (10 s, 45 MB)"),
     "python3 scripts/bench_embed_gpu.py run --data .gpu-embed --out OUT": NotRun(
         "a run on a GPU machine with onnxruntime-gpu (4 min on an H200); tests/test_bench_embed_gpu.py runs it on the CPU"),
+    "python3 scripts/bench_embed_gpu.py vectors --data .gpu-embed --out OUT0 --model fp16.onnx --part 0": NotRun(
+        "the whole bundle embedded on a GPU machine (47 s on an H200); tests/test_bench_embed_gpu.py runs both parts "
+        "on the tiny bundle"),
+    "python3 scripts/bench_embed_gpu.py vectors --data .gpu-embed --out OUT1 --part 1": NotRun(
+        "the second call on the GPU machine; tests/test_bench_embed_gpu.py runs it on the tiny bundle"),
+    "python scripts/bench_embed_gpu.py bundle --bundle DIR --parts OUT0 OUT1 --out DIR-gpu": NotRun(
+        "needs the GPU run's vectors; tests/test_bench_embed_gpu.py makes a copy of the tiny bundle so"),
     "python scripts/bench_embed_gpu.py compare --result OUT --data .gpu-embed --cache work/embed-cache": NotRun(
         "needs the GPU run's result; tests/test_bench_embed_gpu.py compares a CPU run"),
     "python scripts/study_encoder_gpu.py prepare --out .gpu": NotRun(
