@@ -177,8 +177,10 @@ def inflected(typed: str, word: str) -> bool:
     return any(typed[k:] in _ENDINGS and word[k:] in _ENDINGS for k in range(n, max(n - 3, 2), -1))
 
 
-_PLURALS = (("series", "series"), ("ies", "y"), ("ves", "f"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"),
-            ("ss", "ss"), ("us", "us"), ("is", "is"), ("s", ""))
+# English plural endings and their singular's, the first that ends a word applies ("ss", "us", "is" and
+# "series" end singular words)
+_PLURALS = (("series", "series"), ("ies", "y"), ("ves", "f"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"),
+            ("shes", "sh"), ("ss", "ss"), ("us", "us"), ("is", "is"), ("s", ""))
 
 
 def singular(word: str) -> str:
@@ -909,7 +911,8 @@ def vocabulary_of(bundle: Bundle) -> Callable[[str], bool] | None:
 
 class NameMatch:
     """A ranking stage (``mathlas.ranking.stages``): a query that is a document's id or, in a formal
-    bundle, a declaration's name puts that document first (an exact-name answer); the declarations
+    bundle, a declaration's name puts that document first (an exact-name answer), as does, failing
+    that, a plain phrase that names a concept (``concept_keys``: "bicategory"); the declarations
     whose names end with the query's components (``Finset.sum_range_succ`` for ``sum_range_succ``)
     follow it, in the order the ranking gave them (those it did not rank after, by PageRank where
     the bundle has it), up to ``TOP_SLOTS`` places in all; the rest of the pool follows unchanged.
@@ -974,8 +977,12 @@ def concept_keys(bundle: Bundle, query: str) -> list[int]:
     if not found:
         return []
     q = name_query(query)
-    typed = [] if q is None else index.suffix(q) + (index.suffix(singular(q.lower())) if singular(q.lower()) != q.lower() else [])
-    rivals = [k for k in dict.fromkeys(typed) if k not in set(found)]
+    typed: list[int] = []
+    if q is not None:  # one word: the names that end with it, as typed or in the singular
+        one = singular(q.lower())
+        typed = index.suffix(q) + (index.suffix(one) if one != q.lower() else [])
+    taken = set(found)
+    rivals = [k for k in dict.fromkeys(typed) if k not in taken]
     rank = _pagerank_of(bundle)
     if rank is None:
         return [] if rivals else found[:CONCEPT_SLOTS]
@@ -999,8 +1006,8 @@ def _replacements(bundle, keys: list[int]) -> list[int]:
 
 def named_first(bundle: Bundle, query: str, key: int) -> bool:
     """Whether ``query`` names the document ``key``: its id or declaration name (``NameIndex.exact``),
-    or the end of a declaration name that no other declaration shares (what ``NameMatch`` puts
-    first); such an answer is one by name, not a guess."""
+    the one concept a plain phrase names (``concept_keys``), or the end of a declaration name that no
+    other declaration shares (what ``NameMatch`` puts first); such an answer is one by name, not a guess."""
     index = NameIndex.of(bundle)
     if name_query(query) is None:
         return index.formal and concept_keys(bundle, query) == [key]
