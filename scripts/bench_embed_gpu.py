@@ -1,7 +1,7 @@
 """The build's document embedder on a GPU: throughput of ``mathlas_build.embed`` on CUDA, against the
 same machine's CPU in the same run, and how far its vectors are from the CPU's.
 
-Three steps, because a GPU machine here is lent bare and for minutes (docs/building.md, "The document
+In steps, because a GPU machine here is lent bare and for minutes (docs/building.md, "The document
 embedder on a GPU"):
 
 ```bash
@@ -26,7 +26,10 @@ vectors of the first ``--keep`` texts of each device (``vectors-cuda.npy``, ``ve
 dequantised into a BERT checkpoint (``training.from_onnx``), exported to ONNX and converted to fp16
 (onnxruntime's ``float16`` converter, inputs and output kept in their types). Its vectors are another
 model's (cosine .9935 on average with the int8 model's), so a recipe that embeds with it
-(``document_model``) builds new document vectors. ``compare`` prints the table and the cosines of those vectors with the cached CPU vectors of the build.
+(``document_model``) builds new document vectors. ``compare`` prints the table and the cosines of
+those vectors with the cached CPU vectors of the build. ``vectors`` embeds the whole set on the GPU
+machine and hands its int8 rows back in two calls; ``bundle`` makes a copy of the bundle with them
+(the build's own ``write_vectors``), to search and evaluate here.
 """
 from __future__ import annotations
 
