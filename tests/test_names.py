@@ -59,8 +59,10 @@ def test_suffix_is_whole_components(toy_index):
 def test_a_concept_named_in_words_is_its_capitalised_declaration():
     ids = ["lean:CategoryTheory.Bicategory", "lean:CategoryTheory.Cat.bicategory", "lean:TopologicalSpace",
            "lean:TopologicalSpace.Opens", "lean:SheafOfModules", "lean:MeasureTheory.integral", "lean:MeasCat.Integral",
-           "lean:Nat.prime_two"]
+           "lean:Nat.prime_two", "lean:IsDedekindDomain", "lean:IsDedekindDomain.isDedekindDomainDvr"]
     index = NameIndex(ids)
+    # a predicate Mathlib names with "Is"
+    assert names(ids, index.concept("Dedekind domain")) == ["lean:IsDedekindDomain"]
     assert names(ids, index.concept("bicategory")) == ["lean:CategoryTheory.Bicategory"]  # not the instance
     assert names(ids, index.concept("topological space")) == ["lean:TopologicalSpace"]
     assert names(ids, index.concept("Sheaf of modules")) == ["lean:SheafOfModules"]
