@@ -40,6 +40,27 @@ def test_a_statement_is_not_a_name(answer, default_bundle_dir):
     assert not any(h.ranks.get("named") for h in got.hits)
 
 
+def test_one_word_puts_the_definition_of_that_name_first(answer):
+    """"group" gave "topological group" and "solvable group" above PlanetMath's definition of a group
+    (4th); a word asks what it names, so a definition named so goes first. Not a result about it, and
+    not a kind word."""
+    got = answer("group")
+    assert got.hits[0].id == "planetmath:Group" and got.hits[0].ranks.get("named") == 1, [h.id for h in got.hits[:4]]
+    assert got.hits[0].kind == "definition"
+    got = answer("ultrafilter")  # already first: nothing moves
+    assert got.hits[0].id == "planetmath:Ultrafilter" and not got.hits[0].ranks.get("named")
+    assert not answer("topology").hits[0].ranks.get("named")  # no definition is named "topology"
+
+
+def test_defined_word():
+    from mathlas.ranking.named import defined_word
+
+    assert defined_word(" Group ") == ("group",)
+    # a kind word, too short, a formula, two words (a hyphenated name is two: the name rule reads it)
+    for query in ("lemma", "theorem", "ab", "R(3,3)=6", "group theory", "x2", "Heine-Borel"):
+        assert defined_word(query) is None, query
+
+
 def test_each_channel_alone_is_left_as_it_ranks(answer):
     got = answer("Hensel's lemma", mode="lexical")
     assert not any(h.ranks.get("named") for h in got.hits)

@@ -19,7 +19,8 @@ It runs on hybrid answers of informal bundles only (a formal bundle's names are 
 ``mathlas.ranking.names.NameMatch``; ``mode="lexical"`` and ``"dense"`` are each channel alone), after
 ``Collapse`` (so that a copy folded under the first row counts for it) and before the stages that
 place rows on purpose. Its place is marked ``named`` (1 on the row it moved). Only short queries are
-read (at most ``MAX_WORDS`` words): a statement is not a name.
+read (at most ``MAX_WORDS`` words): a statement is not a name. A single word ("group") is named only by
+a definition of that name (``defined_word``): it asks what the word means, not for "topological group".
 """
 from __future__ import annotations
 
@@ -57,6 +58,21 @@ def name_core(query: str) -> tuple[str, ...] | None:
     if "$" in query or "`" in query or len(words(query)) > MAX_WORDS:
         return None
     return _core(query)
+
+
+DEFINITION_KINDS = frozenset({"definition"})
+_ONE_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def defined_word(query: str) -> tuple[str, ...] | None:
+    """The core of a one-word query ("group", "sheaf", "ultrafilter") that a definition may be named by;
+    None for anything else. A word says what is asked about, not which result: only a definition of
+    that name answers it first (``NamedFirst``), not "topological group" or a theorem named so."""
+    q = query.strip().lower()
+    if not _ONE_WORD.fullmatch(q) or q in _KIND:
+        return None
+    c = core(words(q))
+    return c if len(c) == 1 else None
 
 
 def reads_as_name(query: str) -> bool:
@@ -142,6 +158,11 @@ class NamedFirst:
         if len(query) > 200 or _formal(bundle):
             return pool
         cores = query_cores(query) if reads_as_name(query) else frozenset()
+        word = None if cores else defined_word(query)
+        if word is not None:  # one word: the definition of that name ("group"), not a result about it
+            from mathlas.ranking.names import singular
+
+            cores = frozenset({word, (singular(word[0]),)})  # "groups": the definition of a group
         if not cores:
             return pool
         copies = _copies(bundle) if getattr(req, "collapse", True) else None
@@ -151,9 +172,10 @@ class NamedFirst:
         for batch in (rows[:1], rows[1:]):
             members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
             read = doc_cores(bundle, [m for ms in members for m in ms])
+            kinds = bundle.strings("kind")([key for _, key in batch]) if word is not None else None
             at = 0
-            for (i, _), ms in zip(batch, members):
-                if any(c & cores for c in read[at:at + len(ms)]):
+            for j, ((i, _), ms) in enumerate(zip(batch, members)):
+                if (kinds is None or kinds[j] in DEFINITION_KINDS) and any(c & cores for c in read[at:at + len(ms)]):
                     return pool if i == 0 else self._first(pool, i)
                 at += len(ms)
         return pool
