@@ -47,9 +47,11 @@ def test_one_word_puts_the_definition_of_that_name_first(answer):
     got = answer("group")
     assert got.hits[0].id == "planetmath:Group" and got.hits[0].ranks.get("named") == 1, [h.id for h in got.hits[:4]]
     assert got.hits[0].kind == "definition"
+    assert got.match == "strong"  # the word's own definition: an answer by name
     got = answer("ultrafilter")  # already first: nothing moves
     assert got.hits[0].id == "planetmath:Ultrafilter" and not got.hits[0].ranks.get("named")
-    assert not answer("topology").hits[0].ranks.get("named")  # no definition is named "topology"
+    got = answer("topology")  # no definition is named "topology": nothing moves, and not strong
+    assert not got.hits[0].ranks.get("named") and got.match != "strong"
 
 
 def test_defined_word():

@@ -136,11 +136,30 @@ def doc_cores(bundle: Any, keys: list[int]) -> list[frozenset]:
 
 
 def named_keys(bundle: Any, query: str, keys: list[int]) -> list[bool]:
-    """For each of ``keys`` (the bundle's documents), whether ``query`` names it (module docstring)."""
+    """For each of ``keys`` (the bundle's documents), whether ``query`` names it (module docstring); a
+    single word names only a definition of that name (``word_cores``)."""
     cores = query_cores(query)
+    definitions = not cores
+    if definitions:
+        cores = word_cores(query)
     if not cores or not keys:
         return [False] * len(keys)
-    return [bool(c & cores) for c in doc_cores(bundle, keys)]
+    named = [bool(c & cores) for c in doc_cores(bundle, keys)]
+    if definitions:
+        kinds = bundle.strings("kind")(keys)
+        named = [ok and kind in DEFINITION_KINDS for ok, kind in zip(named, kinds)]
+    return named
+
+
+def word_cores(query: str) -> frozenset:
+    """The names a one-word query may be (``defined_word``), as typed and in the singular ("groups":
+    group); empty for anything else."""
+    word = defined_word(query)
+    if word is None:
+        return frozenset()
+    from mathlas.ranking.names import singular
+
+    return frozenset({word, (singular(word[0]),)})
 
 
 class NamedFirst:
@@ -160,9 +179,7 @@ class NamedFirst:
         cores = query_cores(query) if reads_as_name(query) else frozenset()
         word = None if cores else defined_word(query)
         if word is not None:  # one word: the definition of that name ("group"), not a result about it
-            from mathlas.ranking.names import singular
-
-            cores = frozenset({word, (singular(word[0]),)})  # "groups": the definition of a group
+            cores = word_cores(query)
         if not cores:
             return pool
         copies = _copies(bundle) if getattr(req, "collapse", True) else None
