@@ -105,7 +105,7 @@ def test_a_concept_goes_first_only_where_it_is_used_more_than_the_names_typed():
 
 
 def test_singular():
-    from mathlas.ranking.names import singular
+    from mathlas.ranking.text import singular
 
     got = [singular(w) for w in ("categories", "sheaves", "classes", "boxes", "spaces", "series", "basis", "of", "group")]
     assert got == ["category", "sheaf", "class", "box", "space", "series", "basis", "of", "group"]

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from mathlas.ranking.learned import _POSSESSIVE, LABEL_NAMED, NAME_NOISE, core, words
+from mathlas.ranking.text import singular
 
 DEPTH = 20
 MAX_WORDS = 8
@@ -157,8 +158,6 @@ def word_cores(query: str) -> frozenset:
     word = defined_word(query)
     if word is None:
         return frozenset()
-    from mathlas.ranking.names import singular
-
     return frozenset({word, (singular(word[0]),)})
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mathlas.ranking.query import Kept
-from mathlas.ranking.text import strip_accents
+from mathlas.ranking.text import singular, strip_accents
 
 Bundle = Any  # an open bundle (mathlas.engine.Bundle): the ranking reads the bundle it is given
 
@@ -175,23 +175,6 @@ def inflected(typed: str, word: str) -> bool:
         n += 1
     # back off a letter or two: conjuncti-ve / conjuncti-on share "conjunct" + ive / ion
     return any(typed[k:] in _ENDINGS and word[k:] in _ENDINGS for k in range(n, max(n - 3, 2), -1))
-
-
-# English plural endings and their singular's, the first that ends a word applies ("ss", "us", "is" and
-# "series" end singular words)
-_PLURALS = (("series", "series"), ("ies", "y"), ("ves", "f"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"),
-            ("shes", "sh"), ("ss", "ss"), ("us", "us"), ("is", "is"), ("s", ""))
-
-
-def singular(word: str) -> str:
-    """An English plural's singular by its ending: categories, sheaves, classes, series (a rule, not a
-    dictionary: matrices gives matrice); a word of three letters or fewer, or not ending so, as is."""
-    if len(word) <= 3:
-        return word
-    for end, to in _PLURALS:
-        if word.endswith(end):
-            return word[:len(word) - len(end)] + to
-    return word
 
 
 def allowed_edits(word: str) -> int:
