@@ -55,6 +55,8 @@ READ_DOCS_PER_S = 180.0
 # threads: 45 docs/s on an idle host (docs/benchmarks.md; 16-20 docs/s while other jobs shared the 2 cores).
 CPU_MINILM_DOCS_PER_S = 45.0
 CPU_MINILM_TOKENS_PER_DOC = 149.5
+# all-MiniLM-L6-v2's parameters in matmuls: 6 layers x (4·384² + 2·384·1536)
+MINILM_NONEMBEDDING = 10_616_832
 # MEASURED on one NVIDIA H200 (scripts/bench_embed_gpu.py, docs/building.md "The document embedder on a
 # GPU"): the Mathlib bundle's 288,733 retrieval texts (84.05 tokens each) through embed_documents with
 # MiniLM's fp16 document model on onnxruntime-gpu's CUDA provider, batch 128: 7,117.6 docs/s. That is
@@ -63,7 +65,7 @@ CPU_MINILM_TOKENS_PER_DOC = 149.5
 GPU_MINILM_DOCS_PER_S = 7117.6
 GPU_MINILM_TOKENS_PER_DOC = 84.05
 H200_PEAK_FLOPS = 989.4e12
-MINILM_GPU_MFU = GPU_MINILM_DOCS_PER_S * 2 * 10_616_832 * GPU_MINILM_TOKENS_PER_DOC / H200_PEAK_FLOPS
+MINILM_GPU_MFU = GPU_MINILM_DOCS_PER_S * 2 * MINILM_NONEMBEDDING * GPU_MINILM_TOKENS_PER_DOC / H200_PEAK_FLOPS
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class Device:
 # (595,776,512 / 4,021,774,336 / 8,188,515,328); embedding table 151,669 x hidden subtracted.
 # Dims 1024 / 2560 / 4096 and 28 / 36 / 36 layers per the Qwen3-Embedding model cards.
 MODELS: dict[str, Model] = {
-    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, 10_616_832, 384, 0, MINILM_GPU_MFU, 23_663_578,
+    "minilm": Model("all-MiniLM-L6-v2", 22_713_216, MINILM_NONEMBEDDING, 384, 0, MINILM_GPU_MFU, 23_663_578,
                     "MEASURED: informal-1.3.0 encoder/ (int8 model.onnx + tokenizer.json + encoder.json)",
                     "6 layers x (4·384² + 2·384·1536) matmul parameters"),
     "qwen3-0.6b": Model("Qwen3-Embedding-0.6B", 595_776_512, 440_467_456, 1024, 21, 0.35, 607_000_000,
@@ -109,7 +111,7 @@ GPUS: dict[str, Device] = {
     "a100": Device("NVIDIA A100", 312e12, "NVIDIA A100 datasheet: 312 TFLOPS dense FP16/BF16 tensor"),
     # the build machine's effective rate implied by the MEASURED MiniLM run: 45 docs/s x 2 x params x tokens
     "cpu": Device("2-core CPU (this repository's build machine)",
-                  CPU_MINILM_DOCS_PER_S * 2 * 10_616_832 * CPU_MINILM_TOKENS_PER_DOC,
+                  CPU_MINILM_DOCS_PER_S * 2 * MINILM_NONEMBEDDING * CPU_MINILM_TOKENS_PER_DOC,
                   "MEASURED MiniLM fp32 rate on 2 cores, scaled to other models by FLOPs per document"),
 }
 

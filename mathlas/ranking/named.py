@@ -176,8 +176,8 @@ class NamedFirst:
         if len(query) > 200 or _formal(bundle):
             return pool
         cores = query_cores(query) if reads_as_name(query) else frozenset()
-        word = None if cores else defined_word(query)
-        if word is not None:  # one word: the definition of that name ("group"), not a result about it
+        definitions = not cores
+        if definitions:  # one word: the definition of that name ("group"), not a result about it
             cores = word_cores(query)
         if not cores:
             return pool
@@ -188,7 +188,7 @@ class NamedFirst:
         for batch in (rows[:1], rows[1:]):
             members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
             read = doc_cores(bundle, [m for ms in members for m in ms])
-            kinds = bundle.strings("kind")([key for _, key in batch]) if word is not None else None
+            kinds = bundle.strings("kind")([key for _, key in batch]) if definitions else None
             at = 0
             for j, ((i, _), ms) in enumerate(zip(batch, members)):
                 if (kinds is None or kinds[j] in DEFINITION_KINDS) and any(c & cores for c in read[at:at + len(ms)]):
