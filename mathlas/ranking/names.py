@@ -634,7 +634,7 @@ WORD_COUNTS_KEPT = 4096
 _COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, Kept]] = weakref.WeakKeyDictionary()
 
 
-def _kept_counter(bundle: Bundle, which: str, make: Callable[[], Callable[[str], int]]) -> Kept:
+def _kept_counter(bundle: Bundle, which: str, make: Callable[[], Callable[[str], Any]]) -> Kept:
     with _CACHE_LOCK:
         got = _COUNTERS.setdefault(bundle, {}).get(which)
     if got is None:
@@ -956,24 +956,35 @@ def concept_keys(bundle: Bundle, query: str) -> list[int]:
     declaration the query names as typed or in the singular (lower-case last components): "bicategory" is
     ``CategoryTheory.Bicategory`` before the ten instances named ``….bicategory``, but "integral" stays
     ``MeasureTheory.integral``'s, not the little-used ``MeasCat.Integral``'s. Without a ``pagerank``
-    column, only where no declaration is named so as typed."""
+    column, only where no declaration is named so as typed. Kept per bundle and query: the name stage
+    and ``match`` (``named_first``) both ask for each answer."""
     index = NameIndex.of(bundle)
-    found = index.concept(query)
-    if not found:
+    if not index.formal:
         return []
-    q = name_query(query)
-    typed: list[int] = []
-    if q is not None:  # one word: the names that end with it, as typed or in the singular
-        one = singular(q.lower())
-        typed = index.suffix(q) + (index.suffix(one) if one != q.lower() else [])
-    taken = set(found)
-    rivals = [k for k in dict.fromkeys(typed) if k not in taken]
-    rank = _pagerank_of(bundle)
-    if rank is None:
-        return [] if rivals else found[:CONCEPT_SLOTS]
-    floor = max(rank(rivals)) if rivals else -1.0
-    used = sorted(zip(rank(found), found), key=lambda x: (-x[0], x[1]))
-    return [k for r, k in used if r > floor][:CONCEPT_SLOTS]
+
+    def make() -> Callable[[str], tuple[int, ...]]:
+        rank = _pagerank_of(bundle)   # holds the column, not the bundle (kept beside it, per bundle)
+
+        def keys(query: str) -> tuple[int, ...]:
+            found = index.concept(query)
+            if not found:
+                return ()
+            q = name_query(query)
+            typed: list[int] = []
+            if q is not None:  # one word: the names that end with it, as typed or in the singular
+                one = singular(q.lower())
+                typed = index.suffix(q) + (index.suffix(one) if one != q.lower() else [])
+            taken = set(found)
+            rivals = [k for k in dict.fromkeys(typed) if k not in taken]
+            if rank is None:
+                return () if rivals else tuple(found[:CONCEPT_SLOTS])
+            floor = max(rank(rivals)) if rivals else -1.0
+            used = sorted(zip(rank(found), found), key=lambda x: (-x[0], x[1]))
+            return tuple(k for r, k in used if r > floor)[:CONCEPT_SLOTS]
+
+        return keys
+
+    return list(_kept_counter(bundle, "concepts", make)(query))
 
 
 def _replacements(bundle, keys: list[int]) -> list[int]:
@@ -1008,12 +1019,13 @@ def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
     """Each key's PageRank (how much is built on the declaration), where the bundle has the column."""
     if not bundle.has_column("pagerank"):
         return None
+    column = bundle.table.column("pagerank")
 
     def of(keys: list[int]) -> list[float]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        col = bundle.table.column("pagerank").take(pa.array(keys, type=pa.int64()))
+        col = column.take(pa.array(keys, type=pa.int64()))
         return pc.fill_null(col.cast(pa.float64()), 0.0).to_pylist()
     return of
 
