@@ -59,14 +59,16 @@ def test_suffix_is_whole_components(toy_index):
 def test_a_concept_named_in_words_is_its_capitalised_declaration():
     ids = ["lean:CategoryTheory.Bicategory", "lean:CategoryTheory.Cat.bicategory", "lean:TopologicalSpace",
            "lean:TopologicalSpace.Opens", "lean:SheafOfModules", "lean:MeasureTheory.integral", "lean:MeasCat.Integral",
-           "lean:Nat.prime_two", "lean:IsDedekindDomain", "lean:IsDedekindDomain.isDedekindDomainDvr"]
+           "lean:Nat.prime_two", "lean:IsDedekindDomain", "lean:IsDedekindDomain.isDedekindDomainDvr",
+           "lean:IsIntegral"]
     index = NameIndex(ids)
-    # a predicate Mathlib names with "Is"
+    # a predicate Mathlib names with "Is", when nothing is named by the words alone
     assert names(ids, index.concept("Dedekind domain")) == ["lean:IsDedekindDomain"]
     assert names(ids, index.concept("bicategory")) == ["lean:CategoryTheory.Bicategory"]  # not the instance
     assert names(ids, index.concept("topological space")) == ["lean:TopologicalSpace"]
     assert names(ids, index.concept("Sheaf of modules")) == ["lean:SheafOfModules"]
-    assert names(ids, index.concept("integral")) == ["lean:MeasCat.Integral"]  # concept_keys weighs it (below)
+    # the words alone name MeasCat.Integral, so IsIntegral is not read (concept_keys weighs it, below)
+    assert names(ids, index.concept("integral")) == ["lean:MeasCat.Integral"]
     # a theorem's snake_case name, a phrase of five words, digits, an identifier: no concept
     assert names(ids, index.concept("opens")) == ["lean:TopologicalSpace.Opens"]
     # a plural names the concept in the singular when nothing is named as typed

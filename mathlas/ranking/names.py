@@ -397,10 +397,10 @@ class NameIndex:
         words = _CONCEPT_JOIN.split(query.strip().lower())
         idx = self._sorted("_reversed_lower")
         # as typed, else with some of its plural words made singular ("sheaves of modules": SheafOfModules);
-        # each also as the predicate Mathlib names with "Is" ("dedekind domain": IsDedekindDomain)
-        for form in dict.fromkeys("".join(f) for f in itertools.product(*((w, singular(w)) for w in words))):
-            keys = sorted(k for tail in (".", ":") for name in (form, "is" + form)
-                          for k in idx.keys_in(*idx.range(name[::-1] + tail)))
+        # failing those, as the predicate Mathlib names with "Is" ("dedekind domain": IsDedekindDomain)
+        forms = list(dict.fromkeys("".join(f) for f in itertools.product(*((w, singular(w)) for w in words))))
+        for name in forms + ["is" + form for form in forms]:
+            keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(name[::-1] + tail)))
             keys = [k for k in keys
                     if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
             if keys:
