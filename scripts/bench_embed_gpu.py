@@ -318,6 +318,15 @@ def main(argv=None) -> int:
     c.add_argument("--data", type=Path, required=True)
     c.add_argument("--cache", type=Path)
     a = ap.parse_args(argv)
+    try:
+        _dispatch(a)
+    except (OSError, KeyError, ValueError) as e:  # a missing or foreign folder: one line, not a traceback
+        raise SystemExit(f"bench_embed_gpu.py {a.cmd}: {type(e).__name__}: {e} "
+                         "(the folders come from `prepare`, `run` and `vectors`: see the module docstring)") from None
+    return 0
+
+
+def _dispatch(a) -> None:
     if a.cmd == "prepare":
         prepare(a.bundle, a.out)
     elif a.cmd == "vectors":
@@ -330,7 +339,6 @@ def main(argv=None) -> int:
         run(a.data, a.out, a.sample, a.keep, a.cpu_sample, a.whole, a.budget, a.model, not a.no_cpu)
     else:
         compare(a.result, a.data, a.cache)
-    return 0
 
 
 if __name__ == "__main__":

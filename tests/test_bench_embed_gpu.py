@@ -109,3 +109,16 @@ def test_a_bundle_with_the_vectors_of_another_run_searches_alike(tiny_bundle_dir
         got = [search(SearchRequest.make(query, 5, mode="dense"), x) for x in (a, b)]
         assert got[0].hits[0].id == got[1].hits[0].id, query
         assert len({h.id for h in got[0].hits} & {h.id for h in got[1].hits}) >= 4, query
+
+
+def test_a_missing_folder_is_one_line(tmp_path):
+    bench = _script()
+    for argv in (["compare", "--result", str(tmp_path / "no"), "--data", str(tmp_path / "no")],
+                 ["prepare", "--bundle", str(tmp_path / "no"), "--out", str(tmp_path / "out")],
+                 ["bundle", "--bundle", str(tmp_path / "no"), "--parts", str(tmp_path / "a"), str(tmp_path / "b"),
+                  "--out", str(tmp_path / "copy")]):
+        with pytest.raises(SystemExit) as e:
+            bench.main(argv)
+        msg = str(e.value)
+        assert msg.startswith(f"bench_embed_gpu.py {argv[0]}: FileNotFoundError") and "\n" not in msg, msg
+        assert "prepare" in msg  # where the folders come from
