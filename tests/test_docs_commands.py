@@ -333,6 +333,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         "ranks the collection on the GPU study's bundle copy (DIR), which only the GPU run makes"),
     "python scripts/study_prf_feature.py --cache work/pools.npz --depths 3,5,10 --query-level --seeds 0,1,2":
         NotRun(MEASURES + "; trains 84 models on the collection's pools"),
+    "python scripts/study_lexical_depth.py --cache work/pools.npz --depths 300,1000 --seeds 0,1,2":
+        NotRun(MEASURES + "; trains 36 models on the collection's pools"),
     "python scripts/study_query_adapter.py --ltr": NotRun(
         MEASURES + "; tests/test_study_query_adapter.py fits its adapter on synthetic vectors"),
     "python scripts/train_ranker_formal.py --bundle mathlib --sets ../shared/eval/formal-qr-dev.jsonl "
