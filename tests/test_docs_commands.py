@@ -375,6 +375,10 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas sequence 1 1 2 3 5 8": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
     "mathlas sequence 2 4 6 10 16 --json": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
     "mathlas checklist stacks:0E8M": Run(("statement (stacks:0E8M)", "preconditions"), data="session"),
+    "mathlas scaffold --problem 'Let $R$ be a local ring with maximal ideal $\\mathfrak m$ and let $M$ be a finitely "
+    "generated $R$-module with $\\mathfrak m M = M$. Prove that $M = 0$.' --candidate planetmath:NakayamasLemma": Run(
+        ("      problem:   $R$: local ring; $M$: finitely generated $R$-module", "      likely matches in the problem:\n"
+         "        - let $M$ be a finitely generated $R$-module with $\\mathfrak m M = M$"), data="session"),
     'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '
     "--citations-min 50 --journal yes": NotRun("needs a papers bundle built from the TheoremSearch dataset; "
                                                "tests/test_paper_filters.py runs these filters on a small one"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 
 import pytest
 
@@ -322,3 +323,111 @@ def test_cli_json(bundle, capsys):
                                                        "proofwiki:", "metamath:"))
     assert _run(parser.parse_args(["checklist", "If $a$ then $b$."])) == 0
     assert "[ ] P1. $a$" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------ what a person sees
+
+PID = "Show that every finitely generated module over a PID is a direct sum of cyclic modules"
+
+
+@pytest.fixture
+def no_formal(monkeypatch):
+    """No formal (Lean) bundle installed or named, whatever the session's data directory holds."""
+    import mathlas.releases.formal_specs as formal_specs
+
+    monkeypatch.delenv("MATHLAS_FORMAL_BUNDLE", raising=False)
+    monkeypatch.setattr(formal_specs, "installed_formal", lambda: [])
+
+
+def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    from mathlas.cli.main import main
+
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _next_steps(out: str) -> list[tuple[str, list[str]]]:
+    """The directive's "next steps:" block: (why, argv of the command) for each step."""
+    lines = out.split("next steps:\n", 1)[1].splitlines()
+    return [(why.removeprefix("  # "), shlex.split(cmd)) for why, cmd in zip(lines[::2], lines[1::2])]
+
+
+def test_directive_next_steps_are_whole_runnable_commands(bundle, capsys, no_formal):
+    rc, out, err = _cli(["directive", PID, "-b", bundle], capsys)
+    assert rc == 0
+    steps = _next_steps(out)
+    assert steps and all(argv[0] == "mathlas" for _, argv in steps)
+    scaffolds = [argv for _, argv in steps if argv[1] == "scaffold"]
+    assert scaffolds
+    for argv in scaffolds:  # the problem whole, not cut at 120 characters; the candidate a real id
+        assert argv[argv.index("--problem") + 1] == PID
+        assert argv[argv.index("--candidate") + 1].startswith(("stacks:", "planetmath:", "napkin:"))
+        assert argv[argv.index("--bundle") + 1] == bundle  # the bundle named goes on
+    # no formal bundle here: no Lean step, and a note saying how to get one
+    assert not any(argv[1] == "lean" for _, argv in steps) and "search_formal_math" not in out
+    assert "no formal (Lean) bundle is installed" in err and "mathlas index build-lean" in err
+    # a printed command runs as printed
+    rc, out, _ = _cli(scaffolds[0][1:], capsys)
+    assert rc == 0 and "questions:" in out and f"problem asks:\n  {PID}" in out
+
+
+def test_directive_command_lines_quote_latex_and_apostrophes():
+    from mathlas.cli.scaffold import command_line
+
+    problem = "Let $M$ be a module with $\\mathfrak m M = M$. Show Nakayama's lemma gives $M = 0$ (\"or not\")."
+    cmd = command_line("mapping_scaffold", {"problem": problem, "candidate": "planetmath:NakayamasLemma"})
+    assert shlex.split(cmd) == ["mathlas", "scaffold", "--problem", problem, "--candidate",
+                                "planetmath:NakayamasLemma"]
+    assert shlex.split(command_line("identify_sequence", {"terms": [1, 1, 2, 3, 5]})) == \
+        ["mathlas", "sequence", "1", "1", "2", "3", "5"]
+    assert command_line("search_formal_math", {"query": "cyclic modules"}) == "mathlas lean search 'cyclic modules'"
+    assert command_line("no_such_tool", {}) is None
+
+
+def test_directive_queries_say_each_word_once(bundle, monkeypatch):
+    import mathlas.releases.formal_specs as formal_specs
+    from mathlas.tools.directive import search_directive
+
+    monkeypatch.delenv("MATHLAS_FORMAL_BUNDLE", raising=False)
+    monkeypatch.setattr(formal_specs, "installed_formal", lambda: ["mathlib"])
+    d = search_directive(PID, bundle=bundle)
+    formal = [s for s in d.next_tools if s.tool == "search_formal_math"]
+    assert len(formal) == 1  # a formal bundle is installed: suggested
+    assert formal[0].arguments["query"] == "finitely generated module direct sum cyclic modules pid"
+    for s in d.next_tools:
+        if "query" in s.arguments:
+            said = s.arguments["query"].split()
+            assert len(said) == len(set(said)), s.arguments["query"]
+    assert not any("formal" in n for n in d.notes)
+
+
+def test_mcp_text_of_the_directive_is_whole(bundle, no_formal):
+    from mathlas.mcp.text import render
+    from mathlas.tools.directive import search_directive
+
+    d = search_directive(PID, bundle=bundle)
+    text = render("search_directive", dataclasses.asdict(d), {"problem": PID})
+    steps = json.loads(text)["next_tools"]
+    assert any(s["tool"] == "mapping_scaffold" and s["arguments"]["problem"] == PID for s in steps)
+    assert "search_formal_math" not in {s["tool"] for s in steps}
+    assert any("no formal (Lean) bundle" in n for n in json.loads(text)["notes"])
+
+
+def test_scaffold_text_shows_likely_matches(bundle, capsys):
+    problem = ("Let $R$ be a local ring with maximal ideal $\\mathfrak m$ and let $M$ be a finitely generated "
+               "$R$-module with $\\mathfrak m M = M$. Prove that $M = 0$.")
+    rc, out, _ = _cli(["scaffold", "--problem", problem, "--candidate", "planetmath:NakayamasLemma", "-b", bundle],
+                      capsys)
+    assert rc == 0
+    questions = out.split("questions:\n", 1)[1].split("answer template", 1)[0]
+    assert ("  P2. The candidate needs: \"Let $M$ be a finitely generated $R$-module\". Does the problem provide "
+            "this (after mapping the symbols), follow from its hypotheses, or fail?\n"
+            "      likely matches in the problem:\n"
+            "        - let $M$ be a finitely generated $R$-module with $\\mathfrak m M = M$\n") in questions
+    assert "      problem:   $R$: local ring; $M$: finitely generated $R$-module\n" in questions
+    m = mapping_scaffold(problem, "planetmath:NakayamasLemma", bundle=bundle)
+    for q in m.questions:  # every likely match the JSON has is printed
+        for match in q.likely_matches:
+            assert f"        - {match}\n" in questions
+    assert "  C. " in questions and "likely matches in the problem: none share its words" in questions

@@ -8,7 +8,9 @@ import argparse
 import dataclasses
 import json
 import os
+import shlex
 import sys
+from typing import Any
 
 COMMANDS = ("checklist", "scaffold", "directive")
 
@@ -68,6 +70,56 @@ def _print_checklist(c) -> None:
         print(f"note: {n}", file=sys.stderr)
 
 
+def _print_questions(questions) -> None:
+    """Each question with what to read it against: the two sides' objects for the symbol mapping,
+    the problem's likely matches (its hypotheses sharing the most words) for the rest."""
+    print("questions:")
+    for q in questions:
+        print(f"  {q.id}. {q.question}")
+        if q.kind == "objects":
+            print(f"      candidate: {q.candidate_side or '(no objects found)'}")
+            print(f"      problem:   {q.problem_side or '(no objects found)'}")
+        elif q.likely_matches:
+            print("      likely matches in the problem:")
+            for m in q.likely_matches:
+                print(f"        - {m}")
+        else:
+            print("      likely matches in the problem: none share its words")
+
+
+def command_line(tool: str, arguments: dict[str, Any], bundle: str | None = None) -> str | None:
+    """The shell command that runs ``tool`` with ``arguments`` (a directive's next step), whole and
+    quoted for a POSIX shell; ``bundle`` is passed on to the commands that read it. None: the tool
+    has no command here."""
+    where = ["--bundle", bundle] if bundle else []
+    a = arguments
+    if tool == "get_by_id":
+        argv = ["mathlas", "show", a["id"], *where]
+    elif tool == "mapping_scaffold":
+        argv = ["mathlas", "scaffold", "--problem", a["problem"], "--candidate", a["candidate"], *where]
+    elif tool == "search_existing_math":
+        argv = ["mathlas", "search", a["query"], *(["--mode", a["mode"]] if a.get("mode") else []), *where]
+    elif tool == "search_formal_math":
+        argv = ["mathlas", "lean", "search", a["query"]]  # the formal bundle, not the directive's
+    elif tool == "identify_constant":
+        argv = ["mathlas", "constant", str(a["value"])]
+    elif tool == "identify_sequence":
+        argv = ["mathlas", "sequence", *(str(t) for t in a["terms"])]
+    else:
+        return None
+    return shlex.join(argv)
+
+
+def _print_next_steps(steps, bundle: str | None) -> None:
+    """The next steps as a block a person can paste into a shell: the why as a comment, the command
+    whole on its own line (never cut: a cut command cannot be run)."""
+    print("next steps:")
+    for s in steps:
+        print(f"  # {' '.join(s.why.split())}")
+        cmd = command_line(s.tool, s.arguments, bundle)
+        print(f"  {cmd}" if cmd else f"  {s.tool} {json.dumps(s.arguments, ensure_ascii=False)}")
+
+
 def run(args) -> int:
     """Run one of the scaffold subcommands; errors propagate to ``mathlas.cli.main``."""
     if args.command == "checklist":
@@ -90,9 +142,7 @@ def run(args) -> int:
         _print_checklist(result)
     elif args.command == "scaffold":
         _print_checklist(result.candidate)
-        print("questions:")
-        for q in result.questions:
-            print(f"  {q.id}. {q.question}")
+        _print_questions(result.questions)
         print("answer template (JSON):")
         print(json.dumps(result.answer_template, ensure_ascii=False, indent=2))
     else:
@@ -106,7 +156,9 @@ def run(args) -> int:
         print("named results (from the bundle):")
         for r in result.named_results:
             print(f"  {r.id}  {r.name}  [{r.kind}]")
-        print("next tools:")
-        for s in result.next_tools:
-            print(f"  {s.tool} {json.dumps(s.arguments, ensure_ascii=False)[:120]}  — {s.why}")
+        # the bundle the person named goes on to the next commands; $MATHLAS_BUNDLE reaches them by itself
+        named = args.bundle if args.bundle != os.environ.get("MATHLAS_BUNDLE") else None
+        _print_next_steps(result.next_tools, named)
+        for n in result.notes:
+            print(f"note: {n}", file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ Napkin and HoTT chapters) are matched to a class by whole words of the class nam
 """
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from collections import defaultdict
@@ -218,6 +219,25 @@ def _looks_named(name: str) -> bool:
                           name, re.I))
 
 
+def _words_once(terms: list[str], limit: int = 8) -> str:
+    """The words of ``terms`` in order, each once: key terms list a phrase and then its own words
+    ("finitely generated module", "finitely", ...), so joining them whole says each word twice."""
+    out: list[str] = []
+    for t in terms:
+        for w in t.split():
+            if w not in out and len(out) < limit:
+                out.append(w)
+    return " ".join(out)
+
+
+def _formal_available() -> bool:
+    """Whether search_formal_math can answer here: a formal (Lean) bundle is installed or named by
+    ``$MATHLAS_FORMAL_BUNDLE`` (a wrong one there is that tool's to report, with how to fix it)."""
+    from mathlas.releases.formal_specs import FORMAL_ENV, installed_formal
+
+    return bool(os.environ.get(FORMAL_ENV) or installed_formal())
+
+
 def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> SearchDirective:
     """An offline plan for a literature search on a problem: arXiv query strings, the sub-fields and
     arXiv categories the bundle's best hits point to, named results worth checking (ids), and the
@@ -298,7 +318,7 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
             steps.append(ToolStep("get_by_id", {"id": r.id}, f"the full statement of {r.name or r.id}"))
         if "mapping_scaffold" in tools:
             steps.append(ToolStep("mapping_scaffold", {"problem": text, "candidate": r.id},
-                                  "check whether it applies: its preconditions against the problem"))
+                                  f"check whether {r.name or r.id} applies (its preconditions against the problem)"))
     m = _NUMBER.search(text)
     if m and "identify_constant" in tools:
         steps.append(ToolStep("identify_constant", {"value": m.group(0)}, "the problem holds a decimal: look for a closed form"))
@@ -306,11 +326,17 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
     if m and "identify_sequence" in tools:
         steps.append(ToolStep("identify_sequence", {"terms": [int(x) for x in re.findall(r"-?\d+", m.group(0))]},
                               "the problem holds an integer sequence: look it up in the OEIS"))
-    if "search_formal_math" in tools:
-        steps.append(ToolStep("search_formal_math", {"query": " ".join(terms[:6])},
-                              "a formal (Lean) version may already exist"))
+    if "search_formal_math" in tools and terms:
+        if _formal_available():
+            steps.append(ToolStep("search_formal_math", {"query": _words_once(terms)},
+                                  "a formal (Lean) version may already exist"))
+        else:
+            from mathlas.formal import BUILD_HINT
+
+            notes.append(f"no formal (Lean) bundle is installed, so search_formal_math is left out; to add one, "
+                         f"{BUILD_HINT}")
     if "search_existing_math" in tools and phrases:
-        steps.append(ToolStep("search_existing_math", {"query": " ".join(phrases), "mode": "lexical"},
+        steps.append(ToolStep("search_existing_math", {"query": _words_once(phrases, 12), "mode": "lexical"},
                               "keyword search on the key phrases alone, for results the full text missed"))
     if not res.hits:
         notes.append("the bundle returned no hits: sub-fields and named results are empty")
