@@ -17,11 +17,19 @@ The logistic model of each mode is fitted on ``asked`` (label 1) against ``resta
 ``elsewhere`` and ``other-kind`` where the run has them (label 0), classes weighted equally; ``none_below`` is the highest threshold that
 flags at most ``--max-false-none`` of ``asked`` in-sample (2.5%, so that the cross-validated rate
 stays under the 5% allowed); ``strong_at`` the confidence that at most 5% of the
-negative queries reach. The rates are then measured by leave-one-query-out
-(fit and thresholds from the other queries), with bootstrap 95% intervals over queries: 40 queries
-is a small sample, and the intervals say how small.
+negative queries reach and, with ``--strong-precision P``, at or above which the first hit of at least
+a share P of the asked queries is a target ("a clear match: most likely the first hit" must be so;
+the hybrid model judges answers that keep RRF, so its first hit is RRF's). The rates are then measured
+by leave-one-query-out (fit and thresholds from the other queries), with bootstrap 95% intervals over
+queries: 40 queries is a small sample, and the intervals say how small.
+
+``--set collection`` asks the judged collection instead (``eval/collection``: every query with a
+target, tune and check, and informal-dev; each query's targets are its relevant ids, targets and
+judged equivalents), and also reports ``none`` on its off-topic queries (cooking, tax, travel), each
+judged by the model fitted on all the others.
 
     python scripts/bench_match.py [--set informal-dev.jsonl] [--bundle SPEC] [--json out.json]
+    python scripts/bench_match.py --set collection --strong-precision 0.9
 """
 from __future__ import annotations
 
@@ -56,8 +64,9 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
     n = len(b)
     dense = b.dense
     codes = np.asarray(b.source_codes)
+    k_rrf = float((b.manifest.fusion or {}).get("k_rrf", 60))
     rows = []
-    for q in load_queries(set_path):
+    for q in (collection_queries() if set_path == "collection" else load_queries(set_path)):
         keys = []
         for t in q["targets"]:
             try:
@@ -90,7 +99,9 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
             if cond == "asked":
                 ids = [h.id for h in hits]
                 row["rank"] = next((i + 1 for i, x in enumerate(ids) if x in q["targets"]), None)
-                row["rank_by_mode"] = {"hybrid": row["rank"]}
+                # the hybrid model judges the answers that keep RRF (a bundle's learned stage has its own)
+                rrf = pipeline_for(bb).rank(SearchRequest.make(q["query"], 10, k_rrf=k_rrf)).hits
+                row["rank_by_mode"] = {"hybrid": next((i + 1 for i, h in enumerate(rrf) if h.id in q["targets"]), None)}
                 for m in ("dense", "lexical"):
                     mh = pipeline_for(bb).rank(SearchRequest.make(q["query"], 10, mode=m)).hits
                     row["rank_by_mode"][m] = next((i + 1 for i, h in enumerate(mh) if h.id in q["targets"]), None)
@@ -100,14 +111,46 @@ def collect(set_path: str, bundle_spec: str | None, restated_cos: float, far_a: 
     return rows
 
 
+def collection_queries(offtopic: bool = False) -> list[dict]:
+    """The judged collection's queries with a target (tune, check and informal-dev; targets: the
+    relevant ids), or its off-topic ones (``offtopic``), in the dev sets' shape."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from collection import records
+
+    out = []
+    for r in records(offtopic=True):
+        if offtopic == (r.get("area") == "offtopic") and (offtopic or r["relevant"]):
+            out.append({"id": r["id"], "query": r["query"], "targets": list(r["relevant"]),
+                        "style": r.get("style", ""), "split": r["split"]})
+    return out
+
+
+def offtopic_rows(bundle_spec: str | None) -> list[dict]:
+    """Each off-topic query's features per mode, asked of the whole bundle."""
+    from mathlas.engine import open_bundle
+    from mathlas.ranking.pipeline import pipeline_for
+    from mathlas.request import SearchRequest
+
+    b = open_bundle(bundle_spec)
+    rows = []
+    for q in collection_queries(offtopic=True):
+        rk = pipeline_for(b).rank(SearchRequest.make(q["query"], 10)).rankings
+        rows.append({"id": q["id"], "offtopic": {m: features({c: rk[c] for c in rk if m == "hybrid" or c == m},
+                                                             q["query"]) for m in MODES}})
+    return rows
+
+
 # ------------------------------------------------------------------------------ the model
 
 def _matrix(rows: list[dict], cond: str, mode: str) -> np.ndarray:
     return np.array([[r[cond][mode][f] for f in FEATURES[mode]] for r in rows], dtype=np.float64)
 
 
-def fit(rows: list[dict], mode: str, max_false_none: float, l2: float = 1.0) -> dict:
-    """The logistic model (weights over raw features) and thresholds from ``rows``."""
+def fit(rows: list[dict], mode: str, max_false_none: float, l2: float = 1.0,
+        strong_precision: float | None = None) -> dict:
+    """The logistic model (weights over raw features) and thresholds from ``rows``; with
+    ``strong_precision``, ``strong_at`` is also no lower than where the asked queries at or above it
+    have their target first at that rate."""
     pos = _matrix(rows, "asked", mode)
     neg = np.vstack([_matrix(rows, c, mode) for c in NEGATIVES if c in rows[0]])
     x = np.vstack([pos, neg])
@@ -132,9 +175,23 @@ def fit(rows: list[dict], mode: str, max_false_none: float, l2: float = 1.0) -> 
     cn = np.sort(confidences(neg, model))
     allowed = int(math.floor(max_false_none * len(cp)))  # positives that may fall below the threshold
     model["none_below"] = round(float(cp[allowed]) - 1e-4, 4) if allowed < len(cp) else 0.0
-    model["strong_at"] = round(max(float(cn[min(len(cn) - 1, int(math.ceil(0.95 * len(cn))))]) + 1e-4,
-                                   model["none_below"]), 4)
+    strong_at = max(float(cn[min(len(cn) - 1, int(math.ceil(0.95 * len(cn))))]) + 1e-4, model["none_below"])
+    if strong_precision is not None:
+        strong_at = max(strong_at, precise_from(rows, mode, model, strong_precision))
+    model["strong_at"] = round(strong_at, 4)
     return model
+
+
+def precise_from(rows: list[dict], mode: str, model: dict, precision: float, least: int = 10) -> float:
+    """The lowest confidence at or above which the asked queries have their target first (in ``mode``'s
+    ranking) at least at the rate ``precision``: the largest set of the most confident queries (at
+    least ``least`` of them) that is that precise; 1.0001 (nothing strong) when none is."""
+    c = confidences(_matrix(rows, "asked", mode), model)
+    first = np.array([r["rank_by_mode"][mode] == 1 for r in rows], dtype=float)
+    order = np.argsort(-c, kind="stable")
+    share = np.cumsum(first[order]) / np.arange(1, len(c) + 1)   # P@1 of the i+1 most confident
+    ok = np.flatnonzero(share[least - 1:] >= precision) + least - 1
+    return float(c[order[ok[-1]]]) if len(ok) else 1.0001
 
 
 def confidences(x: np.ndarray, model: dict) -> np.ndarray:
@@ -146,12 +203,13 @@ def label(c: np.ndarray, model: dict) -> np.ndarray:
     return np.where(c >= model["strong_at"], "strong", np.where(c < model["none_below"], "none", "weak"))
 
 
-def cross_validated(rows: list[dict], mode: str, max_false_none: float) -> dict[str, list[str]]:
+def cross_validated(rows: list[dict], mode: str, max_false_none: float,
+                    strong_precision: float | None = None) -> dict[str, list[str]]:
     """Leave one query out: each query's labels under each condition, from a model fitted without it."""
     conds = [c for c in ("asked", "hidden", "restated", "elsewhere", "other-kind") if c in rows[0]]
     out: dict[str, list[str]] = {c: [] for c in conds}
     for i in range(len(rows)):
-        model = fit(rows[:i] + rows[i + 1:], mode, max_false_none)
+        model = fit(rows[:i] + rows[i + 1:], mode, max_false_none, strong_precision=strong_precision)
         for c in conds:
             out[c].append(str(label(confidences(_matrix([rows[i]], c, mode), model), model)[0]))
     return out
@@ -190,6 +248,9 @@ def main() -> int:
     ap.add_argument("--max-false-none", type=float, default=0.025,
                     help="the share of asked queries the fitted none_below may flag in-sample (default 0.025: "
                          "half the 5%% allowed, since on 40 queries the cross-validated rate runs higher)")
+    ap.add_argument("--strong-precision", type=float, default=None,
+                    help="strong_at no lower than where the asked queries' first hit is a target at this rate "
+                         "(e.g. 0.9; default: the negatives alone set it)")
     ap.add_argument("--rows", default=None, help="reuse the features saved by an earlier run (--save)")
     ap.add_argument("--save", default=None, help="save the features collected")
     ap.add_argument("--json", default=None, help="write the fitted models and measurements here")
@@ -201,10 +262,13 @@ def main() -> int:
                        args.other_bundle)
         if args.save:
             Path(args.save).write_text(json.dumps(rows))
+    if args.strong_precision is not None and not 0 < args.strong_precision <= 1:
+        raise SystemExit(f"bench_match.py: --strong-precision must be in (0, 1], got {args.strong_precision}")
+    off = offtopic_rows(args.bundle) if args.set == "collection" else []
     report: dict = {"queries": len(rows), "modes": {}}
     for mode in MODES:
-        model = fit(rows, mode, args.max_false_none)
-        cv = cross_validated(rows, mode, args.max_false_none)
+        model = fit(rows, mode, args.max_false_none, strong_precision=args.strong_precision)
+        cv = cross_validated(rows, mode, args.max_false_none, args.strong_precision)
         ranks = [r["rank_by_mode"][mode] for r in rows]
         insample = label(confidences(_matrix(rows, "asked", mode), model), model)
         p1 = {m: (sum(1 for r, f in zip(ranks, insample) if f == m and r == 1), int((insample == m).sum()))
@@ -217,8 +281,12 @@ def main() -> int:
                "cv_strong_share": {c: share(v, "strong") for c, v in cv.items()},
                "p1_by_match_insample": p1, "p1_by_match_cv": p1_cv,
                "curve": curve(rows, mode, model, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])}
+        if off:  # not in the fit: each judged by the model fitted on all the asked queries
+            res["offtopic_none"] = share(list(label(confidences(_matrix(off, "offtopic", mode), model), model)))
         report["modes"][mode] = res
         print(f"\n{mode}: model {json.dumps(model)}")
+        if off:
+            print(f"  none on the {len(off)} off-topic queries {fmt(res['offtopic_none'])}")
         print(f"  leave-one-query-out, {len(rows)} queries: false none (targets present) {fmt(res['cv_false_none'])}")
         for c, s in res["cv_none_share"].items():
             print(f"  none on {c:10s} {fmt(s)}   strong {fmt(res['cv_strong_share'][c])}")
