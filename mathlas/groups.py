@@ -24,13 +24,22 @@ bundle are grouped when
    ``addcomi`` inference, ``addcomd`` deduction, ``addcomALT``) with the same description;
 3. **they are dense near-duplicates confirmed by their headings**: cosine at least ``NEAR_COSINE``
    and the same heading words (a name, Metamath's and ProofWiki's description: ``Every field is an
-   integral domain`` / ``A field is an integral domain``), from two sources, each once.
+   integral domain`` / ``A field is an integral domain``), from two sources, each once;
+4. **one ProofWiki page restates another**: a statement's whole text (``RESTATEMENT_MIN_CHARS`` or
+   more, whitespace folded) begins another statement of the same source, which then goes on
+   ("There are infinitely many prime numbers." / the same sentence and a remark on Euclid; a formula
+   and "where ... denotes ..."; ζ(6) and the same with its OEIS number). ProofWiki keeps one theorem on
+   several pages (a theorem, its corollary, a named alias), each a self-contained statement, so the
+   longer one states the shorter among more. Other sources are left out: Open Logic and Stacks state
+   the same words in several chapters about different systems (soundness for propositional and for
+   first-order logic), where the words alone do not make one fact.
 
 Evidence across sources (1 and 3) also needs the two statements' own words to agree
 (``wording_share`` at least ``WORDING_SHARE``): an equal name over statements that share no word
 (Lowenheim-Skolem for any first-order language / for models of set theory) is refused.
 
-A group never holds two documents of one source except forms of one Metamath statement: evidence
+A group never holds two documents of one source except forms of one Metamath statement and ProofWiki's
+restatements (4): evidence
 that would join two groups each holding a document of the same source is dropped (the name
 ``Sylow theorems`` on three Metamath labels is three facts). Stacks' copies of one statement for
 schemes and for algebraic spaces are never grouped, whatever their text.
@@ -69,6 +78,9 @@ FORM_COSINE = 0.75        # forms of one Metamath statement
 # shares cost correct links faster than wrong ones (docs/groups.md, "Measured").
 WORDING_SHARE = 0.1
 WORDING_MIN_WORDS = 3
+# ProofWiki's restatements (rule 4): the shorter statement's text, whitespace folded, at least this long
+RESTATED_SOURCES = ("proofwiki",)
+RESTATEMENT_MIN_CHARS = 20
 
 STATEMENT_KINDS = frozenset({"theorem", "lemma", "proposition", "corollary", "fact", "result", "claim"})
 DEFINITION_KINDS = frozenset({"definition"})
@@ -562,6 +574,8 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None,
                     if pair not in seen and ends[pair[0]] & ends[pair[1]]:
                         seen.add(pair)
                         pairs.append((*pair, "metamath-form"))
+    # 4. (before 3: it is within a source) one statement's whole text begins another's of the same source
+    pairs += restatements(rows, sources, classes, body_of)
     # 3. near-duplicates confirmed by their headings: the same words, from two sources, each once
     for keys in by_heading.values():
         if len(keys) > 1:
@@ -595,10 +609,34 @@ def candidate_links(cols: dict[str, list], vectors=None, scales=None,
     return [Link(int(x), int(y), r, float(c), w) for (x, y, r), c, w in zip(pairs, cos, wording)]
 
 
-THRESHOLDS = {"lean-alias": -1.0, "name": NAME_COSINE, "name-definition": DEFINITION_COSINE,
+def restatements(rows: list[int], sources: Sequence[str], classes: Sequence[str | None],
+                 body_of: Callable[[list[int]], list[str]] | None) -> list[tuple[int, int, str]]:
+    """Rule 4: pairs (shorter, longer) of statements of a ``RESTATED_SOURCES`` source whose shorter text
+    (whitespace folded, ``RESTATEMENT_MIN_CHARS`` or more) is the whole beginning of the longer (or equal
+    to it), ending at a word's end. Sorted, a text sits right before those it begins: one pass."""
+    mine = [i for i in rows if sources[i] in RESTATED_SOURCES and classes[i] == "statement"]
+    if not mine or body_of is None:
+        return []
+    texts = [" ".join((x or "").split()) for x in body_of(mine)]
+    order = sorted(range(len(mine)), key=lambda r: (sources[mine[r]], texts[r], mine[r]))
+    out: list[tuple[int, int, str]] = []
+    for at, r in enumerate(order):
+        s = texts[r]
+        if len(s) < RESTATEMENT_MIN_CHARS:
+            continue
+        for r2 in order[at + 1:]:
+            t = texts[r2]
+            if sources[mine[r2]] != sources[mine[r]] or not t.startswith(s):
+                break
+            if len(t) == len(s) or not s[-1].isalnum() or t[len(s)] == " ":
+                out.append((mine[r], mine[r2], "restatement"))
+    return out
+
+
+THRESHOLDS = {"lean-alias": -1.0, "restatement": -1.0, "name": NAME_COSINE, "name-definition": DEFINITION_COSINE,
               "metamath-form": FORM_COSINE, "near-duplicate": NEAR_COSINE}
 RULE_ORDER = tuple(THRESHOLDS)           # strongest first: a union refused later never undoes an earlier one
-SAME_SOURCE_RULES = frozenset({"metamath-form", "lean-alias"})
+SAME_SOURCE_RULES = frozenset({"metamath-form", "lean-alias", "restatement"})
 FORMAL_COLUMNS = ("alias_of", "signature")
 
 

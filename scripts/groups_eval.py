@@ -103,7 +103,12 @@ def sample(args) -> None:
 
     b = _bundle()
     g = groups_of(b, across=False, cache=False)  # the links say which rule joined a pair
-    if args.census or args.cross:
+    if args.rule:      # only the pairs that rule linked (with --census: every one of them, whole texts)
+        linked = {(min(x.a, x.b), max(x.a, x.b)) for x in g.links if x.rule == args.rule}
+        pairs = [(a, c) for a, c in (_cross_pairs(g) if args.cross else
+                                     [(m[x], m[y]) for m in g.members for x in range(len(m)) for y in range(x + 1, len(m))])
+                 if (min(a, c), max(a, c)) in linked]
+    elif args.census or args.cross:
         pairs = _cross_pairs(g)
     else:
         pairs = [(m[x], m[y]) for m in g.members for x in range(len(m)) for y in range(x + 1, len(m))]
@@ -118,7 +123,8 @@ def sample(args) -> None:
                                 "a_kind": da.kind, "a_heading": da.heading, "a_body": da.body[:cut],
                                 "b_kind": dc.kind, "b_heading": dc.heading, "b_body": dc.body[:cut]},
                                ensure_ascii=False) + "\n")
-    what = "cross-source pairs, all" if args.census else f"grouped pairs (seed {args.seed})"
+    what = ("pairs linked by " + args.rule if args.rule else "cross-source pairs") + ", all" if args.census else (
+        f"grouped pairs (seed {args.seed})" + (f" linked by {args.rule}" if args.rule else ""))
     print(f"{len(chosen)} of {len(pairs)} {what} -> {args.out}")
 
 
@@ -286,6 +292,7 @@ def main() -> None:
     s.add_argument("--seed", type=int, default=SEED)
     s.add_argument("--cross", action="store_true", help="only pairs of documents from two sources")
     s.add_argument("--census", action="store_true", help="every pair of documents from two sources, whole texts")
+    s.add_argument("--rule", default=None, help="only pairs this rule linked (e.g. restatement; with --census: all)")
     s.set_defaults(fn=sample)
     s = sub.add_parser("precision")
     s.add_argument("--judged", default=str(JUDGED))

@@ -165,6 +165,33 @@ def test_metamath_forms_group_and_a_group_never_holds_one_source_twice():
     assert not u.union(1, 2)
 
 
+def test_a_proofwiki_page_that_restates_another_joins_its_group():
+    primes = "There are infinitely many prime numbers."
+    rows = [
+        {"id": "proofwiki:a", "source": "proofwiki", "kind": "theorem", "body": primes},
+        {"id": "proofwiki:b", "source": "proofwiki", "kind": "theorem",
+         "body": primes + "  This Corollary 1 to\nEuclid's Theorem is itself often referred to as Euclid's Theorem."},
+        # begins with the same words, but not with the whole of a's text: another fact
+        {"id": "proofwiki:c", "source": "proofwiki", "kind": "theorem",
+         "body": "There are infinitely many prime numbers of the form 4n + 1."},
+        # a's text ends inside a word of this one: not a restatement
+        {"id": "proofwiki:d", "source": "proofwiki", "kind": "theorem", "body": "Every group of order p is cyclic"},
+        {"id": "proofwiki:e", "source": "proofwiki", "kind": "theorem", "body": "Every group of order p is cyclically ordered."},
+        # too short to say which fact
+        {"id": "proofwiki:f", "source": "proofwiki", "kind": "theorem", "body": "$x = y$."},
+        {"id": "proofwiki:g", "source": "proofwiki", "kind": "theorem", "body": "$x = y$. Then more."},
+        # the same words in two chapters of Open Logic (two systems): not grouped by this rule
+        {"id": "openlogic:p", "source": "openlogic", "kind": "theorem", "body": "If Γ ⊢ φ then Γ ⊨ φ, for every Γ."},
+        {"id": "openlogic:q", "source": "openlogic", "kind": "theorem", "body": "If Γ ⊢ φ then Γ ⊨ φ, for every Γ."},
+        # a definition is not a statement of the rule
+        {"id": "proofwiki:h", "source": "proofwiki", "kind": "definition", "body": primes},
+    ]
+    g = G.build_groups(_cols(rows))
+    assert g.group(0) == [1] and g.evidence == {"restatement": 1}
+    assert all(g.group(k) == [] for k in range(2, len(rows)))
+    assert G.also_in_line(g.also_in(0)) == "also in ProofWiki"
+
+
 # ------------------------------------------------------------------------------ collapse and "also in"
 
 def _groups():
@@ -237,10 +264,13 @@ def test_the_default_bundle_groups_one_theorem_across_sources(default_groups):
     # one direction of an iff is not a form of it; Stacks' copies for schemes and algebraic spaces stay apart
     assert key["metamath:sbequi"] not in g.group(key["metamath:sbequ"])
     assert g.group(key["stacks:01S1"]) == [] and g.group(key["stacks:03MH"]) == []
-    # every group holds each source once, but forms of one Metamath statement
+    # every group holds each source once, but forms of one Metamath statement and ProofWiki's restatements
     for members in g.members:
-        srcs = [g.sources[m] for m in members if g.sources[m] != "metamath"]
+        srcs = [g.sources[m] for m in members if g.sources[m] not in ("metamath", "proofwiki")]
         assert len(srcs) == len(set(srcs))
+    # ProofWiki keeps "There are infinitely many prime numbers." on two pages, one with a remark after it
+    assert key["proofwiki:952b3052-879d-457e-a3e6-4bfeb6cb3b08"] in g.group(key["proofwiki:ef465348-5946-49bc-bbd9-1b00566a293d"])
+    assert g.evidence.get("restatement", 0) >= 100
 
 
 def test_an_equal_name_over_statements_that_share_no_words_is_not_grouped(default_groups):
@@ -267,3 +297,15 @@ def test_the_groups_are_cached_for_the_next_process(default_groups, monkeypatch)
     G._CACHE.pop(b, None)
     again = G.groups_of(b, across=False)
     assert again.members == g.members and (again.of == g.of).all() and again.evidence == g.evidence
+
+
+def test_a_search_shows_a_restated_proofwiki_page_once(default_groups):
+    from mathlas import service
+    from mathlas.request import SearchRequest
+
+    pages = {"proofwiki:ef465348-5946-49bc-bbd9-1b00566a293d", "proofwiki:952b3052-879d-457e-a3e6-4bfeb6cb3b08"}
+    shown = service.search(SearchRequest.make("infinitely many primes", 10), findings=False).hits
+    mine = [h for h in shown if h.id in pages]
+    assert len(mine) == 1 and also_in_line(mine[0].also_in) == "also in ProofWiki"
+    every = service.search(SearchRequest.make("infinitely many primes", 10, collapse=False), findings=False).hits
+    assert pages <= {h.id for h in every}          # asked for every copy, both pages are there
