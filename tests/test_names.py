@@ -333,6 +333,26 @@ def test_a_name_misspelt_into_a_real_word(default_bundle_dir):
     assert answer.match != "none" and answer.searched_for == "Baer's criterion"
 
 
+def test_a_short_word_two_letters_off_that_the_rest_of_the_name_confirms(default_bundle_dir):
+    """"Cauchy Swarz": five letters allow one edit alone, and "schwarz" is two away; with "Cauchy"
+    the query is the core of a name the bundle holds (Cauchy-Schwarz inequality), which confirms it.
+    A word that makes no name with the others, or a query that already names something, stays."""
+    import mathlas
+    from mathlas.ranking.names import correction_for
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    fixed = correction_for(b, "Cauchy Swarz")
+    assert fixed.query == "Cauchy Schwarz" and fixed.corrected == {"swarz": "schwarz"}
+    assert correction_for(b, "cauchy swarz inequality").corrected == {"swarz": "schwarz"}
+    for query in ("Banach swarz", "Cauchy Schwarz", "Cauchy sequence"):
+        assert correction_for(b, query).corrected == {}, query
+    answer = search(SearchRequest.make("Cauchy Swarz", 5), default_bundle_dir, findings=False)
+    assert answer.searched_for == "Cauchy Schwarz" and answer.match != "none"
+    assert "Cauchy" in answer.hits[0].heading and "Schwarz" in answer.hits[0].heading
+
+
 def test_word_forms_and_accents():
     from mathlas.ranking.names import fold, inflected
 

@@ -739,9 +739,12 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     owned = _possessive_name(bundle, query)
     if owned is not None:
         return owned  # "fatous lemma": Fatou's lemma
-    got = index.correct(query, text_counter(bundle), lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w)),
-                        name_counter(bundle))
-    return got if got.corrected else (name_phrase(bundle, query, index) or got)
+    known = lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w))  # noqa: E731
+    count = text_counter(bundle)
+    got = index.correct(query, count, known, name_counter(bundle))
+    if got.corrected:
+        return got
+    return name_phrase(bundle, query, index) or name_in_context(bundle, query, index, count, known) or got
 
 
 # A query of at most NAME_PHRASE_WORDS words that reads as a result's name: a possessive ("Bear's
@@ -857,6 +860,40 @@ def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | No
             typed = m.group()
             word = better.capitalize() if typed[:1].isupper() and typed[1:].islower() else better
             return Correction(query[:m.start()] + word + query[m.end():], {low: better})
+    return None
+
+
+def name_in_context(bundle: Bundle, query: str, index: NameIndex, count: Callable[[str], int],
+                    known: Callable[[str], bool]) -> Correction | None:
+    """A short word misspelt by two letters, which the other words of the query confirm: "Cauchy
+    Swarz" (``swarz`` has five letters, so ``correct`` allows it one edit, and ``schwarz`` is two away).
+    A query of two to ``NAME_PHRASE_WORDS`` words that names nothing the bundle holds, one word of
+    which no document, name or the encoder's vocabulary knows: that word within ``MAX_EDITS`` of a
+    name word (nearest first, then the likeliest slip) such that the query then is the core of a
+    name or alias the bundle holds (Cauchy-Schwarz inequality). Only one word is changed; None when
+    nothing qualifies."""
+    from mathlas.ranking.learned import NAME_NOISE, core, words
+
+    ws = words(query)
+    if not 2 <= len(ws) <= NAME_PHRASE_WORDS or "`" in query or "$" in query:
+        return None
+    cores = _name_cores(bundle)
+    if frozenset(core(ws)) in cores:
+        return None
+    index._fuzzy()
+    assert index._deletions is not None
+    for m in _WORD.finditer(query):
+        low = m.group().lower()
+        if low in STOPWORDS or low in NAME_NOISE or len(low) < MIN_WORD or index.knows(low) or known(low) or count(low):
+            continue
+        folded = fold(low)
+        found = index._deletions.within(folded, MAX_EDITS)
+        for better in sorted(found, key=lambda c: (found[c], slip_kind(c, folded), c)):
+            fixed = [better if w == folded else w for w in ws]
+            if core(fixed) and frozenset(core(fixed)) in cores:
+                typed = m.group()
+                word = better.capitalize() if typed[:1].isupper() and typed[1:].islower() else better
+                return Correction(query[:m.start()] + word + query[m.end():], {low: better})
     return None
 
 
