@@ -413,8 +413,8 @@ class Bundle:
                     return self.key_of(f"stacks:{rest.upper()}")
                 except UsageError:
                     pass
-            same = pc.filter(ids, pc.equal(pc.utf8_lower(ids), doc_id.lower())).to_pylist()[:1]
-            raise UsageError(_no_document(doc_id, self.name, same, self.manifest.sources))
+            raise UsageError(_no_document(doc_id, self.name, _ids_like(ids, doc_id, self.manifest.sources),
+                                          self.manifest.sources))
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:
@@ -520,14 +520,33 @@ OPEN_BUNDLES = OpenBundles()
 ID_SHOWN = 100  # characters of an unknown id an error repeats
 
 
+def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
+    """The ids of the bundle ``doc_id`` probably meant, case aside: itself, or, when it does not
+    begin with a source of the bundle (a bare ``00DV``), itself behind each source's prefix
+    (``stacks:00DV``). One pass over the id column, made only for an id the bundle lacks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = [doc_id.lower()]
+    if doc_id.partition(":")[0] not in set(sources):
+        wanted += [f"{s}:{doc_id}".lower() for s in sources]
+    return pc.filter(ids, pc.is_in(pc.utf8_lower(ids), value_set=pa.array(wanted))).to_pylist()[:ID_SUGGESTED]
+
+
+ID_SUGGESTED = 5  # the ids an error suggests at most
+
+
 def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str]) -> str:
-    """The one-line error for an id the bundle does not hold, with the next step: the id it
-    probably meant (ids are case-sensitive), the sources its ids begin with, or a search."""
+    """The one-line error for an id the bundle does not hold, with the next step: the ids it
+    probably meant (``_ids_like``: ids are case-sensitive, and begin with their source), the
+    sources its ids begin with, or a search."""
     asked = doc_id if len(doc_id) <= ID_SHOWN else doc_id[:ID_SHOWN] + "…"   # a pasted page stays one short line
     msg = f"no document with id {asked!r} in bundle {bundle}"
-    if same:
-        return f"{msg}; did you mean {same[0]!r}? (ids are case-sensitive)"
     source, sources = doc_id.partition(":")[0], list(sources)
+    if same:
+        meant = " or ".join(repr(x) for x in same)
+        why = "ids are case-sensitive" if any(x.lower() == doc_id.lower() for x in same) else "an id begins with its source"
+        return f"{msg}; did you mean {meant}? ({why})"
     if source not in sources:
         shown = ", ".join(f"{s}:" for s in sources[:10]) + (", ..." if len(sources) > 10 else "")
         return f"{msg}; its ids begin with {shown} (a search shows a document's id)"

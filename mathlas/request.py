@@ -35,13 +35,42 @@ ECHO_CHARS = 200          # what an answer repeats of the query it answers
 def check_query(query: Any) -> str:
     """``query`` if it is a search query every surface accepts, else ``UsageError`` in one line
     (the same words from the library, the CLI, MCP, the REST API and TheoremSearch's ``POST /search``):
-    empty, not Unicode text, or over ``MAX_QUERY_CHARS``."""
-    if not isinstance(query, str) or not query.strip():
+    missing or empty, not a string, not Unicode text, or over ``MAX_QUERY_CHARS``."""
+    if query is not None and not isinstance(query, str):
+        raise UsageError(not_a_string(query))
+    if query is None or not query.strip():
         raise UsageError("the query is empty; type some words or a formula")
     unicode_text(query, "the query")
     if (too_long := query_too_long(query)) is not None:
         raise UsageError(too_long)
     return query
+
+
+def not_a_string(query: Any) -> str:
+    """The one-line refusal of a query that is not a string (a JSON number, list or object): what
+    it got, in JSON's words (most such queries come over HTTP), and the string to send instead."""
+    import json
+
+    example = ""
+    if isinstance(query, bool):
+        what = "a boolean"
+    elif isinstance(query, (int, float)):
+        what, example = "a number", json.dumps(str(query))
+    elif isinstance(query, (list, tuple)):
+        what = "a list"
+        if query and all(isinstance(x, str) for x in query):
+            example = json.dumps(" ".join(query), ensure_ascii=False)
+    elif isinstance(query, Mapping):
+        what = "an object"
+    else:
+        what = "bytes" if isinstance(query, (bytes, bytearray)) else f"a {type(query).__name__}"
+    try:
+        shown = json.dumps(query, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(query)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    example = example if example and len(example) <= 60 else '"compact Hausdorff space"'
+    return f"the query must be a string, got {what} ({shown}); send its words or formula as text, e.g. {example}"
 
 
 def query_too_long(query: str) -> str | None:

@@ -217,6 +217,44 @@ def test_an_id_the_bundle_lacks_says_what_to_do(tiny):
     assert "its ids begin with" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_an_id_without_its_source_names_the_full_id(tiny):
+    """``mathlas show 00DV`` listed the id prefixes though ``stacks:00DV`` exists: an id that is no
+    source's is looked up behind each source's prefix, and every id found is suggested."""
+    from mathlas.errors import UsageError
+
+    full = next(i for i in tiny.table.column("id").to_pylist() if i.startswith("stacks:"))
+    bare = full.split(":", 1)[1]
+    for asked in (bare, bare.lower()):
+        with pytest.raises(UsageError) as e:
+            tiny.get(asked)
+        assert str(e.value) == (f"no document with id {asked!r} in bundle tiny; did you mean {full!r}? "
+                                "(an id begins with its source)")
+
+
+def test_a_key_under_several_sources_names_each():
+    import pyarrow as pa
+
+    from mathlas.engine import _ids_like, _no_document
+
+    ids = pa.array(["hott:2.1", "planetmath:Group", "stacks:00DV", "proofwiki:Group", "stacks:0ABC"])
+    sources = ["stacks", "planetmath", "hott", "proofwiki"]
+    same = _ids_like(ids, "Group", sources)
+    assert same == ["planetmath:Group", "proofwiki:Group"]  # in the bundle's order
+    assert _no_document("Group", "b", same, sources) == ("no document with id 'Group' in bundle b; did you mean "
+                                                         "'planetmath:Group' or 'proofwiki:Group'? (an id begins "
+                                                         "with its source)")
+    assert _ids_like(ids, "Nothing", sources) == []
+    assert _ids_like(ids, "stacks:00dv", sources) == ["stacks:00DV"]  # a known source: only the case differs
+
+
+def test_show_a_bare_id_in_its_human_form(default_bundle_dir):
+    p = run("show", "00DV", "--bundle", str(default_bundle_dir), check_rc=2)
+    assert p.stdout == ""
+    assert p.stderr == ("mathlas: no document with id '00DV' in bundle informal; did you mean 'stacks:00DV'? "
+                        "(an id begins with its source)\n")
+    assert run("show", "stacks:00DV", "--bundle", str(default_bundle_dir), check_rc=0).stdout
+
+
 def test_show_prints_a_stacks_list_as_numbered_lines(default_bundle_dir):
     """`mathlas show` in its human form: Stacks' Nakayama lemma (an enumerate of twelve items) reads as
     numbered lines with its math as written; --json keeps the body as the source writes it."""

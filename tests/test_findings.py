@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -72,6 +73,48 @@ def test_add_list_duplicate_remove(data):
     with pytest.raises(UsageError, match="no finding"):
         cli("remove", r.id)
     assert not list((data / "findings").glob(".tmp-*"))  # the rewrite left no temp file
+
+
+def test_remove_takes_the_hash_alone(data, capsys):
+    """``findings remove dd10824f34541db7`` (the id without ``finding:``) was refused: the hash that
+    names one finding is taken, in any case; only its start removes nothing and names the id meant."""
+    from mathlas.tools.findings import add_finding
+
+    a = add_finding(NAKAYAMA, URL)
+    b = add_finding("Every finite integral domain is a field.", "http://example.org/fid")
+    c = add_finding("A compact Hausdorff space is normal.", "https://example.org/ch")
+    capsys.readouterr()
+    rc, out = cli("remove", a.id.removeprefix("finding:"))
+    assert (rc, out, capsys.readouterr().err) == (0, "", f"removed {a.id}\n")
+    rc, out = cli("remove", " " + b.id.removeprefix("finding:").upper(), "--json")
+    assert rc == 0 and json.loads(out)["removed"]["id"] == b.id
+    start = c.id.removeprefix("finding:")[:6]
+    for asked in (start, "finding:" + start):
+        with pytest.raises(UsageError) as e:
+            cli("remove", asked)
+        assert str(e.value) == (f"no finding with id {asked!r}; did you mean {c.id}? "
+                                "(`mathlas findings list` shows them)")
+    with pytest.raises(UsageError, match="^no finding with id '0000000000000000' in the findings store; "):
+        cli("remove", "0000000000000000")
+    assert [json.loads(x)["id"] for x in cli("list", "--json")[1].splitlines()] == [c.id]
+
+
+@pytest.mark.slow
+def test_remove_by_hash_in_its_human_form(data):
+    from mathlas.tools.findings import add_finding
+
+    f = add_finding(NAKAYAMA, URL)
+    digits = f.id.removeprefix("finding:")
+
+    def mathlas(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mathlas", "findings", *argv], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "MATHLAS_DATA_DIR": str(data)})
+
+    p = mathlas("remove", digits[:8])
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == f"mathlas: no finding with id {digits[:8]!r}; did you mean {f.id}? (`mathlas findings list` shows them)\n"
+    p = mathlas("remove", digits)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", f"removed {f.id}\n")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -351,6 +351,76 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
     assert cli("evaluate", str(tmp_path / "missing.py")).returncode == 2
 
 
+LOOP = "def priority(el, n):\n    while True:\n        pass\n"
+WAIT = "import time\n\ndef priority(el, n):\n    while True:\n        time.sleep(1)\n"  # no CPU: the wall clock ends it
+
+
+@pytest.mark.slow
+def test_cli_says_the_time_limit_at_the_start_and_the_timeout_in_one_line(tmp_path, data_dir):
+    """A program that loops waited out the limit (60 s by default) without a word: the limit is said
+    on stderr as the program starts, while it still runs; the end is one line saying how to give it longer."""
+    import time
+
+    prog = tmp_path / "wait.py"
+    prog.write_text(WAIT)
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "mathlas", "funsearch", "evaluate", str(prog), "--param", "n=3",
+                             "--timeout", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    started = time.monotonic()
+    first = proc.stderr.readline()
+    said_at, running = time.monotonic() - started, proc.poll() is None
+    out, rest = proc.communicate(timeout=60)
+    assert first == f"mathlas: running {prog} in the sandbox; time limit 3 s, --timeout S sets it (at most 600)\n"
+    assert running and said_at < 3, said_at  # said while the program ran, before the limit
+    assert proc.returncode == 1 and rest == ""
+    assert out == "timeout: the program ran past the wall-clock limit of 3 s; --timeout S gives it longer (at most 600 s)\n"
+    # a busy loop: the wall clock or the CPU limit (the same second) ends it, in one line either way;
+    # -q leaves the start line out, --json keeps stdout JSON
+    prog.write_text(LOOP)
+    busy = subprocess.run([sys.executable, "-m", "mathlas", "funsearch", "evaluate", str(prog), "--param", "n=3",
+                           "--timeout", "1", "-q"], capture_output=True, text=True, env=env, timeout=60)
+    assert busy.returncode == 1 and busy.stderr == ""
+    assert busy.stdout in ("timeout: the program ran past the wall-clock limit of 1 s; --timeout S gives it longer "
+                           "(at most 600 s)\n",
+                           "killed: the program was stopped by its CPU limit (1 s) or its memory limit (1024 MB)\n"), busy.stdout
+    quiet = subprocess.run([sys.executable, "-m", "mathlas", "funsearch", "evaluate", str(prog), "--param", "n=3",
+                            "--timeout", "1", "-q", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert quiet.returncode == 1 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["evaluation"]["status"] in ("timeout", "killed")
+
+
+def test_the_start_line_names_the_cpu_cap(capsys):
+    from mathlas.cli.funsearch import _say_limit_once
+
+    say = _say_limit_once("-", 600)
+    say(0.3, 600, "running the program")
+    say(1.3, 600, "running the program")
+    assert capsys.readouterr().err == ("mathlas: running the program from stdin in the sandbox; time limit 600 s "
+                                       "(60 s of CPU time), --timeout S sets it (at most 600)\n")
+
+
+def test_the_cli_limits_are_the_tools(monkeypatch):
+    """The CLI names the tool's limits without importing it: the same numbers."""
+    from mathlas.cli.funsearch import CPU_LIMIT_S, MAX_TIMEOUT_S
+    from mathlas.tools.funsearch import problems
+
+    with pytest.raises(UsageError, match=str(MAX_TIMEOUT_S)):
+        funsearch("evaluate", "cap_set", LOOP, {"n": 2}, timeout_s=MAX_TIMEOUT_S + 1)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def limits_only(problem, params, source, limits):
+        seen.append(limits)
+        raise Stop  # no sandbox: only the limits it would get
+
+    monkeypatch.setattr(problems, "run", limits_only)
+    with pytest.raises(Stop):
+        funsearch("evaluate", "cap_set", LOOP, {"n": 2}, timeout_s=MAX_TIMEOUT_S)
+    assert (seen[0].wall_s, seen[0].cpu_s) == (MAX_TIMEOUT_S, CPU_LIMIT_S)
+
+
 def test_mcp_adapter_serves_funsearch():
     pytest.importorskip("mcp")
     from mathlas.mcp.server import _caller, make_tool

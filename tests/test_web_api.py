@@ -93,6 +93,7 @@ def test_lean_endpoints_are_the_cli_json(web, formal_bundle_dir):
 def test_bundles_and_health(web):
     b = web.get("/api/bundles").json()
     assert [s["label"] for s in b["served"]] == ["tiny-0.1.0", "papers-0.1.0"]
+    assert b["default_bundle"] == "tiny-0.1.0"  # the first --bundle, not the library's default (informal)
     assert b["served"][0]["default"] and not b["served"][0]["paper_filters"] and b["served"][1]["paper_filters"]
     assert "stacks" in b["served"][0]["sources"] and b["served"][0]["sources"]["stacks"]["license"]
     assert b["formal"]["available"] and b["formal"]["label"] == "formaltest-0.1.0"
@@ -138,6 +139,14 @@ def test_a_served_bundle_by_name_or_label(web):
 ])
 def test_bad_requests_are_one_line_json(web, path, params, status, fragment):
     one_line_error(web.get(path, params=params), status, fragment)
+
+
+def test_an_id_without_its_source_says_the_full_id(web, tiny):
+    """``/api/doc/00DV`` (a Stacks tag alone): 404 naming the id it meant, as ``mathlas show`` does."""
+    full = next(i for i in tiny.table.column("id").to_pylist() if i.startswith("stacks:"))
+    bare = full.split(":", 1)[1]
+    one_line_error(web.get(f"/api/doc/{bare}"), 404,
+                   f"no document with id {bare!r} in bundle tiny; did you mean {full!r}? (an id begins with its source)")
 
 
 def test_wrong_method(web):

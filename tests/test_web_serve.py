@@ -164,6 +164,51 @@ def test_no_auth_on_another_address_warns(capsys, monkeypatch):
     assert "WARNING" in err and "without a token" in err
 
 
+def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``mathlas serve ARGS`` as a person runs it (the main command), to its exit."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("MATHLAS_BUNDLE", "MATHLAS_TOKEN")}
+    return subprocess.run([sys.executable, "-m", "mathlas", "serve", "--port", "0", *args], capture_output=True,
+                          text=True, env={**full_env, **(env or {})}, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.slow
+def test_a_bundle_it_cannot_find_is_refused_before_it_listens(tmp_path):
+    """It started and answered every search 404 "no bundle named 'nosuch'" (and /health ok): now one
+    line naming the option, what is installed and how to install one, exit code 1 as ``mathlas
+    search --bundle nosuch`` gives, and no address: it never listened."""
+    p = _serve("--bundle", "nosuch")
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("mathlas: cannot serve --bundle nosuch: no bundle named 'nosuch'; installed: ")
+    assert "install one with `mathlas index install NAME[@VERSION] | URL | PATH`" in p.stderr
+    assert "http://" not in p.stderr and "Traceback" not in p.stderr
+    search = subprocess.run([sys.executable, "-m", "mathlas", "search", "ring", "--bundle", "nosuch"],
+                            capture_output=True, text=True, timeout=TIMEOUT)
+    assert search.returncode == p.returncode  # the same exit code as the other commands
+    # from the environment: it says so; a second --bundle is checked too; a directory without a manifest
+    p = _serve(env={"MATHLAS_BUNDLE": "nosuch"})
+    assert p.returncode == 1 and p.stderr.startswith("mathlas: cannot serve $MATHLAS_BUNDLE=nosuch: no bundle named")
+    p = _serve("--bundle", str(tmp_path), "-q")
+    assert p.returncode == 1 and p.stderr.startswith(f"mathlas: cannot serve --bundle {tmp_path}: ")
+    assert "no manifest.json" in p.stderr and p.stderr.count("\n") == 1
+    p = _serve("--bundle", "a@b@c")  # a malformed name is a usage error
+    assert p.returncode == 2 and p.stderr.startswith("mathlas: cannot serve --bundle a@b@c: 'a@b@c' is not NAME@VERSION")
+
+
+@pytest.mark.slow
+def test_the_second_bundle_is_checked_and_the_default_is_the_one_served(tiny_bundle_dir):
+    p = _serve("--bundle", str(tiny_bundle_dir), "--bundle", "nosuch")
+    assert p.returncode == 1 and p.stderr.startswith("mathlas: cannot serve --bundle nosuch: ")
+    server = WebServer(env={"MATHLAS_BUNDLE": str(tiny_bundle_dir)})  # served from the environment
+    try:
+        listing = server.get("/api/bundles").json()
+        assert listing["default_bundle"] == "tiny-0.1.0" == listing["served"][0]["label"]
+        assert server.get("/api/search", params={"q": "ring", "k": 1}).json()["bundle"] == "tiny-0.1.0"
+    finally:
+        assert server.stop() == 0
+    assert_clean(server)
+
+
 def test_python_m_help():
     out = subprocess.run([sys.executable, "-m", "mathlas.web", "serve", "--help"], capture_output=True, text=True,
                          timeout=TIMEOUT)

@@ -191,6 +191,8 @@ def test_field_meant():
 @pytest.mark.parametrize("body, status, fragment", [
     ({"query": "  "}, 422, "the query is empty"),
     ({"n_results": 3}, 422, "the query is empty"),
+    ({"query": 123}, 422, 'the query must be a string, got a number (123); send its words or formula as text, e.g. "123"'),
+    ({"query": ["ring", "module"]}, 422, 'the query must be a string, got a list (["ring", "module"]); '),
     ({"query": "ring", "n_results": 0}, 422, "n_results must be an integer from 1 to 100"),
     ({"query": "ring", "n_results": 101}, 422, "n_results must be an integer from 1 to 100"),
     ({"query": "ring", "limit": "ten"}, 422, "n_results must be an integer"),
@@ -211,6 +213,14 @@ def test_bad_requests(ts, body, status, fragment):
     assert r.status_code == status, r.text
     if status != 200:
         assert r.json()["status"] == status and fragment in r.json()["error"] and "\n" not in r.json()["error"]
+
+
+def test_the_listing_names_the_bundle_a_plain_request_searches(ts):
+    """``/api/bundles``' ``default_bundle`` is the first ``--bundle`` (papers here), the bundle an
+    answer without ``bundle`` comes from, not the library's default (``informal``)."""
+    listing = ts.get("/api/bundles").json()
+    r = ts.post("/search", json={"query": QUERY, "n_results": 1})
+    assert listing["default_bundle"] == "papers-0.1.0" == r.headers["X-Mathlas-Bundle"]
 
 
 def test_body_that_is_not_json(ts):

@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
     ls = sub.add_parser("list", help="list the stored findings, oldest first")
     ls.add_argument("--json", action="store_true", help="one JSON object per line (the stored records)")
     rm = sub.add_parser("remove", help="delete a finding by id")
-    rm.add_argument("id", help="e.g. finding:0123456789abcdef")
+    rm.add_argument("id", help="e.g. finding:0123456789abcdef, or its hash alone (0123456789abcdef)")
     rm.add_argument("--json", action="store_true", help="machine-readable output")
     ri = sub.add_parser("reindex", help="embed the findings that have no vector with the bundle's encoder")
     ri.add_argument("--bundle", "-b", default=os.environ.get("MATHLAS_BUNDLE"),
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 0
     if action == "remove":
-        f = store.remove(args.id)
+        f = store.remove(_finding_id(store, args.id))
         if args.json:
             print(json.dumps({"removed": f.to_json()}, ensure_ascii=False))
         else:
@@ -95,3 +95,24 @@ def run(args: argparse.Namespace) -> int:
             print(f"embedded {n}; {total} of {len(store)} finding(s) have vectors", file=sys.stderr)
         return 0
     raise AssertionError(action)  # argparse allows only the actions above
+
+
+def _finding_id(store, given: str) -> str:
+    """The stored id ``given`` names: itself, or ``finding:`` + a bare hash (``dd10824f34541db7``,
+    as ``findings list`` shows it after the prefix), any case; ``UsageError`` with the ids meant
+    when it is only the start of one or more; anything else is left to the store's own message."""
+    from mathlas.errors import UsageError
+    from mathlas.findings.store import ID_PREFIX
+
+    given = given.strip()
+    stored = {f.id for f in store.all()}
+    if not given or given in stored:
+        return given
+    digits = given.lower().removeprefix(ID_PREFIX)
+    if ID_PREFIX + digits in stored:
+        return ID_PREFIX + digits
+    starts = sorted(x for x in stored if x.startswith(ID_PREFIX + digits)) if digits else []
+    if starts:
+        shown = " or ".join(starts[:5]) + (f" (or {len(starts) - 5} more)" if len(starts) > 5 else "")
+        raise UsageError(f"no finding with id {given!r}; did you mean {shown}? (`mathlas findings list` shows them)")
+    return given

@@ -17,6 +17,31 @@ import json
 import sys
 
 from mathlas.errors import UsageError
+from mathlas.progress import Call, running
+
+
+# mathlas.tools.funsearch's limits: --timeout from 1 to 600 wall-clock seconds, CPU seconds the same
+# up to 60 (named here, not imported: the tool's module is imported when the command runs)
+MAX_TIMEOUT_S = 600
+CPU_LIMIT_S = 60
+
+
+def _say_limit_once(program: str, timeout: float):
+    """A progress listener that says, once, as the sandboxed program starts to run, when it will be
+    stopped: the only talk during a wait of up to ``--timeout`` seconds."""
+    said = False
+
+    def listen(done: float, total: float | None, message: str | None) -> None:
+        nonlocal said
+        if said:
+            return
+        said = True
+        name = "the program from stdin" if program == "-" else program
+        cpu = f" ({CPU_LIMIT_S} s of CPU time)" if timeout > CPU_LIMIT_S else ""
+        print(f"mathlas: running {name} in the sandbox; time limit {timeout:g} s{cpu}, "
+              f"--timeout S sets it (at most {MAX_TIMEOUT_S})", file=sys.stderr, flush=True)
+
+    return listen
 
 
 def _param(text: str) -> tuple[str, int]:
@@ -51,7 +76,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             a.add_argument("--top", type=int, default=5, help="elites to show, 1..50 (default 5)")
             a.add_argument("--prompt", action="store_true", help="print the few-shot prompt for the next version")
         else:
-            a.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds, 1..600 (default 60)")
+            a.add_argument("--timeout", type=float, default=60.0,
+                           help=f"wall-clock seconds, 1..600 (default 60); CPU seconds: the same, at most {CPU_LIMIT_S}")
+            a.add_argument("-q", "--quiet", action="store_true", help="do not say the time limit on stderr")
         a.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
     return p
@@ -68,9 +95,12 @@ def run(args) -> int:
         except OSError as e:
             raise UsageError(f"cannot read the program {args.program}: {e.strerror}") from None
     params = dict(args.param) or None
-    result = funsearch(args.funsearch_action, args.problem, source, params,
-                       claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
-                       timeout_s=getattr(args, "timeout", 60.0))
+    timeout = getattr(args, "timeout", 60.0)
+    call = Call(on_progress=None if getattr(args, "quiet", True) else _say_limit_once(args.program, timeout))
+    with running(call):
+        result = funsearch(args.funsearch_action, args.problem, source, params,
+                           claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
+                           timeout_s=timeout)
     if args.json:
         print(json.dumps(dataclasses.asdict(result), ensure_ascii=False, indent=1))
     else:
@@ -79,7 +109,9 @@ def run(args) -> int:
             if ev.output.strip():
                 print(f"[program output]\n{ev.output.rstrip()}", file=sys.stderr)
             if ev.score is None:
-                print(f"{ev.status}: {ev.error}")
+                more = f"; --timeout S gives it longer (at most {MAX_TIMEOUT_S} s)" \
+                    if ev.status == "timeout" and timeout < MAX_TIMEOUT_S else ""
+                print(f"{ev.status}: {ev.error}{more}")
             else:
                 print(f"score {ev.score:g}  cell {ev.cell}  ({ev.wall_s:.2f} s; sandbox: {', '.join(ev.isolation)})")
         if args.funsearch_action == "status":

@@ -8,7 +8,8 @@ Safe by default: it binds 127.0.0.1; any other address needs ``--token`` (Bearer
 endpoint but ``/health`` and the page) or an explicit ``--no-auth``, which prints a warning. Every
 option has an environment fallback (``MATHLAS_SERVE_HOST``, ``MATHLAS_SERVE_PORT``,
 ``MATHLAS_BUNDLE``, ``MATHLAS_FORMAL_BUNDLE``, ``MATHLAS_TOKEN``...); a token is better given
-through the environment, where other users' ``ps`` cannot read it.
+through the environment, where other users' ``ps`` cannot read it. A bundle to serve that cannot
+be found is refused before the server listens (one line, exit code 1, as other commands give).
 
 Importing this module is light: uvicorn, starlette and the mcp SDK load when the server starts.
 """
@@ -109,6 +110,30 @@ def config_from_args(args: argparse.Namespace):
                        read_timeout=args.read_timeout, max_connections=args.max_connections)
 
 
+def check_bundles(bundles: list[str], *, from_env: bool = False) -> None:
+    """Every bundle to serve (none: ``$MATHLAS_BUNDLE`` or the default bundle) is a directory or an
+    installed bundle whose manifest reads, or shipped with mathlas (the first search installs it), else
+    the library's error in one line naming where the bundle was asked for (``BundleNotFoundError``
+    lists what is installed and how to install one). Reads manifests only; installs nothing."""
+    from mathlas.bundle import read_manifest
+    from mathlas.errors import BundleNotFoundError, MathlasError
+    from mathlas.releases.install import DEFAULT_BUNDLE, in_use_version, resolve_bundle
+
+    for spec in bundles or [None]:
+        try:
+            try:
+                root = resolve_bundle(spec, quiet=True, install=False)
+            except BundleNotFoundError:
+                if in_use_version(spec or os.environ.get("MATHLAS_BUNDLE") or DEFAULT_BUNDLE) is not None:
+                    continue  # shipped, not installed yet
+                raise
+            read_manifest(root)
+        except MathlasError as e:
+            where = ("the default bundle" if spec is None else
+                     f"$MATHLAS_BUNDLE={spec}" if from_env else f"--bundle {spec}")
+            raise type(e)(f"cannot serve {where}: {e}") from None
+
+
 def _log_requests(quiet: bool) -> None:
     """Request lines and errors of ``mathlas.serve`` on stderr, once (not again through the
     ``mathlas`` logger the main CLI configures)."""
@@ -130,13 +155,18 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT or SIGTERM; in-flight requests finish first."""
-    from mathlas.errors import UsageError
+    from mathlas.errors import MathlasError, UsageError
 
     try:
         config = config_from_args(args)
     except UsageError as e:
         print(f"mathlas: {e}", file=sys.stderr)
         return 2
+    try:
+        check_bundles(config.bundles, from_env=not args.bundles)
+    except MathlasError as e:  # before binding: a server that would answer every search 404 is no server
+        print(f"mathlas: {e}", file=sys.stderr)
+        return 2 if isinstance(e, UsageError) else 1
     _log_requests(quiet=args.quiet)
     # The MCP tools and the library read these when a call names no bundle.
     if config.bundles:

@@ -17,6 +17,7 @@ the bundles the server was started with, by name or ``name-version``, never a di
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -206,8 +207,9 @@ def lean_deps(doc_id: str, *, direction: str = "uses", depth: int = 1, limit: in
 
 
 def bundles(served: Served) -> dict:
-    """What this server serves (each bundle's name, version, counts per source, licenses) and what
-    is installed. Reads manifests only; opens no bundle."""
+    """What this server serves (each bundle's name, version, counts per source, licenses; the
+    first, ``default_bundle``, answers requests that name none) and what is installed. Reads
+    manifests only; opens no bundle."""
     out = []
     for i, spec in enumerate(served.specs):
         entry: dict[str, Any] = {"spec": spec, "default": i == 0}
@@ -233,7 +235,9 @@ def bundles(served: Served) -> dict:
         formal["error"] = f"{e}"
         formal["how_to_build"] = BUILD_HINT
     inst = [{"name": b.name, "version": b.version, "problem": b.problem} for b in installed()]
-    return {"default_bundle": DEFAULT_BUNDLE, "served": out, "formal": formal, "installed": inst}
+    # the bundle a request without ``bundle`` searches: the first served, not the library's default
+    default = out[0].get("label") or served.specs[0] or os.environ.get("MATHLAS_BUNDLE") or DEFAULT_BUNDLE
+    return {"default_bundle": default, "served": out, "formal": formal, "installed": inst}
 
 
 def kind_counts(root, m) -> dict[str, int]:

@@ -232,7 +232,7 @@ def _without_paths(listing: dict) -> dict:
     path is shown by its label (``name-version``, which requests may use as well)."""
     for entry in [*listing.get("served", []), listing.get("formal") or {}]:
         spec = entry.get("spec")
-        if isinstance(spec, str) and ("/" in spec or "\\" in spec or spec.startswith(("~", "."))):
+        if _is_path(spec):
             shown = entry.get("label") or entry.get("name") or "(a bundle given by path)"
             entry["spec"] = shown
             if isinstance(entry.get("error"), str):
@@ -240,7 +240,14 @@ def _without_paths(listing: dict) -> dict:
         for key in ("error", "how_to_build"):
             if isinstance(entry.get(key), str):
                 entry[key] = without_server_paths(entry[key])
+    default = listing.get("default_bundle")
+    if _is_path(default):
+        listing["default_bundle"] = (listing.get("served") or [{}])[0].get("label") or "(a bundle given by path)"
     return listing
+
+
+def _is_path(spec: object) -> bool:
+    return isinstance(spec, str) and ("/" in spec or "\\" in spec or spec.startswith(("~", ".")))
 
 
 def _check_query(q: str) -> None:

@@ -504,7 +504,9 @@ class Sandbox:
             code = self._proc.wait()
         if code < 0:
             sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            why = {"SIGXCPU": f"CPU limit of {self.limits.cpu_s} s", "SIGKILL": "killed (CPU or memory limit)",
-                   "SIGXFSZ": f"file size limit of {self.limits.file_size_mb} MB"}.get(sig, sig)
-            return SandboxFailure("killed", f"the program was stopped: {why}")
+            cpu = f"its CPU limit ({self.limits.cpu_s} s)"
+            # RLIMIT_CPU's soft and hard limits are equal: the kernel sends SIGKILL, not SIGXCPU
+            why = {"SIGXCPU": cpu, "SIGKILL": f"{cpu} or its memory limit ({self.limits.memory_mb} MB)",
+                   "SIGXFSZ": f"its file size limit ({self.limits.file_size_mb} MB)"}.get(sig, sig)
+            return SandboxFailure("killed", f"the program was stopped by {why}")
         return SandboxFailure("error", f"the program exited (code {code}) before answering")
