@@ -66,3 +66,31 @@ def test_bad_input():
         conjecture_relation("1.2345678901234567890", cf_depth=10 ** 7)
     with pytest.raises(UsageError, match="zero"):
         conjecture_relation("0.000000")
+
+
+def test_gcf_search_counts_every_distinct_transform():
+    import math
+
+    from mathlas.tools.numeric.contfrac import _moebius_set, gcf_search_size, moebius_count
+
+    n_frac, n_moeb = gcf_search_size()
+    assert (n_frac, n_moeb) == (9494, 1008) and moebius_count() == 1008
+    # at a generic x every transform takes its own value; at 0.5 (what was counted) only 111 do
+    for x in (math.pi, math.e, 0.7281930482910293):
+        assert len(_moebius_set(x)[1]) == n_moeb
+    assert len(_moebius_set(0.5)[1]) == 111
+
+
+def test_sixteen_digits_are_too_few_for_the_gcf_search():
+    # with 111 transforms counted, 16 digits of e ran the search and "confirmed" three fractions
+    r = conjecture_relation("2.718281828459045")
+    assert "gcf: skipped, 16 digits are too few to confirm a match among 9,494 fractions x 1,008 transforms " \
+           "(need at least 17)" in r.searched
+    assert not any(rel.kind == "gcf" for rel in r.relations)
+
+
+@pytest.mark.slow
+def test_seventeen_digits_run_the_gcf_search():
+    r = conjecture_relation("2.7182818284590452")
+    gcf = [s for s in r.searched if s.startswith("gcf: ")]
+    assert gcf and "against 1,008 Moebius transforms of x" in gcf[0]

@@ -28,7 +28,7 @@ def test_true_claims_are_verified(claim):
 
 @pytest.mark.parametrize("claim, agreed", [
     ("sum_{n>=1} 1/n^2 = 1.6449", 5),
-    ("e^pi - pi = 20", 5),
+    ("e^pi - pi = 20", 4),  # 19.9991 and 20 both read 20.00; not 19.999 and 20.000
     ("sum_{n>=1} 1/n^3 = pi^3/25.79436", 7),
     ("sqrt(2) = 1.4142", 5),
 ])
@@ -86,3 +86,73 @@ def test_result_is_a_plain_dataclass():
 def test_bad_input(kwargs, match):
     with pytest.raises(UsageError, match=match):
         verify_numeric(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, agreed, words", [
+    ({"claim": "1+1=3"}, 0, "the sides differ in the first significant digit:"),  # said "after 1 significant digits"
+    ({"claim": "1.5 = 1.6"}, 1, "the sides differ after 1 significant digit:"),
+    ({"claim": "pi = 3.14"}, 3, "the sides differ after 3 significant digits:"),
+    ({"claim": "pi = 3.1416"}, 5, "the sides differ after 5 significant digits:"),  # pi to 5 digits is 3.1416
+    ({"expression": "pi", "value": "3.15"}, 2, "(they agree to 2 significant digits)"),  # 3.1, not 3 as it said
+    ({"expression": "pi", "value": "3.1417"}, 4, "(they agree to 4 significant digits)"),
+    ({"expression": "0.7", "value": "0.6"}, 0, "(they agree in no significant digit)"),
+    ({"claim": "sin(pi) + 0.01 = 0"}, 1, "the sides differ after 1 decimal place:"),
+])
+def test_digits_agreed_are_the_digits_a_person_reads(kwargs, agreed, words):
+    r = verify_numeric(**kwargs)
+    assert r.verdict == "REFUTED" and r.digits_agreed == agreed
+    assert words in r.reason
+
+
+def test_a_decimal_in_a_claim_is_exact_and_the_reason_says_how_to_read_it_otherwise():
+    r = verify_numeric("pi = 3.14")
+    assert r.verdict == "REFUTED"
+    # it said "each side is known to at least 60 digits", 3.14 included, and nothing about --value
+    assert r.reason == ("the sides differ after 3 significant digits: 3.14 is read as an exact number, and pi is "
+                        "known to at least 60 digits; pi does round or truncate to 3.14, so if 3.14 is known only "
+                        "to its digits, pass expression='pi', value='3.14' instead")
+    assert verify_numeric(expression="pi", value="3.14").verdict == "VERIFIED"
+    assert verify_numeric("-3.14 = -pi").reason.endswith("pass expression='-pi', value='-3.14' instead")
+    assert verify_numeric(expression="-pi", value="-3.14").verdict == "VERIFIED"
+    wrong = verify_numeric("pi = 3.15")  # pi does not round to 3.15: wrong either way, no hint
+    assert wrong.reason.endswith(": 3.15 is read as an exact number, and pi is known to at least 60 digits")
+    one = verify_numeric("1 + 1 = 3")  # an integer is meant exactly: no hint
+    assert one.reason.endswith(": 3 is read as an exact number, and 1 + 1 is known to at least 60 digits")
+    both = verify_numeric("1.5 = 1.6")
+    assert both.reason.endswith(": 1.5 and 1.6 are read as exact numbers")
+
+
+def test_the_caller_says_how_the_next_step_reads():
+    from mathlas.tools.numeric.verify import verify_with_step
+
+    r = verify_with_step(("try {expression} against {value}", str.upper), "sqrt(2) = 1.4142")
+    assert r.verdict == "REFUTED" and r.reason.endswith("so if 1.4142 is known only to its digits, try SQRT(2) "
+                                                        "against 1.4142")
+
+
+def test_a_binary_approximation_does_not_pass_for_the_digit_below():
+    # 3.1416 and 0.3 evaluate to binary numbers a hair below them, which truncated to 3.1415 and 0.2
+    assert verify_numeric(expression="3.1416", value="3.1415").verdict == "REFUTED"
+    assert verify_numeric(expression="0.3", value="0.2").verdict == "REFUTED"
+    assert verify_numeric(expression="0.3", value="0.3").verdict == "VERIFIED"
+    assert verify_numeric(expression="1/3", value="0.33333").verdict == "VERIFIED"
+    assert verify_numeric(expression="2/3", value="0.66667").verdict == "VERIFIED"
+
+
+def test_verified_means_every_requested_digit_is_shared():
+    # within one unit of the 50th digit, but 1.000...0 and 1.000...1 differ there (it said VERIFIED)
+    r = verify_numeric("1 = 1 + 10^-49")
+    assert r.verdict == "REFUTED" and r.digits_agreed == 49
+    assert r.reason.startswith("the sides differ after 49 significant digits")
+    r = verify_numeric("1 = 1 + 10^-49", digits=49)
+    assert r.verdict == "VERIFIED" and r.reason.startswith("both sides agree to 49 significant digits")
+    assert verify_numeric("pi = 3.1416", digits=1).reason.startswith("both sides agree to 1 significant digit ")
+
+
+@pytest.mark.slow
+def test_a_divergent_sum_says_what_did_not_converge():
+    r = verify_numeric("sum_{n>=1} 1/n = 2")
+    assert r.verdict == "UNDETERMINED" and r.verified is None
+    # it said "did not converge numerically ()": the exception object, not its (empty) text, was tested
+    assert r.reason == ("the left side could not be evaluated: the infinite sum did not converge numerically: "
+                        "it may diverge, or converge too slowly to extrapolate")

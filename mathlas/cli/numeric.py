@@ -16,6 +16,7 @@ Importing this module is light (mpmath and sympy load in the numeric worker).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -62,6 +63,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_constant(args: argparse.Namespace) -> int:
     from mathlas.tools.numeric import identify_constant
+    from mathlas.tools.numeric.value import digits_text
 
     r = identify_constant(args.value, digits=args.digits, basis=args.basis, timeout=args.timeout)
     if args.json:
@@ -74,15 +76,20 @@ def cmd_constant(args: argparse.Namespace) -> int:
             if c != r.best:
                 print(f"  also: {c.expression}    ({c.digits_agreed} digits)")
     if not args.json:
-        print(f"{r.digits} digits used, {r.forms_searched:,} forms searched in {r.elapsed_s:g} s", file=sys.stderr)
+        print(f"{digits_text(r.digits)} used, {digits_text(r.forms_searched, 'form')} searched in {r.elapsed_s:g} s",
+              file=sys.stderr)
     return 0 if r.identified else 1
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from mathlas.tools.numeric import verify_numeric
+# the next step after a claim refuted only because its decimal is read as exact, as this command's line
+STEP = ("run: mathlas verify-numeric --expression {expression} --value {value}", shlex.quote)
 
-    r = verify_numeric(claim=args.claim, expression=args.expression, value=args.value, digits=args.digits,
-                       timeout=args.timeout)
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from mathlas.tools.numeric.verify import verify_with_step
+
+    r = verify_with_step(STEP, claim=args.claim, expression=args.expression, value=args.value, digits=args.digits,
+                         timeout=args.timeout)
     if args.json:
         print_json(r)
     else:

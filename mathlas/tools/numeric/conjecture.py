@@ -14,6 +14,7 @@ proved):
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -24,7 +25,7 @@ from mathlas.errors import UsageError
 from .identify import _check_digits
 from .relations import GUARD
 from .timebound import check_timeout, run_bounded
-from .value import parse_value
+from .value import digits_text, parse_value
 
 DEFAULT_TIMEOUT = 30.0
 PROVENANCE = "conjectured_relation"
@@ -191,8 +192,8 @@ def _pslq_rich(x, D, max_terms, add, searched) -> None:
     D_eff = D - GUARD
     budget = D_eff - margin
     if budget < 1:
-        searched(f"pslq: skipped, {D} digits are too few for {len(bases)} relation forms "
-                 f"(need at least {int(margin + GUARD + 2)})")
+        searched(f"pslq: skipped, {digits_text(D)} are too few for {len(bases)} relation forms "
+                 f"(need at least {math.ceil(margin + GUARD + 1)})")
         return
     seen = set()
     for b in bases:
@@ -246,8 +247,6 @@ def _label(k: int, t) -> str:
 
 
 def _gcf(x, D, depth, add, searched) -> None:
-    import math
-
     from mpmath import mp
 
     from . import contfrac as C
@@ -256,7 +255,7 @@ def _gcf(x, D, depth, add, searched) -> None:
     n_frac, n_moeb = C.gcf_search_size()
     margin = R.required_margin(n_frac * n_moeb)
     if D - GUARD - margin < 3:
-        searched(f"gcf: skipped, {D} digits are too few to confirm a match among {n_frac:,} fractions x "
+        searched(f"gcf: skipped, {digits_text(D)} are too few to confirm a match among {n_frac:,} fractions x "
                  f"{n_moeb:,} transforms (need at least {math.ceil(margin + GUARD + 3)})")
         return
     xv = x.mpf()

@@ -210,10 +210,29 @@ def gcf_candidates(xf: float, depth: int):
                 yield (tuple(int(c) for c in A[j]), tuple(int(c) for c in B[j]), coefs[order[k]], float(gi))
 
 
+def moebius_count(R: int = 3) -> int:
+    """How many distinct transforms (p + q x)/(r + s x) with |p|, |q|, |r|, |s| <= R there are: 1,008 for R = 3.
+
+    Two coefficient vectors give the same function of x exactly when they are proportional, so each
+    function is one primitive vector (gcd 1) and its negative. At a generic irrational x the functions
+    take that many distinct values; at a special x some coincide (at 0.5 only 111 are distinct, at
+    sqrt 2 628), because x is then a fixed point of a small integer Moebius map.
+    """
+    rng = range(-R, R + 1)
+    primitive = sum(1 for p, q, r, s in itertools.product(rng, rng, rng, rng)
+                    if q * r - p * s != 0 and math.gcd(p, q, r, s) == 1)
+    return primitive // 2
+
+
 def gcf_search_size() -> tuple[int, int]:
     """(fractions, transforms) the float search compares; their product is the hypothesis count."""
+    # The count bounds the chance that a number with no relation matches some pair. Such a number is
+    # generic: all ``moebius_count()`` transforms take distinct values there, each a separate chance.
+    # Counting the values at the given x would let a special input (a rational, a quadratic irrational)
+    # lower its own bar, and counting them at one fixed x (this once used 0.5: 111) undercounts the
+    # search everywhere else; the function count is the most the search tries at any x.
     a_list, b_list = _polys()
-    return len(a_list) * len(b_list), len(_moebius_set(0.5)[1])
+    return len(a_list) * len(b_list), moebius_count()
 
 
 def gcf_value(a, b, depth: int):

@@ -71,7 +71,9 @@ def evaluate(node: Node, dps: int) -> Any:
         except EvaluationError:
             raise
         except mpmath.libmp.NoConvergence as exc:
-            raise EvaluationError(f"did not converge numerically ({exc or 'no convergence'})") from None
+            # mpmath often raises it without a message (nsum, nprod): then there is nothing to add
+            detail = str(exc).strip()
+            raise EvaluationError("did not converge numerically" + (f" ({detail})" if detail else "")) from None
         except (ZeroDivisionError, ValueError, OverflowError, ArithmeticError, TypeError) as exc:
             raise EvaluationError(f"cannot evaluate: {type(exc).__name__}: {str(exc)[:120]}") from None
         except RecursionError:
@@ -144,9 +146,14 @@ def _big_sum(node: Node, env) -> Any:
             _check_int(low, "a lower bound")
         if not mp.isinf(high):
             _check_int(high, "an upper bound")
-        if is_sum:
-            return mp.nsum(f, [low, high], strict=True)
-        return mp.nprod(f, [low, high], strict=True)
+        try:
+            if is_sum:
+                return mp.nsum(f, [low, high], strict=True)
+            return mp.nprod(f, [low, high], strict=True)
+        except mpmath.libmp.NoConvergence:
+            what = "sum" if is_sum else "product"
+            raise EvaluationError(f"the infinite {what} did not converge numerically: it may diverge, or converge "
+                                  "too slowly to extrapolate") from None
     lo, hi = _check_int(low, "a lower bound"), _check_int(high, "an upper bound")
     if hi - lo + 1 > MAX_FINITE_TERMS:
         raise EvaluationError(f"a finite sum or product of {hi - lo + 1:,} terms (the limit is {MAX_FINITE_TERMS:,})")

@@ -15,6 +15,7 @@ tier that yields a confirmed candidate:
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 from mathlas.errors import UsageError
@@ -22,7 +23,7 @@ from mathlas.errors import UsageError
 from .parser import has_binders, parse_expression
 from .relations import GUARD, Term
 from .timebound import check_timeout, run_bounded
-from .value import parse_value
+from .value import digits_text, parse_value
 
 MAX_DIGITS = 1000
 MAX_BASIS = 12
@@ -175,7 +176,8 @@ def _identify_work(text: str, D: int, basis_texts, send) -> IdentifyResult:
     transforms = [("x", xv, lambda T: T, 0.0)]
     transforms.append(("1/x", 1 / xv, lambda T: 1 / T, 0.0))
     transforms.append(("x^2", xv * xv, lambda T: sign * sympy.sqrt(T), 0.0))
-    if abs(xv) <= 200:
+    exp_tried = abs(xv) <= 200  # exp(x) costs log10|x| digits; beyond 200 it is not tried
+    if exp_tried:
         transforms.append(("exp(x)", mp.exp(xv), lambda T: sympy.log(T), float(mp.log10(max(abs(xv), 1)))))
     transforms.append(("log|x|", mp.log(abs(xv)), lambda T: sign * sympy.exp(T), 0.0))
 
@@ -198,8 +200,11 @@ def _identify_work(text: str, D: int, basis_texts, send) -> IdentifyResult:
     budget = D_eff - margin
     result = IdentifyResult(False, None, [], None, D, basis=basis_names, forms_searched=0)
     if budget < 1.0:
-        result.reason = (f"too few digits: {D} significant digits cannot tell a closed form from a coincidence "
-                         f"among the {len(hyps)} forms of the basis (need at least {int(margin + GUARD + 2)}), "
+        # the count depends on the input (exp(x) is left out for |x| > 200; a basis of your own has its
+        # own count), so say which count this is
+        forms = f"the {len(hyps)} forms of the basis" + ("" if exp_tried else " for |x| > 200, where exp(x) is not tried")
+        result.reason = (f"too few digits: {digits_text(D, 'significant digit')} cannot tell a closed form from "
+                         f"a coincidence among {forms} (need at least {math.ceil(margin + GUARD + 1)}), "
                          "so none was searched")
         return result
 

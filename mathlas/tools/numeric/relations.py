@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 GUARD = 1  # digits of slack for a rounded or truncated last digit
@@ -89,15 +90,17 @@ def pslq(values: list, digits: float, budget: float) -> list[int] | None:
 
 
 def agreed_digits(value, x, digits: int) -> int:
-    """How many leading digits of the decimal ``x`` the number ``value`` matches (within one unit)."""
+    """How many leading digits of the decimal ``x`` the number ``value`` matches, as a person reads
+    them (``value.common_digits``: 3.14159... matches 3.1416 in 5, 3.15 in 2), at most ``digits``."""
     from mpmath import mp
 
+    from .value import common_digits
+
     with mp.workdps(digits + 20):
-        diff = abs(mp.mpf(value) - x.mpf())
-        if diff == 0:
-            return digits
-        k = math.floor(x.lead - float(mp.log10(diff)))
-    return max(0, min(k, digits))
+        # rounded well past the digits compared, so that a candidate equal to a short decimal (3/10) is
+        # that decimal, not the binary number a hair below it, which truncates one digit lower
+        known = Fraction(mp.nstr(mp.mpf(value), digits + 10))
+    return common_digits(known, x.fraction(), digits)
 
 
 def sympy_value(expr, dps: int):

@@ -1,4 +1,6 @@
-"""Numeric inputs: a decimal string of any length (or an int / float) and the digits it carries."""
+"""Numeric inputs: a decimal string of any length (or an int / float) and the digits it carries; how
+many leading digits two numbers share, counted as a person reads them.
+"""
 from __future__ import annotations
 
 import math
@@ -93,3 +95,52 @@ def parse_value(value, *, name: str = "value") -> DecimalValue:
         return DecimalValue(text=text, negative=False, mantissa="0" * max(len(frac), 1), lead=exp + 1 - len(frac))
     lead = len(whole.lstrip("0")) + exp if whole.lstrip("0") else exp - (len(frac) - len(frac.lstrip("0")))
     return DecimalValue(text=text, negative=sign == "-", mantissa=digits, lead=lead)
+
+
+def digits_text(n: int, what: str = "digit") -> str:
+    """``1 digit``, ``3 digits``: a count with its noun in the right number."""
+    return f"{n:,} {what}" if n == 1 else f"{n:,} {what}s"
+
+
+def lead_of(m: Fraction) -> int:
+    """The ``lead`` of a positive number: ``10**(lead - 1) <= m < 10**lead``."""
+    e = math.floor(math.log10(m.numerator) - math.log10(m.denominator))
+    while Fraction(10) ** e > m:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= m:
+        e += 1
+    return e + 1
+
+
+def _reads_as(v: Fraction, y: Fraction, unit: Fraction) -> bool:
+    """Whether ``v`` rounds (half a unit, either way at a tie) or truncates (toward zero) to ``y``."""
+    if 2 * abs(v - y) <= unit:
+        return True
+    q = math.floor(abs(v) / unit) * unit
+    return (q if v >= 0 else -q) == y
+
+
+def common_digits(a: Fraction, b: Fraction, limit: int, top: int | None = None) -> int:
+    """The leading digits in which ``a`` and ``b`` agree, at most ``limit``.
+
+    That is the largest k for which both round or truncate to one decimal of k significant digits and
+    differ by at most one unit of its last digit. It is what a person reads: pi and 3.15 agree to 2
+    digits (3.1), 2 and 3 to none, 19.9991 and 20 to 4 (both read 20.00), 3.14159 and 3.1416 to 5.
+    Digits count from the leading digit of the larger of the two, or from ``10**(top - 1)`` when
+    ``top`` is given (``top=0`` counts digits after the decimal point).
+    """
+    if a == b:
+        return limit
+    if top is None:
+        top = lead_of(max(abs(a), abs(b)))
+    d = abs(a - b)
+    # agreeing to k digits needs d <= one unit of the k-th, so k <= top - lead(d) + 1; both conditions
+    # only get easier as k falls, so the first k that passes from there down is the largest
+    for k in range(min(limit, top - lead_of(d) + 1), 0, -1):
+        unit = Fraction(10) ** (top - k)
+        if d > unit:
+            continue
+        lo = math.floor(a / unit) * unit
+        if any(_reads_as(a, y, unit) and _reads_as(b, y, unit) for y in (lo, lo + unit)):
+            return k
+    return 0

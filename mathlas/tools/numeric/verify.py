@@ -11,12 +11,20 @@ side agree to some number of digits: that is how far the side is trusted. The ve
   trusted far enough to decide.
 
 A comparison where one side is zero is absolute: ``|left - right| < 10**-digits``. With a decimal
-``value`` the expression must round or truncate to the digits given.
+``value`` the expression must round or truncate to the digits given; a decimal written in a claim is
+read as the exact number it denotes (``pi = 3.14`` is REFUTED), and the reason names the check that
+reads it as known only to its digits, in the words of the caller's surface (``verify_with_step``).
+
+Digits agreed are counted as a person reads them (``value.common_digits``: pi and 3.15 agree to 2,
+3.1); the decision to refute uses the distance itself (``_agree``: within one unit), so that a refuted
+claim is wrong by far more than either side's evaluation error.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 from mathlas.checks import integer
@@ -24,7 +32,7 @@ from mathlas.errors import UsageError
 
 from .parser import Node, parse_claim, parse_expression, to_text
 from .timebound import check_timeout, run_bounded
-from .value import DecimalValue, parse_value
+from .value import DecimalValue, common_digits, digits_text, lead_of, parse_value
 
 MAX_DIGITS = 1000
 DEFAULT_TIMEOUT = 20.0
@@ -36,8 +44,9 @@ class VerifyResult:
     """The verdict of verify_numeric.
 
     ``verdict`` is VERIFIED, REFUTED or UNDETERMINED; ``verified`` is True, False or None to match.
-    ``digits_agreed``: significant digits in which the two sides agree (capped at ``digits``);
-    ``reevaluated``: the independent high-precision value(s); ``reason``: how the verdict was reached.
+    ``digits_agreed``: the leading significant digits in which the two sides agree, as a person reads
+    them (capped at ``digits``); ``reevaluated``: the independent high-precision value(s); ``reason``:
+    how the verdict was reached.
     """
 
     verdict: Literal["VERIFIED", "REFUTED", "UNDETERMINED"]
@@ -49,6 +58,13 @@ class VerifyResult:
     left: str = ""
     right: str = ""
     elapsed_s: float = 0.0
+
+
+# The next step after a claim refuted only because its decimal is read as exact ("pi = 3.14": pi does
+# round to 3.14), as the caller's surface writes it: a template with {expression} and {value}, and the
+# quoting for them. The tool (so the library and the MCP server) names its own arguments; the CLI passes
+# its command (mathlas.cli.numeric). No result field carries it: every field costs each MCP session.
+ARGUMENTS_STEP = ("pass expression={expression}, value={value} instead", repr)
 
 
 def verify_numeric(claim: str | None = None, expression: str | None = None, value: str | float | None = None,
@@ -63,6 +79,14 @@ def verify_numeric(claim: str | None = None, expression: str | None = None, valu
         digits: digits to confirm.
         timeout: seconds.
     """
+    return verify_with_step(ARGUMENTS_STEP, claim, expression, value, digits, timeout)
+
+
+def verify_with_step(step: tuple[str, Callable[[str], str]], claim: str | None = None, expression: str | None = None,
+                     value: str | float | None = None, digits: int = 50,
+                     timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
+    """``verify_numeric``, with the next step after a claim refuted for its exact decimal written as
+    ``step`` says (see ``ARGUMENTS_STEP``)."""
     integer(digits, "digits", 1, MAX_DIGITS)
     timeout = check_timeout(timeout)
     decimal: DecimalValue | None = None
@@ -84,7 +108,7 @@ def verify_numeric(claim: str | None = None, expression: str | None = None, valu
                 right = parse_expression(value)
             except UsageError as exc:
                 raise UsageError(f"value is neither a decimal number nor an expression: {exc}") from None
-    out = run_bounded(_verify_work, left, right, decimal, digits, timeout=timeout)
+    out = run_bounded(_verify_work, left, right, decimal, digits, step, timeout=timeout)
     if out.value is not None:
         out.value.elapsed_s = round(out.elapsed, 3)
         return out.value
@@ -95,7 +119,11 @@ def verify_numeric(claim: str | None = None, expression: str | None = None, valu
 
 
 def _agree(a, b, absolute: bool) -> int:
-    """Digits in which ``a`` and ``b`` agree: relative to the larger, or absolute (for zero)."""
+    """Digits to which ``a`` and ``b`` are within one unit: relative to the larger, or absolute (for zero).
+
+    Not what a person reads as "digits agreed" (2 and 3 are within one unit of the first digit); the
+    verdicts use it because it measures the distance, which is what a side's error is compared with.
+    """
     from mpmath import mp
 
     d = abs(a - b)
@@ -108,6 +136,70 @@ def _agree(a, b, absolute: bool) -> int:
     return max(0, math.floor(lead - float(mp.log10(d))))
 
 
+def _known_decimal(v, digits: int) -> tuple[Fraction, Fraction]:
+    """(real, imaginary) parts of ``v`` as the decimals of ``digits`` significant digits they are known to.
+
+    An evaluation of 3.1416 or 0.3 is a binary number a hair below or above it; digit counts and
+    truncation are discontinuous exactly there (0.29999... truncates to 0.2), so they are read off the
+    value rounded to its trusted digits, where that noise is gone.
+    """
+    from mpmath import mp
+
+    n = max(1, digits)
+    return tuple(Fraction(mp.nstr(part, n)) if part != 0 else Fraction(0) for part in (mp.re(v), mp.im(v)))
+
+
+def _shared_digits(a: tuple[Fraction, Fraction], b: tuple[Fraction, Fraction], limit: int, absolute: bool) -> int:
+    """Leading digits in which ``a`` and ``b`` ((real, imaginary) pairs) agree as a person reads them:
+    ``value.common_digits`` on each part, counted from the leading digit of the largest part (or after
+    the decimal point when ``absolute``)."""
+    if absolute:
+        top = 0
+    else:
+        largest = max(abs(x) for x in (*a, *b))
+        if largest == 0:
+            return limit
+        top = lead_of(largest)
+    return min(common_digits(x, y, limit, top) for x, y in zip(a, b))
+
+
+def _agree_text(n: int, absolute: bool) -> str:
+    """``agree to 3 significant digits``, ``agree in no significant digit``, ``agree to 1 decimal place``."""
+    unit = "decimal place" if absolute else "significant digit"
+    if n == 0:
+        return f"agree to no {unit}" if absolute else f"agree in no {unit}"
+    return f"agree to {digits_text(n, unit)}"
+
+
+def _differ_text(n: int, absolute: bool) -> str:
+    """``the sides differ after 3 significant digits``, ``... in the first significant digit``."""
+    if n == 0:
+        return "the sides do not agree to one decimal place" if absolute else \
+            "the sides differ in the first significant digit"
+    return f"the sides differ after {digits_text(n, 'decimal place' if absolute else 'significant digit')}"
+
+
+def _literal(node: Node) -> str | None:
+    """The text of a side that is a plain number (``3.14``, ``-2.5e-3``), else None."""
+    if node.kind == "num":
+        return node.text
+    if node.kind == "neg" and node.args[0].kind == "num":
+        return "-" + node.args[0].text
+    return None
+
+
+def _plain(text: str) -> str:
+    """``to_text`` without the parentheses around the whole: ``(1 + 1)`` -> ``1 + 1``."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and i < len(text) - 1:
+            return text  # the first parenthesis closes before the end: (a) + (b)
+    return text[1:-1]
+
+
 def _eval_twice(node: Node, digits: int):
     """(value at the higher precision, digits to which two precisions agree) or raise EvaluationError."""
     from .evaluate import evaluate
@@ -117,7 +209,7 @@ def _eval_twice(node: Node, digits: int):
     return high, low
 
 
-def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, digits: int, send) -> VerifyResult:
+def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, digits: int, step, send) -> VerifyResult:
     from mpmath import mp
 
     from .evaluate import EvaluationError
@@ -149,58 +241,79 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
     trust_L = _agree(L, L_low, absolute)
     trust_R = _INF if decimal is not None else _agree(R, R_low, absolute)
     trusted = min(trust_L, trust_R)
-    agreed = _agree(L, R, absolute)
+    close = _agree(L, R, absolute)
+    # each side as the decimal it is known to be; a decimal value exactly as written
+    Lq = _known_decimal(L, min(trust_L, target + 10))
+    Rq = (decimal.fraction(), Fraction(0)) if decimal is not None else _known_decimal(R, min(trust_R, target + 10))
+    agreed = _shared_digits(Lq, Rq, target, absolute)
     reevaluated = f"{show(L)}" if decimal is not None else f"left = {show(L)}; right = {show(R)}"
-    shown_agreed = min(agreed, target)
-    kind = "absolute digits" if absolute else "significant digits"
 
     if decimal is not None:
         if trust_L < target + 2:
-            return VerifyResult("UNDETERMINED", None, shown_agreed, reevaluated,
-                                f"the expression could be evaluated reliably to only {trust_L} digits, "
+            return VerifyResult("UNDETERMINED", None, agreed, reevaluated,
+                                f"the expression could be evaluated reliably to only {digits_text(trust_L)}, "
                                 f"fewer than the {target} given", digits, ltext, rtext)
-        ok = _rounds_to(L, decimal)
+        ok = _rounds_to(Lq, decimal)
         if ok:
             return VerifyResult("VERIFIED", True, target, reevaluated,
-                                f"the expression rounds or truncates to the {target} digits given "
+                                f"the expression rounds or truncates to the {digits_text(target)} given "
                                 f"(independent evaluation at {target + 10} and {target + 25} digits)",
                                 digits, ltext, rtext)
-        return VerifyResult("REFUTED", False, shown_agreed, reevaluated,
+        return VerifyResult("REFUTED", False, agreed, reevaluated,
                             f"the expression is {show(L)}, which does not round or truncate to the value "
-                            f"given (they agree to {shown_agreed} {kind})", digits, ltext, rtext)
+                            f"given (they {_agree_text(agreed, absolute)})", digits, ltext, rtext)
+    # agreeing as read (agreed) implies being within one unit (close); not the other way round
     if agreed >= target and trusted >= target:
         return VerifyResult("VERIFIED", True, target, reevaluated,
-                            f"both sides agree to {target} {kind} (independent evaluations at "
+                            f"both sides {_agree_text(target, absolute)} (independent evaluations at "
                             f"{target + 10} and {target + 25} digits agree)", digits, ltext, rtext)
-    if agreed < target and trusted >= agreed + 3:
-        return VerifyResult("REFUTED", False, shown_agreed, reevaluated,
-                            f"the sides differ after {shown_agreed} {kind}, and each side is known "
-                            f"to at least {min(trusted, target + 10)} digits", digits, ltext, rtext)
-    return VerifyResult("UNDETERMINED", None, shown_agreed, reevaluated,
-                        f"the sides agree to {shown_agreed} {kind}, but a side could be evaluated "
-                        f"reliably to only {trusted} digits; ask for fewer digits or simplify",
+    # refuted only when each side's evaluation error is far below the distance between the sides
+    if trusted >= close + 3:
+        known = _refuted_sides(left, right, Lq, Rq, trust_L, trust_R, target, step)
+        return VerifyResult("REFUTED", False, agreed, reevaluated, f"{_differ_text(agreed, absolute)}{known}",
+                            digits, ltext, rtext)
+    return VerifyResult("UNDETERMINED", None, agreed, reevaluated,
+                        f"the sides {_agree_text(agreed, absolute)}, but a side could be evaluated "
+                        f"reliably to only {digits_text(trusted)}; ask for fewer digits or simplify",
                         digits, ltext, rtext)
 
 
-def _rounds_to(v, decimal: DecimalValue) -> bool:
-    """Whether ``v`` rounds (half a unit) or truncates (toward zero, under a unit) to the decimal."""
-    from mpmath import mp
+def _refuted_sides(left: Node, right: Node, L: tuple, R: tuple, trust_L: int, trust_R: int, target: int,
+                   step) -> str:
+    """How well each side of a refuted claim is known; when one side is a decimal that the other side does
+    round or truncate to (the claim is false only because the decimal is exact), the next ``step``."""
+    lit = {"left": _literal(left), "right": _literal(right)}
+    trust = {"left": trust_L, "right": trust_R}
+    value = {"left": L, "right": R}
+    computed = [s for s in ("left", "right") if lit[s] is None]
+    if not computed:
+        return f": {lit['left']} and {lit['right']} are read as exact numbers"
+    t = min(min(trust[s] for s in computed), target + 10)
+    if len(computed) == 2:
+        return f", and each side is known to at least {digits_text(t)}"
+    other = computed[0]
+    number = lit["right" if other == "left" else "left"]
+    expr = _plain(to_text(left if other == "left" else right))
+    known = f": {number} is read as an exact number, and {expr} is known to at least {digits_text(t)}"
+    if not any(c in number for c in ".eE"):
+        return known  # an integer in a claim is meant exactly; a decimal may have been cut short
+    dec = parse_value(number)
+    if trust[other] >= dec.digits + 2 and _rounds_to(value[other], dec):
+        template, quote = step
+        return (f"{known}; {expr} does round or truncate to {number}, so if {number} is known only to its "
+                f"digits, " + template.format(expression=quote(expr), value=quote(number)))
+    return known
 
+
+def _rounds_to(v: tuple[Fraction, Fraction], decimal: DecimalValue) -> bool:
+    """Whether ``v`` ((real, imaginary), exact) rounds (half a unit) or truncates (toward zero, under a
+    unit) to the decimal."""
+    vf, im = v
+    if im != 0:
+        return False
     x = decimal.fraction()
     ulp = decimal.ulp()
-    if hasattr(v, "imag") and v.imag != 0:
-        return False
-    vf = _to_fraction(mp.mpf(v))
     diff = vf - x
     if abs(diff) * 2 <= ulp:
         return True
     return 0 <= diff * (1 if x >= 0 else -1) < ulp and (vf >= 0) == (x >= 0)
-
-
-def _to_fraction(v):
-    """The exact rational value of an mpf."""
-    from fractions import Fraction
-
-    sign, man, exp, _ = v._mpf_
-    f = Fraction(man) * Fraction(2) ** exp
-    return -f if sign else f
