@@ -36,11 +36,12 @@ from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
 
-def pool_stamp(b) -> str:
+def pool_stamp(b, extras: tuple[str, ...] = ()) -> str:
     """What a pool cache was made for: the bundle and the feature list (another computes them again)."""
     from mathlas.ranking.learned import FEATURES
 
-    return f"{b.label}:{len(FEATURES)}:{','.join(FEATURES)}"
+    names = (*FEATURES, *extras)
+    return f"{b.label}:{len(names)}:{','.join(names)}"
 
 
 def load_pools(cache: Path | None, stamp: str) -> dict[str, ltr.Pool]:
@@ -64,13 +65,13 @@ def save_pools(cache: Path | None, stamp: str, have: dict[str, ltr.Pool]) -> Non
         np.savez_compressed(cache, **arrays)
 
 
-def pools(b, recs: list[dict], cache: Path | None) -> dict[str, ltr.Pool]:
-    stamp = pool_stamp(b)
+def pools(b, recs: list[dict], cache: Path | None, extras: tuple[str, ...] = ()) -> dict[str, ltr.Pool]:
+    stamp = pool_stamp(b, extras)
     have = load_pools(cache, stamp)
     t0, made = time.time(), 0
     for r in recs:
         if r["id"] not in have:
-            have[r["id"]] = ltr.pool(b, r["query"])
+            have[r["id"]] = ltr.pool(b, r["query"], extras=extras)
             made += 1
     if made:
         print(f"{made} pools made in {time.time() - t0:.0f} s", file=sys.stderr)

@@ -2,7 +2,7 @@
 
     python scripts/train_ranker_formal.py --bundle mathlib \\
         --sets ../shared/eval/formal-qr-dev.jsonl ../shared/eval/formal-dev.jsonl \\
-        --out artifacts/rankers/mathlib-ltr-1.json --cache work/formal-pools.npz [--folds 5]
+        --out artifacts/rankers/mathlib-ltr-1.json --cache work/formal-pools.npz [--folds 5] [--extras log_pagerank]
 
 The formal sets have targets and no judged equivalents: a target is label 2, any other candidate 0.
 Queries that share a target (formal-qr-dev asks for one declaration in several styles, and formal-dev
@@ -16,7 +16,8 @@ did not see it (out of fold: the figures a new query can expect), with 95% paire
 of the differences. Then it fits the final model on every query, the answers' ``match`` on the
 out-of-fold scores (in-corpus queries: the sets; out-of-field: the collection's off-topic queries),
 and writes the model (``mathlas_build.training.ltr.attach`` puts it into a bundle; the recipe's
-``[ranker]`` names it).
+``[ranker]`` names it). ``--extras``: columns of ``mathlas.ranking.learned.EXTRA_FEATURES`` the model
+reads after the 34 features (``log_pagerank``: the declaration's PageRank in the dependency graph).
 """
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ class Using:
         from mathlas.ranking import learned
 
         self.saved = dict(self.b.manifest.ranker or {})
-        self.b.manifest.ranker = {"file": learned.MODEL_FILE, "features": list(learned.FEATURES)}
+        self.b.manifest.ranker = {"file": learned.MODEL_FILE, "features": [*learned.FEATURES, *self.model.extras]}
         learned._MODELS[self.b] = (self.model, self.info)
         return self
 
@@ -142,11 +143,18 @@ def main() -> None:
     ap.add_argument("--min-data", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--report", default=None, help="write the measured figures here (.json)")
+    ap.add_argument("--extras", default="", help="comma-separated EXTRA_FEATURES the model reads (e.g. log_pagerank)")
     a = ap.parse_args()
 
     from mathlas.engine import open_bundle
-    from mathlas.ranking.learned import FEATURES, model_from_spec
+    from mathlas.ranking.learned import EXTRA_FEATURES, FEATURES, extras_of, model_from_spec
 
+    extras = tuple(x for x in a.extras.split(",") if x)
+    try:
+        extras_of([*FEATURES, *extras])
+    except ValueError:
+        raise SystemExit(f"train_ranker_formal.py: --extras must be some of {', '.join(EXTRA_FEATURES)} in that "
+                         f"order, got {a.extras!r}") from None
     b = open_bundle(a.bundle)
     if b.manifest.ranker:
         raise SystemExit(f"{b.label} carries a model already: train on a bundle built without one")
@@ -155,10 +163,10 @@ def main() -> None:
                                                                                    with_offtopic=True)
            if r.get("area") == "offtopic"]
     t0 = time.time()
-    P = pools(b, recs + off, Path(a.cache) if a.cache else None)
+    P = pools(b, recs + off, Path(a.cache) if a.cache else None, extras)
     print(f"pools ready in {time.time() - t0:.0f} s", file=sys.stderr)
     fold = folds_of(recs, a.folds)
-    opts = dict(trees=a.trees, leaves=a.leaves, learning_rate=a.lr, min_data=a.min_data, seed=a.seed)
+    opts = dict(trees=a.trees, leaves=a.leaves, learning_rate=a.lr, min_data=a.min_data, seed=a.seed, extras=extras)
     info = ltr.doc_info(b)
 
     t0 = time.time()
@@ -201,7 +209,8 @@ def main() -> None:
         "offtopic_rows": len(offs), "offtopic_none": round(float(np.mean([v[2] == "none" for v in offs])), 3)}
     spec["trained_on"] = {"sets": [Path(s).name for s in a.sets], "queries": n, "candidates": cands,
                           "trees": a.trees, "leaves": a.leaves, "learning_rate": a.lr, "min_data_in_leaf": a.min_data,
-                          "seed": a.seed, "folds": a.folds, "bundle": b.label, "labels": "targets 2, others 0"}
+                          "seed": a.seed, "folds": a.folds, "bundle": b.label, "labels": "targets 2, others 0",
+                          "extras": list(extras)}
     spec["measured"] = measured
     model_from_spec(spec)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +220,7 @@ def main() -> None:
         Path(a.report).write_text(json.dumps({"measured": measured, "base": base, "oof": oof}, indent=1),
                                   encoding="utf-8")
     imp = booster.feature_importance("gain")
-    top = sorted(zip(imp, FEATURES), reverse=True)[:12]
+    top = sorted(zip(imp, booster.feature_name()), reverse=True)[:12]
     print("gain:", ", ".join(f"{f} {g:.0f}" for g, f in top))
 
 

@@ -109,6 +109,56 @@ def test_a_model_of_other_features_is_refused():
         model_from_spec({"kind": "linear", "features": ["bm25"], "weights": [1.0]})
 
 
+def test_a_model_may_read_extra_columns_in_their_order():
+    from mathlas.ranking.learned import EXTRA_FEATURES, extras_of
+
+    assert extras_of(FEATURES) == () and extras_of([*FEATURES, "log_pagerank"]) == ("log_pagerank",)
+    assert extras_of([*FEATURES, *EXTRA_FEATURES]) == EXTRA_FEATURES
+    for bad in ([*FEATURES, "generated", "log_pagerank"], [*FEATURES, "stars"], list(FEATURES[:-1])):
+        with pytest.raises(ValueError, match="feature list differs"):
+            extras_of(bad)
+    # one tree on log_pagerank (column 34): the extra column is what it reads
+    spec = {"kind": "trees", "features": [*FEATURES, "log_pagerank"], "depth": 1,
+            "trees": [{"feature": [len(FEATURES), 0, 0], "threshold": [0.0, 0.0, 0.0], "left": [1, 1, 2],
+                       "right": [2, 1, 2], "value": [0.0, -1.0, 1.0]}]}
+    model = model_from_spec(spec)
+    assert model.extras == ("log_pagerank",)
+    X = np.zeros((2, len(FEATURES) + 1), dtype=np.float32)
+    X[1, -1] = 2.0
+    assert model.score(X).tolist() == [-1.0, 1.0]
+
+
+def test_extra_columns_come_from_the_table_and_travel_with_the_arrays(tmp_path):
+    import pyarrow as pa
+
+    class Formal(FakeTable):
+        def __init__(self, rows):
+            super().__init__(rows)
+            self._t = self._t.append_column("pagerank", pa.array([r["pagerank"] for r in rows], pa.float64()))
+            self._t = self._t.append_column("generated", pa.array([r["generated"] for r in rows], pa.string()))
+
+    rows = [{"id": f"lean:D{i}", "source": "lean", "kind": "theorem", "name": f"D{i}", "text": "t", "aliases": None,
+             "pagerank": pr, "generated": g} for i, (pr, g) in enumerate([(2.0, None), (0.5, "simps"), (None, "")])]
+    info = DocInfo.of(Formal(rows))
+    assert info.extra["log_pagerank"].tolist() == pytest.approx([math.log(2.0), math.log(0.5), math.log(1e-6)])
+    assert info.extra["generated"].tolist() == [0.0, 1.0, 0.0] and "deprecated" not in info.extra
+    keys = np.array([1, 0])
+    args = (info, "D1", keys, np.array([1, 2]), np.array([3.0, 2.0]), np.array([0, 1]),
+            np.array([0.5, 0.4], dtype=np.float32), np.zeros(2, dtype=np.float32), False)
+    X = features(*args, ("log_pagerank", "deprecated", "generated"))
+    assert X.shape == (2, len(FEATURES) + 3)
+    assert np.array_equal(X[:, :len(FEATURES)], features(*args))          # the 34 do not move
+    assert X[:, len(FEATURES)].tolist() == pytest.approx([math.log(0.5), math.log(2.0)])
+    assert X[:, len(FEATURES) + 1].tolist() == [0.0, 0.0]                  # no such column: 0
+    assert X[:, len(FEATURES) + 2].tolist() == [1.0, 0.0]
+    info.save(tmp_path / "docinfo.npz")
+    back = DocInfo.load(tmp_path / "docinfo.npz", 3)
+    assert {k: v.tolist() for k, v in back.extra.items()} == {k: v.tolist() for k, v in info.extra.items()}
+    # an informal table has none: the features are the 34 and zeros after them
+    plain = DocInfo.of(FakeTable(rows))
+    assert plain.extra == {} and features(plain, *args[1:], ("log_pagerank",))[:, -1].tolist() == [0.0, 0.0]
+
+
 def test_names_fold_accents_possessives_and_the_kind_word():
     assert words("Bézout's identity") == ["bezout", "identity"]
     assert core(words("Nakayama's lemma")) == core(words("nakayama lemma")) == ("nakayama",)

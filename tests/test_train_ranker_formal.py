@@ -74,3 +74,42 @@ def test_refuses_a_bundle_that_has_a_model(formal_bundle_dir):
                           str(formal_bundle_dir), "--sets", "x.jsonl", "--out", "m.json"],
                          capture_output=True, text=True, timeout=300, cwd=REPO)
     assert run.returncode != 0 and "carries a model already" in run.stderr
+
+
+def test_a_model_that_reads_the_declarations_pagerank(formal_bundle_dir, tmp_path):
+    """``--extras log_pagerank,generated``: the model reads two of the bundle's columns after the 34
+    features; attached to the bundle, the search reads them too (the bundle's docinfo carries them)."""
+    import mathlas
+    from mathlas.bundle import MANIFEST
+    from mathlas.ranking.learned import FEATURES, bundle_model
+    from mathlas_build.training.ltr import attach
+
+    bundle = tmp_path / "formaltest-0.1.0"
+    shutil.copytree(formal_bundle_dir, bundle)
+    manifest = json.loads((bundle / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest.pop("ranker")
+    (bundle / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    b = mathlas.open_bundle(bundle)
+    assert "pagerank" in b.table.column_names
+    ids, texts = b.column("id").to_pylist(), b.column("text").to_pylist()
+    queries = [{"id": f"t{i}", "query": t.split(". ")[0][:200], "targets": [d]}
+               for i, (d, t) in enumerate(zip(ids, texts)) if t and len(t.split()) >= 6][:24]
+    sets = tmp_path / "texts.jsonl"
+    sets.write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    out = tmp_path / "model.json"
+    argv = [sys.executable, str(REPO / "scripts" / "train_ranker_formal.py"), "--bundle", str(bundle), "--sets",
+            str(sets), "--out", str(out), "--folds", "3", "--trees", "5", "--leaves", "3", "--min-data", "5"]
+    run = subprocess.run([*argv, "--extras", "log_pagerank,generated"], capture_output=True, text=True, timeout=600,
+                         cwd=REPO)
+    assert run.returncode == 0, run.stderr[-2000:]
+    spec = json.loads(out.read_text(encoding="utf-8"))
+    assert spec["features"] == [*FEATURES, "log_pagerank", "generated"]
+    assert spec["trained_on"]["extras"] == ["log_pagerank", "generated"]
+    attach(bundle, out)
+    b = mathlas.open_bundle(bundle)
+    model, info = bundle_model(b)
+    assert model.extras == ("log_pagerank", "generated") and set(info.extra) >= {"log_pagerank", "generated"}
+    assert b.search(queries[0]["query"], k=5)                       # ranks with the model
+    bad = subprocess.run([*argv, "--extras", "generated,log_pagerank"], capture_output=True, text=True, timeout=300,
+                         cwd=REPO)
+    assert bad.returncode != 0 and "--extras must be some of log_pagerank, deprecated, generated" in bad.stderr

@@ -12,7 +12,10 @@ The model is gradient-boosted trees (trained offline with LightGBM's lambdarank 
 flat arrays, evaluated for all candidates and all trees at once in numpy (``TreeModel``); or a
 linear model (``{"kind": "linear", "weights": [...], "bias": b}``). The manifest's ``ranker`` block
 names the file, the feature list it was trained with and its measured figures; a bundle without it
-keeps RRF. The model's feature list must equal ``FEATURES`` (else the bundle is refused in one line).
+keeps RRF. The model's feature list must be ``FEATURES``, optionally followed by some of
+``EXTRA_FEATURES`` in their order (else the bundle is refused in one line): per-document columns a
+formal bundle knows (its declarations' PageRank; 0 on a bundle without the column), read only by a
+model trained with them.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import math
 import re
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +58,23 @@ FEATURES = (
     "def_intent", "def_intent_x_definition",
 )
 F = {name: i for i, name in enumerate(FEATURES)}
+# Per-document columns a model may read after FEATURES (its spec names them): ``log_pagerank`` is
+# log(N x PageRank) of a declaration in its bundle's dependency graph (how much rests on it; the
+# ``pagerank`` column of a formal bundle), ``deprecated`` whether it is, ``generated`` whether a tool
+# made the declaration (``@[simps]``, ``to_additive``). A bundle without the column gives 0.
+EXTRA_FEATURES = ("log_pagerank", "deprecated", "generated")
 ABSENT_RANK = 200.0
+
+
+def extras_of(names) -> tuple[str, ...]:
+    """The extra features a model's feature list adds to ``FEATURES``; ValueError when the list is
+    not ``FEATURES`` followed by some of ``EXTRA_FEATURES`` in their order."""
+    names = list(names or ())
+    extras = tuple(names[len(FEATURES):])
+    if names[:len(FEATURES)] != list(FEATURES) or [e for e in EXTRA_FEATURES if e in extras] != list(extras):
+        raise ValueError("its feature list differs from this mathlas's (mathlas.ranking.learned.FEATURES, "
+                         "then some of EXTRA_FEATURES)")
+    return extras
 
 # Words that name what kind of result a name is, not which one: "Nakayama's lemma" = "Nakayama".
 NAME_NOISE = frozenset("""the a an of theorem theorems lemma lemmas proposition corollary conjecture law
@@ -124,6 +143,7 @@ class DocInfo:
     name_hash: np.ndarray     # per key: hash of its whole name's words (0: no name)
     core_hash: np.ndarray     # per key: hash of its name's core words (0: none)
     alias_cores: dict         # hash of an alias's core words -> keys holding it
+    extra: dict = field(default_factory=dict)   # EXTRA_FEATURES name -> float32 per key (the bundle has it)
 
     @classmethod
     def of(cls, table) -> DocInfo:
@@ -169,7 +189,8 @@ class DocInfo:
         seg = np.repeat(np.arange(n), np.diff(name_ptr))
         name_mass = np.bincount(seg, weights=idf[name_ids], minlength=n)
         return cls(source, group, loglen, vocab, idf, name_ptr, name_ids, name_mass, any_ptr, any_ids,
-                   name_hash, core_hash, {h: np.asarray(v, dtype=np.int64) for h, v in alias_cores.items()})
+                   name_hash, core_hash, {h: np.asarray(v, dtype=np.int64) for h, v in alias_cores.items()},
+                   extra_columns(table))
 
     ARRAYS = ("source", "group", "loglen", "idf", "name_ptr", "name_ids", "name_mass", "any_ptr", "any_ids",
               "name_hash", "core_hash")
@@ -207,12 +228,15 @@ class DocInfo:
         arrays["alias_ptr"] = np.cumsum([0] + [len(v) for _, v in holders]).astype(np.int64)
         arrays["alias_keys"] = (np.concatenate([v for _, v in holders]) if holders
                                 else np.zeros(0, dtype=np.int64)).astype(np.int64)
+        for k, v in self.extra.items():
+            arrays[f"extra_{k}"] = v
         with open(path, "wb") as f:
             np.savez(f, **arrays)
 
     @classmethod
     def load(cls, path: Path, count: int) -> DocInfo:
         with np.load(path, allow_pickle=False) as z:
+            extra = {k[len("extra_"):]: z[k] for k in z.files if k.startswith("extra_")}
             got = {k: z[k] for k in cls.ARRAYS}
             for k in ("name_ptr", "name_ids", "any_ptr", "any_ids"):
                 got[k] = got[k].astype(np.int64)
@@ -222,7 +246,23 @@ class DocInfo:
         if len(got["source"]) != count or len(got["name_ptr"]) != count + 1 or len(words_) != len(got["idf"]):
             raise ValueError(f"it describes {len(got['source'])} documents, the bundle has {count}")
         alias = {int(h): ak[ap[i]:ap[i + 1]] for i, h in enumerate(ah.tolist())}
-        return cls(vocab={w: i for i, w in enumerate(words_)}, alias_cores=alias, **got)
+        if any(len(v) != count for v in extra.values()):
+            raise ValueError(f"its extra columns do not describe the bundle's {count} documents")
+        return cls(vocab={w: i for i, w in enumerate(words_)}, alias_cores=alias, extra=extra, **got)
+
+
+def extra_columns(table) -> dict[str, np.ndarray]:
+    """The ``EXTRA_FEATURES`` a bundle's table holds the columns for (float32 per key)."""
+    have = table.column_names
+    out: dict[str, np.ndarray] = {}
+    if "pagerank" in have:
+        pr = np.asarray(table.column("pagerank").to_numpy(zero_copy_only=False), dtype=np.float64)
+        out["log_pagerank"] = np.log(np.maximum(np.nan_to_num(pr), 1e-6)).astype(np.float32)
+    for name in ("deprecated", "generated"):
+        if name in have:
+            out[name] = np.array([1.0 if x not in (None, "", False, 0) else 0.0
+                                  for x in table.column(name).to_pylist()], dtype=np.float32)
+    return out
 
 
 def _segments(ptr: np.ndarray, ids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -266,15 +306,21 @@ def ranks_in(ranking, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def features(info: DocInfo, query: str, keys: np.ndarray, lex_rank: np.ndarray, lex_raw: np.ndarray,
-             dense_rank: np.ndarray, cosines: np.ndarray, rrf_scores: np.ndarray, intent: bool) -> np.ndarray:
+             dense_rank: np.ndarray, cosines: np.ndarray, rrf_scores: np.ndarray, intent: bool,
+             extras: tuple[str, ...] = ()) -> np.ndarray:
     """The ``FEATURES`` matrix (len(keys) x len(FEATURES)) of a candidate pool: ranks 1-based (0: the
-    channel did not rank it), ``lex_raw`` BM25 (NaN: absent), ``cosines`` for every candidate.
+    channel did not rank it), ``lex_raw`` BM25 (NaN: absent), ``cosines`` for every candidate; with
+    ``extras`` (some of ``EXTRA_FEATURES``), those columns after them (0 where the bundle lacks one).
 
     Filled one feature at a time into a feature-major array and returned as its transpose (a view):
     each feature is one contiguous write, and ``TreeModel.score`` reads the features of every node
     as contiguous rows (``X.T``)."""
     n = len(keys)
-    Xt = np.zeros((len(FEATURES), n), dtype=np.float32)
+    Xt = np.zeros((len(FEATURES) + len(extras), n), dtype=np.float32)
+    for j, name in enumerate(extras):
+        column = info.extra.get(name)
+        if column is not None and n:
+            Xt[len(FEATURES) + j] = column[keys]
     lex_rank, lex_raw, dense_rank = np.asarray(lex_rank), np.asarray(lex_raw), np.asarray(dense_rank)
     present = lex_rank > 0
     ls = Xt[_LEX_SCORE]
@@ -487,13 +533,16 @@ class LinearModel:
 
 
 def model_from_spec(spec: dict):
-    if spec.get("features") != list(FEATURES):
-        raise ValueError("its feature list differs from this mathlas's (mathlas.ranking.learned.FEATURES)")
+    """The model of a spec (``kind`` trees or linear); its ``extras``: the ``EXTRA_FEATURES`` it reads."""
+    extras = extras_of(spec.get("features"))
     if spec.get("kind") == "trees":
-        return TreeModel(spec)
-    if spec.get("kind") == "linear":
-        return LinearModel(spec)
-    raise ValueError(f"unknown model kind {spec.get('kind')!r}")
+        model = TreeModel(spec)
+    elif spec.get("kind") == "linear":
+        model = LinearModel(spec)
+    else:
+        raise ValueError(f"unknown model kind {spec.get('kind')!r}")
+    model.extras = extras
+    return model
 
 
 def load_model(root: Path, name: str):
@@ -522,10 +571,16 @@ def bundle_model(bundle):
     with _MODELS_LOCK:
         got = _MODELS.get(bundle)
         if got is None:
-            if spec.get("features") != list(FEATURES):
+            try:
+                extras_of(spec.get("features"))
+            except ValueError:
                 raise BundleCorruptError(f"bundle {bundle.root.name}: its ranking model reads other features than "
-                                         "this mathlas computes; install a bundle made for this version")
-            got = _MODELS[bundle] = (load_model(bundle.root, spec.get("file", MODEL_FILE)), _doc_info(bundle, spec))
+                                         "this mathlas computes; install a bundle made for this version") from None
+            model = load_model(bundle.root, spec.get("file", MODEL_FILE))
+            info = _doc_info(bundle, spec)
+            if any(e not in info.extra for e in model.extras):   # a docinfo.npz made before the column was read
+                info.extra.update(extra_columns(bundle.table))
+            got = _MODELS[bundle] = (model, info)
         return got
 
 
@@ -582,7 +637,8 @@ class LearnedRank:
             lex, dense, fused = self._own(pool, ours, ctx.plan)
             lex_raw = pool.raw_in("lexical")[ours]
         intent = definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query)
-        X = features(info, ctx.query.text, keys, lex, lex_raw, dense, cos, fused.astype(np.float32), intent)
+        X = features(info, ctx.query.text, keys, lex, lex_raw, dense, cos, fused.astype(np.float32), intent,
+                     model.extras)
         score = model.score(X)
         if ctx.plan.key_weights is not None:
             w = np.asarray(ctx.plan.key_weights(keys), dtype=np.float64)
@@ -639,7 +695,7 @@ class LearnedRank:
                         any_ids=empty[:0], name_hash=np.zeros(m, dtype=np.int64),
                         core_hash=np.zeros(m, dtype=np.int64), alias_cores={})
         Xf = features(finfo, ctx.query.text, np.arange(m), pool.rank_in("lexical")[rows], pool.raw_in("lexical")[rows],
-                      pool.rank_in("dense")[rows], cos, pool.scores[rows].astype(np.float32), intent)
+                      pool.rank_in("dense")[rows], cos, pool.scores[rows].astype(np.float32), intent, model.extras)
         top_lex = max(float(X[:, F["lex_score"]].max()), float(Xf[:, F["lex_score"]].max()))
         Xf[:, F["lex_rel"]] = Xf[:, F["lex_score"]] / (top_lex if top_lex > 0 else 1.0)
         Xf[:, F["cos_gap"]] = Xf[:, F["cos"]] - max(float(X[:, F["cos"]].max()), float(Xf[:, F["cos"]].max()))

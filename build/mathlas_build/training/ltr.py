@@ -38,7 +38,8 @@ def doc_info(bundle) -> DocInfo:
     return info
 
 
-def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
+def pool(bundle, query: str, depth: int = DEPTH, extras: tuple[str, ...] = ()) -> Pool:
+    """``extras``: some of ``EXTRA_FEATURES``, columns after ``FEATURES`` (a model trained with them)."""
     from mathlas.ranking.abbreviations import expand_for
     from mathlas.ranking.pipeline import pipeline_for
 
@@ -53,7 +54,8 @@ def pool(bundle, query: str, depth: int = DEPTH) -> Pool:
     cos = bundle.dense.rescore(vector, keys) if len(keys) else np.zeros(0, dtype=np.float32)
     lex_rank, lex_raw = ranks_in(rankings.get("lexical"), keys)
     dense_rank, _ = ranks_in(rankings.get("dense"), keys)
-    X = features(doc_info(bundle), q, keys, lex_rank, lex_raw, dense_rank, cos, rrf_scores, definition_intent(query))
+    X = features(doc_info(bundle), q, keys, lex_rank, lex_raw, dense_rank, cos, rrf_scores, definition_intent(query),
+                 extras)
     return Pool(keys, X, keys)
 
 
@@ -101,15 +103,18 @@ def export_lightgbm(booster) -> dict:
 
         add(t["tree_structure"], 0)
         trees.append({"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value})
-    return {"kind": "trees", "features": list(FEATURES), "depth": depth, "trees": trees, "base": 0.0}
+    names = list(booster.feature_name())
+    extras = tuple(names[len(FEATURES):]) if names[:len(FEATURES)] == list(FEATURES) else ()
+    return {"kind": "trees", "features": [*FEATURES, *extras], "depth": depth, "trees": trees, "base": 0.0}
 
 
 def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
           learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None,
-          weight: np.ndarray | None = None, feature_names: list[str] | None = None):
+          weight: np.ndarray | None = None, feature_names: list[str] | None = None, extras: tuple[str, ...] = ()):
     """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``weight``: one per
     candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``);
-    ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature)."""
+    ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature);
+    ``extras``: the ``EXTRA_FEATURES`` X holds after them (the export names them)."""
     try:
         import lightgbm as lgb
     except ImportError:
@@ -119,7 +124,8 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
               "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
               "bagging_fraction": 0.9, "bagging_freq": 1, "lambdarank_truncation_level": 20,
               "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
-    data = lgb.Dataset(X, y, group=groups, feature_name=list(feature_names or FEATURES), weight=weight)
+    data = lgb.Dataset(X, y, group=groups, feature_name=list(feature_names or (*FEATURES, *extras)),
+                       weight=weight)
     booster = lgb.train(params, data, num_boost_round=trees)
     return booster
 
@@ -153,7 +159,7 @@ def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
     info_path = root / RANKER_DIR / DOCINFO_FILE
     DocInfo.of(Bundle(root, m).table).save(info_path)
     m.files[f"{RANKER_DIR}/{DOCINFO_FILE}"] = FileEntry(size=info_path.stat().st_size, sha256=sha256_file(info_path))
-    m.ranker = {"file": MODEL_FILE, "docinfo": DOCINFO_FILE, "kind": spec["kind"], "features": list(FEATURES),
+    m.ranker = {"file": MODEL_FILE, "docinfo": DOCINFO_FILE, "kind": spec["kind"], "features": list(spec["features"]),
                 "trees": len(spec.get("trees", [])), "trained_on": spec.get("trained_on", {}),
                 "measured": measured if measured is not None else spec.get("measured", {})}
     if spec.get("match"):  # the answers' match model (mathlas.ranking.confidence, mode "learned")
