@@ -28,7 +28,7 @@ MODES = ("hybrid", "lexical", "dense")
 Mode = Literal["hybrid", "lexical", "dense"]
 MAX_K = 1000        # the library's deepest hit (offset + k)
 SURFACE_MAX_K = 100  # hits per answer over MCP and HTTP (TheoremSearch's own limit); pages go on with offset
-MAX_QUERY_CHARS = 10_000  # one limit on every surface (the encoder reads 512 tokens of it anyway)
+MAX_QUERY_CHARS = 10_000  # one limit on every surface (the default encoder reads 256 tokens of it anyway)
 ECHO_CHARS = 200          # what an answer repeats of the query it answers
 
 
