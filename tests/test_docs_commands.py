@@ -342,6 +342,11 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "--cache work/formal-pools.npz": NotRun(
         "trains on the full formal bundle `mathlib` (the dev sets' targets; 41 min to embed on 2 cores) for minutes; "
         "tests/test_train_ranker_formal.py trains it on the tests' formal bundle"),
+    "python scripts/train_ranker_formal.py --bundle mathlib --sets ../shared/eval/formal-qr-dev.jsonl "
+    "../shared/eval/formal-dev.jsonl --trees 50 --leaves 7 --min-data 100 --extras log_pagerank,generated "
+    "--out artifacts/rankers/mathlib-ltr-2.json --cache work/formal-pools.npz": NotRun(
+        "trains on the full formal bundle `mathlib` for minutes; tests/test_train_ranker_formal.py trains it with "
+        "--extras on the tests' formal bundle"),
     "python scripts/collection.py report eval/collection/runs/rrf-informal-1.3.0.json "
     "eval/collection/runs/service-informal-1.4.0.json": NotRun(
         "tests/test_collection.py runs exactly this report and checks its tables (test_the_report_refuses_unjudged_hits)"),

@@ -115,7 +115,10 @@ def test_the_formal_tools_search_every_installed_formal_bundle(two_formal, monke
     assert formal_bundle_specs(None) == ["other", "toy"]
     r = search_formal_math("the sum of the first n cubes is a square", k=5)
     ids = [h.id for h in r.hits]
-    assert ids[0] == "lean:nicomachus" and "lean:Toy.gauss_sum" in ids, ids
+    # the hits merge by the learned model's score, which reads each declaration's PageRank in its own
+    # bundle (docs/formal.md, "Round 5"): the toy project's most used sum function (Toy.sumTo, 2.5x its
+    # bundle's average) comes before the other project's theorem, which nothing uses; both lead
+    assert ids[:2] == ["lean:Toy.sumTo", "lean:nicomachus"] and "lean:Toy.gauss_sum" in ids, ids
     assert r.bundle == "other-0.1.0, toy-0.1.0" and len(set(ids)) == len(ids)
     r = search_formal_math("twice the sum of the first n natural numbers", k=5)
     assert "lean:Toy.gauss_sum" in [h.id for h in r.hits] and r.hits[0].id.startswith("lean:Toy.")

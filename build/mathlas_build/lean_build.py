@@ -76,8 +76,8 @@ FORMAL_FUSION = {
 # figures in docs/formal.md. It ships in the wheel (mathlas/artifacts/rankers/, the repository's
 # artifacts/rankers/) so that build-lean attaches it with nothing to fetch; the Mathlib recipe names the
 # same file and checksum (a test keeps them equal).
-FORMAL_RANKER = "mathlib-ltr-1.json"
-FORMAL_RANKER_SHA256 = "49f92c0e9baa7e8d348a17dc8c12c788c7c031244ecaee21de82d3921158b802"
+FORMAL_RANKER = "mathlib-ltr-2.json"
+FORMAL_RANKER_SHA256 = "0e37995a4af154f886815692a99cd67b4cfb6c97eb6c58600888ea679d2bc475"
 MATHLIB = "mathlib"  # Mathlib's own package name, and the name of its bundle
 DEFAULT_NAME = MATHLIB  # kept for callers that name the Mathlib bundle (recipes, scripts)
 _NAME_CHARS = re.compile(r"[^a-z0-9._+-]+")
