@@ -98,6 +98,13 @@ def test_the_same_answer_whatever_k(default_bundle_dir):
     q = "integral ring extensions satisfy going up"
     one, many = search(SearchRequest.make(q, 1), findings=False), ask(q)
     assert (one.match, one.confidence) == (many.match, many.confidence)
+    # more than 100 hits rank each channel deeper; the first hits and the confidence stay (a Stacks
+    # lemma BM25 ranks 151st once read as lexical evidence at k = 200 and moved from 12th to 5th)
+    q = "fibre cohomology dimension jumps up on closed subsets for flat families"
+    for query in (q, "Sylow"):
+        ten, deep = ask(query), search(SearchRequest.make(query, 1000), findings=False)
+        assert [h.id for h in deep.hits[:10]] == [h.id for h in ten.hits], query
+        assert (deep.match, deep.confidence) == (ten.match, ten.confidence), query
 
 
 @pytest.mark.slow

@@ -64,6 +64,9 @@ F = {name: i for i, name in enumerate(FEATURES)}
 # made the declaration (``@[simps]``, ``to_additive``). A bundle without the column gives 0.
 EXTRA_FEATURES = ("log_pagerank", "deprecated", "generated")
 ABSENT_RANK = 200.0
+# The channel depth the features read, whatever the request's depth (mathlas.ranking.plan.FUSION_DEPTH,
+# what a request of up to 100 hits ranks and what the models were trained on): see LearnedRank._capped
+FEATURE_DEPTH = 100
 
 
 def extras_of(names) -> tuple[str, ...]:
@@ -636,6 +639,8 @@ class LearnedRank:
         else:  # saved findings took places: the documents' own ranks, as without them
             lex, dense, fused = self._own(pool, ours, ctx.plan)
             lex_raw = pool.raw_in("lexical")[ours]
+        if ctx.plan.depth > FEATURE_DEPTH:
+            lex, dense, fused, lex_raw = self._capped(lex, dense, lex_raw, pool, ctx.plan)
         intent = definition_intent(ctx.plan.correction.query if ctx.plan.correction else req.query)
         X = features(info, ctx.query.text, keys, lex, lex_raw, dense, cos, fused.astype(np.float32), intent,
                      model.extras)
@@ -655,6 +660,24 @@ class LearnedRank:
             scores[extra] = self._findings(model, info, ctx, pool, extra, X, n, intent)
         order = np.lexsort((pool.keys, -scores))              # ties: the lower key first (deterministic)
         return pool.take(order).rescored(scores[order])
+
+    @staticmethod
+    def _capped(lex: np.ndarray, dense: np.ndarray, lex_raw: np.ndarray, pool, plan):
+        """The channel evidence as a pool ``FEATURE_DEPTH`` deep has it: a rank beyond it absent (no
+        BM25 score), the RRF score made of the ranks left. A request of more than ``FEATURE_DEPTH`` hits
+        ranks each channel deeper, and without this a document BM25 ranks 151st would read as lexical
+        evidence at k = 200 and as none at k = 10: the order and the confidence of the first hits
+        would depend on k."""
+        from mathlas.ranking.fusion import rrf_scores
+
+        lex = np.where(lex > FEATURE_DEPTH, 0, lex)
+        dense = np.where(dense > FEATURE_DEPTH, 0, dense)
+        lex_raw = np.where(lex > 0, lex_raw, np.nan)
+        own = {"lexical": lex, "dense": dense}
+        channels = [c for c in pool.channels if c in own]
+        weights = np.array([float(plan.channel_weights.get(c, 1.0)) for c in channels])
+        fused = rrf_scores(np.stack([own[c] for c in channels], axis=1), weights, plan.k_rrf)
+        return lex, dense, fused, lex_raw
 
     @staticmethod
     def _own(pool, ours: np.ndarray, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
