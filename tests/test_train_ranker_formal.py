@@ -29,18 +29,24 @@ def test_folds_keep_queries_that_share_a_target_together():
     assert folds_of(recs, 3) == fold                         # the same folds in every run
 
 
-def test_trains_on_a_formal_bundle_and_reports_out_of_fold(formal_bundle_dir, tmp_path):
-    import mathlas
+def without_model(formal_bundle_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the tests' formal bundle without its model (it carries the shipped one; the trainer
+    wants a bundle without)."""
     from mathlas.bundle import MANIFEST
-    from mathlas.ranking.learned import model_from_spec
 
-    # the tests' formal bundle carries the shipped model; the trainer wants one without
     bundle = tmp_path / "formaltest-0.1.0"
     shutil.copytree(formal_bundle_dir, bundle)
     manifest = json.loads((bundle / MANIFEST).read_text(encoding="utf-8"))
     assert manifest.pop("ranker")
     (bundle / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    return bundle
 
+
+def test_trains_on_a_formal_bundle_and_reports_out_of_fold(formal_bundle_dir, tmp_path):
+    import mathlas
+    from mathlas.ranking.learned import model_from_spec
+
+    bundle = without_model(formal_bundle_dir, tmp_path)
     b = mathlas.open_bundle(bundle)
     ids, texts = b.column("id").to_pylist(), b.column("docstring").to_pylist() if "docstring" in b.table.column_names \
         else b.column("text").to_pylist()
@@ -80,15 +86,10 @@ def test_a_model_that_reads_the_declarations_pagerank(formal_bundle_dir, tmp_pat
     """``--extras log_pagerank,generated``: the model reads two of the bundle's columns after the 34
     features; attached to the bundle, the search reads them too (the bundle's docinfo carries them)."""
     import mathlas
-    from mathlas.bundle import MANIFEST
     from mathlas.ranking.learned import FEATURES, bundle_model
     from mathlas_build.training.ltr import attach
 
-    bundle = tmp_path / "formaltest-0.1.0"
-    shutil.copytree(formal_bundle_dir, bundle)
-    manifest = json.loads((bundle / MANIFEST).read_text(encoding="utf-8"))
-    assert manifest.pop("ranker")
-    (bundle / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    bundle = without_model(formal_bundle_dir, tmp_path)
     b = mathlas.open_bundle(bundle)
     assert "pagerank" in b.table.column_names
     ids, texts = b.column("id").to_pylist(), b.column("text").to_pylist()
