@@ -401,6 +401,15 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
 # ---------------------------------------------------------------------------------------------------
 
 
+def test_every_source_file_the_docs_name_exists():
+    """A path like ``mathlas/ranking/confidence.py`` in the README or docs/ names a file of this
+    repository (the package's, or the build's under build/): a module that moved takes its docs along."""
+    named = {m for doc in DOCS for m in re.findall(r"\bmathlas(?:_build)?/[\w/]+\.py\b", doc.read_text(encoding="utf-8"))}
+    assert len(named) > 20
+    missing = sorted(f for f in named if not (REPO / f).is_file() and not (REPO / "build" / f).is_file())
+    assert not missing, missing
+
+
 def test_every_documented_command_is_in_the_table():
     shown = documented_commands()
     missing = {c: where for c, where in shown.items() if c not in TABLE}
