@@ -353,6 +353,29 @@ def test_a_short_word_two_letters_off_that_the_rest_of_the_name_confirms(default
     assert "Cauchy" in answer.hits[0].heading and "Schwarz" in answer.hits[0].heading
 
 
+def test_the_name_cores_are_kept_for_the_next_process(default_bundle_dir, tmp_path, monkeypatch):
+    """The core words of every name and alias (what "does the query name a result" reads) are made
+    once per bundle and kept under the data directory; read back, they are the same; a file cut short
+    or unreadable is made again, never half used."""
+    import mathlas
+    from mathlas.ranking import names as N
+
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path))
+    b = mathlas.open_bundle(default_bundle_dir)
+    N._NAME_CORES.pop(b, None)
+    made = N._name_cores(b)
+    path = N._cores_file(b)
+    assert path is not None and path.is_file() and path.parent == tmp_path / "cache" / "names"
+    assert N.core_key(["nakayama"]) in made and N.core_key(["baer"]) in made   # Nakayama's lemma, Baer's criterion
+    N._NAME_CORES.pop(b, None)
+    assert N._name_cores(b) == made
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:len(lines) // 2]) + "\n", encoding="utf-8")
+    assert N._read_cores(path) is None
+    N._NAME_CORES.pop(b, None)
+    assert N._name_cores(b) == made and N._read_cores(path) == made
+
+
 def test_word_forms_and_accents():
     from mathlas.ranking.names import fold, inflected
 
