@@ -408,6 +408,18 @@ def test_a_misspelt_identifier_is_the_name_it_is_close_to(toy_index):
     assert pop.identifier("prime_twq") == "prime_two"                       # without: how many end so
 
 
+def test_a_slip_is_never_two_letters_of_a_short_word_and_a_foreign_namespace_drops():
+    """Eight letters allow two edits, but not both in a three-letter word: Lean core's `Nat.add_comm`
+    was corrected to `Nat.avg_comm` (strong). A namespace no declaration of that name has is dropped:
+    `Nat.add_comm` in a bundle without it is searched as `add_comm`."""
+    index = NameIndex(["lean:Nat.avg_comm", "lean:add_comm", "lean:Order.le_of_lt_succ"])
+    assert index.identifier("Nat.add_comm") == "add_comm"
+    assert index.identifier("Nat.le_of_lt_succ") == "le_of_lt_succ"
+    assert NameIndex(["lean:Nat.avg_comm"]).identifier("Nat.add_comm") is None
+    assert NameIndex(["lean:Nat.avg_comm"]).identifier("Nat.avg_com") == "Nat.avg_comm"   # one letter: a slip
+    assert NameIndex(["lean:mul_comm_assoc"]).identifier("mul_comm_asoc") == "mul_comm_assoc"
+
+
 def test_lean_search_says_what_it_searched_for_a_misspelt_name(formal_bundle_dir):
     from mathlas.request import LeanSearchRequest
     from mathlas.service import lean_search

@@ -226,6 +226,18 @@ def fold_identifier(name):
     return pc.replace_substring(pc.utf8_lower(name), "_", "")
 
 
+def _parts_close(typed: str, cand: str) -> bool:
+    """Whether a declaration name's last component ``cand`` is a slip of ``typed`` word by word: when
+    both have the same underscore-separated words, no word of three letters or fewer may take two
+    edits or more (``mul_com`` is ``mul_comm``, one letter; ``add_comm`` is not ``avg_comm``, where the
+    two edits allowed a word of eight letters all fall in ``add``). Other splits: the whole word's
+    allowance alone decides."""
+    a, b = typed.split("_"), cand.split("_")
+    if len(a) != len(b):
+        return True
+    return all(x == y or max(len(x), len(y)) > 3 or edit_distance(x, y, 1) <= 1 for x, y in zip(a, b))
+
+
 def slip_kind(cand: str, typed: str) -> int:
     """How likely a slip ``typed`` is for ``cand``: 0, a letter left out or two swapped (``theorm`` for
     ``theorem``); 1, one mistyped; 2, one too many (``lema`` is ``lemma`` before ``lem``)."""
@@ -422,7 +434,9 @@ class NameIndex:
           the same way (``Nat.Prime.two_le``);
         * its last component within ``allowed_edits`` of a declaration's (``mul_com``: ``mul_comm``),
           its other components as typed: the nearest, then the likeliest slip, then the most used
-          (``popularity``: one figure per key, the PageRank; else how many declarations end so).
+          (``popularity``: one figure per key, the PageRank; else how many declarations end so);
+        * else, a namespace no declaration of that name has (Lean core's ``Nat.add_comm`` in a Mathlib
+          bundle): its last component alone, when declarations end with it (``add_comm``).
         """
         q = name_query(query)
         if q is None or not self.formal or not _IDENTIFIER.search(q):
@@ -444,6 +458,8 @@ class NameIndex:
             return None
         best: tuple | None = None
         for cand, distance in sorted(self._last_components().within(last, edits).items()):
+            if not _parts_close(last, cand):
+                continue  # add_comm is no slip of avg_comm: two letters of a three-letter word
             keys = self.suffix(".".join(parts[:-1] + [cand]))
             if not keys:
                 continue
@@ -451,7 +467,13 @@ class NameIndex:
             rank = (distance, slip_kind(cand, last), -used)
             if best is None or rank < best[0]:
                 best = (rank, key)
-        return None if best is None else self._named(best[1], len(parts))
+        if best is not None:
+            return self._named(best[1], len(parts))
+        if len(parts) > 1 and self.suffix(parts[-1]):
+            # a namespace the bundle does not hold, a name it does: Lean core's Nat.add_comm (not in
+            # Mathlib's bundle) is searched as add_comm, and the answer says so
+            return parts[-1]
+        return None
 
     @staticmethod
     def _most_used(keys: list[int], popularity) -> tuple[int, float]:
