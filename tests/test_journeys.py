@@ -61,9 +61,9 @@ def test_library_refuses_an_unknown_kind(tiny):
 
 def test_http_refuses_an_unknown_kind_naming_its_parameter(web):
     one_line_error(web.get("/api/search", params={"q": "Sylow", "kind": "theorm"}), 422,
-                   "unknown kind 'theorm' in kind (query parameter)")
+                   "unknown kind 'theorm' in the `kind` query parameter (did you mean 'theorem'?)")
     one_line_error(web.get("/api/search", params={"q": "ring", "source": "nope"}), 422,
-                   "unknown source 'nope' in source (query parameter)")
+                   "unknown source 'nope' in the `source` query parameter; this bundle has")
     r = web.post("/search", json={"query": "Sylow", "types": ["theorm"]})
     one_line_error(r, 422, "unknown kind 'theorm' in types")
 

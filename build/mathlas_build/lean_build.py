@@ -218,7 +218,7 @@ def lean_recipe(path: Path, encoder: Path, *, name: str | None = None, version: 
     name = check_name(project_name(path) if name is None else name, "--name")
     version = check_name(project_version(path) if version is None else version, "--version")
     raw = {"name": name, "version": version,
-           "description": f"Lean declarations of {path.name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
+           "description": f"Lean declarations of {name} and its packages ({', '.join(r.name for r in roots[1:]) or 'none'})",
            "encoder": {"path": str(encoder), **({"document_model": document_model} if document_model else {})},
            "options": FORMAL_OPTIONS, "fusion": FORMAL_FUSION,
            **({"ranker": {"model": FORMAL_RANKER, "sha256": FORMAL_RANKER_SHA256, "license": "Apache-2.0"}}

@@ -17,7 +17,7 @@ from typing import Any
 from mathlas.cli.common import quiet_option
 from mathlas.cli.search import K_HELP
 from mathlas.errors import UsageError
-from mathlas.request import MODES
+from mathlas.request import MAX_DEPENDENCY_DEPTH, MAX_DEPENDENCY_LIMIT, MODES
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -42,8 +42,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     d = sub.add_parser("deps", help="get_dependencies: what a declaration uses, or what uses it")
     d.add_argument("id", help="e.g. lean:Nat.Prime.two_le (the lean: prefix may be left out)")
     d.add_argument("--used-by", action="store_true", help="declarations that use it (default: what it uses)")
-    d.add_argument("--depth", type=int, default=1)
-    d.add_argument("--limit", type=int, default=100)
+    d.add_argument("--depth", type=int, default=1,
+                   help=f"follow references this many steps out, 1 to {MAX_DEPENDENCY_DEPTH} (default: 1)")
+    d.add_argument("--limit", type=int, default=100,
+                   help=f"list at most this many declarations, nearest first, 1 to {MAX_DEPENDENCY_LIMIT} "
+                        "(default: 100; the total counts them all)")
     d.add_argument("--bundle")
     d.add_argument("--json", action="store_true")
     quiet_option(d)

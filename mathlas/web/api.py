@@ -163,13 +163,16 @@ class Served:
 
 # ------------------------------------------------------------------------------ the JSON API
 
-# What the HTTP API calls each request argument, for messages: its query parameters (the page
-# names its fields the same way)
-HTTP_LABELS = {"sources": "source (query parameter)", "exclude_sources": "exclude_source (query parameter)",
-               "kinds": "kind (query parameter)", "priors": "prior (query parameter)",
-               "kind_weights": "kind_weight (query parameter)"}
-LEAN_HTTP_LABELS = {"modules": "module (query parameter)", "kinds": "kind (query parameter)",
-                    "prior_weight": "prior_weight (query parameter)", "deprecated": "deprecated (query parameter)"}
+# What the HTTP API calls each request argument, for messages ("unknown kind 'theorm' in the `kind`
+# query parameter (did you mean 'theorem'?); this bundle has: ..."); each label reads both as a
+# sentence's subject ("... must be a list ...") and after "in" (the page names its fields the same way)
+HTTP_LABELS = {"sources": "the `source` query parameter", "exclude_sources": "the `exclude_source` query parameter",
+               "kinds": "the `kind` query parameter", "priors": "the `prior` query parameter",
+               "kind_weights": "the `kind_weight` query parameter"}
+# "no declaration in bundle mathlib lies in the module (query parameter `module`) NumberTheory (modules look like ...)"
+LEAN_HTTP_LABELS = {"modules": "the module (query parameter `module`)", "kinds": "the `kind` query parameter",
+                    "prior_weight": "the `prior_weight` query parameter",
+                    "deprecated": "the `deprecated` query parameter"}
 # TheoremSearch's names for them (POST /search)
 TS_LABELS = {"sources": "sources", "kinds": "types", "priors": "citation_weight"}
 
