@@ -430,3 +430,16 @@ def test_lean_search_says_what_it_searched_for_a_misspelt_name(formal_bundle_dir
     r = lean_search(LeanSearchRequest.make("mul_com", k=3), formal_bundle_dir)
     assert r.hits[0].id == "lean:mul_comm" and r.match != "none"
     assert r.expanded == "searched for: mul_comm (mul_com -> mul_comm)"
+
+
+def test_how_many_there_are_is_a_claim_not_a_concept():
+    """"infinitely many primes" has no verb but states something: on Mathlib the definition intent put
+    Nat.Primes, Infinite and Prime first. A count ("infinitely many", "at most") makes a claim;
+    "finitely generated module" still names a concept."""
+    from mathlas.ranking.intent import definition_intent
+
+    for claim in ("infinitely many primes", "uncountably many real numbers", "a group with at most one involution",
+                  "at least two fixed points"):
+        assert not definition_intent(claim), claim
+    for concept in ("finitely generated module", "countably compact space", "a poset with binary joins and meets"):
+        assert definition_intent(concept), concept

@@ -24,6 +24,9 @@ equation estimate bound lower upper
 # a relation between two things is a claim
 RELATIONS = re.compile(r"[=≠≤≥<>↔⇔→⟹⊆⊂⊇∣≡≃≅≈∈∉]|\\(?:le|leq|ge|geq|ne|neq|to|subseteq|subset|in|cong|simeq|"
                        r"equiv|mid|iff|implies|Rightarrow|Leftrightarrow)\b|\s-->?\s")
+# how many there are is a claim ("infinitely many primes", "at most one fixed point"), though it has no
+# verb; "finitely generated module" names a concept and stays one
+COUNTS = re.compile(r"\b(?:in|un)?(?:finitely|countably)\s+many\b|\bat\s+(?:least|most)\b", re.IGNORECASE)
 # "what is a group", "definition of a lattice": a concept asked for outright
 ASKS_DEFINITION = re.compile(r"^\s*(?:what\s+is|what\s+are|define|definition\s+of|the\s+definition\s+of)\b",
                              re.IGNORECASE)
@@ -41,7 +44,7 @@ def definition_intent(query: str) -> bool:
         return False
     if ASKS_DEFINITION.search(q):
         return True
-    if RELATIONS.search(q):
+    if RELATIONS.search(q) or COUNTS.search(q):
         return False
     words = [w.lower() for w in _WORD.findall(q)]
     if not words or len(words) > MAX_WORDS:
