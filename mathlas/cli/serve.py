@@ -46,7 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    default=None, help="a bundle to serve (repeatable; the first is the default; default: "
                                       "$MATHLAS_BUNDLE or the default bundle)")
     p.add_argument("--formal-bundle", default=os.environ.get("MATHLAS_FORMAL_BUNDLE"), metavar="F",
-                   help="the formal (Lean) bundle of /api/lean (default: $MATHLAS_FORMAL_BUNDLE or mathlib)")
+                   help="the formal (Lean) bundle of /api/lean (default: $MATHLAS_FORMAL_BUNDLE, else every "
+                        "installed formal bundle, mathlib first; docs/http.md)")
     p.add_argument("--token", default=os.environ.get("MATHLAS_TOKEN") or None, metavar="T",
                    help="require 'Authorization: Bearer T' on every endpoint but /health and the page "
                         "($MATHLAS_TOKEN; needed to bind another address than loopback)")
