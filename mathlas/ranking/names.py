@@ -1042,8 +1042,10 @@ class NameMatch:
     bundle, a declaration's name puts that document first (an exact-name answer), as does, failing
     that, a plain phrase that names a concept (``concept_keys``: "bicategory"); the declarations
     whose names end with the query's components (``Finset.sum_range_succ`` for ``sum_range_succ``)
-    follow it, in the order the ranking gave them (those it did not rank after, by PageRank where
-    the bundle has it), up to ``TOP_SLOTS`` places in all; the rest of the pool follows unchanged.
+    follow it, the most used first where the bundle has a PageRank (``Finset.sum_range_succ`` before
+    ``List.sum_range_succ``, which the ranking put first), else in the order the ranking gave them,
+    and those it did not rank after them, up to ``TOP_SLOTS`` places in all; the rest of the pool
+    follows unchanged.
     Each placed row is marked ``names`` with its place (1, 2, ...), which its hit shows in ``ranks``.
     Suffix matches are taken for a query shaped like an identifier (``.``, ``_``, a digit, an inner
     capital, a non-ASCII letter) or when at most ``TOP_SLOTS`` declarations end so (a plain word that
@@ -1082,7 +1084,8 @@ class NameMatch:
             return pool
         at = {k: i for i, k in enumerate(pool.keys.tolist())}
         slots = max(0, TOP_SLOTS - len(exact))
-        ranked = sorted((k for k in suffix if k in at), key=at.__getitem__)
+        ranked = _by_pagerank(bundle, [k for k in suffix if k in at]) if bundle.has_column("pagerank") else \
+            sorted((k for k in suffix if k in at), key=at.__getitem__)
         if len(ranked) < slots:
             ranked += _by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
         placed = exact + ranked[:slots]
