@@ -413,8 +413,10 @@ class Bundle:
                     return self.key_of(f"stacks:{rest.upper()}")
                 except UsageError:
                     pass
-            raise UsageError(_no_document(doc_id, self.name, _ids_like(ids, doc_id, self.manifest.sources),
-                                          self.manifest.sources))
+            same, why = _ids_like(ids, doc_id, self.manifest.sources), ""
+            if not same:
+                same, why = _ids_elsewhere(self, doc_id)
+            raise UsageError(_no_document(doc_id, self.name, same, self.manifest.sources, why))
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:
@@ -536,16 +538,36 @@ def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
 ID_SUGGESTED = 5  # the ids an error suggests at most
 
 
-def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str]) -> str:
+def _ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:
+    """The ids ``doc_id`` probably meant where ``_ids_like`` finds none, and why: in a formal bundle
+    the nearest declaration names (``mul_com``: ``lean:mul_comm``; ``mathlas.formal.declarations_like``);
+    in an informal one, the Lean declaration ``lean:<doc_id>`` of an installed formal bundle
+    (``mathlas.formal.lean_declaration``), with the command that shows it."""
+    from mathlas.formal import declarations_like, lean_declaration
+
+    if "module" in b.table.column_names:
+        return declarations_like(b, doc_id), "the nearest declaration names"
+    if "lean" in b.manifest.sources or len(doc_id) > ID_SHOWN:
+        return [], ""
+    found = lean_declaration(doc_id)
+    if found is None:
+        return [], ""
+    lean_id, formal = found
+    return [lean_id], f"a Lean declaration of the formal bundle {formal}: `mathlas show {lean_id}`"
+
+
+def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str], why: str = "") -> str:
     """The one-line error for an id the bundle does not hold, with the next step: the ids it
-    probably meant (``_ids_like``: ids are case-sensitive, and begin with their source), the
-    sources its ids begin with, or a search."""
+    probably meant (``_ids_like``: ids are case-sensitive, and begin with their source; else
+    ``_ids_elsewhere``, which says ``why``), the sources its ids begin with, or a search."""
     asked = doc_id if len(doc_id) <= ID_SHOWN else doc_id[:ID_SHOWN] + "…"   # a pasted page stays one short line
     msg = f"no document with id {asked!r} in bundle {bundle}"
     source, sources = doc_id.partition(":")[0], list(sources)
     if same:
         meant = " or ".join(repr(x) for x in same)
-        why = "ids are case-sensitive" if any(x.lower() == doc_id.lower() for x in same) else "an id begins with its source"
+        if not why:
+            why = ("ids are case-sensitive" if any(x.lower() == doc_id.lower() for x in same)
+                   else "an id begins with its source")
         return f"{msg}; did you mean {meant}? ({why})"
     if source not in sources:
         shown = ", ".join(f"{s}:" for s in sources[:10]) + (", ..." if len(sources) > 10 else "")

@@ -23,7 +23,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from mathlas.errors import BundleNotFoundError, UsageError
+from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
 from mathlas.hit import Hit, snippet
 from mathlas.releases.formal_specs import (FORMAL_BUNDLE, FORMAL_ENV, formal_bundle_spec,  # noqa: F401
                                            formal_bundle_specs, installed_formal)
@@ -43,14 +43,15 @@ BUILD_HINT = ("build it with `mathlas index build-lean PATH` (PATH: your Lean pr
               "default release's encoder, about 40 min on 2 cores); see docs/formal.md")
 
 
-def open_formal(bundle: str | Bundle | None) -> Bundle:
+def open_formal(bundle: str | Bundle | None, label: str = "bundle") -> Bundle:
     """The open formal bundle (``BundleNotFoundError`` saying how to build one; ``UsageError`` for a
-    bundle that holds no Lean declarations); an open ``Bundle`` is checked and returned."""
+    bundle that holds no Lean declarations, naming the argument by ``label``: ``--bundle`` on the
+    CLI, ``bundle`` in the library and over MCP); an open ``Bundle`` is checked and returned."""
     from mathlas.engine import Bundle, open_bundle
 
     if isinstance(bundle, Bundle):
         if "module" not in bundle.table.column_names:
-            raise UsageError(f"bundle {bundle.label} is not a formal (Lean) bundle")
+            raise UsageError(f"bundle {bundle.label} is not a formal (Lean) bundle; {name_one(label)}")
         return bundle
 
     spec = formal_bundle_spec(bundle)
@@ -65,9 +66,17 @@ def open_formal(bundle: str | Bundle | None) -> Bundle:
         # a name: lead with what works (no formal release is published to install)
         raise BundleNotFoundError(f"no formal bundle named {spec!r} is installed; {BUILD_HINT}") from None
     if "module" not in b.table.column_names:
-        raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; "
-                         f"pass bundle=<a formal bundle> or set ${FORMAL_ENV}")
+        raise UsageError(f"bundle {b.name}-{b.version} is not a formal (Lean) bundle; {name_one(label)} or set "
+                         f"${FORMAL_ENV}")
     return b
+
+
+def name_one(label: str = "bundle") -> str:
+    """How to name a formal bundle, in the words of the surface whose argument is ``label``
+    (``--bundle`` on the CLI, ``bundle`` in the library and over MCP), with the installed ones."""
+    shown = f"{label} " if label.startswith("-") else f"{label}="
+    names = installed_formal()
+    return f"pass {shown}<a formal bundle>" + (f" (installed: {', '.join(names)})" if names else "")
 
 
 def open_formal_holding(doc_id: str, bundle: str | Bundle | None) -> Bundle:
@@ -167,6 +176,85 @@ def current_mask(b: Bundle) -> np.ndarray | None:
         with _MODULE_LOCK:
             _MODULE_CACHE.setdefault(b, {})[("\0deprecated",)] = cached
     return None if cached.all() else cached
+
+
+# ------------------------------------------------------------------------------ kinds
+
+# Kinds a Lean source spells two ways: Mathlib's ``lemma`` is ``theorem`` under another keyword (53,399
+# of Mathlib's 204,537 theorems are written so), so a filter on either means both
+SAME_KIND = {"theorem": ("theorem", "lemma"), "lemma": ("theorem", "lemma")}
+# The kinds whose declarations are proofs: a next step may use one as a term (``by exact NAME ...``)
+PROOF_KINDS = frozenset(SAME_KIND["theorem"])
+
+
+def formal_kinds(b: Bundle, kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """A kind filter as a formal bundle means it: ``theorem`` and ``lemma`` each with the other (those
+    of them the bundle has). A kind the bundle lacks is kept as given, for the filter's check to name
+    it with the bundle's kinds."""
+    have = set(b.kind_names)
+    out: list[str] = []
+    for k in kinds:
+        same = [x for x in SAME_KIND.get(k, ()) if x in have]
+        out += same or [k]
+    return tuple(dict.fromkeys(out))
+
+
+# ------------------------------------------------------------------------------ an id a bundle lacks
+
+SUGGESTED = 3  # the declaration names an unknown id's error suggests at most
+
+
+def declarations_like(b: Bundle, doc_id: str) -> list[str]:
+    """The ids of the declarations of the formal bundle ``b`` that ``doc_id`` (which it lacks) probably
+    meant, the most used first, at most ``SUGGESTED``: the name in another case, the declarations whose
+    name ends with it (``Prime.two_le``: ``lean:Nat.Prime.two_le``), else the name with its slip
+    corrected (``mul_com``: ``lean:mul_comm``; ``mathlas.ranking.names.NameIndex.identifier``)."""
+    from mathlas.ranking.names import NameIndex
+
+    index = NameIndex.of(b)
+    keys = index.exact(doc_id) or index.suffix(doc_id)
+    if not keys and (name := index.identifier(doc_id, lambda ks: _pagerank(b, ks))):
+        keys = index.exact(name) or index.suffix(name)
+    ranks = _pagerank(b, keys)
+    keys = [k for _, k in sorted(zip((-r for r in ranks), keys))][:SUGGESTED]
+    ids = b.table.column("id")
+    return [ids[k].as_py() for k in keys]
+
+
+def _pagerank(b: Bundle, keys: list[int]) -> list[float]:
+    """Each key's PageRank (how much is built on the declaration); 0 each where the bundle has none."""
+    if not keys or "pagerank" not in b.table.column_names:
+        return [0.0] * len(keys)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = b.table.column("pagerank").take(pa.array(keys, type=pa.int64()))
+    return pc.fill_null(col.cast(pa.float64()), 0.0).to_pylist()
+
+
+def lean_declaration(doc_id: str) -> tuple[str, str] | None:
+    """The id ``lean:<doc_id>`` (``doc_id`` itself when it has the prefix; its case may differ) and
+    the label of the formal bundle holding it, for an id an informal bundle lacks: the first of the
+    formal bundles a request without one means (``formal_bundle_specs``) that holds it; None when
+    none does or none is installed (nothing is installed or built here)."""
+    from mathlas.engine import open_bundle
+    from mathlas.ranking.names import NameIndex
+    from mathlas.releases.install import resolve_bundle
+
+    source, sep, _ = doc_id.partition(":")
+    if sep and source != "lean":
+        return None
+    for spec in formal_bundle_specs(None):
+        try:
+            b = open_bundle(resolve_bundle(spec, quiet=True, install=False))
+        except MathlasError:
+            continue
+        if "module" not in b.table.column_names:
+            continue
+        keys = NameIndex.of(b).exact(doc_id if sep else f"lean:{doc_id}")
+        if keys:
+            return b.table.column("id")[keys[0]].as_py(), b.label
+    return None
 
 
 # ------------------------------------------------------------------------------ the Stacks bridge

@@ -147,12 +147,12 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     prior unless the request sets its weight, and without the deprecated declarations when
     ``req.deprecated`` is False."""
     from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_spec, formal_bundle_specs,
-                                formal_hit, module_mask, open_formal)
+                                formal_hit, formal_kinds, module_mask, open_formal)
     from mathlas.ranking.pipeline import pipeline_for
 
     if bundle is None and len(specs := formal_bundle_specs(None)) > 1:
         return _lean_search_many(req, specs)
-    b = open_formal(bundle)
+    b = open_formal(bundle, req.labels.get("bundle", "bundle"))
     priors = None
     weight = 0.0
     if PRIOR in b.priors:
@@ -166,21 +166,14 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
         mask = current if mask is None else mask & current
     # LeanSearchRequest.make checked these through SearchRequest.make already: build, do not re-check.
     # A Lean alias and the declaration it stands for take one rank unless every copy is asked for
-    # (req.collapse False); each hit's also_in names the other (docs/groups.md)
-    inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=req.kinds, offset=req.offset,
+    # (req.collapse False); each hit's also_in names the other (docs/groups.md). A kind filter of
+    # theorem takes the bundle's lemmas too, and lemma its theorems (formal_kinds)
+    inner = SearchRequest(query=req.query, k=req.k, mode=req.mode, kinds=formal_kinds(b, req.kinds), offset=req.offset,
                           collapse=req.collapse, labels={**LABELS, "kinds": req.labels["kinds"]})
     ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
     hits = [formal_hit(h) for h in ranked.hits]
     spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
-    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
-             for h in hits[:2]]
-    if hits:
-        steps.append(NextStep("get_dependencies", {"id": hits[0].id, "direction": "uses"},
-                              "what the best hit is built on"))
-        steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
-                              "check a proof that uses the hit with the Lean kernel"))
-    if not hits and req.modules:
-        steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
+    steps = _lean_next(req, [(spec, h) for h in hits])
     return FormalSearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
                               next=steps, **_match(b, req, ranked))
 
@@ -198,19 +191,37 @@ def _lean_search_many(req: LeanSearchRequest, specs: list[str]) -> FormalSearchR
     page = list(merged.values())[req.offset:req.offset + req.k]
     hits = [h for _, h in page]
     best = max((r for _, r in parts), key=lambda r: r.confidence)
-    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
-             for spec, h in page[:2]]
-    if hits:
-        steps.append(NextStep("get_dependencies", {"id": hits[0].id, "direction": "uses", "bundle": page[0][0]},
-                              "what the best hit is built on"))
-        steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {hits[0].name} ..."},
-                              "check a proof that uses the hit with the Lean kernel"))
-    if not hits and req.modules:
-        steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
+    steps = _lean_next(req, page)
     return FormalSearchResult(query=echoed(req.query), bundle=", ".join(r.bundle for _, r in parts), mode=req.mode,
                               prior_weight=parts[0][1].prior_weight, hits=hits, next=steps, match=best.match,
                               confidence=best.confidence, note=best.note, expanded=best.expanded,
                               searched_for=best.searched_for)
+
+
+def _lean_next(req: LeanSearchRequest, page: list[tuple[str, Hit]]) -> list[NextStep]:
+    """The calls worth making after a Lean search, each hit with the formal bundle it came from:
+    the first two hits whole; what the best one is built on; and a proof that uses it, checked by
+    the Lean kernel, only when it is a theorem or lemma (``by exact`` of a def, structure or class
+    proves nothing): for any other kind, the declarations that use it (what is proved about it)."""
+    from mathlas.formal import PROOF_KINDS
+
+    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
+             for spec, h in page[:2]]
+    if page:
+        spec, best = page[0]
+        steps.append(NextStep("get_dependencies", {"id": best.id, "direction": "uses", "bundle": spec},
+                              "what the best hit is built on"))
+        if best.kind in PROOF_KINDS:
+            steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {best.name} ..."},
+                                  "check a proof that uses the hit with the Lean kernel"))
+        else:
+            kind = best.kind or "declaration"
+            steps.append(NextStep("get_dependencies", {"id": best.id, "direction": "used_by", "bundle": spec},
+                                  f"the best hit is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a theorem: "
+                                  "the declarations that use it (what is proved about it)"))
+    elif req.modules:
+        steps.append(NextStep("search_formal_math", {"query": _again(req.query)}, "nothing in those modules: search everything"))
+    return steps
 
 
 def _again(query: str) -> str:
