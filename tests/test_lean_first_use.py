@@ -124,7 +124,6 @@ def test_an_informal_bundle_is_refused_in_the_surfaces_words(default_bundle_dir)
     assert "; pass --bundle <a formal bundle>" in str(e.value) and "bundle=" not in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="needs 'bundle': '--bundle' in LEAN_CLI_LABELS (mathlas/cli/lean.py)")
 def test_cli_refuses_an_informal_bundle_naming_the_flag(default_bundle_dir):
     line = one_line(mathlas("lean", "search", "prime", "--bundle", str(default_bundle_dir)), 2,
                     "is not a formal (Lean) bundle; pass --bundle <a formal bundle>")

@@ -100,7 +100,7 @@ def run_build_lean(args: argparse.Namespace) -> int:
 
 # What the CLI calls each argument of a Lean search or walk, for messages
 LEAN_CLI_LABELS = {"modules": "--module", "kinds": "--kind", "prior_weight": "--prior-weight",
-                   "deprecated": "--no-deprecated"}
+                   "deprecated": "--no-deprecated", "bundle": "--bundle"}
 DEPS_CLI_LABELS = {"direction": "--used-by", "depth": "--depth", "limit": "--limit"}
 
 
