@@ -77,7 +77,7 @@ FORMAL_FUSION = {
 # artifacts/rankers/) so that build-lean attaches it with nothing to fetch; the Mathlib recipe names the
 # same file and checksum (a test keeps them equal).
 FORMAL_RANKER = "mathlib-ltr-2.json"
-FORMAL_RANKER_SHA256 = "0e37995a4af154f886815692a99cd67b4cfb6c97eb6c58600888ea679d2bc475"
+FORMAL_RANKER_SHA256 = "d53ddf160b5ff6a209ac3cccb06ae09442e9f1f9bb88b71a6098d5e6b39afda5"
 MATHLIB = "mathlib"  # Mathlib's own package name, and the name of its bundle
 DEFAULT_NAME = MATHLIB  # kept for callers that name the Mathlib bundle (recipes, scripts)
 _NAME_CHARS = re.compile(r"[^a-z0-9._+-]+")
