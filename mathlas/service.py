@@ -267,8 +267,15 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
     from mathlas.groups import groups_of
     from mathlas.ranking.named import named_keys
 
+    from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
+
     key = int(ranked.top.keys[0])
     if key >= len(b):  # a saved finding: no name of the bundle's
+        return False
+    q = name_query(query)
+    if q is not None and _IDENTIFIER.search(q) and NameIndex.of(b).formal:
+        # a declaration name is exact or it is not (named_first): folded like a theorem's name,
+        # sdiff_eq_self_iff_disjoint' (left out as deprecated) named sdiff_eq_self_iff_disjoint
         return False
     return any(named_keys(b, query, [key, *groups_of(b).group(key)]))
 
