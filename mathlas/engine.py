@@ -413,10 +413,7 @@ class Bundle:
                     return self.key_of(f"stacks:{rest.upper()}")
                 except UsageError:
                     pass
-            same, why = _ids_like(ids, doc_id, self.manifest.sources), ""
-            if not same:
-                same, why = _ids_elsewhere(self, doc_id)
-            raise UsageError(_no_document(doc_id, self.name, same, self.manifest.sources, why))
+            raise UsageError(_unknown_id(self, ids, doc_id))
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:
@@ -536,6 +533,15 @@ def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
 
 
 ID_SUGGESTED = 5  # the ids an error suggests at most
+
+
+def _unknown_id(b: Bundle, ids: Any, doc_id: str) -> str:
+    """The error for an id ``b`` lacks (``_no_document``), with the ids it probably meant: like it
+    (``_ids_like``), else elsewhere (``_ids_elsewhere``)."""
+    same, why = _ids_like(ids, doc_id, b.manifest.sources), ""
+    if not same:
+        same, why = _ids_elsewhere(b, doc_id)
+    return _no_document(doc_id, b.name, same, b.manifest.sources, why)
 
 
 def _ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:

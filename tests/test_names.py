@@ -7,7 +7,7 @@ from mathlas.ranking.names import Correction, NameIndex, edit_distance, name_que
 
 IDS = ["lean:Finset.sum_range_succ", "lean:Finset.sum_range_succ_comm", "lean:Finset.prod_range_succ",
        "lean:Nat.Prime.two_le", "lean:Nat.prime_two", "lean:mul_comm", "lean:Nat.mul_comm", "lean:Int.mul_comm",
-       "lean:Nat.prime", "lean:Nat.Prime", "lean:Nat.Prime.two_le", "lean:Toy.sumTo"]
+       "lean:Nat.prime", "lean:Nat.Prime", "lean:Toy.sumTo_succ", "lean:Toy.sumTo"]
 
 
 def names(index_ids, keys):
@@ -52,7 +52,7 @@ def test_suffix_is_whole_components(toy_index):
     assert sorted(names(IDS, toy_index.suffix("mul_comm"))) == ["lean:Int.mul_comm", "lean:Nat.mul_comm",
                                                                 "lean:mul_comm"]
     assert toy_index.suffix("range_succ") == []  # a part of a component is not a component
-    assert names(IDS, toy_index.suffix("SUMTO_SUCC")) == ["lean:Nat.Prime.two_le"]  # any case when none as typed
+    assert names(IDS, toy_index.suffix("SUMTO_SUCC")) == ["lean:Toy.sumTo_succ"]  # any case when none as typed
     assert toy_index.suffix("sum range succ") == []
 
 
@@ -157,9 +157,9 @@ def test_toy_project_names(lean_names):
     b, index = lean_names
     ids = b.table.column("id").to_pylist()
     assert index.formal and NameIndex.of(b) is index
-    assert names(ids, index.exact("Toy.sumTo_succ")) == ["lean:Nat.Prime.two_le"]
-    assert names(ids, index.exact("toy.sumto_succ")) == ["lean:Nat.Prime.two_le"]
-    assert names(ids, index.suffix("sumTo_succ")) == ["lean:Nat.Prime.two_le"]
+    assert names(ids, index.exact("Toy.sumTo_succ")) == ["lean:Toy.sumTo_succ"]
+    assert names(ids, index.exact("toy.sumto_succ")) == ["lean:Toy.sumTo_succ"]
+    assert names(ids, index.suffix("sumTo_succ")) == ["lean:Toy.sumTo_succ"]
     assert names(ids, index.suffix("IsEven.add")) == ["lean:Toy.IsEven.add"]
     assert names(ids, index.suffix("add_two")) == ["lean:Toy.IsEven.add_two"]
     # Toy.double and Toy.Interval.double
@@ -203,11 +203,11 @@ def lean(query, bundle, **kw):
 
 def test_an_exact_lean_name_is_first_and_strong(lean_project_bundle_dir):
     # before: "sumTo_succ" ranked Toy.sumTo above Toy.sumTo_succ and every answer said "none"
-    for query in ("sumTo_succ", "Toy.sumTo_succ", "toy.sumto_succ", "lean:Nat.Prime.two_le", "`Toy.sumTo_succ`"):
+    for query in ("sumTo_succ", "Toy.sumTo_succ", "toy.sumto_succ", "lean:Toy.sumTo_succ", "`Toy.sumTo_succ`"):
         r = lean(query, lean_project_bundle_dir)
-        assert r.hits[0].id == "lean:Nat.Prime.two_le", (query, [h.id for h in r.hits])
+        assert r.hits[0].id == "lean:Toy.sumTo_succ", (query, [h.id for h in r.hits])
         assert r.match == "strong" and r.note == "" and r.hits[0].ranks["names"] == 1, query
-        assert [h.id for h in r.hits].count("lean:Nat.Prime.two_le") == 1  # placed, not repeated
+        assert [h.id for h in r.hits].count("lean:Toy.sumTo_succ") == 1  # placed, not repeated
     r = lean("IsEven.add", lean_project_bundle_dir)
     assert r.hits[0].id == "lean:Toy.IsEven.add" and r.match == "strong"
     assert r.hits[1].id != "lean:Toy.IsEven.add"
@@ -224,9 +224,9 @@ def test_name_endings_shared_go_first_in_ranked_order(lean_project_bundle_dir):
 
 def test_filters_and_pages_hold(lean_project_bundle_dir):
     r = lean("Toy.sumTo_succ", lean_project_bundle_dir, kinds=["def"])
-    assert "lean:Nat.Prime.two_le" not in {h.id for h in r.hits}  # a theorem: --kind def leaves it out
+    assert "lean:Toy.sumTo_succ" not in {h.id for h in r.hits}  # a theorem: --kind def leaves it out
     r = lean("Toy.sumTo_succ", lean_project_bundle_dir, offset=1)
-    assert "lean:Nat.Prime.two_le" not in {h.id for h in r.hits} and r.match != "strong"
+    assert "lean:Toy.sumTo_succ" not in {h.id for h in r.hits} and r.match != "strong"
     # a phrase is ranked as before: no name placed
     r = lean("sum to succ", lean_project_bundle_dir)
     assert all(h.ranks.get("names") is None for h in r.hits)
