@@ -536,30 +536,10 @@ ID_SUGGESTED = 5  # the ids an error suggests at most
 
 
 def _unknown_id(b: Bundle, ids: Any, doc_id: str) -> str:
-    """The error for an id ``b`` lacks (``_no_document``), with the ids it probably meant: like it
-    (``_ids_like``), else elsewhere (``_ids_elsewhere``)."""
-    same, why = _ids_like(ids, doc_id, b.manifest.sources), ""
-    if not same:
-        same, why = _ids_elsewhere(b, doc_id)
-    return _no_document(doc_id, b.name, same, b.manifest.sources, why)
-
-
-def _ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:
-    """The ids ``doc_id`` probably meant where ``_ids_like`` finds none, and why: in a formal bundle
-    the nearest declaration names (``mul_com``: ``lean:mul_comm``; ``mathlas.formal.declarations_like``);
-    in an informal one, the Lean declaration ``lean:<doc_id>`` of an installed formal bundle
-    (``mathlas.formal.lean_declaration``), with the command that shows it."""
-    from mathlas.formal import declarations_like, lean_declaration
-
-    if "module" in b.table.column_names:
-        return declarations_like(b, doc_id), "the nearest declaration names"
-    if "lean" in b.manifest.sources or len(doc_id) > ID_SHOWN:
-        return [], ""
-    found = lean_declaration(doc_id)
-    if found is None:
-        return [], ""
-    lean_id, formal = found
-    return [lean_id], f"a Lean declaration of the formal bundle {formal}: `mathlas show {lean_id}`"
+    """The error for an id ``b`` lacks (``_no_document``), with the ids like it that it probably meant
+    (``_ids_like``). Ids of another bundle are the surfaces' to suggest (``mathlas.service``, through
+    ``mathlas.formal.ids_elsewhere``): storage reads no other bundle."""
+    return _no_document(doc_id, b.name, _ids_like(ids, doc_id, b.manifest.sources), b.manifest.sources)
 
 
 def _no_document(doc_id: str, bundle: str, same: list[str], sources: Iterable[str], why: str = "") -> str:

@@ -232,6 +232,35 @@ def _pagerank(b: Bundle, keys: list[int]) -> list[float]:
     return pc.fill_null(col.cast(pa.float64()), 0.0).to_pylist()
 
 
+def ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:
+    """The ids ``doc_id`` probably meant when bundle ``b`` holds none like it, and why: in a formal
+    bundle the nearest declaration names (``mul_com``: ``lean:mul_comm``; ``declarations_like``); in an
+    informal one, the Lean declaration ``lean:<doc_id>`` of an installed formal bundle
+    (``lean_declaration``), with the command that shows it."""
+    from mathlas.engine import ID_SHOWN
+
+    if "module" in b.table.column_names:
+        return declarations_like(b, doc_id), "the nearest declaration names"
+    if "lean" in b.manifest.sources or len(doc_id) > ID_SHOWN:
+        return [], ""
+    found = lean_declaration(doc_id)
+    if found is None:
+        return [], ""
+    lean_id, formal = found
+    return [lean_id], f"a Lean declaration of the formal bundle {formal}: `mathlas show {lean_id}`"
+
+
+def unknown_id(b: Bundle, doc_id: str, error: UsageError) -> UsageError:
+    """``error`` (``b`` lacks ``doc_id``, and suggests no id like it) with the ids ``ids_elsewhere``
+    finds instead; ``error`` itself when it suggests one already or none is found."""
+    from mathlas.engine import _no_document
+
+    if "did you mean" in str(error) or not str(error).startswith("no document with id"):
+        return error
+    same, why = ids_elsewhere(b, doc_id)
+    return UsageError(_no_document(doc_id, b.name, same, b.manifest.sources, why)) if same else error
+
+
 def lean_declaration(doc_id: str) -> tuple[str, str] | None:
     """The id ``lean:<doc_id>`` (``doc_id`` itself when it has the prefix; its case may differ) and
     the label of the formal bundle holding it, for an id an informal bundle lacks: the first of the

@@ -295,7 +295,12 @@ def document(doc_id: str, bundle: BundleSpec = None) -> Document:
         b = open_formal_holding(doc_id, None)  # Lean declarations live in the formal bundles
     else:
         b = _open(bundle)
-    doc = b.get(doc_id)
+    try:
+        doc = b.get(doc_id)
+    except UsageError as e:  # an id the bundle lacks: the nearest declaration, or one of another bundle
+        from mathlas.formal import unknown_id
+
+        raise unknown_id(b, doc_id, e) from None
     if doc.source == "stacks":  # the formal<->informal bridge: Mathlib declarations tagged @[stacks TAG]
         from mathlas.formal import stacks_to_lean
 
@@ -321,7 +326,13 @@ def dependencies(req: DependencyRequest, bundle: BundleSpec = None) -> Dependenc
     from mathlas.graph import graph_of
 
     b = open_formal_holding(req.id, bundle)  # none named: the installed formal bundle that holds the id
-    walk = graph_of(b).walk(b.key_of(req.id), req.direction, req.depth)
+    try:
+        key = b.key_of(req.id)
+    except UsageError as e:
+        from mathlas.formal import unknown_id
+
+        raise unknown_id(b, req.id, e) from None
+    walk = graph_of(b).walk(key, req.direction, req.depth)
     cols = {c: b.column(c) for c in ("id", "kind", "module", "signature")}
     deps = [Dependency(id=cols["id"][j].as_py(), kind=cols["kind"][j].as_py(),
                        module=cols["module"][j].as_py() or "", signature=snippet(cols["signature"][j].as_py(), 300),

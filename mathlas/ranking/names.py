@@ -829,26 +829,23 @@ def _cores_file(bundle: Bundle):
     import hashlib
     import json
 
+    import sys
+
     from mathlas.bundle import META, META_ARROW
     from mathlas.paths import data_dir
-    from mathlas.ranking import learned
+    from mathlas.ranking.learned import core  # the rules' module, loaded
 
     try:
         m = bundle.manifest
         files = [getattr(m.files.get(f), "sha256", None) for f in (META, META_ARROW)]
         if not any(files):
             return None
-        rules = [hashlib.sha256(Path(mod.__file__).read_bytes()).hexdigest() for mod in (learned, _this_module())]
+        rules = [hashlib.sha256(Path(sys.modules[name].__file__).read_bytes()).hexdigest()
+                 for name in (core.__module__, __name__)]
         h = hashlib.sha256(json.dumps([m.name, m.version, files, rules]).encode()).hexdigest()[:20]
         return data_dir() / CORES_DIR / f"{m.name}-{m.version}-{h}.txt"
     except Exception:  # noqa: BLE001 - no cache, never a failed search
         return None
-
-
-def _this_module():
-    import sys
-
-    return sys.modules[__name__]
 
 
 def _read_cores(path) -> frozenset | None:
