@@ -668,16 +668,19 @@ class LearnedRank:
         ranks each channel deeper, and without this a document BM25 ranks 151st would read as lexical
         evidence at k = 200 and as none at k = 10: the order and the confidence of the first hits
         would depend on k."""
-        from mathlas.ranking.fusion import rrf_scores
-
         lex = np.where(lex > FEATURE_DEPTH, 0, lex)
         dense = np.where(dense > FEATURE_DEPTH, 0, dense)
         lex_raw = np.where(lex > 0, lex_raw, np.nan)
-        own = {"lexical": lex, "dense": dense}
+        return lex, dense, LearnedRank._fused({"lexical": lex, "dense": dense}, pool, plan), lex_raw
+
+    @staticmethod
+    def _fused(own: dict, pool, plan) -> np.ndarray:
+        """The RRF score of each channel's ranks in ``own`` (1-based, 0 absent), fused as the plan fuses."""
+        from mathlas.ranking.fusion import rrf_scores
+
         channels = [c for c in pool.channels if c in own]
         weights = np.array([float(plan.channel_weights.get(c, 1.0)) for c in channels])
-        fused = rrf_scores(np.stack([own[c] for c in channels], axis=1), weights, plan.k_rrf)
-        return lex, dense, fused, lex_raw
+        return rrf_scores(np.stack([own[c] for c in channels], axis=1), weights, plan.k_rrf)
 
     @staticmethod
     def _own(pool, ours: np.ndarray, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -692,12 +695,7 @@ class LearnedRank:
             taken = np.sort(r[extra & (r > 0)])
             mine = r[ours]
             own[c] = np.where(mine > 0, mine - np.searchsorted(taken, mine), 0)
-        from mathlas.ranking.fusion import rrf_scores
-
-        channels = [c for c in pool.channels if c in own]
-        weights = np.array([float(plan.channel_weights.get(c, 1.0)) for c in channels])
-        fused = rrf_scores(np.stack([own[c] for c in channels], axis=1), weights, plan.k_rrf)
-        return own["lexical"], own["dense"], fused
+        return own["lexical"], own["dense"], LearnedRank._fused(own, pool, plan)
 
     @staticmethod
     def _findings(model, info: DocInfo, ctx, pool, rows: np.ndarray, X: np.ndarray, n: int,
