@@ -209,27 +209,14 @@ def declarations_like(b: Bundle, doc_id: str) -> list[str]:
     meant, the most used first, at most ``SUGGESTED``: the name in another case, the declarations whose
     name ends with it (``Prime.two_le``: ``lean:Nat.Prime.two_le``), else the name with its slip
     corrected (``mul_com``: ``lean:mul_comm``; ``mathlas.ranking.names.NameIndex.identifier``)."""
-    from mathlas.ranking.names import NameIndex
+    from mathlas.ranking.names import NameIndex, _by_pagerank, _pagerank_of
 
     index = NameIndex.of(b)
     keys = index.exact(doc_id) or index.suffix(doc_id)
-    if not keys and (name := index.identifier(doc_id, lambda ks: _pagerank(b, ks))):
+    if not keys and (name := index.identifier(doc_id, _pagerank_of(b))):
         keys = index.exact(name) or index.suffix(name)
-    ranks = _pagerank(b, keys)
-    keys = [k for _, k in sorted(zip((-r for r in ranks), keys))][:SUGGESTED]
     ids = b.table.column("id")
-    return [ids[k].as_py() for k in keys]
-
-
-def _pagerank(b: Bundle, keys: list[int]) -> list[float]:
-    """Each key's PageRank (how much is built on the declaration); 0 each where the bundle has none."""
-    if not keys or "pagerank" not in b.table.column_names:
-        return [0.0] * len(keys)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    col = b.table.column("pagerank").take(pa.array(keys, type=pa.int64()))
-    return pc.fill_null(col.cast(pa.float64()), 0.0).to_pylist()
+    return [ids[k].as_py() for k in _by_pagerank(b, keys)[:SUGGESTED]]
 
 
 def ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:

@@ -639,7 +639,7 @@ class NameIndex:
         for a, b, word in spans:
             typed = query[a:b]
             out.append(query[last:a])
-            out.append(word.capitalize() if typed[:1].isupper() and typed[1:].islower() else word)
+            out.append(as_typed(typed, word))
             last = b
         out.append(query[last:])
         return Correction("".join(out), fixes)
@@ -828,7 +828,6 @@ def _cores_file(bundle: Bundle):
     None when that cannot be said (no cache, never a failed search)."""
     import hashlib
     import json
-
     import sys
 
     from mathlas.bundle import META, META_ARROW
@@ -957,12 +956,9 @@ def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | No
         found = index.nearest(fold(low), exclude_self=True)
         if found is None or found[1] > 1 or inflected(low, found[0]):
             continue
-        better = found[0]
-        fixed = [better if w == fold(low) else w for w in ws]
-        if core(fixed) and core_key(core(fixed)) in cores:
-            typed = m.group()
-            word = better.capitalize() if typed[:1].isupper() and typed[1:].islower() else better
-            return Correction(query[:m.start()] + word + query[m.end():], {low: better})
+        named = _named_with(query, m, ws, fold(low), found[0], cores)
+        if named is not None:
+            return named
     return None
 
 
@@ -992,12 +988,26 @@ def name_in_context(bundle: Bundle, query: str, index: NameIndex, count: Callabl
         folded = fold(low)
         found = index._deletions.within(folded, MAX_EDITS)
         for better in sorted(found, key=lambda c: (found[c], slip_kind(c, folded), c)):
-            fixed = [better if w == folded else w for w in ws]
-            if core(fixed) and core_key(core(fixed)) in cores:
-                typed = m.group()
-                word = better.capitalize() if typed[:1].isupper() and typed[1:].islower() else better
-                return Correction(query[:m.start()] + word + query[m.end():], {low: better})
+            named = _named_with(query, m, ws, folded, better, cores)
+            if named is not None:
+                return named
     return None
+
+
+def _named_with(query: str, m: re.Match, ws: list[str], folded: str, better: str, cores: frozenset) -> Correction | None:
+    """``query`` with its word ``m`` (``folded``) replaced by ``better``, when that makes its core words
+    (of ``ws``, the query's words) those of a name or alias the bundle holds (``cores``); else None."""
+    from mathlas.ranking.learned import core
+
+    fixed = core([better if w == folded else w for w in ws])
+    if not fixed or core_key(fixed) not in cores:
+        return None
+    return Correction(query[:m.start()] + as_typed(m.group(), better) + query[m.end():], {m.group().lower(): better})
+
+
+def as_typed(typed: str, word: str) -> str:
+    """``word`` (lower case) capitalised as ``typed`` is, when ``typed`` is a capitalised word."""
+    return word.capitalize() if typed[:1].isupper() and typed[1:].islower() else word
 
 
 def fold(word: str) -> str:
@@ -1175,12 +1185,10 @@ def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
 
 def _by_pagerank(bundle, keys: list[int]) -> list[int]:
     """``keys``, the most used declarations first (the ``pagerank`` column), else in key order."""
-    if not keys or not bundle.has_column("pagerank"):
+    rank = _pagerank_of(bundle) if keys else None
+    if rank is None:
         return sorted(keys)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    ranks = pc.fill_null(bundle.table.column("pagerank").take(pa.array(keys)).cast(pa.float64()), 0.0).to_pylist()
+    ranks = rank(keys)
     return [k for _, k in sorted(zip((-r for r in ranks), keys))]
 
 
