@@ -99,8 +99,10 @@ def _cross_pairs(g) -> list[tuple[int, int]]:
 
 
 def sample(args) -> None:
-    from mathlas.groups import groups_of
+    from mathlas.groups import THRESHOLDS, groups_of
 
+    if args.rule and args.rule not in THRESHOLDS:
+        raise SystemExit(f"groups_eval.py: no rule {args.rule!r}; the rules are {', '.join(THRESHOLDS)}")
     b = _bundle()
     g = groups_of(b, across=False, cache=False)  # the links say which rule joined a pair
     if args.rule:      # only the pairs that rule linked (with --census: every one of them, whole texts)

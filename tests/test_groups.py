@@ -309,3 +309,18 @@ def test_a_search_shows_a_restated_proofwiki_page_once(default_groups):
     assert len(mine) == 1 and also_in_line(mine[0].also_in) == "also in ProofWiki"
     every = service.search(SearchRequest.make("infinitely many primes", 10, collapse=False), findings=False).hits
     assert pages <= {h.id for h in every}          # asked for every copy, both pages are there
+
+
+def test_groups_eval_refuses_a_rule_it_does_not_know(tmp_path):
+    """``groups_eval.py sample --rule`` names a rule of mathlas.groups; a slip is one line naming them,
+    not an empty sample."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "groups_eval.py"
+    run = subprocess.run([sys.executable, str(script), "sample", "--census", "--rule", "restatment", "--out",
+                          str(tmp_path / "s.jsonl")], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and not (tmp_path / "s.jsonl").exists()
+    assert run.stderr.strip().splitlines() == [
+        "groups_eval.py: no rule 'restatment'; the rules are " + ", ".join(G.THRESHOLDS)]
