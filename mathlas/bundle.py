@@ -3,7 +3,8 @@
 A bundle is one immutable directory. A directory without ``manifest.json`` is not a bundle. A bundle
 holds exactly the files its manifest lists, inside itself, and the runtime reads no other
 (``verify`` checks it, with the document count against the tables). This module is the format only:
-it imports nothing of mathlas but ``errors``; opening a bundle for search is ``mathlas.engine``'s.
+it imports nothing of mathlas but ``errors`` and the leaf ``atomic`` (the manifest's atomic write);
+opening a bundle for search is ``mathlas.engine``'s.
 
 =============================  =====================================================================
 path                           what
@@ -378,11 +379,9 @@ def file_entries(root: Path) -> dict[str, FileEntry]:
 
 def write_manifest(root: Path, manifest: Manifest) -> None:
     """Write manifest.json into a finished bundle directory (the last file a build writes)."""
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.to_json(), encoding="utf-8")
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, root / MANIFEST)
+    from mathlas.atomic import atomic_write
+
+    atomic_write(root / MANIFEST, manifest.to_json(), fsync=True, tmp=root / (MANIFEST + ".tmp"))
 
 
 def read_manifest(root: Path) -> Manifest:

@@ -787,7 +787,7 @@ def _lean_label(root) -> str:
 
 _CACHE: weakref.WeakKeyDictionary[Bundle, dict[bool, Groups]] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
-CACHE_DIR = "cache/groups"     # under the data directory: computed groups, one file per bundle (and partner)
+CACHE_DIR = "groups"     # under the data directory's cache/: computed groups, one file per bundle (and partner)
 
 
 def groups_of(bundle: Bundle, across: bool = True, cache: bool = True) -> Groups:
@@ -837,50 +837,38 @@ def _compute(bundle: Bundle, root) -> Groups:
 
 
 def _cache_file(bundle: Bundle, partner):
-    """Where this bundle's groups (with this partner) are cached, or None when it cannot say."""
-    import hashlib
+    """Where this bundle's groups (with this partner) are cached (``mathlas.paths.bundle_cache_file``:
+    keyed by both bundles' checksums and this module's source), or None when it cannot say."""
     import json
     from pathlib import Path
 
     from mathlas.bundle import FLOAT_VECTORS, MANIFEST, META, META_ARROW
-    from mathlas.paths import data_dir
+    from mathlas.paths import bundle_cache_file, checksums
 
-    def digest(files: dict) -> list:
-        return [getattr(files.get(f), "sha256", None) or (files.get(f) or {}).get("sha256")
-                for f in (META, META_ARROW, FLOAT_VECTORS)]
-
-    try:
-        m = bundle.manifest
-        key: list = [m.name, m.version, digest(m.files), hashlib.sha256(Path(__file__).read_bytes()).hexdigest()]
-        if partner is not None:
+    files = (META, META_ARROW, FLOAT_VECTORS)
+    extra: list = []
+    if partner is not None:
+        try:
             pm = json.loads((Path(partner) / MANIFEST).read_text(encoding="utf-8"))
-            key += [pm.get("name"), pm.get("version"), digest(pm.get("files") or {})]
-        h = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:20]
-        return data_dir() / CACHE_DIR / f"{m.name}-{m.version}-{h}.npz"
-    except Exception:  # noqa: BLE001 - no cache, never a failed search
-        return None
+            extra = [pm.get("name"), pm.get("version"), checksums(pm.get("files") or {}, files)]
+        except Exception:  # noqa: BLE001 - no cache, never a failed search
+            return None
+    return bundle_cache_file(CACHE_DIR, bundle, files, [__file__], ".npz", extra)
 
 
 def _save(path, g: Groups) -> None:
+    import io
     import json
-    import os
-    import tempfile
+
+    from mathlas.paths import save_cache
 
     flat = np.array([k for m in g.members for k in m], dtype=np.int64)
     offsets = np.cumsum([0] + [len(m) for m in g.members]).astype(np.int64)
     external = json.dumps([[k, *c] for k, cs in sorted(g.external.items()) for c in cs])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, of=g.of, flat=flat, offsets=offsets, n=np.int64(len(g.of)),
-                     external=np.array(external), evidence=np.array(json.dumps(g.evidence)))
-        os.replace(tmp, path)
-    except OSError:  # a read-only data directory: the next process computes them again
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+    buf = io.BytesIO()
+    np.savez(buf, of=g.of, flat=flat, offsets=offsets, n=np.int64(len(g.of)),
+             external=np.array(external), evidence=np.array(json.dumps(g.evidence)))
+    save_cache(path, buf.getvalue())   # a read-only data directory: the next process computes them again
 
 
 def _load(path, cols: dict[str, list]) -> Groups | None:

@@ -1,5 +1,6 @@
 """Where mathlas keeps what it installs and saves: one data directory, ``$MATHLAS_DATA_DIR`` or the
-platform's per-user data directory (bundles, findings, OEIS data, funsearch databases live under it)."""
+platform's per-user data directory (bundles, findings, OEIS data, funsearch databases live under it;
+what is made from a bundle once is cached under its ``cache/``: ``bundle_cache_file``, ``save_cache``)."""
 from __future__ import annotations
 
 import os
@@ -41,3 +42,47 @@ def without_local_paths(text: str) -> str:
         # a whole directory name only: a home of /home/u leaves /home/user alone
         text = re.sub(re.escape(path) + r"(?![\w.-])", lambda _: shown, text)
     return text
+
+
+CACHE_DIR = "cache"   # under the data directory: what is made from a bundle once and read back by the next process
+
+
+def checksums(files, names) -> list:
+    """The sha256 a manifest's ``files`` (entries as ``FileEntry`` or as the manifest's JSON) lists
+    for each of ``names``, None for a file it does not list."""
+    return [getattr(files.get(f), "sha256", None) or (files.get(f) or {}).get("sha256") for f in names]
+
+
+def bundle_cache_file(kind: str, bundle, files, rules, suffix: str, extra=()) -> Path | None:
+    """Where what ``kind`` makes from ``bundle`` is kept between processes:
+    ``<data dir>/cache/<kind>/<name>-<version>-<hash><suffix>``, the hash of the bundle's name and
+    version, the sha256 its manifest lists for ``files``, the source of ``rules`` (the files of the
+    modules that make it) and ``extra`` (JSON), so that a changed bundle or rule names another file
+    and the old one is never read again. None when that cannot be said (none of ``files`` has a
+    checksum, a rule's source cannot be read): no cache, never a failed search."""
+    import hashlib
+    import json
+
+    try:
+        m = bundle.manifest
+        sums = checksums(m.files, files)
+        if not any(sums):
+            return None
+        source = [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in rules]
+        h = hashlib.sha256(json.dumps([m.name, m.version, sums, source, list(extra)]).encode()).hexdigest()[:20]
+        return data_dir() / CACHE_DIR / kind / f"{m.name}-{m.version}-{h}{suffix}"
+    except Exception:  # noqa: BLE001 - no cache, never a failed search
+        return None
+
+
+def save_cache(path: Path, data: bytes | str) -> None:
+    """``data`` as the cache file ``path`` (``bundle_cache_file``), written atomically (a reader never
+    sees half of it); an OSError (a read-only data directory) leaves no cache: the next process
+    makes it again."""
+    from mathlas.atomic import atomic_write
+
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    except OSError:
+        pass

@@ -39,6 +39,7 @@ from typing import IO, Any
 
 import zstandard
 
+from mathlas.atomic import atomic_file, atomic_write
 from mathlas.bundle import MANIFEST, Manifest, sha256_file, verify
 from mathlas.errors import BundleCorruptError
 
@@ -77,21 +78,13 @@ def pack(bundle_dir: Path, out_dir: Path, level: int = 19,
               file=sys.stderr, flush=True)
     sha_path = out_dir / (name + SHA_SUFFIX)
 
-    tmp = out_dir / f".{name}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as raw:
-            hashing = _HashingWriter(raw)
-            cctx = zstandard.ZstdCompressor(level=level, threads=max(1, os.cpu_count() or 1),
-                                            write_checksum=True)
-            with cctx.stream_writer(hashing, closefd=False) as zout:
-                _write_tar(zout, bundle_dir, manifest)
-            raw.flush()
-            os.fsync(raw.fileno())
-        digest = hashing.hexdigest()
-        os.replace(tmp, archive)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_file(archive, fsync=True, tmp=out_dir / f".{name}.tmp-{os.getpid()}") as raw:
+        hashing = _HashingWriter(raw)
+        cctx = zstandard.ZstdCompressor(level=level, threads=max(1, os.cpu_count() or 1),
+                                        write_checksum=True)
+        with cctx.stream_writer(hashing, closefd=False) as zout:
+            _write_tar(zout, bundle_dir, manifest)
+    digest = hashing.hexdigest()
     _write_atomic(sha_path, f"{digest}  {name}\n")
     _update_catalog(out_dir, catalog_entry(manifest, archive, digest, base_url))
     return archive, sha_path
@@ -192,13 +185,7 @@ class _HashingWriter:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(path, text, tmp=path.with_name(f".{path.name}.tmp-{os.getpid()}"))
 
 
 def _update_catalog(out_dir: Path, entry: dict[str, Any]) -> None:

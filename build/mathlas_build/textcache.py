@@ -30,13 +30,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 from collections.abc import Iterable
 
 import numpy as np
 
+from mathlas.atomic import atomic_file
 from mathlas.errors import MathlasError
 
 STORE = "texts"
@@ -152,15 +152,9 @@ class VectorStore:
             raise ValueError(f"{len(keys)} keys need vectors of shape ({len(keys)}, {self.dims}), got {vectors.shape}")
         keys = np.ascontiguousarray(keys, dtype=KEY)
         path = self.dir / f"seg-{hashlib.sha256(keys.tobytes()).hexdigest()[:24]}.npz"
-        fd, tmp = tempfile.mkstemp(prefix=".seg-", suffix=".tmp", dir=self.dir)
-        try:
-            os.fchmod(fd, 0o644)  # mkstemp makes 0600; the cache is shared like any build output
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, keys=keys.view(np.uint8).reshape(len(keys), 16), vectors=vectors)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_file(path, prefix=".seg-", suffix=".tmp") as f:
+            os.fchmod(f.fileno(), 0o644)  # mkstemp makes 0600; the cache is shared like any build output
+            np.savez(f, keys=keys.view(np.uint8).reshape(len(keys), 16), vectors=vectors)
         if path in self._paths:  # the same texts again (another process or run wrote them too)
             return path
         self._pending.append((keys, len(self._paths)))

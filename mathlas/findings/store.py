@@ -42,7 +42,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import unicodedata
 from contextlib import contextmanager
@@ -53,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
+from mathlas.atomic import atomic_write
 from mathlas.errors import MathlasError, UsageError
 
 log = logging.getLogger(__name__)
@@ -364,19 +364,7 @@ class FindingsStore:
         return gone
 
     def _replace(self, target: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.root)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(target, data, fsync=True, prefix=".tmp-", suffix="")
         _fsync_dir(self.root)
 
     # -- vectors -------------------------------------------------------------------------

@@ -819,32 +819,22 @@ def _make_cores(bundle: Bundle) -> frozenset:
     return frozenset(cores)
 
 
-CORES_DIR = "cache/names"   # under the data directory: each bundle's name cores, one file per bundle
+CORES_DIR = "names"   # under the data directory's cache/: each bundle's name cores, one file per bundle
 
 
 def _cores_file(bundle: Bundle):
-    """Where a bundle's name cores are kept between processes: named by the bundle and a hash of its
-    table's checksums and of the rules that make them (this module and ``mathlas.ranking.learned``);
-    None when that cannot be said (no cache, never a failed search)."""
-    import hashlib
-    import json
+    """Where a bundle's name cores are kept between processes (``mathlas.paths.bundle_cache_file``):
+    named by the bundle and a hash of its table's checksums and of the rules that make them (this
+    module and ``mathlas.ranking.learned``); None when that cannot be said (no cache, never a failed
+    search)."""
     import sys
 
     from mathlas.bundle import META, META_ARROW
-    from mathlas.paths import data_dir
+    from mathlas.paths import bundle_cache_file
     from mathlas.ranking.learned import core  # the rules' module, loaded
 
-    try:
-        m = bundle.manifest
-        files = [getattr(m.files.get(f), "sha256", None) for f in (META, META_ARROW)]
-        if not any(files):
-            return None
-        rules = [hashlib.sha256(Path(sys.modules[name].__file__).read_bytes()).hexdigest()
-                 for name in (core.__module__, __name__)]
-        h = hashlib.sha256(json.dumps([m.name, m.version, files, rules]).encode()).hexdigest()[:20]
-        return data_dir() / CORES_DIR / f"{m.name}-{m.version}-{h}.txt"
-    except Exception:  # noqa: BLE001 - no cache, never a failed search
-        return None
+    rules = [sys.modules[name].__file__ for name in (core.__module__, __name__)]
+    return bundle_cache_file(CORES_DIR, bundle, (META, META_ARROW), rules, ".txt")
 
 
 def _read_cores(path) -> frozenset | None:
@@ -859,25 +849,10 @@ def _read_cores(path) -> frozenset | None:
 
 def _write_cores(path, cores: frozenset) -> None:
     """One line per core, its words sorted and space-separated (a word never holds a space); written
-    to a temporary file and renamed, so that a reader never sees half of it."""
-    import os
-    import tempfile
+    atomically (``mathlas.paths.save_cache``), so that a reader never sees half of it."""
+    from mathlas.paths import save_cache
 
-    tmp = None
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=Path(path).parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f"# {len(cores)} name cores\n")
-            f.write("\n".join(sorted(cores)))
-            f.write("\n")
-        os.replace(tmp, path)
-    except OSError:  # a read-only data directory: the next process makes them again
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    save_cache(path, f"# {len(cores)} name cores\n" + "\n".join(sorted(cores)) + "\n")
 
 
 def _names_a_result(bundle: Bundle, query: str) -> bool:

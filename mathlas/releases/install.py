@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mathlas.atomic import atomic_file
 from mathlas.releases.archive import is_url, parse_source
 from mathlas.releases.archive import unpack as _unpack
 from mathlas.bundle import MANIFEST, Manifest, read_manifest, verify
@@ -157,16 +158,10 @@ def _write_in_use(name: str, version: str | None) -> None:
         data.pop(name, None)
     else:
         data[name] = version
-    tmp = root / f"{TMP_PREFIX}{IN_USE}-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(dict(sorted(data.items())), f, indent=2)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, root / IN_USE)
-    finally:
-        tmp.unlink(missing_ok=True)
+    # under TMP_PREFIX: a crash's leftover is swept by the next install (mathlas.releases.staging)
+    with atomic_file(root / IN_USE, "w", fsync=True, tmp=root / f"{TMP_PREFIX}{IN_USE}-{os.getpid()}") as f:
+        json.dump(dict(sorted(data.items())), f, indent=2)
+        f.write("\n")
 
 
 # --------------------------------------------------------------------------------------- name -> dir

@@ -483,11 +483,12 @@ def metric(run_dir: Path, row: dict) -> None:
 def save_checkpoint(torch, run_dir: Path, step: int, model, opt, sched, keep: int, tag: str = "train") -> None:
     """``checkpoints/step-NNNNNN.pt`` (model, optimizer, scheduler, torch RNG), written to a temporary
     name and renamed; only the newest ``keep`` are kept."""
+    from mathlas.atomic import atomic_file
+
     path = run_dir / "checkpoints" / f"step-{step:06d}.pt"
-    tmp = path.with_suffix(".tmp")
-    torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state()}, tmp)
-    tmp.replace(path)
+    with atomic_file(path, tmp=path.with_suffix(".tmp")) as f:
+        torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state()}, f)
     for old in _checkpoints(run_dir)[:-max(keep, 1)]:
         old.unlink()
     log(run_dir, f"checkpoint {path.name}", quiet=True, tag=tag)

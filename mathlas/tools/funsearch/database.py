@@ -23,12 +23,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
+
+from mathlas.atomic import atomic_file
 
 LENGTH_BUCKETS = (5, 15, 40, 100)
 STAT_BUCKETS = 4
@@ -87,16 +88,8 @@ class Database:
         return state
 
     def _write_state(self, state: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".elites-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(state, f, ensure_ascii=False)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.elites_file)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_file(self.elites_file, "w", fsync=True, prefix=".elites-") as f:
+            json.dump(state, f, ensure_ascii=False)
         dfd = os.open(self.root, os.O_RDONLY)
         try:
             os.fsync(dfd)
