@@ -236,6 +236,7 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
     from mathlas.ranking.names import named_first
+    from mathlas.ranking.shape import shape_first
 
     fixed = ranked.correction
     searched = fixed.query if fixed is not None else req.query
@@ -248,6 +249,10 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     # declaration shares): an answer by name, not a guess
     if not req.offset and len(ranked.top) and named_first(b, req.query, int(ranked.top.keys[0])):
         match, confidence, note = "strong", max(confidence, 0.99), ""
+    elif not req.offset and "shape" in ranked.top.marks and ranked.top.marks["shape"][:1].any() and \
+            shape_first(b, req.query, int(ranked.top.keys[0])):
+        # the query is the first hit's statement, up to the names of its variables (a + b = b + a)
+        match, confidence, note = "strong", max(confidence, 0.95), ""
     elif not req.offset and ranked.hits and _named_first_hit(b, searched, ranked):
         # the query is the first hit's own name or alias ("Banach fixed point theorem", "Nakayama's
         # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it

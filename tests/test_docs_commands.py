@@ -285,6 +285,9 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         Run(("40 queries, bundle informal-1.5.0", "hybrid", "mrr@20", "by style"), data="session",
             subst={"../shared/eval": "{eval}"}),
     # the formal sets' first 30 queries (all of them take minutes) on the tests' formal bundle
+    # a statement typed as a query (docs/formal.md): the tests' formal bundle holds Mathlib's Group/Defs
+    'mathlas lean search "a + b = b + a" --bundle mathlib':
+        Run(("1. lean:add_comm", "match: strong"), subst={"mathlib": "{formal}"}),
     "mathlas eval ../shared/eval/formal-dev.jsonl --bundle mathlib":
         Run(("30 queries, bundle formaltest-0.1.0", "hybrid", "mrr@20"),
             subst={"../shared/eval/formal-dev.jsonl": "{head30:formal-dev.jsonl}", "mathlib": "{formal}"}),

@@ -115,6 +115,35 @@ class Candidates:
         return Candidates(self.channels, self.keys, self.scores, self.ranks, self.raw, self.lifted_by,
                           {**self.marks, name: np.asarray(values, dtype=np.int64)})
 
+    def placed_first(self, placed: Sequence[int], mark: str) -> Candidates:
+        """The pool with the documents ``placed`` (keys) first, in that order (those outside the pool
+        added, ranked by no channel), then the other rows in their order; each placed row marked
+        ``mark`` with its place (1, 2, ...). The placed rows take the pool's best score, so the
+        scores stay in order."""
+        at = {k: i for i, k in enumerate(self.keys.tolist())}
+        pool = self
+        c = len(self.channels)
+        new = [k for k in dict.fromkeys(placed) if k not in at]
+        if new:
+            m = len(new)
+            pool = Candidates(self.channels, np.concatenate([self.keys, np.asarray(new, dtype=np.int64)]),
+                              np.concatenate([self.scores, np.zeros(m)]),
+                              np.concatenate([self.ranks, np.zeros((m, c), dtype=np.int64)]),
+                              np.concatenate([self.raw, np.full((m, c), np.nan)]),
+                              np.concatenate([self.lifted_by, np.full(m, -1, dtype=np.int64)]),
+                              {name: np.concatenate([v, np.zeros(m, dtype=v.dtype)]) for name, v in self.marks.items()})
+            at.update({k: len(self) + i for i, k in enumerate(new)})
+        first = [at[k] for k in dict.fromkeys(placed)]
+        chosen = set(first)
+        order = first + [i for i in range(len(pool)) if i not in chosen]
+        best = float(pool.scores.max()) if len(pool) else 1.0
+        places = np.zeros(len(pool), dtype=np.int64)
+        places[first] = np.arange(1, len(first) + 1)
+        out = pool.take(order)
+        scores = out.scores.copy()
+        scores[:len(first)] = np.maximum(scores[:len(first)], best)
+        return out.rescored(scores).marked(mark, places[order])
+
     def best_rank(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Each row's best channel rank (``NO_RANK`` when none), over the channels whose ``weights``
         are positive (all channels when None): fusion's tie-break after the score."""

@@ -16,7 +16,9 @@ The default stages, in order (``default_stages``):
 3. ``StatementLift``: a statement goes right above its own proof or example;
 4. ``ReplacementsFirst`` (``mathlas.ranking.replacements``): a deprecated Lean declaration goes
    right after its replacement;
-5. ``NameMatch`` (``mathlas.ranking.names``): a query that is a document's id or a declaration's
+5. ``ShapeMatch`` (``mathlas.ranking.shape``): a query that is a Lean statement (``a + b = b + a``)
+   puts the declarations that state it first (mark ``shape``);
+6. ``NameMatch`` (``mathlas.ranking.names``): a query that is a document's id or a declaration's
    name puts it first, and declarations whose names end with the query's components into the top
    ten (mark ``names``). Last, so that no stage after it reorders what was asked for by name.
 
@@ -194,6 +196,7 @@ def default_stages(bundle=None) -> Sequence[Stage]:
     from mathlas.ranking.collapse import Collapse
     from mathlas.ranking.named import NamedFirst
     from mathlas.ranking.replacements import ReplacementsFirst
+    from mathlas.ranking.shape import ShapeMatch
 
     return (Priors(), LearnedRank(), Rerank(), Collapse(), NamedFirst(), StatementLift(), ReplacementsFirst(),
-            NameMatch())
+            ShapeMatch(), NameMatch())

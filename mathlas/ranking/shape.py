@@ -1,0 +1,530 @@
+"""A query that is a Lean statement finds the declarations that state it.
+
+``a + b = b + a`` asks for ``add_comm``; ``‖x + y‖ ≤ ‖x‖ + ‖y‖`` for ``norm_add_le``;
+``∑ i in range (n+1), f i = ∑ i in range n, f i + f n`` for ``Finset.sum_range_succ``. Words cannot
+find these (BM25 drops the symbols, and the encoder reads a formula as noise), and a Lean user types
+them as often as names. This module reads each declaration's signature (the ``signature`` column of a
+formal bundle) as tokens and keeps a **shape** of its statement: the tokens with the bound variables
+renamed by first appearance (``#1 + #2 = #2 + #1``), namespaces dropped from constants
+(``Finset.range`` -> ``range``), ASCII spellings folded (``<=`` -> ``≤``, ``in`` -> ``∈``, ``=>`` ->
+``↦``), coercion arrows dropped. A query is read the same way, and a declaration whose shape equals
+the query's is what it asks for, up to the names of its variables.
+
+Each declaration has up to three shapes (``statement_shapes``):
+
+- ``S``: its statement, the type after the binders, with a leading ``∀ x y : G,`` taken off;
+- ``A``: the same with its hypotheses as arrows (``(hp : p.Prime) : 2 ≤ p`` -> ``p.Prime → 2 ≤ p``:
+  a binder whose name starts with ``h`` is read as a hypothesis);
+- ``C``: the conclusion alone, after the statement's last top-level ``→`` (where it has one);
+
+each with its parentheses and without them (``(∑ x ∈ range n, f x) + f n`` is typed without the
+outer ones). A query matches through its shape as typed, and with the sides of a top-level ``=``,
+``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``. ``ShapeMatch`` (a ranking stage)
+puts the matching declarations first: those whose statement it is before those whose conclusion it
+is, with parentheses before without, each in the ranking's order (then the most used first). A shape that more
+than ``MAX_SHARED`` declarations share (``a = b``) says too little and places nothing.
+
+The index is built once per bundle (about 15 s for Mathlib's 288k declarations on one core of this
+project's machine), kept in memory (sorted 64-bit hashes of the shapes beside their rows, 13 bytes a
+shape) and in the data directory's cache, where the next process reads it back.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import weakref
+import zipfile
+from typing import Any
+
+import numpy as np
+
+Bundle = Any
+
+MAX_SHARED = 200      # a shape this many declarations share places nothing (it says too little)
+TOP_SLOTS = 10        # at most this many declarations placed first
+MIN_TOKENS = 3        # a query's shape needs this many tokens and a relation or an operator
+MAX_QUERY_CHARS = 600
+STRONG_TOKENS = 5     # a statement found by its shape is an exact answer (``shape_first``) from this many tokens
+STRONG_TOKENS_BARE = 9  # ... and from this many when found only without parentheses
+
+# folded before reading tokens: ASCII spellings of Lean's symbols
+_ASCII = [("<->", "↔"), ("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"), ("=>", "↦"), ("λ", "fun"),
+          ("∀ᶠ", "∀ᶠ")]
+_TOKEN = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*|\d+(?:\.\d+)?|\.\w[\w'!?]*|\S")
+# a variable: one letter, with digits, subscripts or primes (x, x₁, a', n2); or a bound name; or
+# a hypothesis' name
+_SHORT = re.compile(r"(?![ℕℤℚℝℂ])[^\W\d_][\d₀-₉'ᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]*")  # not ℕ ℤ ℚ ℝ ℂ: constants
+# a hypothesis' name (hp, hx, hab, h₁, h'): a variable wherever it stands (a section's variables
+# are not in the signature, so a name the binders do not bind may still be one)
+_HYPOTHESIS = re.compile(r"h[a-z\d₀-₉']{0,3}|H[a-z\d₀-₉']{0,2}")
+_DROP = frozenset({"↑", "⇑", "↥", "@"})
+_OPEN, _CLOSE = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
+_PARENS = frozenset("()")
+_BINDERS = frozenset({"∀", "∃", "∃!", "fun", "∑", "∏", "⋃", "⋂", "⨆", "⨅", "∫", "∮", "Π", "Σ"})
+_RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "≃", "≅", "≡",
+                        "∧", "∨", "¬", "→", "≈", "⟂", "∼", "~", "⊢", "≪", "≫", "⊓", "⊔", "+", "*", "-", "/",
+                        "^", "•", "∘", "‖", "∑", "∏", "∫", "⁻", "×", "∩", "∪", "\\", "⊤", "⊥", "∅", "!"})
+_FLIP = {"≥": "≤", ">": "<"}
+_RELATION = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "∧", "∨", "≃", "≅"})
+_SEP = "\x1f"
+_BIG = frozenset({"∑", "∏", "⋃", "⋂", "⨆", "⨅", "∀ᶠ", "∃ᶠ"})
+MIN_TERM_TOKENS = 5  # a query with an operator but no relation (UniqueDiffOn 𝕜 (s ∩ t)) needs this many tokens
+MAX_WORDS = 1  # a query with more words that no statement uses as a constant is prose, not a statement
+
+
+def tokens(text: str) -> list[str]:
+    """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
+    coercion arrows dropped, ``in`` read as ``∈``."""
+    for a, b in _ASCII:
+        text = text.replace(a, b)
+    found = _TOKEN.findall(text)
+    # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
+    big = not _BIG.isdisjoint(found)
+    return ["∈" if big and t == "in" else t for t in found if t not in _DROP]
+
+
+def _split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
+    """(the binders, the statement) of a signature: split at the first top-level ``:``."""
+    depth = 0
+    for i, t in enumerate(toks):
+        if t in _OPEN:
+            depth += 1
+        elif t in _CLOSE:
+            depth = max(0, depth - 1)
+        elif t == ":" and depth == 0:
+            return toks[:i], toks[i + 1:]
+    return toks, []
+
+
+def _bound(binders: list[str]) -> tuple[set[str], list[list[str]]]:
+    """(the names the binders bind, the types of the hypotheses among them: binders named ``h…``)."""
+    names: set[str] = set()
+    hyps: list[list[str]] = []
+    i, n = 0, len(binders)
+    while i < n:
+        if binders[i] in _OPEN:
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += binders[j] in _OPEN
+                depth -= binders[j] in _CLOSE
+                j += 1
+            group = binders[i + 1:j - 1]
+            if ":" in group:
+                c = group.index(":")
+                bound = [t for t in group[:c] if _is_name(t)]
+                names.update(bound)
+                if bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃":
+                    hyps += [group[c + 1:]] * len(bound)
+            i = j
+        else:
+            i += 1
+    return names, hyps
+
+
+def _is_name(t: str) -> bool:
+    return bool(t) and (t[0].isalpha() or t[0] == "_")
+
+
+def _strip_forall(toks: list[str], names: set[str]) -> list[str]:
+    """``toks`` without leading ``∀ x y : G,`` binders (their names added to ``names``)."""
+    while toks and toks[0] == "∀":
+        depth = 0
+        for i, t in enumerate(toks):
+            if t in _OPEN:
+                depth += 1
+            elif t in _CLOSE:
+                depth -= 1
+            elif t == "," and depth == 0:
+                names.update(x for x in toks[1:i] if _is_name(x) and x not in (":", "∈"))
+                toks = toks[i + 1:]
+                break
+        else:
+            return toks
+    return toks
+
+
+def _top_level(toks: list[str], wanted) -> list[int]:
+    depth, at = 0, []
+    for i, t in enumerate(toks):
+        if t in _OPEN:
+            depth += 1
+        elif t in _CLOSE:
+            depth -= 1
+        elif depth == 0 and t in wanted:
+            at.append(i)
+    return at
+
+
+def _binder_names(toks: list[str]) -> set[str]:
+    """Names bound inside a statement: after ``∀ ∃ fun ∑ ∏ …`` up to ``,`` ``:`` ``∈`` or ``↦``."""
+    out: set[str] = set()
+    for i, t in enumerate(toks):
+        if t in _BINDERS:
+            for x in toks[i + 1:i + 6]:
+                if x in (",", ":", "∈", "↦", "⊆"):
+                    break
+                if _is_name(x):
+                    out.add(x)
+    return out
+
+
+def shape(toks: list[str], variable, parens: bool = True) -> str:
+    """The shape of a token list: variables (``variable(token)``) renamed ``#1, #2, …`` by first
+    appearance (dot notation read as the application it is: ``p.Prime`` -> ``Prime #1``), constants by their
+    last component (``Finset.range`` -> ``range``); without parentheses when ``parens`` is False."""
+    names: dict[str, str] = {}
+    out = []
+    for t in toks:
+        if not parens and t in _PARENS:
+            continue
+        if _is_name(t):
+            head, _, rest = t.partition(".")
+            if variable(head):
+                v = names.setdefault(head, f"#{len(names) + 1}")
+                if rest and "." not in rest:  # dot notation: p.Prime is Prime p
+                    out += [rest, v]
+                    continue
+                t = v + ("." + rest if rest else "")
+            else:
+                t = t.rsplit(".", 1)[-1]
+        out.append(t)
+    return " ".join(out)
+
+
+def _plain_binders(toks: list[str]) -> list[str]:
+    """``∀ (x : α) (y : β), …`` and ``∃ n : ℕ, …`` as ``∀ x y, …`` and ``∃ n, …``: a binder's type is
+    what Lean infers, and a person leaves it out (a bounded binder, ``∀ x ∈ s,``, is kept)."""
+    out: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        out.append(t)
+        i += 1
+        if t not in ("∀", "∃", "∃!"):
+            continue
+        depth, j = 0, i
+        while j < n and not (depth == 0 and toks[j] == ","):
+            depth += (toks[j] in _OPEN) - (toks[j] in _CLOSE)
+            j += 1
+        segment = toks[i:j]
+        if ":" in segment and j < n:
+            names, keep, depth = [], True, 0
+            for x in segment:
+                if x in _OPEN:
+                    depth += 1
+                    keep = True
+                elif x in _CLOSE:
+                    depth -= 1
+                elif x == ":":
+                    keep = False
+                elif keep and _is_name(x):
+                    names.append(x)
+            out += names
+            i = j
+    return out
+
+
+def canonical(toks: list[str]) -> list[str]:
+    """``toks`` with each ``a ≥ b`` / ``a > b`` read as the ``b ≤ a`` / ``b < a`` it stands for: in each
+    part between top-level arrows that has that one top-level relation; binders' types left out
+    (``_plain_binders``)."""
+    toks = _plain_binders(toks)
+    arrows = _top_level(toks, {"→"})
+    out: list[str] = []
+    start = 0
+    for end in [*arrows, len(toks)]:
+        part = toks[start:end]
+        rel = _top_level(part, _RELATION)
+        if len(rel) == 1 and part[rel[0]] in _FLIP:
+            i = rel[0]
+            part = part[i + 1:] + [_FLIP[part[i]]] + part[:i]
+        out += part
+        if end < len(toks):
+            out.append(toks[end])
+        start = end + 1
+    return out
+
+
+def _grouped(hyp: list[str]) -> list[str]:
+    """A hypothesis as it stands left of an arrow: in parentheses when it is a binder or an arrow."""
+    if hyp[:1] and hyp[0] in ("∀", "∃", "∃!") or _top_level(hyp, {"→", "↔"}):
+        return ["(", *hyp, ")"]
+    return hyp
+
+
+def _hash(kind: str, s: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{kind}{_SEP}{s}".encode(), digest_size=8).digest(), "little")
+
+
+def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str]]:
+    """A declaration's shapes, ``[(kind, shape), …]`` (``S``, ``A``, ``C``, each with and without
+    parentheses; module docstring), and the constants its statement names (last components)."""
+    toks = tokens(signature)
+    binders, stmt = _split_binders(toks)
+    if not stmt:
+        return [], set()
+    names, hyps = _bound(binders)
+    stmt = _strip_forall(stmt, names)
+    names |= _binder_names(stmt)
+    stmt = canonical(stmt)
+    hyps = [canonical(h) for h in hyps]
+
+    def variable(head: str) -> bool:
+        return head in names or bool(_SHORT.fullmatch(head) or _HYPOTHESIS.fullmatch(head))
+
+    out = []
+    arrows = _top_level(stmt, {"→"})
+    parts = [("S", stmt)]
+    if hyps:  # as a person types them: (∀ x, x ∈ s ↔ x ∈ t) → s = t
+        parts.append(("A", [t for h in hyps for t in (*_grouped(h), "→")] + stmt))
+    if arrows:
+        parts.append(("C", stmt[arrows[-1] + 1:]))
+    for kind, part in parts:
+        for parens in (True, False):
+            out.append((kind + ("" if parens else "-"), shape(part, variable, parens)))
+    constants = {t.rsplit(".", 1)[-1] for t in stmt if _is_name(t) and not variable(t.partition(".")[0])}
+    return out, constants
+
+
+def query_shapes(query: str, constants) -> list[tuple[int, str]]:
+    """The shapes a query is looked up by, ``[(tier, shape), …]``: tier 0 as typed with parentheses,
+    1 without, each also with a top-level ``=`` / ``↔`` / ``≠`` swapped or ``≥`` / ``>`` turned round;
+    empty when the query is not a statement (no relation or operator, too few tokens, too long)."""
+    if len(query) > MAX_QUERY_CHARS:
+        return []
+    toks = tokens(query.strip().strip("`$"))
+    if toks[:1] in (["theorem"], ["lemma"], ["example"]):
+        toks = toks[2:] if toks[:1] != ["example"] else toks[1:]
+    if toks and toks[0] in _OPEN:   # a pasted signature: its binders then ``:``
+        binders, stmt = _split_binders(toks)
+        if stmt:
+            toks = stmt
+    if toks[:1] == [":"]:
+        toks = toks[1:]
+    names: set[str] = set()
+    toks = _strip_forall(toks, names)
+    names |= _binder_names(toks)
+    if len(toks) < MIN_TOKENS or not any(t in _RELATIONS for t in toks):
+        return []
+
+    def known(head: str) -> bool:
+        return head in names or bool(_SHORT.fullmatch(head) or _HYPOTHESIS.fullmatch(head))
+
+    # a name the bundle never uses as a constant is a variable (xs): but words no statement uses
+    # ("offside", "soccer") make the query prose; a dotted name (Nat.Prime) is a constant's
+    unknown = {t for t in toks if _is_name(t) and "." not in t and not known(t) and t not in constants}
+    if len(unknown) > MAX_WORDS:
+        return []
+    if _RELATION.isdisjoint(toks) and "→" not in toks and (unknown or len(toks) < MIN_TERM_TOKENS):
+        return []  # "π-system" is a word: a term without a relation needs more, all of it known
+
+    def variable(head: str) -> bool:
+        return known(head) or head in unknown
+
+    toks = canonical(toks)
+    variants = [toks]
+    arrows = _top_level(toks, {"→"})
+    start = arrows[-1] + 1 if arrows else 0
+    last = toks[start:]
+    rel = _top_level(last, _RELATION)
+    if len(rel) == 1 and last[rel[0]] in ("=", "↔", "≠"):  # a = b asked as b = a
+        i = rel[0]
+        variants.append(toks[:start] + last[i + 1:] + [last[i]] + last[:i])
+    out: list[tuple[int, str]] = []
+    for tier, parens in ((0, True), (1, False)):
+        for v in variants:
+            s = shape(v, variable, parens)
+            if (tier, s) not in out:
+                out.append((tier, s))
+    return out
+
+
+class ShapeIndex:
+    """Every declaration's shapes (``statement_shapes``) as sorted 64-bit hashes beside their rows
+    and kinds, and the constants the statements name (to tell a query's variables from constants)."""
+
+    KINDS = ("S", "A", "C", "S-", "A-", "C-")
+
+    def __init__(self, signatures=()):
+        hashes: list[int] = []
+        rows: list[int] = []
+        kinds: list[int] = []
+        constants: set[str] = set()
+        code = {k: i for i, k in enumerate(self.KINDS)}
+        for row, sig in enumerate(signatures):
+            if not sig:
+                continue
+            got, names = statement_shapes(sig)
+            constants |= names
+            for kind, s in got:
+                hashes.append(_hash(kind.rstrip("-"), s))
+                rows.append(row)
+                kinds.append(code[kind])
+        h = np.asarray(hashes, dtype=np.uint64)
+        order = np.argsort(h, kind="stable")
+        self.hashes = h[order]
+        self.rows = np.asarray(rows, dtype=np.int64)[order]
+        self.kinds = np.asarray(kinds, dtype=np.int8)[order]
+        self.constants = frozenset(constants)
+
+    _KEPT: weakref.WeakKeyDictionary[Any, ShapeIndex] = weakref.WeakKeyDictionary()
+    _LOCK = threading.Lock()
+
+    @classmethod
+    def of(cls, bundle: Bundle) -> ShapeIndex | None:
+        """The bundle's index, built on first use and kept while the bundle lives; None for a bundle
+        without signatures (an informal bundle)."""
+        if not bundle.has_column("signature"):
+            return None
+        with cls._LOCK:
+            got = cls._KEPT.get(bundle)
+            if got is None:
+                path = _cache_file(bundle)
+                got = cls.load(path) if path is not None else None
+                if got is None:
+                    got = cls(bundle.table.column("signature").to_pylist())
+                    if path is not None:
+                        got.save(path)
+                cls._KEPT[bundle] = got
+            return got
+
+    def save(self, path) -> None:
+        """The index as a cache file (``mathlas.paths.save_cache``: written atomically; a read-only
+        data directory leaves none)."""
+        import io
+
+        from mathlas.paths import save_cache
+
+        words = "\n".join(sorted(self.constants)).encode("utf-8")
+        buf = io.BytesIO()
+        np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds,
+                 constants=np.frombuffer(words, dtype=np.uint8), count=np.asarray([len(self.hashes)]))
+        save_cache(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path) -> ShapeIndex | None:
+        """The index kept in ``path`` by ``save``; None when there is none or it does not read whole."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                hashes, rows, kinds = z["hashes"], z["rows"], z["kinds"]
+                words = z["constants"].tobytes().decode("utf-8")
+                count = int(z["count"][0])
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, IndexError, zipfile.BadZipFile, EOFError):
+            return None
+        if not len(hashes) == len(rows) == len(kinds) == count or hashes.dtype != np.uint64:
+            return None
+        index = cls()
+        index.hashes, index.rows, index.kinds = hashes, rows.astype(np.int64), kinds
+        index.constants = frozenset(words.split("\n")) if words else frozenset()
+        return index
+
+    def _rows_of(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = np.searchsorted(self.hashes, np.uint64(h), "left"), np.searchsorted(self.hashes, np.uint64(h), "right")
+        return self.rows[lo:hi], self.kinds[lo:hi]
+
+    def find(self, query: str) -> list[list[int]]:
+        """The declarations whose shapes match the query, in tiers, best first: the query's statement
+        as a declaration's statement (with hypotheses as arrows or not), then as its conclusion;
+        each tier with parentheses before without. A row is in its best tier only."""
+        shapes = query_shapes(query, self.constants)
+        if not shapes:
+            return []
+        tiers: list[list[int]] = [[] for _ in range(4)]
+        seen: set[int] = set()
+        found = []
+        for tier, s in shapes:
+            for kind in ("S", "A", "C"):
+                rows, kinds = self._rows_of(_hash(kind, s))
+                want = {0: (0, 1), 1: (3, 4)}[tier] if kind != "C" else {0: (2,), 1: (5,)}[tier]
+                keep = rows[np.isin(kinds, want)]
+                found.append(((0 if kind != "C" else 2) + tier, keep))
+        total = len({int(r) for _, rows in found for r in rows})
+        if total == 0 or total > MAX_SHARED:
+            return []
+        for t, rows in sorted(found, key=lambda x: x[0]):
+            for r in rows.tolist():
+                if r not in seen:
+                    seen.add(r)
+                    tiers[t].append(r)
+        return [t for t in tiers if t]
+
+
+CACHE_KIND = "shapes"   # under the data directory's cache/: each formal bundle's shape index
+
+
+def _cache_file(bundle: Bundle):
+    """Where a bundle's shape index is kept between processes (``mathlas.paths.bundle_cache_file``:
+    named by the bundle, its table's checksums and this module's source)."""
+    from mathlas.bundle import META, META_ARROW
+    from mathlas.paths import bundle_cache_file
+
+    return bundle_cache_file(CACHE_KIND, bundle, (META, META_ARROW), [__file__], ".npz")
+
+
+class ShapeMatch:
+    """A ranking stage (``mathlas.ranking.stages``): a query that is a Lean statement puts the
+    declarations that state it first (``ShapeIndex.find``: the statement's own before those whose
+    conclusion it is; within each, in the order the ranking gave them, then those it did not rank,
+    the most used first by the ``pagerank`` column, else in key order; deprecated ones last), up to
+    ``TOP_SLOTS``; the rest of the pool follows unchanged. Each placed row is marked
+    ``shape`` with its place. Only documents the request's filters and weights allow are placed;
+    nothing is placed on a bundle without signatures, for a query that is not a statement, or when
+    more than ``MAX_SHARED`` declarations share its shape."""
+
+    name = "shape"
+
+    def __call__(self, pool, ctx):
+        plan = ctx.plan
+        if not plan.bundle_part:
+            return pool
+        index = ShapeIndex.of(ctx.bundle)
+        if index is None:
+            return pool
+        tiers = index.find(ctx.request.query)
+        if not tiers:
+            return pool
+        from mathlas.ranking.names import _by_pagerank
+
+        at = {k: i for i, k in enumerate(pool.keys.tolist())}
+        placed: list[int] = []
+        for tier in tiers:
+            ok = plan.allowed(np.asarray(tier, dtype=np.int64)).tolist()
+            allowed = [k for k, good in zip(tier, ok) if good]
+            # in the order the ranking gave them (it read the query's words and each declaration's
+            # use), then those it did not rank, the most used first
+            ordered = sorted((k for k in allowed if k in at), key=at.__getitem__) + \
+                _by_pagerank(ctx.bundle, [k for k in allowed if k not in at])
+            placed += _deprecated_last(ctx.bundle, ordered)
+            if len(placed) >= TOP_SLOTS:
+                break
+        if not placed:
+            return pool
+        return pool.placed_first(placed[:TOP_SLOTS], self.name)
+
+
+def _deprecated_last(bundle: Bundle, keys: list[int]) -> list[int]:
+    """``keys`` with the deprecated declarations (the ``deprecated`` column) after the others, each
+    part in its order: a deprecated name states what its replacement states."""
+    if len(keys) < 2 or not bundle.has_column("deprecated"):
+        return keys
+    old = bundle.strings("deprecated")(keys)
+    return [k for k, d in zip(keys, old) if not d] + [k for k, d in zip(keys, old) if d]
+
+
+def shape_first(bundle: Bundle, query: str, key: int) -> bool:
+    """Whether the document ``key`` states ``query`` (its statement's shape is the query's, with
+    parentheses: ``ShapeIndex.find``'s first tier): an answer found by its statement, not a guess."""
+    index = ShapeIndex.of(bundle)
+    if index is None:
+        return False
+    for tier, s in query_shapes(query, index.constants):
+        # "2 ≤ p": a statement, but one that says little; without parentheses, a * (b + c) and
+        # a * b + c look alike: only a long statement found so is an exact answer
+        if len(s.split()) < (STRONG_TOKENS if tier == 0 else STRONG_TOKENS_BARE):
+            continue
+        for kind in ("S", "A"):
+            rows, kinds = index._rows_of(_hash(kind, s))
+            if key in rows[np.isin(kinds, (0, 1) if tier == 0 else (3, 4))].tolist():
+                return True
+    return False

@@ -1,0 +1,183 @@
+"""Does a Lean statement, typed as a person types it, find the declaration that states it?
+
+Draws ``--n`` theorems and lemmas at random (``--seed``) from a formal bundle, written in the source
+(no generated declaration), whose statement holds a relation or an operator (``=``, ``≤``, ``∣``,
+``+``...: a statement a person could type as a formula, not ``Function.Injective f``), and searches
+each through the library's seam (``mathlas.service.lean_search``, what ``mathlas lean search`` and
+the MCP tool call) in two forms:
+
+* ``statement``: the statement after the binders, as a person retypes it: its one-letter variables
+  renamed (a seeded permutation: ``a b`` -> ``x y``), coercion arrows left out, and each of
+  ``≤ ≥ ≠ → ↔ ∈``-in-a-big-operator written in ASCII (``<=``, ``in``...) with probability one half,
+  tokens separated by spaces;
+* ``conclusion``: for a statement with hypotheses (``(hp : p.Prime) : 2 ≤ p`` or ``a ∣ b → ...``),
+  its conclusion alone, retyped the same way.
+
+For each: the target first (``top1``), in the top ten (``top10``), and the first hit a declaration
+with the target's statement, up to its variables' names (``same1``: several declarations often state
+one fact: ``add_comm``, ``AddCommMagma.add_comm``); and ``match``: how many answers say ``strong``
+and how often their first hit has the target's statement. ``--no-shape`` searches without the shape
+stage (``mathlas.ranking.shape.ShapeMatch``): the ranking before it. Wilson 95% intervals.
+
+    python scripts/bench_shapes.py --bundle PATH_OR_NAME [--n 200] [--seed 0] [--no-shape] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_names import wilson  # noqa: E402
+
+LATIN = "abcdefghijklmnopqrstuvwxyz"
+GREEK = "αβγδεζηθικμνξπρστυφχψω"  # not λ: a keyword (fun) in Lean 4
+ASCII = {"≤": "<=", "≥": ">=", "≠": "!=", "→": "->", "↔": "<->"}
+
+
+def retype(toks: list[str], rng: random.Random) -> str:
+    """``toks`` as a person retypes them (module docstring)."""
+    from mathlas.ranking.shape import _SHORT
+
+    letters = {c: rng.sample(alphabet, len(alphabet)) for c, alphabet in (("l", LATIN), ("g", GREEK))}
+    rename: dict[str, str] = {}
+    used: set[str] = set()
+    out = []
+    big = False
+    for t in toks:
+        head, dot, rest = t.partition(".")
+        if _SHORT.fullmatch(head) and head[0] in LATIN + GREEK:  # x, x₁, and x in x.foo
+            if head not in rename:
+                pool = letters["l" if head[0] in LATIN else "g"]
+                new = next((c for c in pool if c not in used), head[0])
+                used.add(new)
+                rename[head] = new + head[1:]
+            t = rename[head] + dot + rest
+        elif t in ASCII and rng.random() < 0.5:
+            t = ASCII[t]
+        elif t == "∈" and big and rng.random() < 0.5:
+            t = "in"
+        big = t in ("∑", "∏") or (big and t not in (",",))
+        out.append(t)
+    return " ".join(out)
+
+
+def sample(b, n: int, seed: int) -> list[tuple[int, str, str | None]]:
+    """``n`` (row, statement query, conclusion query or None) drawn with ``seed`` (module docstring)."""
+    from mathlas.ranking import shape as S
+
+    cols = b.table.column_names
+    kind = b.table.column("kind").to_pylist()
+    sig = b.table.column("signature").to_pylist()
+    generated = b.table.column("generated").to_pylist() if "generated" in cols else [None] * len(kind)
+    rows = [i for i, (k, g, s) in enumerate(zip(kind, generated, sig)) if k in ("theorem", "lemma") and not g and s]
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    out = []
+    for r in rows:
+        toks = S.tokens(sig[r])
+        binders, stmt = S._split_binders(toks)
+        names, hyps = S._bound(binders)
+        stmt = S._strip_forall(stmt, names)
+        if len(stmt) < S.MIN_TOKENS or not any(t in S._RELATIONS for t in stmt):
+            continue
+        arrows = S._top_level(stmt, {"→"})
+        concl = stmt[arrows[-1] + 1:] if arrows else (stmt if hyps else None)
+        statement = retype(stmt, rng)
+        conclusion = retype(concl, rng) if concl is not None and concl != stmt or (concl and hyps) else None
+        out.append((r, statement, conclusion))
+        if len(out) == n:
+            break
+    return out
+
+
+def without_shape(b) -> None:
+    """The ranking before the shape stage, for this process."""
+    from mathlas.ranking import pipeline
+
+    p = pipeline.pipeline_for(b)
+    pipeline._PIPELINES[b] = p.with_stages([s for s in p.stages if s.name != "shape"])
+
+
+def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
+    from mathlas.formal import open_formal
+    from mathlas.ranking.shape import ShapeIndex, _hash, statement_shapes
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    b = open_formal(bundle)
+    t0 = time.perf_counter()
+    index = ShapeIndex.of(b)
+    built = time.perf_counter() - t0
+    if not shape:
+        without_shape(b)
+    ids = b.table.column("id").to_pylist()
+    sig = b.table.column("signature").to_pylist()
+
+    def same_statement(target: int, key: int) -> bool:
+        want = {s for kind, s in statement_shapes(sig[target])[0] if kind == "S"}
+        if not want:
+            return False
+        rows = index._rows_of(_hash("S", next(iter(want))))[0].tolist()
+        return key == target or key in rows
+
+    drawn = sample(b, n, seed)
+    forms: dict[str, dict] = {}
+    examples: dict[str, list] = {}
+    t0 = time.perf_counter()
+    for row, statement, conclusion in drawn:
+        for form, q in (("statement", statement), ("conclusion", conclusion)):
+            if q is None:
+                continue
+            res = lean_search(LeanSearchRequest.make(q, k), b)
+            keys = [b.key_of(h.id) for h in res.hits]
+            f = forms.setdefault(form, {"n": 0, "top1": 0, "top10": 0, "same1": 0, "strong": 0, "strong_same1": 0})
+            f["n"] += 1
+            first = keys[0] if keys else -1
+            f["top1"] += first == row
+            f["top10"] += row in keys[:10]
+            same = first >= 0 and same_statement(row, first)
+            f["same1"] += same
+            if res.match == "strong":
+                f["strong"] += 1
+                f["strong_same1"] += same
+            if not same and len(examples.setdefault(form, [])) < 12:
+                examples[form].append({"query": q, "target": ids[row], "first": ids[first] if first >= 0 else None,
+                                       "target_rank": (keys.index(row) + 1) if row in keys else None})
+    took = time.perf_counter() - t0
+    out: dict = {"bundle": b.label, "n": len(drawn), "seed": seed, "shape_stage": shape,
+                 "index_seconds": round(built, 1), "search_seconds": round(took, 1)}
+    for form, f in forms.items():
+        m = f["n"]
+        row = {"queries": m}
+        for key in ("top1", "top10", "same1"):
+            lo, hi = wilson(f[key], m)
+            row[key] = {"hits": f[key], "rate": round(f[key] / max(1, m), 3), "ci95": [round(lo, 3), round(hi, 3)]}
+        row["strong"] = f["strong"]
+        row["strong_same1"] = round(f["strong_same1"] / f["strong"], 3) if f["strong"] else None
+        out[form] = row
+    out["misses"] = examples
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-shape", action="store_true", help="without the shape stage (the ranking before it)")
+    ap.add_argument("--json", help="write the figures to this file too")
+    a = ap.parse_args()
+    out = run(a.bundle, a.n, a.seed, not a.no_shape)
+    text = json.dumps(out, indent=1, ensure_ascii=False)
+    print(text)
+    if a.json:
+        Path(a.json).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

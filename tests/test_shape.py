@@ -1,0 +1,128 @@
+"""A Lean statement typed as a query finds the declarations that state it (mathlas.ranking.shape):
+``a + b = b + a`` is ``add_comm``'s statement up to its variables' names, whatever the binders,
+spacing, ASCII spellings, parentheses or the side the equation was typed from."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mathlas.ranking import shape as S
+
+ADD_COMM = "{G : Type*} [AddCommMagma G] : ∀ a b : G, a + b = b + a"
+SUM_RANGE_SUCC = ("{M : Type*} [AddCommMonoid M] (f : ℕ → M) (n : ℕ) : "
+                  "(∑ x ∈ range (n + 1), f x) = (∑ x ∈ range n, f x) + f n")
+TWO_LE = "{p : ℕ} (hp : p.Prime) : 2 ≤ p"
+SET_EXT = "{α : Type u} {a b : Set α} (h : ∀ (x : α), x ∈ a ↔ x ∈ b) : a = b"
+MUL_ADD = "{R : Type*} [Mul R] [Add R] [LeftDistribClass R] (a b c : R) : a * (b + c) = a * b + a * c"
+SIGNATURES = [ADD_COMM, SUM_RANGE_SUCC, TWO_LE, SET_EXT, MUL_ADD, "", "(G H : Type*) [Add G]"]
+
+
+def statement(signature: str) -> str:
+    return dict(S.statement_shapes(signature)[0])["S"]
+
+
+@pytest.fixture(scope="module")
+def index() -> S.ShapeIndex:
+    return S.ShapeIndex(SIGNATURES)
+
+
+def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
+    assert statement(ADD_COMM) == "#1 + #2 = #2 + #1"
+    assert statement(MUL_ADD) == "#1 * ( #2 + #3 ) = #1 * #2 + #1 * #3"
+    # a constant by its last component, the binders' types left out, dot notation read as application
+    assert statement(SUM_RANGE_SUCC) == "( ∑ #1 ∈ range ( #2 + 1 ) , #3 #1 ) = ( ∑ #1 ∈ range #2 , #3 #1 ) + #3 #2"
+    assert dict(S.statement_shapes(TWO_LE)[0])["A"] == "Prime #1 → 2 ≤ #1"
+    # a hypothesis that is a binder is put in parentheses, as a person types it
+    assert dict(S.statement_shapes(SET_EXT)[0])["A"] == "( ∀ #1 , #1 ∈ #2 ↔ #1 ∈ #3 ) → #2 = #3"
+    assert S.statement_shapes("(G H : Type*) [Add G]") == ([], set())  # no statement
+
+
+@pytest.mark.parametrize("query, row", [
+    ("a + b = b + a", 0),
+    ("x+y=y+x", 0),
+    ("`b + a = a + b`", 0),                                   # the other side first
+    ("∀ a b : G, a + b = b + a", 0),
+    ("∑ i in range (n+1), f i = ∑ i in range n, f i + f n", 1),  # old spelling, no outer parentheses
+    ("Finset.sum (range (n + 1)) f = 0", None),                 # another statement
+    ("p.Prime → 2 ≤ p", 2),
+    ("Nat.Prime q -> q >= 2", 2),                               # ASCII, ≥ read as ≤ turned round
+    ("(∀ x, x ∈ S ↔ x ∈ T) → S = T", 3),
+    ("theorem foo (u v w : R) : u * (v + w) = u * v + u * w", 4),  # a pasted signature
+])
+def test_a_query_finds_the_declaration_that_states_it(index, query, row):
+    found = [r for tier in index.find(query) for r in tier]
+    if row is None:
+        assert row not in found and found == []
+    else:
+        assert found[:1] == [row], (query, S.query_shapes(query, index.constants))
+
+
+@pytest.mark.parametrize("query", [
+    "commutativity of addition", "offside rule in soccer explained", "π-system", "a = b ∧", "",
+    "x" * 700, "sum of the first n numbers is n(n+1)/2",
+])
+def test_prose_and_fragments_are_not_statements(index, query):
+    assert index.find(query) == []
+
+
+def test_a_conclusion_alone_is_found_but_a_short_one_is_no_exact_answer(index, monkeypatch):
+    assert index.find("2 ≤ p") == [[2]]   # TWO_LE's conclusion (no declaration states just this)
+    monkeypatch.setattr(S.ShapeIndex, "of", classmethod(lambda cls, bundle: index))
+    assert S.shape_first(None, "2 ≤ p", 2) is False           # three tokens say little
+    assert S.shape_first(None, "p.Prime → 2 ≤ p", 2) is True  # the statement, hypothesis and all
+    assert S.shape_first(None, "a + b = b + a", 0) is True
+    assert S.shape_first(None, "a + b = b + a", 4) is False
+
+
+def test_a_shape_too_many_declarations_share_places_nothing():
+    many = S.ShapeIndex([ADD_COMM] * (S.MAX_SHARED + 1))
+    assert many.find("a + b = b + a") == []
+    few = S.ShapeIndex([ADD_COMM] * 3)
+    assert few.find("a + b = b + a") == [[0, 1, 2]]
+
+
+def test_the_index_is_kept_and_read_back_whole(index, tmp_path):
+    path = tmp_path / "shapes.npz"
+    index.save(path)
+    back = S.ShapeIndex.load(path)
+    assert back is not None and back.constants == index.constants
+    assert np.array_equal(back.hashes, index.hashes) and np.array_equal(back.rows, index.rows)
+    assert back.find("a + b = b + a") == index.find("a + b = b + a") == [[0]]
+    path.write_bytes(path.read_bytes()[:100])       # cut short: made again, never a failed search
+    assert S.ShapeIndex.load(path) is None
+    assert S.ShapeIndex.load(tmp_path / "none.npz") is None
+
+
+# ------------------------------------------------------------------------------ on a real formal bundle
+
+@pytest.mark.slow
+def test_lean_search_by_statement_in_every_form(lean_project_bundle_dir, tmp_path, monkeypatch, capfd):
+    """``mathlas lean search`` with the statement of Toy.sumTo_succ typed with other variables: the
+    declaration first (its deprecated twin with the same statement after it), ``strong``, in the human
+    form, --json (the ``shape`` place) and the library call; prose is searched as before."""
+    from test_cli_messages import run_main
+
+    from mathlas.formal import open_formal
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    monkeypatch.setenv("MATHLAS_DATA_DIR", str(tmp_path / "data"))
+    bundle = str(lean_project_bundle_dir)
+    rc, out, err = run_main(["lean", "search", "sumTo (m + 1) = sumTo m + (m + 1)", "--bundle", bundle, "-k", "3"], capfd)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert "Toy.sumTo_succ" in lines[0] and "a clear match" in err and "match: strong" in err, (out, err)
+    assert out.index("Toy.sumTo_succ") < out.index("Toy.sumTo_add_one"), out  # the deprecated twin after it
+    rc, out, err = run_main(["lean", "search", "sumTo k <= k * k", "--bundle", bundle, "--json"], capfd)
+    got = json.loads(out)
+    assert rc == 0 and got["hits"][0]["id"] == "lean:Toy.sumTo_le" and got["match"] == "strong"
+    assert got["hits"][0]["ranks"]["shape"] == 1
+    # the index was kept in the data directory: a second process reads it back
+    assert list((tmp_path / "data" / "cache" / S.CACHE_KIND).glob("*.npz"))
+    b = open_formal(bundle)
+    res = lean_search(LeanSearchRequest.make("double (sumTo n) = n * (n + 1)", 5), b)
+    assert res.hits[0].id == "lean:Toy.gauss_sum" and res.match == "strong"
+    prose = lean_search(LeanSearchRequest.make("sum of the first n numbers", 5), b)
+    assert all("shape" not in (h.ranks or {}) or not h.ranks.get("shape") for h in prose.hits)
