@@ -7,7 +7,8 @@ columns alone (``id``, ``name``, ``aliases``), built on first use and kept with 
 
 * ``exact(query)``: the keys of the documents whose id is the query (``stacks:00FN``) or, in a formal
   bundle, whose declaration name is (``Finset.sum_range_succ``, ``lean:`` prefix optional, backticks
-  allowed); the case as typed first, then any case (``nat.prime.two_le``);
+  allowed); the case as typed first, then any case (``nat.prime.two_le``, ``stacks:00fn``); the ids
+  and Stacks tags inside a phrase ("Stacks tag 00FN") are read by ``mathlas.ranking.ids``;
 * ``suffix(query)``: in a formal bundle, the declarations whose name ends with the query's whole
   dot-separated components (``sum_range_succ`` -> ``Finset.sum_range_succ``, ``Prime.two_le`` ->
   ``Nat.Prime.two_le``; never ``Finset.sum_range_succ_comm``), the case as typed first, then any case;
@@ -37,6 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mathlas.ranking.ids import mentioned_ids
 from mathlas.ranking.query import Kept
 from mathlas.ranking.text import singular, strip_accents
 
@@ -364,17 +366,21 @@ class NameIndex:
 
     def exact(self, query: str) -> list[int]:
         """Keys of the documents whose id (formal bundles: declaration name) is ``query``, as typed,
-        else in any case (formal bundles only); [] when none or when the query is a phrase."""
+        else in any case: in a formal bundle every declaration so named (``NAT.PRIME``), in another
+        the one document whose id it is (``stacks:00dv``, ``planetmath:nakayamaslemma``; none where
+        two ids differ only in case, ``planetmath:OmegaLimitSet`` and ``planetmath:omegalimitSet``);
+        [] when none or when the query is a phrase."""
         q = name_query(query)
         if q is None:
             return []
         cands = self._candidates(q)
         idx = self._sorted("_exact")
         keys = [k for c in cands for k in idx.keys_in(*idx.range(c, exact=True))]
-        if keys or not self.formal:
+        if keys or (not self.formal and ":" not in q):  # an informal id is source:local
             return keys
         low = self._sorted("_lower")
-        return [k for c in cands for k in low.keys_in(*low.range(c.lower(), exact=True))]
+        keys = [k for c in cands for k in low.keys_in(*low.range(c.lower(), exact=True))]
+        return keys if self.formal or len(keys) == 1 else []
 
     def suffix(self, query: str, limit: int | None = None) -> list[int]:
         """Keys of the declarations (formal bundles) whose name ends with ``query``'s whole components
@@ -1022,7 +1028,9 @@ def vocabulary_of(bundle: Bundle) -> Callable[[str], bool] | None:
 class NameMatch:
     """A ranking stage (``mathlas.ranking.stages``): a query that is a document's id or, in a formal
     bundle, a declaration's name puts that document first (an exact-name answer), as does, failing
-    that, a plain phrase that names a concept (``concept_keys``: "bicategory"); the declarations
+    that, in another bundle, a query that names ids or Stacks tags (``mentioned_ids``: "Stacks tag
+    00DV", "00DV", "see stacks:00dv"; each in the order named), and in a formal bundle a plain phrase
+    that names a concept (``concept_keys``: "bicategory"); the declarations
     whose names end with the query's components (``Finset.sum_range_succ`` for ``sum_range_succ``)
     follow it, the most used first where the bundle has a PageRank (``Finset.sum_range_succ`` before
     ``List.sum_range_succ``, which the ranking put first), else in the order the ranking gave them,
@@ -1050,6 +1058,8 @@ class NameMatch:
         exact = index.exact(q) if q is not None else []
         if not exact and index.formal:  # a concept named in words: "bicategory", "topological space"
             exact = concept_keys(bundle, searched)
+        elif not exact:  # ids and Stacks tags as typed: "Stacks tag 00DV", "00DV", "see stacks:00dv"
+            exact = mentioned_ids(index, ctx.request.query)
         if q is None and not exact:
             return pool
         suffix: list[int] = []
@@ -1130,17 +1140,20 @@ def _replacements(bundle, keys: list[int]) -> list[int]:
 
 def named_first(bundle: Bundle, query: str, key: int) -> bool:
     """Whether ``query`` names the document ``key``: its id or declaration name (``NameIndex.exact``),
+    in a bundle that is not formal an id or Stacks tag it names (``mentioned_ids``: "Stacks tag 00DV"),
     the one concept a plain phrase names (``concept_keys``), or the end of a declaration name that no
     other declaration shares (what ``NameMatch`` puts first); such an answer is one by name, not a guess."""
     index = NameIndex.of(bundle)
+    if not index.formal:
+        return key in (index.exact(query) or mentioned_ids(index, query))
     if name_query(query) is None:
-        return index.formal and concept_keys(bundle, query) == [key]
+        return concept_keys(bundle, query) == [key]
     exact = index.exact(query)
     if exact:
         return key in exact
-    if index.formal and concept_keys(bundle, query) == [key]:
+    if concept_keys(bundle, query) == [key]:
         return True
-    return index.formal and index.suffix(query, limit=2) == [key]
+    return index.suffix(query, limit=2) == [key]
 
 
 def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
