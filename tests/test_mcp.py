@@ -401,6 +401,31 @@ def test_numeric_tools_good_and_bad(srv, tool, good, bad):
     assert error_text(srv.call(tool, **bad))
 
 
+@pytest.mark.skipif(not HAS_NUMERIC, reason="mathlas.tools.numeric has not landed")
+@pytest.mark.slow
+def test_verify_numeric_reads_a_json_number_as_the_decimal_written(srv, tool_list):
+    """A JSON number for value: it was read as 15 digits (3.14 as 3.14000000000000, an integer as a float),
+    so pi against 3.14 was REFUTED and against "3.14" VERIFIED."""
+    value = next(t for t in tool_list if t.name == "verify_numeric").input_schema["properties"]["value"]
+    assert value["type"] == ["string", "number"]
+    assert "A JSON number is read as written (3.14: 3 digits) but loses trailing zeros" in value["description"]
+    for expression, number, digits in (("pi", 3.14, 3), ("zeta(2)", 1.6449340668, 11), ("sqrt(2)", 1.41421356, 9),
+                                       ("pi", 3, 1), ("pi", 3.1416, 5)):
+        as_number = ok(srv.call("verify_numeric", expression=expression, value=number))
+        as_string = ok(srv.call("verify_numeric", expression=expression, value=str(number)))
+        assert (as_number["verdict"], as_number["digits"], as_number["digits_agreed"], as_number["right"]) == \
+            ("VERIFIED", digits, digits, str(number)), as_number
+        assert as_number | {"elapsed_s": 0} == as_string | {"elapsed_s": 0}
+    whole = ok(srv.call("verify_numeric", expression="pi", value=3.0))  # sent as 3.0; a JavaScript client sends 3
+    assert (whole["verdict"], whole["digits"], whole["right"]) == ("VERIFIED", 1, "3")
+    refuted = ok(srv.call("verify_numeric", expression="pi", value=3.15))
+    assert (refuted["verdict"], refuted["digits"], refuted["digits_agreed"]) == ("REFUTED", 3, 2)
+    # a double past 15 digits (the nearest to log(3) reads 1.0986122886681098; log(3) = 1.09861228866810969...)
+    double = ok(srv.call("verify_numeric", expression="log(3)", value=1.0986122886681098))
+    assert (double["verdict"], double["digits"], double["right"]) == ("VERIFIED", 15, "1.0986122886681098")
+    assert double["reason"].endswith("pass the value as a string to compare every digit")
+
+
 # ------------------------------------------------------------------------------ load
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ first-time user reported: the counts read right, and each line says what it mean
 """
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -40,6 +41,24 @@ def test_digit_counts_are_the_digits_that_agree():
                           "(they agree to 2 significant digits)\n")
     out = run("verify-numeric", "1.5 = 1.6")
     assert out.stdout.startswith("REFUTED: the sides differ after 1 significant digit: ")
+
+
+def test_the_digits_reported_are_the_digits_compared():
+    # pi against "3" said VERIFIED with "digits": 50 and "digits_agreed": 1
+    out = run("verify-numeric", "--expression", "pi", "--value", "3")
+    assert out.returncode == 0
+    assert out.stdout == ("VERIFIED: the expression rounds or truncates to the 1 digit given (independent "
+                          "evaluation at 11 and 26 digits)\n")
+    r = json.loads(run("verify-numeric", "--expression", "pi", "--value", "3", "--json").stdout)
+    assert (r["verdict"], r["verified"], r["digits"], r["digits_agreed"], r["right"]) == ("VERIFIED", True, 1, 1, "3")
+    # more digits than asked for: the first --digits of them are compared, and the line says so
+    third = "0." + "3" * 64
+    out = run("verify-numeric", "--expression", "1/3", "--value", third)
+    assert out.returncode == 0  # 1/3 does truncate to 64 threes; only 60 digits were evaluated, it said REFUTED
+    assert out.stdout == ("VERIFIED: the expression rounds or truncates to the first 50 of the 64 digits given, "
+                          "as many as were asked for (independent evaluation at 60 and 75 digits)\n")
+    r = json.loads(run("verify-numeric", "--expression", "1/3", "--value", third, "--digits", "64", "--json").stdout)
+    assert (r["verdict"], r["digits"], r["digits_agreed"]) == ("VERIFIED", 64, 64)
 
 
 def test_a_divergent_sum_says_so():

@@ -1,6 +1,8 @@
 """verify_numeric: verdicts are earned by independent evaluation, never guessed."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from mathlas.errors import UsageError
@@ -156,3 +158,130 @@ def test_a_divergent_sum_says_what_did_not_converge():
     # it said "did not converge numerically ()": the exception object, not its (empty) text, was tested
     assert r.reason == ("the left side could not be evaluated: the infinite sum did not converge numerically: "
                         "it may diverge, or converge too slowly to extrapolate")
+
+
+# ------------------------------------------------------------------------------ a number as value (a JSON number)
+
+@pytest.mark.parametrize("expression, text, verdict, digits", [
+    ("pi", "3.14", "VERIFIED", 3),  # it read 3.14 as 3.14000000000000 and said REFUTED
+    ("zeta(2)", "1.6449340668", "VERIFIED", 11),
+    ("sqrt(2)", "1.41421356", "VERIFIED", 9),
+    ("pi", "3.1415", "VERIFIED", 5),  # truncated
+    ("-pi", "-3.1415", "VERIFIED", 5),
+    ("pi", "3.15", "REFUTED", 3),
+    ("e", "2.7183", "VERIFIED", 5),
+    ("e", "2.7184", "REFUTED", 5),
+    ("1/3", "0.333333333333333", "VERIFIED", 15),
+    ("1/3", "0.333333333333334", "REFUTED", 15),
+    ("10^-5", "1e-05", "VERIFIED", 1),
+])
+def test_a_number_is_read_as_the_decimal_written(expression, text, verdict, digits):
+    number, string = verify_numeric(expression=expression, value=float(text)), \
+        verify_numeric(expression=expression, value=text)
+    assert (number.verdict, number.digits, number.right) == (verdict, digits, text)
+    assert (number.verdict, number.digits, number.digits_agreed, number.reason) == \
+        (string.verdict, string.digits, string.digits_agreed, string.reason)
+
+
+def test_no_decimal_written_right_is_refuted_when_sent_as_a_json_number():
+    """Seeded: a 30-digit number, rounded or truncated to 1 to 25 digits, written as JSON and parsed as
+    the server gets it (an int, or a float), is never REFUTED against the number it came from. Read as
+    repr writes it, a quarter of those past 15 digits were; read as 15 digits, some of those near a
+    15-digit boundary were."""
+    import json
+    import random
+    from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
+
+    rng = random.Random(7)
+    sent = set()
+    for i in range(80):
+        x = Decimal(rng.randrange(10 ** 29, 10 ** 30)).scaleb(rng.randint(-40, 10))
+        n = rng.randint(1, 25)
+        if i % 4 == 0 and 1 <= x.adjusted() + 1 <= 25:
+            n = x.adjusted() + 1  # cut to a whole number: an int in JSON
+        cut = x.quantize(Decimal(1).scaleb(x.adjusted() - n + 1), rng.choice([ROUND_HALF_EVEN, ROUND_DOWN]))
+        written = format(cut, "f") if cut.as_tuple().exponent <= 0 else str(cut)  # 0.00123, 123.4, 123, 1.2E+5
+        value = json.loads(written)
+        r = verify_numeric(expression=str(x), value=value)
+        assert r.verdict == "VERIFIED", (str(x), written, r)
+        sent.add((type(value).__name__, "a double's" in r.reason))
+    assert sent == {("int", False), ("float", False), ("float", True)}  # each way a number is read was met
+
+
+def test_a_whole_number_counts_no_trailing_zero():
+    # repr writes 3.0 and 60007000.0, zeros a JSON number does not keep (a JavaScript client sends 3.0 as 3)
+    r = verify_numeric(expression="pi", value=3.0)
+    assert (r.verdict, r.digits, r.right) == ("VERIFIED", 1, "3")
+    r = verify_numeric(expression="60007328.9", value=6.0007e7)  # 5 digits written, not 9
+    assert (r.verdict, r.digits, r.right) == ("VERIFIED", 5, "6.0007e+7")
+    assert verify_numeric(expression="60017328.9", value=6.0007e7).verdict == "REFUTED"
+
+
+def test_an_integer_is_read_with_its_digits():
+    r = verify_numeric(expression="pi", value=3)
+    assert (r.verdict, r.digits, r.right) == ("VERIFIED", 1, "3")
+    assert verify_numeric(expression="2^70", value=2 ** 70).digits == 22  # every digit, no float on the way
+
+
+def test_a_number_past_15_digits_is_compared_as_the_double_it_is():
+    from fractions import Fraction
+
+    from mpmath import mp
+
+    # the nearest doubles to these constants have 17-digit reprs that the constants neither round nor
+    # truncate to (log(3) = 1.09861228866810969..., repr 1.0986122886681098): read as exact decimals
+    # they would be REFUTED (about a quarter of all doubles are like this); compared as the doubles they
+    # are, they agree to 15 digits
+    mp.dps = 40
+    for expression, x in (("log(3)", mp.log(3)), ("log(7)", mp.log(7)), ("pi/3", mp.pi / 3),
+                          ("sqrt(10)", mp.sqrt(10))):
+        double = float(x)  # the nearest double
+        written = repr(double)
+        assert abs(Fraction(double) - Fraction(mp.nstr(x, 40))) <= Fraction(math.ulp(double)) / 2
+        assert len(written.replace(".", "")) == 17
+        assert verify_numeric(expression=expression, value=written).verdict == "REFUTED"  # the string is exact
+        r = verify_numeric(expression=expression, value=double)
+        assert (r.verdict, r.digits, r.digits_agreed, r.right) == ("VERIFIED", 15, 15, written), (expression, r)
+        assert r.reason.startswith(f"the expression is {mp.nstr(x, 19)}: it does not round or truncate to "
+                                   f"{written}, but a number's digits past the 15th are a double's") and \
+            r.reason.endswith("pass the value as a string to compare every digit")
+    # a double that rounds or truncates as written is checked at every digit of its repr
+    r = verify_numeric(expression="pi", value=3.141592653589793)
+    assert (r.verdict, r.digits) == ("VERIFIED", 16)
+    # one that is wrong within its first 15 digits is refuted
+    r = verify_numeric(expression="log(2)", value=0.6931471805599553)
+    assert (r.verdict, r.digits, r.digits_agreed) == ("REFUTED", 16, 14)  # both read 0.69314718055995
+    r = verify_numeric(expression="log(2)", value=0.6931471805599453, digits=10)  # and at fewer digits asked
+    assert (r.verdict, r.digits) == ("VERIFIED", 10)
+
+
+# ------------------------------------------------------------------------------ digits: what was compared
+
+def test_digits_is_what_was_compared_against_a_decimal():
+    r = verify_numeric(expression="pi", value="3")  # it answered digits 50 with 1 digit agreed
+    assert (r.verdict, r.verified, r.digits, r.digits_agreed) == ("VERIFIED", True, 1, 1)
+    assert r.reason.startswith("the expression rounds or truncates to the 1 digit given ")
+    r = verify_numeric(expression="pi", value="3.15")
+    assert (r.verdict, r.digits, r.digits_agreed) == ("REFUTED", 3, 2)
+    claim = verify_numeric("pi = 3")  # a claim compares the digits asked for
+    assert (claim.verdict, claim.digits) == ("REFUTED", 50)
+
+
+def test_a_value_with_more_digits_than_asked_is_compared_to_the_digits_asked():
+    third = "0." + "3" * 64
+    # 1/3 truncates to 64 threes; only 60 digits were evaluated, so it said REFUTED
+    r = verify_numeric(expression="1/3", value=third)
+    assert (r.verdict, r.digits, r.digits_agreed) == ("VERIFIED", 50, 50)
+    assert r.reason.startswith("the expression rounds or truncates to the first 50 of the 64 digits given, "
+                               "as many as were asked for ")
+    r = verify_numeric(expression="1/3", value=third, digits=64)
+    assert (r.verdict, r.digits) == ("VERIFIED", 64)
+    wrong = "0." + "3" * 59 + "4" + "3" * 4  # wrong at its 60th digit
+    assert verify_numeric(expression="1/3", value=wrong, digits=64).verdict == "REFUTED"
+    r = verify_numeric(expression="1/3", value=wrong, digits=59)
+    assert (r.verdict, r.digits) == ("VERIFIED", 59)
+    r = verify_numeric(expression="1/3", value=wrong, digits=60)
+    assert (r.verdict, r.digits) == ("REFUTED", 60)
+    assert r.reason.startswith("the expression is 0.3333") and \
+        r.reason.endswith("which does not round or truncate to the first 60 of the 64 digits given, as many "
+                          "as were asked for (they agree to 59 significant digits)")

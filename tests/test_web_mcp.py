@@ -86,6 +86,19 @@ def test_formal_tools_and_errors(web):
     assert missing.is_error and "no document with id 'stacks:NOPE'" in missing.content[0].text
 
 
+def test_verify_numeric_reads_a_json_number_as_the_decimal_written(web):
+    """pi against the JSON number 3.14 was REFUTED (read as 3.14000000000000) and against "3.14" VERIFIED."""
+    pytest.importorskip("mpmath")
+
+    async def work(s):
+        return [await s.call_tool("verify_numeric", {"expression": "pi", "value": v}) for v in (3.14, "3.14", 3)]
+
+    number, string, integer = (r.structured_content for r in mcp_session(web.base, work))
+    assert (number["verdict"], number["digits"], number["right"]) == ("VERIFIED", 3, "3.14")
+    assert number | {"elapsed_s": 0} == string | {"elapsed_s": 0}
+    assert (integer["verdict"], integer["digits"], integer["right"]) == ("VERIFIED", 1, "3")
+
+
 def test_concurrent_sessions(web):
     queries = [f"{w} {i}" for i, w in enumerate(["ring", "module", "field", "compact", "ideal", "group"])]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 from mathlas.errors import UsageError
@@ -95,6 +96,17 @@ def parse_value(value, *, name: str = "value") -> DecimalValue:
         return DecimalValue(text=text, negative=False, mantissa="0" * max(len(frac), 1), lead=exp + 1 - len(frac))
     lead = len(whole.lstrip("0")) + exp if whole.lstrip("0") else exp - (len(frac) - len(frac.lstrip("0")))
     return DecimalValue(text=text, negative=sign == "-", mantissa=digits, lead=lead)
+
+
+def number_text(x: float) -> str:
+    """The decimal a float (a JSON number) was written as: its shortest digits, those of Python's repr
+    (3.14 -> "3.14", 1.6449340668 -> "1.6449340668"), for up to 15 significant digits exactly the ones
+    written. A JSON number keeps no trailing zeros (3.140 arrives as 3.14), so none counts, not even those
+    repr adds to a whole number (3.0 -> "3", 1500.0 -> "1.5e+3")."""
+    text = repr(x)
+    if text.endswith(".0"):
+        text = str(Decimal(text).normalize()).lower()
+    return text
 
 
 def digits_text(n: int, what: str = "digit") -> str:

@@ -11,9 +11,17 @@ side agree to some number of digits: that is how far the side is trusted. The ve
   trusted far enough to decide.
 
 A comparison where one side is zero is absolute: ``|left - right| < 10**-digits``. With a decimal
-``value`` the expression must round or truncate to the digits given; a decimal written in a claim is
-read as the exact number it denotes (``pi = 3.14`` is REFUTED), and the reason names the check that
-reads it as known only to its digits, in the words of the caller's surface (``verify_with_step``).
+``value`` the expression must round or truncate to the digits given (the first ``digits`` of them, when
+it gives more), and those are the ``digits`` the answer reports; a decimal written in a claim is read as
+the exact number it denotes (``pi = 3.14`` is REFUTED), and the reason names the check that reads it as
+known only to its digits, in the words of the caller's surface (``verify_with_step``).
+
+A float ``value`` (a JSON number) is read as its shortest decimal, the one its repr writes (3.14 -> "3.14",
+as the client wrote it; ``value.number_text``, which counts no trailing zero, so 3.0 is "3"). Up to 15
+significant digits that is exactly the decimal written (a double keeps 15); a repr of 16 or 17 digits ends in the double's digits, not necessarily the ones written (the nearest
+double to log(3) reads 1.0986122886681098, and log(3) = 1.09861228866810969... neither rounds nor
+truncates to that), so when the expression does not round or truncate to it, the double itself is
+compared to 15 digits (``_double_agrees``) before anything is refuted.
 
 Digits agreed are counted as a person reads them (``value.common_digits``: pi and 3.15 agree to 2,
 3.1); the decision to refute uses the distance itself (``_agree``: within one unit), so that a refuted
@@ -22,6 +30,7 @@ claim is wrong by far more than either side's evaluation error.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -32,10 +41,11 @@ from mathlas.errors import UsageError
 
 from .parser import Node, parse_claim, parse_expression, to_text
 from .timebound import check_timeout, run_bounded
-from .value import DecimalValue, common_digits, digits_text, lead_of, parse_value
+from .value import DecimalValue, common_digits, digits_text, lead_of, number_text, parse_value
 
 MAX_DIGITS = 1000
 DEFAULT_TIMEOUT = 20.0
+DOUBLE_DIGITS = sys.float_info.dig  # 15: the significant digits a double keeps of any decimal written
 _INF = 10 ** 9
 
 
@@ -44,6 +54,8 @@ class VerifyResult:
     """The verdict of verify_numeric.
 
     ``verdict`` is VERIFIED, REFUTED or UNDETERMINED; ``verified`` is True, False or None to match.
+    ``digits``: the significant digits compared: those asked for, or, against a decimal ``value``, the
+    digits it gives when they are fewer (``"3"`` is one digit, so pi against it is VERIFIED to 1 digit).
     ``digits_agreed``: the leading significant digits in which the two sides agree, as a person reads
     them (capped at ``digits``); ``reevaluated``: the independent high-precision value(s); ``reason``:
     how the verdict was reached.
@@ -67,29 +79,34 @@ class VerifyResult:
 ARGUMENTS_STEP = ("pass expression={expression}, value={value} instead", repr)
 
 
-def verify_numeric(claim: str | None = None, expression: str | None = None, value: str | float | None = None,
-                   digits: int = 50, timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
+def verify_numeric(claim: str | None = None, expression: str | None = None,
+                   value: str | int | float | None = None, digits: int = 50,
+                   timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
     """Check a numeric claim ("sum_{n>=1} 1/n^2 = pi^2/6"), or expression against value, at high
     precision: VERIFIED, REFUTED or UNDETERMINED. Constants, functions, sums, products, integrals
     and LaTeX are understood (docs/numeric.md).
 
     Args:
         claim: "left = right"; or expression and value.
-        value: a decimal (the expression must round to it) or another expression.
-        digits: digits to confirm.
+        value: a decimal (the expression must round or truncate to the digits it gives; the answer's
+            digits says how many were compared) or another expression. A JSON number is read as
+            written (3.14: 3 digits) but loses trailing zeros (3.140 is 3.14), and its digits past
+            the 15th are a double's (compared to 15 when they miss); a string keeps every digit.
+        digits: digits to confirm (at most those a decimal value gives).
         timeout: seconds.
     """
     return verify_with_step(ARGUMENTS_STEP, claim, expression, value, digits, timeout)
 
 
 def verify_with_step(step: tuple[str, Callable[[str], str]], claim: str | None = None, expression: str | None = None,
-                     value: str | float | None = None, digits: int = 50,
+                     value: str | int | float | None = None, digits: int = 50,
                      timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
     """``verify_numeric``, with the next step after a claim refuted for its exact decimal written as
     ``step`` says (see ``ARGUMENTS_STEP``)."""
     integer(digits, "digits", 1, MAX_DIGITS)
     timeout = check_timeout(timeout)
     decimal: DecimalValue | None = None
+    double: Fraction | None = None  # a float value whose repr carries more digits than a double keeps
     if claim is not None:
         if expression is not None or value is not None:
             raise UsageError("pass either claim, or expression with value, not both")
@@ -99,7 +116,8 @@ def verify_with_step(step: tuple[str, Callable[[str], str]], claim: str | None =
             raise UsageError("pass claim='left = right', or both expression= and value=")
         left = parse_expression(expression)
         try:
-            decimal = parse_value(value)
+            # a float as the decimal written: 3.14, not 3.14000000000000
+            decimal = parse_value(number_text(value) if isinstance(value, float) else value)
             right = None
         except UsageError:
             if not isinstance(value, str):
@@ -108,14 +126,16 @@ def verify_with_step(step: tuple[str, Callable[[str], str]], claim: str | None =
                 right = parse_expression(value)
             except UsageError as exc:
                 raise UsageError(f"value is neither a decimal number nor an expression: {exc}") from None
-    out = run_bounded(_verify_work, left, right, decimal, digits, step, timeout=timeout)
+        if isinstance(value, float) and decimal is not None and decimal.digits > DOUBLE_DIGITS:
+            double = Fraction(value)
+    out = run_bounded(_verify_work, left, right, decimal, digits, step, double, timeout=timeout)
     if out.value is not None:
         out.value.elapsed_s = round(out.elapsed, 3)
         return out.value
     why = f"timed out after {timeout:g} s" if out.timed_out else out.crashed
     return VerifyResult("UNDETERMINED", None, 0, "", f"{why} while evaluating; nothing was decided",
-                        digits, to_text(left), to_text(right) if right is not None else str(value),
-                        round(out.elapsed, 3))
+                        digits if decimal is None else min(digits, decimal.digits), to_text(left),
+                        to_text(right) if right is not None else decimal.text, round(out.elapsed, 3))
 
 
 def _agree(a, b, absolute: bool) -> int:
@@ -209,7 +229,8 @@ def _eval_twice(node: Node, digits: int):
     return high, low
 
 
-def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, digits: int, step, send) -> VerifyResult:
+def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, digits: int, step,
+                 double: Fraction | None, send) -> VerifyResult:
     from mpmath import mp
 
     from .evaluate import EvaluationError
@@ -226,7 +247,7 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
         except EvaluationError as exc:
             what = f"the {name} side" if right is not None else "the expression"
             return VerifyResult("UNDETERMINED", None, 0, "", f"{what} could not be evaluated: {exc}",
-                                digits, ltext, rtext)
+                                target, ltext, rtext)
     shown = min(target, 60) + 2
 
     def show(v):
@@ -249,19 +270,32 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
     reevaluated = f"{show(L)}" if decimal is not None else f"left = {show(L)}; right = {show(R)}"
 
     if decimal is not None:
+        # the digits compared: all those given, or the first ``digits`` of them (rounding or truncating
+        # to a decimal implies truncating or rounding to its leading digits, so this refutes nothing true)
+        checked = decimal.truncated(target)
+        given = (f"the {digits_text(target)} given" if target == decimal.digits else
+                 f"the first {target} of the {decimal.digits:,} digits given, as many as were asked for")
+        evaluated = f"independent evaluation at {target + 10} and {target + 25} digits"
         if trust_L < target + 2:
             return VerifyResult("UNDETERMINED", None, agreed, reevaluated,
                                 f"the expression could be evaluated reliably to only {digits_text(trust_L)}, "
-                                f"fewer than the {target} given", digits, ltext, rtext)
-        ok = _rounds_to(Lq, decimal)
-        if ok:
+                                f"fewer than the {target} to compare", target, ltext, rtext)
+        if _rounds_to(Lq, checked):
             return VerifyResult("VERIFIED", True, target, reevaluated,
-                                f"the expression rounds or truncates to the {digits_text(target)} given "
-                                f"(independent evaluation at {target + 10} and {target + 25} digits)",
-                                digits, ltext, rtext)
+                                f"the expression rounds or truncates to {given} ({evaluated})", target, ltext, rtext)
+        if double is not None:
+            n = min(target, DOUBLE_DIGITS)
+            if _double_agrees(Lq, double, n):
+                return VerifyResult("VERIFIED", True, n, reevaluated,
+                                    f"the expression is {show(L)}: it does not round or truncate to {decimal.text}, "
+                                    f"but a number's digits past the {DOUBLE_DIGITS}th are a double's (not "
+                                    f"necessarily those written), and the double agrees with the expression to "
+                                    f"{digits_text(n, 'significant digit')} ({evaluated}); pass the value as a "
+                                    f"string to compare every digit", n, ltext, rtext)
         return VerifyResult("REFUTED", False, agreed, reevaluated,
-                            f"the expression is {show(L)}, which does not round or truncate to the value "
-                            f"given (they {_agree_text(agreed, absolute)})", digits, ltext, rtext)
+                            f"the expression is {show(L)}, which does not round or truncate to "
+                            f"{'the value given' if target == decimal.digits else given} "
+                            f"(they {_agree_text(agreed, absolute)})", target, ltext, rtext)
     # agreeing as read (agreed) implies being within one unit (close); not the other way round
     if agreed >= target and trusted >= target:
         return VerifyResult("VERIFIED", True, target, reevaluated,
@@ -303,6 +337,21 @@ def _refuted_sides(left: Node, right: Node, L: tuple, R: tuple, trust_L: int, tr
         return (f"{known}; {expr} does round or truncate to {number}, so if {number} is known only to its "
                 f"digits, " + template.format(expression=quote(expr), value=quote(number)))
     return known
+
+
+def _double_agrees(v: tuple[Fraction, Fraction], double: Fraction, n: int) -> bool:
+    """Whether ``v`` ((real, imaginary), exact) and the exact value of a double read the same to ``n``
+    significant digits (``value.common_digits``).
+
+    Sound as a refutation test for ``n <= DOUBLE_DIGITS``: if ``v`` rounds or truncates to the decimal
+    of 16 or more digits that was written, it lies within one unit of that decimal's 16th digit, and the
+    double the decimal was read as lies within half its last binary digit (1.1e-16 relative) of the
+    decimal; so ``v`` and the double are closer than half a unit of the 15th digit, and two numbers that
+    close read the same to 15 digits (the one below a 15-digit boundary rounds up to it, the one above
+    truncates down to it)."""
+    if v[1] != 0:
+        return False
+    return _shared_digits(v, (double, Fraction(0)), n, absolute=False) >= n
 
 
 def _rounds_to(v: tuple[Fraction, Fraction], decimal: DecimalValue) -> bool:
