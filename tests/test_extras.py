@@ -137,6 +137,7 @@ def test_mcp_server_without_the_numeric_extra_lists_the_other_tools(tmp_path):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    from mathlas.mcp.registry import FACTS
     from mathlas.tools import TOOL_MODULES
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "mathlas", "mcp"],
@@ -151,7 +152,8 @@ def test_mcp_server_without_the_numeric_extra_lists_the_other_tools(tmp_path):
 
     listed = asyncio.run(asyncio.wait_for(names(), 120))
     numeric = set(TOOL_MODULES["mathlas.tools.numeric"])
-    others = [n for names in TOOL_MODULES.values() for n in names if n not in numeric]
+    formal = {name for name, f in FACTS.items() if f.needs_formal_bundle}  # listed only with a formal bundle
+    others = [n for names in TOOL_MODULES.values() for n in names if n not in numeric | formal]
     assert not numeric & set(listed)
     assert set(others) <= set(listed)
     errlog.seek(0)

@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score"}
 HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "license", "score",
             "ranks", "fields", "also_in"}
 WRITE_TOOLS = {"add_finding", "funsearch"}
+FORMAL_TOOLS = {"search_formal_math", "get_dependencies"}  # listed only with a formal bundle
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}
 
 
@@ -173,8 +175,9 @@ def error_text(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def srv(tiny_bundle_dir):
-    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir)))
+def srv(tiny_bundle_dir, formal_bundle_dir):
+    """The tiny bundle, and the formal test bundle named, so that every tool is listed."""
+    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_FORMAL_BUNDLE=str(formal_bundle_dir)))
     yield server
     server.close()
 
@@ -195,7 +198,7 @@ def some_ids(srv):
 
 @pytest.mark.slow
 def test_startup_imports_nothing_heavy():
-    code = ("import sys, mathlas.mcp.server as s; s.build_server(); "
+    code = ("import asyncio, sys, mathlas.mcp.server as s; asyncio.run(s.build_server().list_tools()); "
             "heavy = [m for m in ('numpy', 'pyarrow', 'onnxruntime', 'sympy', 'tantivy', 'usearch') if m in sys.modules]; "
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT)
@@ -497,6 +500,46 @@ def test_mcp_subcommand_logs_each_line_once(tiny_bundle_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("args, env, code, line", [
+    (["--bundle", "metamath"], {}, 1, "mathlas: cannot serve --bundle metamath: no bundle named 'metamath'; installed: "),
+    (["--bundle", "/no/such/dir"], {}, 1, "mathlas: cannot serve --bundle /no/such/dir: no bundle directory at /no/such/dir"),
+    ([], {"MATHLAS_BUNDLE": "nosuch"}, 1, "mathlas: cannot serve $MATHLAS_BUNDLE=nosuch: no bundle named 'nosuch'; "),
+    (["--bundle", "bad@@x"], {}, 2, "mathlas: cannot serve --bundle bad@@x: 'bad@@x' is not NAME@VERSION"),
+    (["--bundle", ""], {}, 2, "mathlas: cannot serve --bundle : empty bundle name; give a bundle name"),
+])
+def test_a_bundle_that_cannot_be_found_stops_the_server_at_start(tmp_path, args, env, code, line):
+    """`mathlas mcp` (and `python -m mathlas.mcp`) refuses a bundle it cannot find as `mathlas serve`
+    does: one line on stderr, exit 1 (2 for a malformed name), nothing on the protocol stream, and
+    nothing written to the data directory. Given an open stdin, a server that started would wait."""
+    for command in (_mcp_command(), ["-m", "mathlas.mcp"]):
+        p = subprocess.run([sys.executable, *command, *args], env=server_env(MATHLAS_DATA_DIR=str(tmp_path), **env),
+                           input="", capture_output=True, text=True, timeout=TIMEOUT)
+        assert (p.returncode, p.stdout) == (code, ""), (command, p.stderr)
+        assert p.stderr.startswith(line) and p.stderr.count("\n") == 1, (command, p.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_an_mcp_client_learns_of_a_missing_bundle_when_it_starts_the_server(tmp_path):
+    """The docs' own example, `"args": ["mcp", "--bundle", "metamath"]`, with no such bundle: the
+    client's initialize fails (the connection closes) and the server's stderr holds the one line."""
+    errlog = (tmp_path / "stderr.txt").open("w+", encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, args=_mcp_command() + ["--bundle", "metamath"],
+                                   env=server_env(MATHLAS_DATA_DIR=str(tmp_path / "data")))
+
+    async def start():
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+
+    with pytest.raises(Exception) as e:
+        asyncio.run(asyncio.wait_for(start(), TIMEOUT))
+    assert not isinstance(e.value, TimeoutError), "the server did not stop"
+    assert "Connection closed" in repr(e.value)
+    errlog.seek(0)
+    assert errlog.read().startswith("mathlas: cannot serve --bundle metamath: no bundle named 'metamath'")
+
+
+@pytest.mark.slow
 def test_mcp_subcommand_bundle_option(tiny_bundle_dir):
     server = McpServer(server_env(), args=_mcp_command() + ["--bundle", str(tiny_bundle_dir)])
     try:
@@ -545,6 +588,7 @@ TOOLBOX_CALLS = [
 
 
 def test_every_registered_tool_is_listed(tool_list):
+    """With a formal bundle named ($MATHLAS_FORMAL_BUNDLE), every tool (without one: below)."""
     from mathlas.tools import available_tool_names
 
     assert {t.name for t in tool_list} == set(available_tool_names())
@@ -590,10 +634,28 @@ def test_formal_tools_over_stdio(formal_bundle_dir, tiny_bundle_dir):
 
 
 @pytest.mark.slow
-def test_formal_tools_without_a_formal_bundle_say_how_to_build_one(tmp_path):
-    server = McpServer(server_env(MATHLAS_DATA_DIR=str(tmp_path)))
+def test_formal_tools_are_listed_only_with_a_formal_bundle(formal_bundle_dir, tiny_bundle_dir, tmp_path):
+    """No formal bundle named or installed (a default install): the two formal tools are left out of
+    tools/list, a call by name says how to build one or reads the bundle it names; a formal bundle
+    installed while the server runs is listed from the next tools/list on, and searched."""
+    from mathlas.tools import available_tool_names
+
+    data = tmp_path / "data"
+    server = McpServer(server_env(MATHLAS_BUNDLE=str(tiny_bundle_dir), MATHLAS_DATA_DIR=str(data)))
     try:
-        assert "build-lean" in error_text(server.call("search_formal_math", query="prime two le"))
+        names = {t.name for t in server.run(server.session.list_tools()).tools}
+        assert names == set(available_tool_names()) - FORMAL_TOOLS  # verify_formal stays: it says how to get Lean
+        text = error_text(server.call("search_formal_math", query="prime two le"))
+        assert text.startswith("Error executing tool search_formal_math: no formal bundle is installed; build it with "
+                               "`mathlas index build-lean PATH`"), text
+        named = ok(server.call("search_formal_math", query="prime two le", k=3, bundle=str(formal_bundle_dir)))
+        assert named["hits"][0]["id"] == "lean:Nat.Prime.two_le"
+        shutil.copytree(formal_bundle_dir, data / "bundles" / formal_bundle_dir.name)  # what build-lean installs
+        names = {t.name for t in server.run(server.session.list_tools()).tools}
+        assert names == set(available_tool_names())
+        assert ok(server.call("search_formal_math", query="prime two le", k=3))["hits"][0]["id"] == "lean:Nat.Prime.two_le"
+        assert ok(server.call("get_dependencies", id="lean:Nat.Prime.two_le"))["total"] > 0
+        assert not server.stream_errors and "Traceback" not in server.stderr()
     finally:
         server.close()
 
@@ -773,3 +835,25 @@ def test_long_call_reports_progress_and_stops_its_worker_when_cancelled(long_srv
 def test_long_call_without_a_progress_token_just_answers(long_srv):
     r = ok(long_srv.call("verify_numeric", claim="pi^2/6 = sum_{n=1}^{inf} 1/n^2", digits=30))
     assert r["verdict"] == "VERIFIED"
+
+
+# ------------------------------------------------------------------------------ over HTTP: what a client without the token meets
+
+def test_over_http_without_a_token_a_writing_tool_says_it_needs_one(web):
+    """`mathlas serve` without a token lists neither add_finding nor funsearch (docs/http.md); a client
+    that calls one anyway learns why and what would serve it, where the SDK answered `Unknown tool`."""
+    from mathlas.mcp.server import WRITES_WITHHELD
+    from test_web_mcp import mcp_session
+
+    calls = {"funsearch": {"action": "status"},
+             "add_finding": {"statement": "Every group of order p^2 is abelian.", "source_url": "https://example.org/p2"}}
+
+    async def work(s):
+        names = {t.name for t in (await s.list_tools()).tools}
+        return names, {name: await s.call_tool(name, args) for name, args in calls.items()}
+
+    names, answers = mcp_session(web.base, work)
+    assert not names & WRITE_TOOLS and names >= FORMAL_TOOLS  # the web fixture serves a formal bundle
+    for name, r in answers.items():
+        assert r.is_error and r.content[0].text == WRITES_WITHHELD.format(name=name)
+        assert "mathlas serve --token T" in r.content[0].text and "Authorization: Bearer T" in r.content[0].text

@@ -9,6 +9,8 @@ types and their docstrings the descriptions. What a signature cannot say lives h
   ``openWorldHint`` is false everywhere, since no tool reaches beyond the machine;
 * ``long``: the tool may run for minutes, so the server sends progress notifications while it
   runs and stops its worker process when the client cancels the call (``mathlas.progress``);
+* ``needs_formal_bundle``: the tool searches a formal (Lean) bundle, so ``tools/list`` leaves it out
+  while none is named or installed (mathlas ships none; docs/mcp.md, "Which tools are listed");
 * ``args``: JSON-schema keywords merged into an argument's schema: bounds (``k`` is at most
   ``request.SURFACE_MAX_K`` here, though the library allows ``request.MAX_K``), enums for closed sets, the keys
   of ``source_filter`` and ``paper_filter``, so a client can validate a call before making it.
@@ -39,6 +41,7 @@ class ToolFacts:
     idempotent: bool = True
     destructive: bool = False
     long: bool = False
+    needs_formal_bundle: bool = False
     args: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -66,9 +69,9 @@ FACTS: dict[str, ToolFacts] = {
         "paper_filter": PAPER_FILTER, "priors": PRIORS}),
     "get_by_id": ToolFacts("Whole document by id", args={"id": _TEXT}),
     "get_statement": ToolFacts("Statement by id", args={"id": _TEXT}),
-    "search_formal_math": ToolFacts("Search Lean declarations", args={
+    "search_formal_math": ToolFacts("Search Lean declarations", needs_formal_bundle=True, args={
         **SEARCH, "modules": _STRINGS, "kinds": _STRINGS, "prior_weight": {"minimum": -1000, "maximum": 1000}}),
-    "get_dependencies": ToolFacts("Lean dependencies", args={
+    "get_dependencies": ToolFacts("Lean dependencies", needs_formal_bundle=True, args={
         "id": _TEXT, "depth": {"minimum": 1, "maximum": 5}, "limit": {"minimum": 1, "maximum": 5000}}),
     "identify_constant": ToolFacts("Identify a constant", long=True, args={
         "digits": DIGITS, "basis": {"minItems": 1, "maxItems": 12}, "timeout": SECONDS}),

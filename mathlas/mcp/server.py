@@ -17,6 +17,8 @@ adapter adds, with the per-tool facts of ``mathlas.mcp.registry``:
   (``notifications/cancelled``) stops the worker process at once (``mathlas.progress``);
 * resources: ``mathlas://doc/{id}`` (a document, as get_by_id) and ``mathlas://bundle/{name}`` (a
   bundle's manifest in brief; ``default`` is the bundle the tools use when none is named);
+* ``tools/list`` names what can answer here: the tools that need a formal bundle only when there is
+  one, and a call of a tool removed from an HTTP server without a token says why (``MathlasServer``);
 * a ``MathlasError`` raised by a tool (bad input, unknown id, missing bundle) becomes a tool error
   result (``isError: true``) carrying the error's own message; anything else is a crash the SDK
   logs with its traceback on stderr while the client gets a generic tool error. The server lives on;
@@ -25,7 +27,8 @@ adapter adds, with the per-tool facts of ``mathlas.mcp.registry``:
   the REST errors do): a client learns nothing of the server's disk. Over stdio the client is the
   local user's, and real paths are what it needs.
 
-Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model. Open bundles
+Startup stays light: ``initialize`` and ``tools/list`` open no bundle and load no model (``tools/list``
+reads the installed bundles' manifests, to know whether a formal one is there). Open bundles
 are shared by all calls through ``mathlas.engine.open_bundle`` (the process-wide cache of open
 bundles rather than the server's lifespan context, so the Python API and the server share one
 mechanism and the tools keep signatures that are exactly their schemas). Sync tools run on worker
@@ -373,10 +376,55 @@ def add_resources(server: MCPServer, bundle_policy: BundlePolicy | None = None, 
                                 "documents and licence per source, encoder, format version.")(bundle)
 
 
+def formal_bundle_here() -> bool:
+    """Whether the tools that need a formal (Lean) bundle have one to read: ``$MATHLAS_FORMAL_BUNDLE``
+    names one (``mathlas serve --formal-bundle`` sets it; what is wrong with it, their calls say) or a
+    formal bundle is installed. Reads the installed bundles' manifests; opens nothing."""
+    from mathlas.releases.formal_specs import FORMAL_ENV, installed_formal
+
+    return bool(os.environ.get(FORMAL_ENV)) or bool(installed_formal())
+
+
+# Why a call of a tool that writes fails where it was removed: the HTTP server without a token removes
+# them (mathlas.web.api.mcp_server), and with a token every request without it is refused before MCP
+WRITES_WITHHELD = ("{name} is not served here: it writes on the server's disk, and a server started without a "
+                   "token serves no tool that writes; whoever runs it can restart it with `mathlas serve --token T` "
+                   "(or $MATHLAS_TOKEN), and clients then send the header `Authorization: Bearer T` (docs/http.md)")
+
+
 class MathlasServer(MCPServer):
-    """The SDK's server, answering a bad request in one line: ``prompts/get`` of a prompt it does not
-    have is the JSON-RPC error -32602 (invalid params) and one log line, where the SDK logs a
-    traceback per request and answers with code 0."""
+    """The SDK's server, telling a client what it cannot do and why:
+
+    * ``tools/list`` leaves out the tools that need a formal bundle (``registry.ToolFacts``) while
+      ``formal_bundle_here`` is false, read at each listing (one installed later is listed from the next
+      ``tools/list`` on); called by name, such a tool still answers: from the bundle its ``bundle``
+      argument names, else with the library's message saying how to get one;
+    * a call of a tool removed after the server was built (``remove_tool``) says why (for a tool that
+      writes: ``WRITES_WITHHELD``), where the SDK answers ``Unknown tool: funsearch``;
+    * ``prompts/get`` of a prompt it does not have is the JSON-RPC error -32602 (invalid params) and
+      one log line, where the SDK logs a traceback per request and answers with code 0.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._removed: set[str] = set()
+
+    async def list_tools(self) -> list:
+        tools = await super().list_tools()
+        if formal_bundle_here():
+            return tools
+        return [t for t in tools if not registry.facts(t.name).needs_formal_bundle]
+
+    def remove_tool(self, name: str) -> None:
+        super().remove_tool(name)
+        self._removed.add(name)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name in self._removed:
+            if not registry.facts(name).read_only:
+                raise ToolError(WRITES_WITHHELD.format(name=name))
+            raise ToolError(f"{name} is not served here")
+        return await super().call_tool(name, arguments, context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         known = [p.name for p in await self.list_prompts()]
