@@ -26,6 +26,12 @@ def cli_json(*argv: str, env: dict[str, str] | None = None) -> dict:
     return json.loads(out.stdout)
 
 
+def as_cli_json(answer: dict) -> dict:
+    """A REST search answer as ``--json`` gives it: without the ``href`` each ``next`` step that this API
+    can make carries (docs/http.md, "mathlas's own API"), which ``test_next_steps_carry_their_request`` checks."""
+    return {**answer, "next": [{k: v for k, v in step.items() if k != "href"} for step in answer["next"]]}
+
+
 def one_line_error(r, status: int, fragment: str) -> str:
     assert r.status_code == status, r.text
     assert r.headers["content-type"].startswith("application/json")
@@ -52,7 +58,7 @@ def test_search_is_the_cli_json(web, tiny_bundle_dir, params, argv):
     r = web.get("/api/search", params=params)
     assert r.status_code == 200, r.text
     want = cli_json("search", params["q"], "--json", "--bundle", str(tiny_bundle_dir), *argv)
-    assert r.json() == want
+    assert as_cli_json(r.json()) == want
 
 
 @pytest.mark.slow
@@ -63,7 +69,7 @@ def test_paper_filters_and_priors_are_the_cli_json(web, papers_bundle_dir):
     assert r.status_code == 200, r.text
     want = cli_json("search", params["q"], "--json", "--bundle", str(papers_bundle_dir), "--author", "Terence Tao",
                     "--year-min", "2000", "-k", "5", "--prior", "recency=0.001")
-    assert r.json() == want and want["hits"]
+    assert as_cli_json(r.json()) == want and want["hits"]
 
 
 @pytest.mark.slow
@@ -80,7 +86,7 @@ def test_lean_endpoints_are_the_cli_json(web, formal_bundle_dir):
     env = {"MATHLAS_FORMAL_BUNDLE": str(formal_bundle_dir)}
     r = web.get("/api/lean/search", params={"q": "prime two le", "k": 3})
     assert r.status_code == 200, r.text
-    assert r.json() == cli_json("lean", "search", "prime two le", "-k", "3", "--json", env=env)
+    assert as_cli_json(r.json()) == cli_json("lean", "search", "prime two le", "-k", "3", "--json", env=env)
     assert r.json()["hits"][0]["id"] == "lean:Nat.Prime.two_le"
     for direction, flag in (("uses", []), ("used_by", ["--used-by"])):
         d = web.get("/api/lean/deps/lean:Nat.Prime.two_le", params={"direction": direction})
@@ -153,16 +159,79 @@ def test_wrong_method(web):
     one_line_error(web.post("/api/search"), 405, "POST is not allowed")
 
 
+# What a CLI user is told of a missing formal bundle, which an HTTP client cannot act on (issue: the walk-through's #5)
+LOCAL_ADVICE = ("bundle=PATH", "--bundle PATH", "MATHLAS_FORMAL_BUNDLE", "mathlas-build", "shared/corpora")
+
+
 @pytest.mark.slow
 def test_no_formal_bundle_says_how_to_build_one(tiny_bundle_dir, tmp_path):
+    """A ``--formal-bundle`` that is not there: the Lean endpoints, a ``lean:`` document and
+    ``/api/bundles`` say why and what whoever runs the server can do, never the CLI's local advice."""
     server = WebServer("--bundle", str(tiny_bundle_dir), "--formal-bundle", str(tmp_path / "no-formal-bundle"))
     try:
-        for path in ("/api/lean/search?q=prime", "/api/lean/deps/lean:Nat.Prime.two_le"):
-            msg = one_line_error(server.get(path), 404, "no bundle directory")
-            assert "build-lean" in msg
+        messages = {one_line_error(server.get(path), 404, "no bundle in the directory it was given")
+                    for path in ("/api/lean/search?q=prime", "/api/lean/deps/lean:Nat.Prime.two_le",
+                                 "/api/doc/lean:Nat.Prime.two_le", "/api/lean/search?q=prime&bundle=mathlib")}
+        assert len(messages) == 1, messages
+        msg = messages.pop()
+        assert msg.startswith("this server's formal (Lean) bundle cannot be opened (no bundle in the directory it "
+                              "was given); ") and str(tmp_path) not in msg  # the server's directory is its own
+        assert "restart it with `mathlas serve --formal-bundle NAME_OR_DIR`" in msg and "build-lean" in msg
+        assert not [a for a in LOCAL_ADVICE if a in msg], msg
+        formal = server.get("/api/bundles").json()["formal"]
+        assert not formal["available"] and formal["error"] == msg and msg.endswith(formal["how_to_build"])
     finally:
         server.stop()
     assert_clean(server)
+
+
+def test_next_steps_carry_their_request(web, tiny):
+    """Each ``next`` step of a REST search that this API can make carries ``href``: requested as it
+    is, it answers 200 with what the step's tool gives (the document, the dependencies, a search)."""
+    r = web.get("/api/search", params={"q": "a finitely generated module over a ring", "k": 5}).json()
+    steps = [s for s in r["next"] if s["tool"] == "get_by_id"]
+    assert steps and all(s["href"] == "/api/doc/" + s["arguments"]["id"] for s in steps)
+    for s in steps:
+        assert web.get(s["href"]).json()["id"] == s["arguments"]["id"]
+    # a search of another served bundle: its documents are read from it
+    papers = web.get("/api/search", params={"q": "primes", "bundle": "papers", "k": 2}).json()
+    step = papers["next"][0]  # an arXiv theorem's id, arxiv:1801.00042#Theorem 1.2: its # and space encoded
+    assert step["href"].startswith("/api/doc/arxiv:") and step["href"].endswith("?bundle=papers")
+    assert "#" in step["arguments"]["id"] and not {"#", " "} & set(step["href"])
+    doc = web.get(step["href"]).json()
+    assert (doc["id"], doc["bundle"]) == (step["arguments"]["id"], "papers-0.1.0")
+    # Lean: the declaration and its dependencies
+    lean = web.get("/api/lean/search", params={"q": "prime two le", "k": 3}).json()
+    by_tool = {s["tool"]: s for s in lean["next"]}
+    deps = by_tool["get_dependencies"]
+    assert deps["href"] == f"/api/lean/deps/{deps['arguments']['id']}?direction={deps['arguments']['direction']}"
+    assert web.get(deps["href"]).json()["id"] == deps["arguments"]["id"]
+    assert web.get(by_tool["get_by_id"]["href"]).json()["source"] == "lean"
+    assert "href" not in by_tool.get("verify_formal", {})  # no GET checks a proof
+    # an id with characters a URL gives another meaning (#, a space, ?) is percent-encoded
+    hashed = next((i for i in tiny.table.column("id").to_pylist() if "#" in i), None)
+    if hashed is not None:
+        from mathlas.web.api import with_hrefs
+
+        href = with_hrefs({"next": [{"tool": "get_by_id", "arguments": {"id": hashed}, "why": ""}]})["next"][0]["href"]
+        assert "#" not in href and web.get(href).json()["id"] == hashed
+
+
+def test_with_hrefs_on_hand_written_steps():
+    from mathlas.web.api import with_hrefs
+
+    steps = [{"tool": "identify_constant", "arguments": {"value": "3.14159"}, "why": "a number"},
+             {"tool": "get_by_id", "arguments": {"id": "openlogic:a/b#2 x?"}, "why": "the document"},
+             {"tool": "search_existing_math", "arguments": {"query": "ring & field"}, "why": "no filters"},
+             {"tool": "search_formal_math", "arguments": {"query": "Nat.Prime"}, "why": "everything"},
+             {"tool": "get_dependencies", "arguments": {"id": "lean:Nat.Prime.two_le", "direction": "used_by",
+                                                        "bundle": "/srv/formal"}, "why": "uses"},
+             {"tool": "verify_formal", "arguments": {"statement": "s", "proof": "p"}, "why": "check"}]
+    out = with_hrefs({"next": [dict(s) for s in steps]}, "papers")["next"]
+    assert [s.get("href") for s in out] == [
+        None, "/api/doc/openlogic:a/b%232%20x%3F?bundle=papers", "/api/search?q=ring+%26+field&bundle=papers",
+        "/api/lean/search?q=Nat.Prime", "/api/lean/deps/lean:Nat.Prime.two_le?direction=used_by", None]
+    assert [{k: v for k, v in s.items() if k != "href"} for s in out] == steps  # the steps themselves unchanged
 
 
 # ------------------------------------------------------------------------------ OpenAPI

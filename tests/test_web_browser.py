@@ -347,3 +347,80 @@ def test_the_page_says_when_nothing_close_was_found(web, page):
         note = answer["note"] or "a clear match: most likely the first hit"
         assert text.lower().count(note.lower()) == 1 and f"match: {answer['match']}" in text, (q, text)
     assert web.get("/api/search", params={"q": "recipe for a chocolate cake with strawberries"}).json()["match"] != "strong"
+
+
+# ------------------------------------------------------------------------------ a shared URL's source and mode
+# (walk-through #6): a source or mode the server does not know is sent as asked, so its one-line
+# refusal shows under the box, as a kind's does; a source in another case is that source
+
+def searches_sent(pg) -> list[dict]:
+    """The query strings of the page's /api/search requests from now on (a list that fills as they go)."""
+    sent: list[dict] = []
+    pg.on("request", lambda r: sent.append(parse_qs(urlparse(r.url).query))
+          if urlparse(r.url).path == "/api/search" else None)
+    return sent
+
+
+@pytest.mark.parametrize("url, params, field, shown", [
+    ("/?q=group&source=arxiv", {"q": "group", "source": "arxiv"}, "source", "arxiv"),
+    ("/?q=group&mode=fuzzy", {"q": "group", "mode": "fuzzy"}, "mode", "fuzzy (not a mode)"),
+])
+def test_an_unknown_source_or_mode_shows_the_servers_refusal(web, page, url, params, field, shown):
+    answer = web.get("/api/search", params=params)
+    assert answer.status_code == 422
+    message = answer.json()["error"]
+    page.expected_statuses.add(422)
+    sent = searches_sent(page)
+    goto_ready(page, web.base + url)
+    wait_js(page, "document.querySelector('#status').classList.contains('error')")
+    assert page.inner_text("#status") == message  # the server's one line, not unfiltered results
+    assert page.locator("#results li.hit").count() == 0
+    assert sent and all(s[field] == [params[field]] for s in sent)  # sent as asked, every time
+    if field == "mode":
+        assert page.input_value("#mode") == "fuzzy" and page.inner_text("#mode option:checked") == shown
+        page.select_option("#mode", "lexical")  # a real mode: the results come
+    else:
+        box = page.locator("#sources label", has=page.locator("input[value='arxiv']"))
+        assert box.locator("input").is_checked() and "not in this bundle" in box.text_content()  # the list is closed
+        assert page.inner_text("#sources-count") == "(1)"
+        page.click("#sources-field summary")
+        box.locator("input").uncheck()  # unticked: every source again
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert not page.evaluate("document.querySelector('#status').classList.contains('error')")
+
+
+def test_a_source_in_another_case_is_that_source(web, page):
+    """``source=ProofNet`` (TheoremSearch's habit) ticks proofnet, as POST /search reads it."""
+    ts = web.post("/search", json={"query": "exercise", "sources": ["ProofNet"], "n_results": 5}).json()
+    assert {t["paper"]["paper_id"] for t in ts["theorems"]} == {"proofnet"}
+    sent = searches_sent(page)
+    goto_ready(page, web.base + "/?q=exercise&source=ProofNet")
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert set(page.locator("#results .badge").all_inner_texts()) == {"proofnet"}
+    assert page.is_checked("#sources input[value='proofnet']") and page.inner_text("#sources-count") == "(1)"
+    assert page.locator("#sources input").count() == len(web.get("/api/bundles").json()["served"][0]["sources"])
+    assert sent[-1]["source"] == ["proofnet"]
+
+
+@pytest.mark.slow
+def test_without_a_formal_bundle_the_landing_page_says_what_the_operator_can_do(tiny_bundle_dir, tmp_path, page):
+    """No formal bundle (none installed, no --formal-bundle): the landing page says so in a sentence
+    that names `mathlas serve --formal-bundle` (it read "No Lean bundle is served. build it with ...")."""
+    from test_web_serve import WebServer, assert_clean
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
+    try:
+        formal = server.get("/api/bundles").json()["formal"]
+        goto_ready(page, server.base + "/")
+        line = page.locator("#indexed p.muted", has_text="Lean").inner_text()
+        assert line == f"No Lean bundle is served; {formal['how_to_build']}."
+        assert "restart it with `mathlas serve --formal-bundle NAME_OR_DIR`" in line and "bundle=PATH" not in line
+        assert page.is_disabled("#corpus option[value='lean']")
+        page.expected_statuses.add(404)  # a shared Lean URL: the server's line, what its operator can do
+        goto_ready(page, server.base + "/?q=prime&corpus=lean")
+        wait_js(page, "document.querySelector('#status').classList.contains('error')")
+        assert page.inner_text("#status") == server.get("/api/lean/search", params={"q": "prime"}).json()["error"]
+        assert "--formal-bundle" in page.inner_text("#status")
+    finally:
+        server.stop()
+    assert_clean(server)

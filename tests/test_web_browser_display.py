@@ -132,6 +132,31 @@ def test_control_spaces_in_prose_are_spaces(default_web, page, doc_id, words):
     assert page.evaluate("(t) => plainText(t)", words.replace(". ", ".\\ ")) == words
 
 
+@pytest.mark.parametrize("doc_id,tex,words", [
+    ("planetmath:ValueOfDirichletEtaFunctionAtS2", "the function \\,$x", "the function \u202fx"),   # \, before math
+    ("planetmath:DeterminingEnvelope", "\\textbf{Theorem.}\\;", "Theorem.\u2004"),                  # \; after bold
+])
+def test_tex_spacing_in_prose_is_space(default_web, page, doc_id, tex, words):
+    """TeX's spacing commands in prose (PlanetMath's ``Let\\, $x$\\, be``, in some 1,100 statements of the
+    default bundle) are spaces on the page, not a raw ``\\,`` (walk-through #9): on the document page and
+    on the search card (the walk-through's query, whose third hit showed "of the function \\,x ↦ x−x²")."""
+    doc = open_doc(default_web, page, doc_id)
+    assert tex in doc["body"]  # the source writes it so: the page reads it, the bundle keeps TeX's own text
+    text = visible_text(page, "#doc-body")
+    assert "\\" not in text and words in text
+    assert page.evaluate("(t) => plainText(t)", "a\\, b\\; c\\! d\\: e \\\\, f") == "a\u202f b\u2004 c d\u2005 e \\\\, f"
+    if doc_id.endswith("AtS2"):
+        q = "\\sum_{n=1}^\\infty 1/n^2 = \\pi^2/6"
+        hits = default_web.get("/api/search", params={"q": q, "k": 20}).json()["hits"]
+        at = [h["id"] for h in hits].index(doc_id)
+        goto_ready(page, default_web.base + "/?q=" + quote(q))
+        card = page.locator("#results li.hit").nth(at)
+        card.locator(".statement.rendered").wait_for(timeout=WAIT)
+        shown = page.evaluate("""(i) => { const r = document.querySelectorAll('#results li.hit .statement')[i].cloneNode(true);
+                                  r.querySelectorAll('.katex-mathml').forEach((e) => e.remove()); return r.innerText; }""", at)
+        assert "\\" not in shown and "the function \u202fx" in shown
+
+
 # ------------------------------------------------------------------------------ item 8
 
 FORMULA_HEADINGS = ("proofwiki:14f7d946-725a-46fe-a685-d79d8197d478",   # Its boundary ∂K is compact

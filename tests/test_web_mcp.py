@@ -32,10 +32,12 @@ def mcp_session(base: str, work, token: str | None = None):
 
 def as_over_mcp(api: dict) -> dict:
     """A /api/search answer as MCP's search tools answer it: without ``MCP_LEAVES_OUT`` (``searched_for``,
-    which ``expanded`` says again; docs/mcp.md's answer, docs/http.md's /api/search)."""
+    which ``expanded`` says again; docs/mcp.md's answer, docs/http.md's /api/search) and without the
+    ``href`` REST adds to each ``next`` step it can make (MCP's next steps are the tool calls alone)."""
     from mathlas.mcp.registry import MCP_LEAVES_OUT
 
     assert set(MCP_LEAVES_OUT) <= api.keys()
+    api = {**api, "next": [{k: v for k, v in step.items() if k != "href"} for step in api["next"]]}
     return {key: value for key, value in api.items() if key not in MCP_LEAVES_OUT}
 
 
@@ -149,6 +151,44 @@ def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
     finally:
         server.stop()
     assert_clean(server)
+
+
+@pytest.mark.slow
+def test_no_formal_bundle_over_http_says_what_the_operator_can_do(tiny_bundle_dir, tmp_path):
+    """A server with no formal bundle (none installed, no --formal-bundle): the Lean tools over /mcp,
+    the Lean endpoints and the page's /api/bundles say the same line, what whoever runs the server can
+    do, never the CLI's advice (`bundle=PATH`, $MATHLAS_FORMAL_BUNDLE), which this server refuses."""
+    from test_web_api import LOCAL_ADVICE
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), env={"MATHLAS_DATA_DIR": str(tmp_path / "data")})
+    try:
+        async def work(s):
+            return [await s.call_tool(name, args) for name, args in (
+                ("search_formal_math", {"query": "add_comm"}),
+                ("get_dependencies", {"id": "lean:Nat.add_comm"}),
+                ("get_statement", {"id": "lean:Nat.add_comm"}),
+                ("get_by_id", {"id": "lean:Nat.add_comm"}),
+                ("search_formal_math", {"query": "add_comm", "bundle": "mathlib"}),     # a name it lacks
+                ("search_formal_math", {"query": "add_comm", "bundle": "tiny"}),        # not a formal bundle
+                ("search_formal_math", {"query": "add_comm", "bundle": "/tmp/some/formal-bundle"}))]
+
+        answers = mcp_session(server.base, work)
+        rest = [server.get(path).json() for path in ("/api/lean/search?q=add_comm", "/api/doc/lean:Nat.add_comm")]
+        formal = server.get("/api/bundles").json()["formal"]
+    finally:
+        server.stop()
+    assert_clean(server)
+    line = ("this server has no formal (Lean) bundle: none is installed where it runs; whoever runs this server can "
+            "build one on its machine with `mathlas index build-lean PATH`")
+    assert all(a.is_error for a in answers)
+    texts = [a.content[0].text for a in answers]
+    for text in texts + [r["error"] for r in rest] + [formal["error"]]:
+        assert line in text and "restart it with `mathlas serve --formal-bundle NAME_OR_DIR`" in text, text
+        assert "\n" not in text and not [a for a in LOCAL_ADVICE if a in text], text
+    assert all(r["status"] == 404 for r in rest)
+    assert texts[4].startswith("Error executing tool search_formal_math: bundle 'mathlib' is not a bundle this server offers; ")
+    assert "never a path" in texts[6] and "never a path" not in texts[4]
+    assert formal["error"].endswith(formal["how_to_build"]) and formal["how_to_build"].startswith("whoever runs this server")
 
 
 @pytest.mark.slow

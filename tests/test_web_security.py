@@ -442,9 +442,18 @@ def test_http_bundle_policy_maps_names_only(tmp_path, monkeypatch):
 
     policy = HttpBundlePolicy(api.Served(["served-spec"], "formal-spec"))
     monkeypatch.setattr(api.Served, "names", lambda self, spec, formal=False: {spec, "informal", "informal-1.0.0"})
+    monkeypatch.setattr(api.Served, "formal_problem", lambda self: None)  # a formal bundle is served
     assert policy("search_existing_math", None) == "served-spec" and policy("get_by_id", "") == "served-spec"
     assert policy("search_existing_math", "informal-1.0.0") == "served-spec"
     assert policy("search_formal_math", None) == "formal-spec"
+    assert policy("get_by_id", None, {"id": "lean:Nat.add_comm"}) == "formal-spec"
+    # none served: a Lean tool, or a lean: id, is told what the server's operator can do
+    monkeypatch.setattr(api.Served, "formal_problem", lambda self: ("no formal bundle here", "whoever runs it can ..."))
+    for tool, value, args in (("search_formal_math", None, {}), ("get_by_id", None, {"id": "lean:Nat.add_comm"}),
+                              ("search_formal_math", "/etc", {})):
+        with pytest.raises(api.BundleNotFoundError, match="no formal bundle here; whoever runs it can"):
+            policy(tool, value, args)
+    assert policy("get_by_id", None, {"id": "stacks:00DV"}) == "served-spec"  # the rest as before
     monkeypatch.setattr(api, "installed", lambda: [type("B", (), {"name": "other", "version": "2.0.0", "path": tmp_path})()])
     assert policy("search_existing_math", "other@2.0.0") == str(tmp_path)
     for bad in ("/etc", "..", "a/b", "other/../..", 7, ["x"], "x" * 500):

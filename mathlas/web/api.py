@@ -12,7 +12,10 @@ returns what it returns as JSON-able data: ``search`` is exactly ``mathlas searc
 app, which turns it into a JSON error.
 
 Which bundles a request may name is decided here too (``Served``): over HTTP a client picks one of
-the bundles the server was started with, by name or ``name-version``, never a directory path.
+the bundles the server was started with, by name or ``name-version``, never a directory path. So
+is what a client is told when the server has no formal (Lean) bundle (``Served.need_formal``): the
+library's message speaks to a local user (``--bundle PATH``, ``$MATHLAS_FORMAL_BUNDLE``, a
+checkout's corpora), which a client cannot act on; this one says what the server's operator can do.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from mathlas.checks import name_weights
 from mathlas.errors import BundleNotFoundError, MathlasError, UsageError
 from mathlas.hit import Document, Hit
 from mathlas.releases.install import DEFAULT_BUNDLE, installed, resolve_bundle
-from mathlas.formal import BUILD_HINT, formal_bundle_spec
+from mathlas.formal import FORMAL_ENV, formal_bundle_spec
 from mathlas.request import DependencyRequest, LeanSearchRequest, SearchRequest
 from mathlas.service import DependencyResult, FormalSearchResult, SearchResult, dependencies, document as get_document
 from mathlas.service import lean_search as run_lean_search
@@ -115,6 +118,7 @@ class Served:
         self.specs: list[str | None] = list(dict.fromkeys(specs or [])) or [None]
         self.formal = formal
         self._names: dict[str | None, set[str]] = {}
+        self._formal_ok: str | None = None   # the formal spec last found openable
         self._lock = threading.Lock()
 
     def names(self, spec: str | None, *, formal: bool = False) -> set[str]:
@@ -145,13 +149,43 @@ class Served:
         raise UsageError(f"bundle {requested!r} is not served here; this server serves: {', '.join(self.labels())}")
 
     def pick_formal(self, requested: str | None) -> str | None:
-        """The formal bundle spec for the Lean endpoints (only the one configured is served)."""
+        """The formal bundle spec for the Lean endpoints (only the one configured is served);
+        ``BundleNotFoundError`` saying what the server's operator can do when it has none."""
         if requested is None or not str(requested).strip():
+            self.need_formal()
             return self.formal
         if str(requested).strip() in self.names(self.formal, formal=True):
             return self.formal
+        self.need_formal()  # none served: say so, not that the name is another than the one served
         raise UsageError(f"bundle {requested!r} is not served here; the Lean endpoints serve "
                          f"{formal_bundle_spec(self.formal)}")
+
+    def formal_problem(self) -> tuple[str, str] | None:
+        """None when the formal bundle of the Lean endpoints (``--formal-bundle``, else every installed
+        one) can be opened; else why not and what the server's operator can do, each a clause
+        (``need_formal`` joins them). Reads the manifest (until it has been found once)."""
+        spec = formal_bundle_spec(self.formal)
+        with self._lock:
+            if self._formal_ok == spec:
+                return None
+        try:
+            m = read_manifest(resolve_bundle(spec, quiet=True))
+        except MathlasError as e:
+            if not (self.formal or os.environ.get(FORMAL_ENV)):  # none named: none installed
+                return "this server has no formal (Lean) bundle: none is installed where it runs", NO_FORMAL_HINT
+            return f"this server's formal (Lean) bundle cannot be opened ({_reason(e, spec)})", BAD_FORMAL_HINT
+        if "lean" not in m.sources:
+            return f"this server's formal bundle {m.name}-{m.version} holds no Lean declarations", BAD_FORMAL_HINT
+        with self._lock:
+            self._formal_ok = spec
+        return None
+
+    def need_formal(self) -> None:
+        """``BundleNotFoundError`` (one line for an HTTP client: why, and what the server's operator
+        can do) when the Lean endpoints have no formal bundle to read."""
+        problem = self.formal_problem()
+        if problem is not None:
+            raise BundleNotFoundError("; ".join(problem))
 
     def labels(self) -> list[str]:
         out = []
@@ -159,6 +193,30 @@ class Served:
             names = sorted(self.names(spec), key=lambda n: ("-" not in n, n))
             out.append(next((n for n in names if "-" in n and "/" not in n), spec or "(default)"))
         return out
+
+
+def _reason(e: MathlasError, spec: str) -> str:
+    """Why the bundle ``spec`` cannot be opened, for an HTTP client: the library's first clause (its
+    advice after it is the local user's), without the directory the server was given (as
+    ``/api/bundles`` shows none)."""
+    reason = str(e).split(";")[0]
+    if not any(c in spec for c in "/\\") and not spec.startswith(("~", ".")):
+        return reason
+    if isinstance(e, BundleNotFoundError):
+        return "no bundle in the directory it was given"
+    for path in sorted({spec, os.path.expanduser(spec), os.path.abspath(os.path.expanduser(spec))}, key=len, reverse=True):
+        reason = reason.replace(path, "its directory")
+    return reason
+
+
+# What an HTTP client is told when the server has no formal bundle: what whoever runs the server can do
+# (started without --formal-bundle, a formal bundle installed where it runs is served at once)
+NO_FORMAL_HINT = ("whoever runs this server can build one on its machine with `mathlas index build-lean PATH` (PATH: a "
+                  "Lean project or a Mathlib checkout; no formal release is published to install; see docs/formal.md), "
+                  "which it then serves, or restart it with `mathlas serve --formal-bundle NAME_OR_DIR`")
+BAD_FORMAL_HINT = ("whoever runs this server can restart it with `mathlas serve --formal-bundle NAME_OR_DIR` naming a "
+                   "formal bundle (`mathlas index build-lean PATH` builds one; no formal release is published to "
+                   "install; see docs/formal.md)")
 
 
 # ------------------------------------------------------------------------------ the JSON API
@@ -187,6 +245,43 @@ def search(query: str, *, k: int = 10, mode: str = "hybrid", sources: list[str] 
                              paper_filter=paper_filter, priors=priors, offset=offset, rerank=rerank,
                              kind_weights=kind_weights, collapse=not all_copies, labels=HTTP_LABELS)
     return _asdict(run_search(req, bundle))
+
+
+# The GET of this API that does what a ``next`` step's tool does (a tool not listed has none: identify_constant,
+# verify_formal). REST answers add it to the step as ``href`` (``with_hrefs``); the step itself stays the
+# MCP call it is in ``mathlas search --json``.
+STEP_ENDPOINTS = {"get_by_id": "/api/doc/{id}", "get_statement": "/api/doc/{id}", "get_dependencies": "/api/lean/deps/{id}",
+                  "search_existing_math": "/api/search", "search_formal_math": "/api/lean/search"}
+
+
+def with_hrefs(result: dict, bundle: str | None = None) -> dict:
+    """``result`` (``search`` or ``lean_search``) with an ``href`` beside each ``next`` step that has a
+    GET of this API: the path and query, percent-encoded, ready to request (``bundle``: the served
+    bundle the request named, kept for a document or search of it; a Lean step's bundle is the
+    server's formal bundle, which those endpoints read anyway)."""
+    from urllib.parse import quote, urlencode
+
+    for step in result.get("next") or []:
+        endpoint = STEP_ENDPOINTS.get(step.get("tool"))
+        args = step.get("arguments") or {}
+        if endpoint is None:
+            continue
+        params: dict[str, Any] = {}
+        if "{id}" in endpoint:
+            if not isinstance(args.get("id"), str):
+                continue
+            endpoint = endpoint.replace("{id}", quote(args["id"], safe=":/@"))
+            if "direction" in args:
+                params["direction"] = args["direction"]
+        elif isinstance(args.get("query"), str):
+            params["q"] = args["query"]
+        else:
+            continue
+        lean = endpoint.startswith("/api/lean/") or str(args.get("id", "")).startswith("lean:")
+        if bundle and not lean:
+            params["bundle"] = bundle
+        step["href"] = endpoint + ("?" + urlencode(params) if params else "")
+    return result
 
 
 def document(doc_id: str, bundle: str | None = None) -> dict:
@@ -229,14 +324,19 @@ def bundles(served: Served) -> dict:
             entry["error"] = str(e)
         out.append(entry)
     formal: dict[str, Any] = {"spec": formal_bundle_spec(served.formal), "available": False}
-    try:
-        root = resolve_bundle(formal_bundle_spec(served.formal), quiet=True)
-        m = read_manifest(root)
-        formal.update(available=True, name=m.name, version=m.version, label=f"{m.name}-{m.version}", count=m.count,
-                      kinds=kind_counts(root, m))
-    except MathlasError as e:
-        formal["error"] = f"{e}"
-        formal["how_to_build"] = BUILD_HINT
+    problem = served.formal_problem()
+    if problem is None:
+        try:
+            root = resolve_bundle(formal_bundle_spec(served.formal), quiet=True)
+            m = read_manifest(root)
+            formal.update(available=True, name=m.name, version=m.version, label=f"{m.name}-{m.version}",
+                          count=m.count, kinds=kind_counts(root, m))
+        except MathlasError as e:  # gone since it was found: the message the Lean endpoints would give
+            spec = formal_bundle_spec(served.formal)
+            problem = f"this server's formal (Lean) bundle cannot be opened ({_reason(e, spec)})", BAD_FORMAL_HINT
+    if problem is not None:  # the Lean endpoints' 404, and what the server's operator can do
+        formal["error"] = "; ".join(problem)
+        formal["how_to_build"] = problem[1]
     inst = [{"name": b.name, "version": b.version, "problem": b.problem} for b in installed()]
     # the bundle a request without ``bundle`` searches: the first served, not the library's default
     default = out[0].get("label") or served.specs[0] or os.environ.get("MATHLAS_BUNDLE") or DEFAULT_BUNDLE

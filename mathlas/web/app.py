@@ -5,6 +5,7 @@ Endpoints (docs/http.md; ``GET /openapi.json`` describes each):
     POST /search                 TheoremSearch-compatible search (theoremsearch.py)
     GET  /api/search             = mathlas search --json       GET /api/doc/{id}   = mathlas show --json
     GET  /api/lean/search        = mathlas lean search --json  GET /api/lean/deps/{id} = mathlas lean deps --json
+                                 (both searches add each ``next`` step's GET as ``href``: api.with_hrefs)
     GET  /api/bundles            what is served and installed  GET /health         liveness, no auth
     /mcp                         the MCP tools over streamable HTTP (stateless, JSON responses)
     GET  /, /doc/{id}, /static/  the search page (no auth: it asks for the token when one is set)
@@ -313,7 +314,8 @@ async def api_search(request: Request) -> Response:
     args = _search_args(p)
     _check_query(args["query"])
     requested = p.text("bundle")
-    return Json(await state.run(lambda: api.search(bundle=state.served.pick(requested), **args)))
+    return Json(api.with_hrefs(await state.run(lambda: api.search(bundle=state.served.pick(requested), **args)),
+                               requested))
 
 
 async def api_doc(request: Request) -> Response:
@@ -331,7 +333,8 @@ async def lean_search(request: Request) -> Response:
     _check_query(q)
     args = _lean_search_args(p)
     requested = p.text("bundle")
-    return Json(await state.run(lambda: api.lean_search(q, bundle=state.served.pick_formal(requested), **args)))
+    return Json(api.with_hrefs(await state.run(lambda: api.lean_search(q, bundle=state.served.pick_formal(requested),
+                                                                        **args))))
 
 
 async def lean_deps(request: Request) -> Response:

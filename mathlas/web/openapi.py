@@ -93,6 +93,9 @@ def _schemas() -> dict[str, Any]:
         schema = TypeAdapter(cls).json_schema(ref_template=REF, mode="serialization")
         out.update(schema.pop("$defs", {}))
         out[name] = schema
+    # what the REST searches add to each step they can make themselves (api.with_hrefs)
+    out["NextStep"]["properties"]["href"] = {"type": "string", "description": "this API's GET that makes the step "
+                                             "(absent where there is none, e.g. identify_constant)"}
     out.update(_ts_schemas())
     return out
 
@@ -148,7 +151,7 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
             _q("all_copies", {"type": "boolean", "default": False},
                "show a Lean alias and the declaration it stands for apart; default: one rank, the other in also_in"),
             _q("bundle", STR, "the served formal bundle")],
-            "responses": _ok("FormalSearchResult", "ranked declarations (404 with how to build one when no formal bundle is installed)")}},
+            "responses": _ok("FormalSearchResult", "ranked declarations (404 saying what the server's operator can do when it has no formal bundle)")}},
         "/api/lean/deps/{id}": {"get": {"summary": "what a declaration uses or is used by (= mathlas lean deps --json)",
                                         "operationId": "lean_deps", "parameters": [
             _path("id", "e.g. lean:Nat.Prime.two_le"),

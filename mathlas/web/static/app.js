@@ -89,9 +89,15 @@ const ACCENTS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~"
 // in an entry's body became "[0]{K}"): lines made only of such pieces.
 const DEFINITION_DEBRIS = /^[ \t]*(?:\[\d\]\{(?:[^{}\n]|\{(?:[^{}\n]|\{[^{}\n]*\})*\})*\}[ \t]*)+$\n?/gm;
 
+// TeX's spacing commands in prose (PlanetMath writes "Let\, $x$\, be" and "\textbf{Theorem.}\;" in some
+// 1,100 statements of the default bundle): \, a thin space that stays with what follows, \; \: \> wider
+// spaces, \! none. They are TeX's own, so the page reads them rather than the build dropping them.
+const TEXT_SPACES = {",": "\u202f", ";": "\u2004", ":": "\u2005", ">": "\u2005", "!": ""};
+
 function plainText(t) {
   return t.replace(/(^|[^\\])%.*$/gm, "$1")                                   // comments
           .replace(/(^|[^\\])\\[ \n]/g, "$1 ").replace(/(^|[^\\])\\@/g, "$1")  // control space: "i.e.\ ", "G.\ L.\ Naber"
+          .replace(/\\\\|\\([,;:>!])/g, (m, c) => (c === undefined ? m : TEXT_SPACES[c]))  // \\ (a line break) is kept
           .replace(/\\([\"'`^~]|[cv](?=\{|\s))\s*\{?([A-Za-z])\}?/g, (m, a, l) => (l + ACCENTS[a]).normalize("NFC"))
           .replace(/\\PMlinkescape(?:word|phrase)\{[^}]*\}/g, "")
           .replace(/\\PMlinkescapetext\{([^}]*)\}/g, "$1")
@@ -593,7 +599,7 @@ function urlToForm() {
   const u = new URLSearchParams(location.search);
   document.getElementById("q").value = u.get("q") || "";
   document.getElementById("corpus").value = u.get("corpus") === "lean" ? "lean" : "informal";
-  document.getElementById("mode").value = ["lexical", "dense"].includes(u.get("mode")) ? u.get("mode") : "hybrid";
+  setMode(u.get("mode") || "hybrid");
   document.getElementById("module").value = u.get("module") || "";
   // the bundle by label, name or spec (a shared URL may say "papers"); none: the default, the first
   const asked = u.get("bundle");
@@ -605,10 +611,8 @@ function urlToForm() {
     if (![...sel.options].some((o) => o.value === asked)) sel.append(el("option", {value: asked, text: `${asked} (not served)`}));
     sel.value = asked;
   }
-  fillSources();
+  fillSources(u.getAll("source"));
   fillKinds(u.get("kind") || "");
-  const wanted = new Set(u.getAll("source"));
-  for (const c of document.querySelectorAll("#sources input")) c.checked = wanted.has(c.value);
   corpusChanged();
   sourcesCount();
 }
@@ -630,16 +634,36 @@ function sourcesCount() {
   document.getElementById("sources-count").textContent = n ? `(${n})` : "(all)";
 }
 
-function fillSources() {
+// The source boxes offer the sources of the bundle searched. `wanted` (a URL's sources): each is
+// ticked, in any case (`Stacks` is stacks, as POST /search reads it); one the bundle does not have
+// (a shared URL, a typo) gets a box of its own, ticked, so it is sent and the server says so.
+// Without `wanted` the boxes ticked now stay ticked where the bundle has them.
+function fillSources(wanted) {
   const box = document.getElementById("sources");
-  const keep = new Set([...box.querySelectorAll("input:checked")].map((c) => c.value));
+  const sources = Object.entries(servedBundle().sources || {});
+  const byCase = new Map(sources.map(([name]) => [name.toLowerCase(), name]));
+  const keep = new Set(wanted ? wanted.map((w) => byCase.get(w.toLowerCase()) || w)
+                              : [...box.querySelectorAll("input:checked")].map((c) => c.value));
   box.textContent = "";
-  for (const [name, info] of Object.entries(servedBundle().sources || {})) {
+  const add = (name, note) => {
     const c = el("input", {type: "checkbox", value: name, name: "source"});
     c.checked = keep.has(name);
     c.addEventListener("change", () => { sourcesCount(); filterChanged(); });  // a filter applies as it changes
-    box.append(el("label", {}, c, badge(name), el("span", {class: "count", text: (info.count || 0).toLocaleString()})));
+    box.append(el("label", {}, c, badge(name), el("span", {class: "count", text: note})));
+  };
+  for (const [name, info] of sources) add(name, (info.count || 0).toLocaleString());
+  for (const name of keep) if (wanted && !Object.hasOwn(servedBundle().sources || {}, name)) add(name, "not in this bundle");
+}
+
+// The mode field: hybrid, lexical or dense; another (a shared URL's `mode=fuzzy`) stays selected, so
+// it is sent and the server's refusal names the modes.
+function setMode(mode) {
+  const sel = document.getElementById("mode");
+  for (const o of [...sel.options]) if (o.dataset.unknown) o.remove();
+  if (![...sel.options].some((o) => o.value === mode)) {
+    sel.append(el("option", {value: mode, text: `${mode} (not a mode)`, "data-unknown": "true"}));
   }
+  sel.value = mode;
 }
 
 // The kind field offers the kinds of the bundle searched (with their counts); a kind the bundle does
@@ -725,7 +749,8 @@ function fillAbout() {
                       el("h3", {}, el("code", {text: f.label}), " · " + plural(f.count, "Lean declaration")),
                       el("p", {class: "muted", text: "Choose “Lean declarations” to search it."})));
   } else if (f.how_to_build) {
-    indexed.append(el("p", {class: "muted", text: "No Lean bundle is served. " + f.how_to_build}));
+    // how_to_build is a clause ("whoever runs this server can ..."): what the server's operator can do
+    indexed.append(el("p", {class: "muted", text: "No Lean bundle is served; " + f.how_to_build + "."}));
   }
 }
 
