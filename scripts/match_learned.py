@@ -11,8 +11,11 @@ the ranker's model file and the manifest (``ranker.match``).
 ``main`` measures what a person sees: every query of the collection, its off-topic queries and
 informal-dev through ``mathlas.service.search`` on ``DIR`` (whole bundle, k=10, names and
 corrections included), and the four figures of issue 30 part 4 per split: P@1 among ``strong``
-answers, false ``none`` on in-corpus queries, ``none`` on off-topic queries, and misspelt names
-answered ``none``.
+answers, false ``none`` on in-corpus queries, ``none`` on off-topic queries (and on the short ones
+of two to four words alone), and misspelt names answered ``none``. ``--none-below X`` measures the
+same with another ``none`` threshold (this process only); ``--choose-none`` chooses that threshold
+on the tune split's answers as served (``choose_none_below``) and ``--write FILE`` sets it in a ranker
+model file, for the next bundle built with it.
 """
 from __future__ import annotations
 
@@ -48,23 +51,82 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50
     return weights, float(bias)
 
 
+OFFTOPIC_NONE = 0.90     # the share of the tune split's off-topic queries a chosen none_below calls none
+MAX_FALSE_NONE = 0.04    # ... while calling at most this share of its in-corpus queries none
+
+
+def choose_none_below(rows: list[dict], start: float) -> float | None:
+    """The lowest threshold, on a grid of .01 from the model's own ``start``, below which at least
+    ``OFFTOPIC_NONE`` of the tune split's off-topic answers fall and at most ``MAX_FALSE_NONE`` of its
+    in-corpus ones (``rows``: split, kind, confidence as served); None when none does both."""
+    off = np.array([r["c"] for r in rows if r["split"] == "tune" and r["kind"] == "off"])
+    ins = np.array([r["c"] for r in rows if r["split"] == "tune" and r["kind"] == "in"])
+    t = round(start, 2)
+    while t <= 0.6:
+        if np.mean(off < t) >= OFFTOPIC_NONE and np.mean(ins < t) <= MAX_FALSE_NONE:
+            return float(t)
+        t = round(t + 0.01, 2)
+    return None
+
+
+def write_none_below(path: Path, value: float, was: float, how: str) -> None:
+    """``value`` as the match ``none_below`` of the ranker model file ``path``, the old value and how
+    it was chosen recorded beside it (``none_below_refit``)."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    spec["match"]["none_below"] = value
+    spec["match"]["none_below_refit"] = {"was": was, "rule": how}
+    path.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")  # as the trainer writes it
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bundle", required=True)
+    ap.add_argument("--none-below", type=float, default=None,
+                    help="measure with this threshold instead of the bundle's (the model's none_below)")
+    ap.add_argument("--choose-none", action="store_true",
+                    help="choose none_below on the tune split's answers as served (choose_none_below), "
+                         "then measure every split with it")
+    ap.add_argument("--write", type=Path, default=None,
+                    help="with --choose-none: set the choice in this ranker model file (artifacts/rankers/…)")
     a = ap.parse_args()
+    if a.write and not a.choose_none:
+        ap.error("--write needs --choose-none")
 
     from mathlas import service
+    from mathlas.engine import open_bundle
     from mathlas.request import SearchRequest
 
+    b = open_bundle(a.bundle)
+    model = b.manifest.ranker["match"]
+    if a.choose_none:
+        served = []
+        for r in records(offtopic=True):
+            res = service.search(SearchRequest.make(r["query"], 10), b, findings=False)
+            served.append({"split": r["split"], "c": res.confidence,
+                           "kind": "off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent")})
+        chosen = choose_none_below(served, float(model["none_below"]))
+        print(f"none_below: {model['none_below']} -> {chosen} (tune: off-topic none >= {OFFTOPIC_NONE}, "
+              f"in-corpus none <= {MAX_FALSE_NONE})", file=sys.stderr)
+        if chosen is None:
+            sys.exit("no threshold meets both on the tune split: the model is left as it is")
+        if a.write:
+            write_none_below(a.write, chosen, float(model["none_below"]),
+                             f"python scripts/match_learned.py --bundle {b.label} --choose-none: the lowest on a .01 grid with "
+                             f"tune off-topic none >= {OFFTOPIC_NONE} and tune in-corpus none <= {MAX_FALSE_NONE}")
+        a.none_below = chosen
+    if a.none_below is not None:  # this process only: the bundle on disk is not touched
+        b.manifest.ranker["match"] = {**model, "none_below": a.none_below}
     out: dict = {}
     for r in records(offtopic=True):
-        res = service.search(SearchRequest.make(r["query"], 10), a.bundle, findings=False)
+        res = service.search(SearchRequest.make(r["query"], 10), b, findings=False)
         kind = "off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent")
         top = res.hits[0].id if res.hits else None
-        row = out.setdefault(r["split"], {"in": [], "off": [], "absent": [], "typo": []})
+        row = out.setdefault(r["split"], {"in": [], "off": [], "absent": [], "typo": [], "short": []})
         row[kind].append((res.match, top in set(r["relevant"])))
         if r.get("typo"):
             row["typo"].append(res.match)
+        if kind == "off" and r.get("style") == "short":
+            row["short"].append(res.match)
     report = {}
     for split, row in out.items():
         strong = [ok for m, ok in row["in"] if m == "strong"]
@@ -74,6 +136,8 @@ def main() -> None:
             "false_none": round(float(np.mean([m == "none" for m, _ in row["in"]])), 3) if row["in"] else None,
             "offtopic": len(row["off"]),
             "offtopic_none": round(float(np.mean([m == "none" for m, _ in row["off"]])), 3) if row["off"] else None,
+            "offtopic_short": len(row["short"]),
+            "offtopic_short_none": round(float(np.mean([m == "none" for m in row["short"]])), 3) if row["short"] else None,
             "absent": len(row["absent"]),
             "absent_not_strong": round(float(np.mean([m != "strong" for m, _ in row["absent"]])), 3)
             if row["absent"] else None,

@@ -22,9 +22,12 @@ def test_the_committed_collection_loads_whole():
     drafts = [json.loads(x) for p in sorted(COLLECTION.glob("drafts-*.jsonl")) for x in p.read_text().splitlines()]
     assert len(drafts) == 450 and len({d["id"] for d in drafts}) == 450
     ids = [r["id"] for r in recs]
-    assert len(ids) == len(set(ids)) == 500  # 450 drafts + 50 off-topic, none dropped
+    assert len(ids) == len(set(ids)) == 580  # 450 drafts + 50 off-topic sentences + 80 short ones, none dropped
     styles = {r["style"] for r in recs}
-    assert styles == {"precise", "vague", "name", "offtopic"}
+    assert styles == {"precise", "vague", "name", "offtopic", "short"}
+    short = [r for r in recs if r["style"] == "short"]
+    assert len(short) == 80 and all(r["area"] == "offtopic" and not r["targets"] and 2 <= len(r["query"].split()) <= 4
+                                    for r in short)
     assert sum(1 for r in recs if r["targets"]) == 424
     # a target is a stable id of one of the eight informal sources
     prefixes = {t.split(":", 1)[0] for r in recs for t in r["targets"]}

@@ -10,6 +10,7 @@
     mathlas-build pairs RECIPE.toml | train-encoder RECIPE.toml  # training pairs, encoder (docs/training.md)
     mathlas-build train-reranker RECIPE.toml                     # the cross-encoder reranker (docs/training.md)
     mathlas-build add-reranker BUNDLE_DIR RERANKER_DIR [--top-n 40] [--default on|off]
+    mathlas-build add-ranker BUNDLE_DIR MODEL_JSON [--version V] [--force]
 """
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def _shards_dir(recipe: Recipe, given: Path | None) -> Path:
     return given or Path("work/shards") / f"{recipe.name}-{recipe.version}"
 
 
-COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder", "train-reranker", "add-reranker")
+COMMANDS = ("build", "merge", "ray", "plan", "pack", "lean", "pairs", "train-encoder", "train-reranker", "add-reranker",
+            "add-ranker")
 # Modules an optional extra provides (pyproject.toml): a command that meets one missing says which extra to install.
 EXTRA_OF = {"torch": "build", "transformers": "build", "optimum": "build", "onnx": "build", "safetensors": "build",
             "ray": "ray"}
@@ -158,6 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--force", action="store_true", help="replace the bundle's reranker")
     a.add_argument("-q", "--quiet", action="store_true")
     a.set_defaults(func=_add_reranker)
+    a = sub.add_parser("add-ranker", help="attach a learned ranking model (scripts/train_ranker.py's file) to a "
+                                          "built bundle directory, optionally as a new version of it")
+    a.add_argument("bundle", type=Path, help="a bundle directory (a copy: it is changed in place)")
+    a.add_argument("model", type=Path, help="e.g. artifacts/rankers/informal-ltr-1.json")
+    a.add_argument("--version", help="the bundle becomes this version (a patch release: same documents and indexes)")
+    a.add_argument("--force", action="store_true", help="replace the bundle's ranking model")
+    a.add_argument("-q", "--quiet", action="store_true")
+    a.set_defaults(func=_add_ranker)
     k = sub.add_parser("pack", help="pack a bundle directory as <name>-<version>.tar.zst + .sha256")
     k.add_argument("bundle", type=Path, help="a bundle directory you built")
     k.add_argument("--out", type=Path, default=Path("artifacts"),
@@ -345,6 +355,14 @@ def _add_reranker(args: argparse.Namespace) -> int:
     block = add_reranker(args.bundle, args.reranker, top_n=args.top_n, default=args.default == "on",
                          force=args.force, quiet=args.quiet)
     print(json.dumps(block))
+    return 0
+
+
+def _add_ranker(args: argparse.Namespace) -> int:
+    from mathlas_build.writer import add_ranker
+
+    block = add_ranker(args.bundle, args.model, version=args.version, force=args.force, quiet=args.quiet)
+    print(json.dumps({k: block[k] for k in ("file", "kind", "trees") if k in block}))
     return 0
 
 

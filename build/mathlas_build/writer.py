@@ -256,6 +256,35 @@ def add_reranker(bundle_dir: Path, reranker_dir: Path, *, top_n: int = fmt.DEFAU
     return block
 
 
+def add_ranker(bundle_dir: Path, model: Path, *, version: str | None = None, force: bool = False,
+               quiet: bool = False) -> dict:
+    """Attach a learned ranking model (``scripts/train_ranker.py``'s file) to a built bundle directory
+    (``training.ltr.attach``: ``ranker/model.json``, its per-document arrays and the manifest's
+    ``ranker`` block, with sizes and sha256 in ``files``). ``version``: the bundle becomes that version
+    (a patch release of the same documents, vectors and indexes: the manifest records which release
+    it was made from and the model's sha256 in ``recipe.patched``). Returns the ``ranker`` block."""
+    from mathlas.bundle import sha256_file
+
+    from mathlas_build.training.ltr import attach
+
+    root = Path(bundle_dir)
+    manifest = fmt.verify(root, checksums=True)
+    if manifest.ranker and not force:
+        raise FileExistsError(f"{root} already has a ranking model; pass --force to replace it")
+    block = attach(root, model)
+    if version:
+        m = fmt.read_manifest(root)
+        was = f"{m.name}-{m.version}"
+        m.version = version
+        if isinstance(m.recipe, dict):
+            m.recipe = {**m.recipe, "version": version,
+                        "patched": {"from": was, "ranker": Path(model).name, "sha256": sha256_file(Path(model))}}
+        fmt.write_manifest(root, m)
+    _say(f"[write] ranker {Path(model).name} attached to {root}" + (f" (now version {version})" if version else ""),
+         quiet)
+    return block
+
+
 def lexical_manifest(options: dict) -> dict:
     """The manifest's ``lexical`` block from a recipe's options ``lexical_boosts``, ``lexical_symbols``
     and ``lexical_identifiers`` (the last two written only when set)."""

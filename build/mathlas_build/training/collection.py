@@ -3,7 +3,8 @@
 Files (JSON lines):
 - ``drafts-*.jsonl``: the blind drafts (id, query, style, area, fact, typo), committed before any search;
 - ``targets/part-*.jsonl``: targets resolved by text search in the raw corpora (id, targets, searched, note);
-- ``offtopic.jsonl``: out-of-field queries (no target in any source; ``match`` must say none);
+- ``offtopic.jsonl``: out-of-field queries (no target in any source; ``match`` must say none), and
+  ``offtopic-short.jsonl``: the same as two to four words ("banana bread", "taylor swift songs");
 - ``judgments.jsonl``: pooled judgments of compared top tens (qid, doc, label, why);
 - ``dropped.jsonl``: drafts left out, with the reason.
 
@@ -30,6 +31,9 @@ def _lines(path: Path) -> list[dict]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+OFFTOPIC_FILES = ("offtopic.jsonl", "offtopic-short.jsonl")
 
 
 def split_of(qid: str) -> str:
@@ -67,9 +71,10 @@ def load(root: Path, *, with_offtopic: bool = False) -> list[dict]:
         rec = {**d, "targets": list(t["targets"]), "split": split_of(d["id"])}
         rec["relevant"] = sorted(set(rec["targets"]) | equivalent[d["id"]])
         out.append(rec)
-    if with_offtopic:
-        for d in _lines(root / "offtopic.jsonl"):
-            out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic"})
+    if with_offtopic:  # sentences (offtopic.jsonl) and queries of two to four words (offtopic-short.jsonl)
+        for name in OFFTOPIC_FILES:
+            for d in _lines(root / name):
+                out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic"})
     return out
 
 
