@@ -57,8 +57,6 @@ def test_tools_list_and_a_search_on_the_tiny_bundle(bench, tiny_bundle_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="20,494 > 20,200 since verify_numeric's description grew by 313 (6aee6ea): "
-                   "trim it or raise the budget (docs/mcp.md, 'What an agent pays'), then drop this mark")
 def test_tools_list_with_a_formal_bundle_fits_the_budget(bench, tiny_bundle_dir, formal_bundle_dir):
     """A formal bundle named: the two formal tools are listed too, and the whole list fits."""
     from mathlas.mcp.registry import FACTS

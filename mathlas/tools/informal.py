@@ -48,15 +48,15 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
         k: hits per answer.
         source_filter: e.g. {"include": ["stacks"]}; "findings" are add_finding results.
         source_weights: factor on a source's score, e.g. {"stacks": 2}; 0 drops it.
-        mode: hybrid fuses keywords (lexical, BM25) and meaning (dense).
+        mode: hybrid fuses keywords (lexical) and meaning (dense).
         kinds: e.g. ["theorem", "definition"].
         bundle: default: $MATHLAS_BUNDLE or the default bundle.
-        paper_filter: paper bundles: authors match whole words; a category without a dot matches its subcategories.
+        paper_filter: paper bundles: authors as whole words; a category without a dot takes its subcategories.
         priors: weights of the bundle's document priors, e.g. {"citations": 0.002}.
         offset: skip this many hits (next page: offset + k).
         rerank: rescore the top hits with the bundle's reranker; default: the bundle's choice.
         kind_weights: factor on a kind's score, e.g. {"proof": 0.5}; 0 drops it.
-        all_copies: every copy of a theorem (default: one hit each, the others in also_in).
+        all_copies: every copy of a theorem (default: one hit, the rest in also_in).
     """
     include, exclude = _split_filter(source_filter)
     if not isinstance(all_copies, bool):

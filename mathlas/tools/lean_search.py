@@ -23,11 +23,11 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
                        mode: Mode = "hybrid", prior_weight: float | None = None,
                        bundle: str | None = None, offset: int = 0, deprecated: bool = True,
                        all_copies: bool = False) -> FormalSearchResult:
-    """Search Lean 4 declarations (Mathlib or a project's) by name, words or notation. Hits: lean:<Name>
-    ids, kind, signature, module, docstring, link, Stacks ids.
+    """Search Lean 4 declarations (Mathlib or a project's) by name, words or statement. Hits: lean:<Name>
+    ids, kinds, signatures, modules, links.
 
     Args:
-        query: a name (Nat.Prime.two_le), words or notation.
+        query: a name (Nat.Prime.two_le), words or a statement (a + b = b + a).
         k: hits per answer.
         modules: only these modules and below, e.g. ["Mathlib.NumberTheory"].
         kinds: e.g. ["theorem", "lemma"] or ["def", "structure"].

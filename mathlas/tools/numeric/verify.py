@@ -88,11 +88,9 @@ def verify_numeric(claim: str | None = None, expression: str | None = None,
 
     Args:
         claim: "left = right"; or expression and value.
-        value: a decimal (the expression must round or truncate to the digits it gives; the answer's
-            digits says how many were compared) or another expression. A JSON number is read as
-            written (3.14: 3 digits) but loses trailing zeros (3.140 is 3.14), and its digits past
-            the 15th are a double's (compared to 15 when they miss); a string keeps every digit.
-        digits: digits to confirm (at most those a decimal value gives).
+        value: a decimal it must round or truncate to (a string keeps trailing zeros), or an
+            expression.
+        digits: digits to confirm.
         timeout: seconds.
     """
     return verify_with_step(ARGUMENTS_STEP, claim, expression, value, digits, timeout)
