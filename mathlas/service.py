@@ -35,6 +35,10 @@ BundleSpec = Union[str, os.PathLike, "Bundle", None]
 # How many top hits get a get_by_id suggestion in ``next``.
 NEXT_FOR_TOP = 3
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
+# a query shaped like a Lean declaration name: Nat.add_comm, mul_comm, Finset.sum_range_succ (one token,
+# identifier parts joined by dots, or words joined by underscores with one of three letters or more)
+_LEAN_NAME = re.compile(r"\s*`?(?:[A-Za-z][\w'!?]*\.)+[A-Za-z_][\w'!?]+`?\s*|\s*`?[A-Za-z][A-Za-z\d']*(?:_[A-Za-z\d']+)+`?\s*")
+LEAN_NAME_NOTE = "it looks like a Lean declaration name, and no formal bundle is installed to look it up (docs/formal.md)"
 
 
 # ------------------------------------------------------------------------------ results
@@ -136,9 +140,30 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
     if not hits and req.filtered:
         steps.append(NextStep("search_existing_math", {"query": _again(req.query)},
                               "nothing passed the filters: search all sources"))
-    result = SearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, hits=hits, next=steps,
-                          **_match(b, req, ranked))
+    match = _match(b, req, ranked)
+    if match["match"] != "strong" and _looks_like_lean_name(req.query):
+        if _formal_bundle_here():
+            steps.insert(0, NextStep("search_formal_math", {"query": req.query.strip().strip("`")},
+                                     "it looks like a Lean declaration name"))
+        else:
+            match["note"] = "; ".join(x for x in (match["note"], LEAN_NAME_NOTE) if x)
+    result = SearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, hits=hits, next=steps, **match)
     return result, ranked
+
+
+def _looks_like_lean_name(query: str) -> bool:
+    """``Nat.add_comm``, ``mul_comm``: one token shaped like a Lean name (``_LEAN_NAME``), of five
+    characters or more, with a part of three letters or more (not ``x_n`` or ``e.g``)."""
+    q = query.strip().strip("`")
+    return len(q) >= 5 and bool(_LEAN_NAME.fullmatch(q)) and any(len(p) >= 3 for p in re.split(r"[._]", q))
+
+
+def _formal_bundle_here() -> bool:
+    """Whether a formal (Lean) bundle can answer: ``$MATHLAS_FORMAL_BUNDLE`` names one or one is
+    installed (the installed bundles' manifests are read; nothing is opened)."""
+    from mathlas.releases.formal_specs import FORMAL_ENV, installed_formal
+
+    return bool(os.environ.get(FORMAL_ENV)) or bool(installed_formal())
 
 
 def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSearchResult:
