@@ -388,6 +388,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas sequence 1 1 2 3 5 8": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
     "mathlas sequence 2 4 6 10 16 --json": Run(("OEIS data not available", "mathlas data pull oeis"), rc=1),
     "mathlas checklist stacks:0E8M": Run(("statement (stacks:0E8M)", "preconditions"), data="session"),
+    "mathlas checklist planetmath:AFiniteIntegralDomainIsAField": Run((SHOWN,), data="session"),
     "mathlas scaffold --problem 'Let $R$ be a local ring with maximal ideal $\\mathfrak m$ and let $M$ be a finitely "
     "generated $R$-module with $\\mathfrak m M = M$. Prove that $M = 0$.' --candidate planetmath:NakayamasLemma": Run(
         ("      problem:   $R$: local ring; $M$: finitely generated $R$-module", "      likely matches in the problem:\n"

@@ -22,6 +22,12 @@ cleaned text:
    ``\\to``), so "Let $A$ and $B$ be rings" stays one precondition while "Let $R$ be a ring and $M$ a
    finite $R$-module" becomes two ("Let $M$ be a finite $R$-module" for the second).
 
+The cleaning before them (``clean_statement``) cuts the text where a proof starts, however LaTeX sets
+its heading (``\\begin{proof}``, ``{\\bf Proof:\\\\}``, ``\\textit{Proof.}``, "Proof." after a sentence:
+``proof_start``), unwraps theorem environments and font switches, and drops bibliographies. After them,
+a statement of one sentence with no cue at all is read through its subject ("A finite integral domain
+is a field": ``subject_split``).
+
 Every piece is cut at ``MAX_ITEM_CHARS`` and at most ``MAX_ITEMS`` pieces are kept per list; the
 caller bounds the input.
 """
@@ -70,6 +76,29 @@ _UNWRAP_CMDS = ("emph", "textit", "textbf", "textsl", "textup", "textrm")
 _DROP_PARAGRAPH = re.compile(r"^\s*(for instance|for example|example|examples|remark|remarks|note that|"
                              r"this result|this shows|the converse|in other words|proof|\\begin\{proof\}|\\begin\{remark\}|\\begin\{example\})\b", re.I)
 _DISPLAY_END = r"(\\\]|\$\$|\\end\{(?:" + "|".join(_MATH_ENVS) + r")\*?\})"
+# A theorem environment's body is the statement: unwrapped, else the whole of it is one protected span.
+_THEOREM_ENV = re.compile(r"\\(?:begin|end)\{(?:thm|theorem|thmplain|lem|lemma|prop|proposition|cor|coro|corollary|"
+                          r"claim|conjecture)\*?\}(?:\[[^\]]{0,80}\])?")
+# "Theorem." / "Lemma 2:" / "Theorem (Nicomachus)." opening the text: a heading, not a sentence of it
+_HEADING = re.compile(r"^(?:Theorem|Lemma|Proposition|Corollary|Claim)(?:\s+\d+(?:\.\d+)*)?(?:\s*\([^()]{0,80}\))?"
+                      r"\s*[.:]\s+(?=\S)")
+# Where a proof starts in the text of an entry that carries one (PlanetMath), as LaTeX writes it:
+# \begin{proof}; "Proof" set in a font (\textbf{Proof.}, {\bf Proof:\\}, {\em Proof.}, \emph{Proof}, also
+# "First proof", "Proof of Lemma 2", "Proof (sketch)", "Proof 1") ending in "." ":" "-" or followed by
+# what starts a sentence; a bare "Proof." or "Proof:". Only at a boundary (_PROOF_AFTER): "a \emph{proof}
+# of $A$" and "the film {\it Proof}, starring" are prose.
+_FONT = (r"(?:\{\s*\\(?:bf|it|em|sl|sc|bfseries|itshape|scshape)(?![A-Za-z])\s*"
+         r"|\\(?:textbf|textit|emph|textsl|textsc|underline)\s*\{\s*)")
+_PROOF_NAME = (r"(?i:(?:(?:first|second|third|alternative|alternate|another|short|direct)\s+)?proof)"
+               r"(?:\s+(?:of|that|using|by|for)\b(?:[^{}]|\{[^{}]*\}){0,80}?|\s*\d+|\s*\([^()]{0,60}\))?")
+_CLOSE = r"(?:\\[,;!]\s*|\\\\\s*)*\}(?:\s*\})*"
+_PROOF_HEAD = re.compile(
+    r"\\begin\{proof\}"
+    r"|(?:" + _FONT + r")+\s*" + _PROOF_NAME
+    + r"\s*(?:[.:\u2013\u2014-]+\s*" + _CLOSE + r"|" + _CLOSE
+    + r"(?:\s*[.:]|(?=\s*(?:\\\\|\\[,;!]|\$|\\begin|[A-Z(]))))"
+    r"|(?<![\w\\])Proof(?:\s+(?:of|that)\s[^.:]{0,60}?)?\s*[.:](?=\s|\\|$)")
+_PROOF_AFTER = re.compile(r"(?:[.!?:;$)\]}]|\\\\)\s*(?:\\(?:noindent|medskip|bigskip|smallskip|par|newline)(?![A-Za-z])\s*)*$")
 
 
 def _drop_command(text: str, name: str) -> str:
@@ -103,15 +132,88 @@ def _drop_command(text: str, name: str) -> str:
     return "".join(out)
 
 
+def proof_start(text: str, pos: int = 0) -> int:
+    """Where a proof starts in ``text`` at or after ``pos`` (see ``_PROOF_HEAD``), or -1: the first
+    proof heading at a boundary with some of the statement before it. A text that opens with its proof
+    has no statement to cut it from."""
+    for m in _PROOF_HEAD.finditer(text, pos):
+        before = text[:m.start()]
+        if before.strip() and not _PROOF_AFTER.search(before[-80:]):
+            continue
+        if re.search(r"[A-Za-z0-9$]", re.sub(r"\\[A-Za-z]+\*?|\[[^\]]*\]", " ", before)):
+            return m.start()
+    return -1
+
+
+_LIST_MARK = re.compile(r"\\(begin|end)\{(" + "|".join(_LIST_ENVS) + r")\}|\\item(?![A-Za-z])")
+
+
+def _in_a_list(text: str, at: int) -> bool:
+    """Whether ``at`` lies inside a list environment of ``text``."""
+    depth = 0
+    for m in _LIST_MARK.finditer(text, 0, at):
+        depth += {"begin": 1, "end": -1}.get(m.group(1), 0)
+    return depth > 0
+
+
+def _item_end(text: str, at: int) -> int:
+    """Where the list item holding ``at`` ends: its list's next \\item or \\end."""
+    depth = 0
+    for m in _LIST_MARK.finditer(text, at):
+        if m.group(1) == "begin":
+            depth += 1
+        elif depth == 0:
+            return m.start()
+        elif m.group(1) == "end":
+            depth -= 1
+    return len(text)
+
+
+def drop_proofs(text: str) -> str:
+    """``text`` without its proofs: from the first proof heading on (``proof_start``), all of it; a
+    proof inside a list item ("each property, then its proof") only to the end of its item, so the
+    items after it stay."""
+    pos = 0
+    while (cut := proof_start(text, pos)) >= 0:
+        if not _in_a_list(text, cut):
+            return text[:cut]
+        text = text[:cut] + " " + text[_item_end(text, cut):]
+        pos = cut + 1
+    return text
+
+
+def _theorem_boundary(m: re.Match[str]) -> str:
+    """A theorem environment's \\begin/\\end becomes a sentence end where the text has none, so "the
+    following \\begin{thm} Let..." does not run on into the theorem."""
+    before = re.sub(r"(?:\\\\|\\[,;:!]|\s)+$", "", m.string[:m.start()])
+    return " " if not before or before[-1] in ".!?;" else ". "
+
+
+def _outside_math(text: str, change) -> str:
+    """``change`` applied to the text between math spans (``MATH_SPAN``), the math left as it is."""
+    out, last = [], 0
+    for m in MATH_SPAN.finditer(text):
+        out += [change(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out + [change(text[last:])])
+
+
 def clean_statement(text: str) -> str:
-    """The statement as one line of LaTeX/prose: comments, labels and index entries removed,
-    emphasis unwrapped, example/remark paragraphs after the statement dropped."""
+    """The statement as one line of LaTeX/prose: comments, labels, index entries and bibliographies
+    removed, its proofs dropped (``drop_proofs``), theorem environments, emphasis and font switches
+    unwrapped, example/remark paragraphs after the statement dropped, a "Theorem." heading and LaTeX
+    spacing outside math removed."""
     text = re.sub(r"(?<!\\)%[^\n]*", "", text)
-    text = re.sub(r"\\begin\{(reference|slogan|history)\}.*?\\end\{\1\}", " ", text, flags=re.S)
+    text = re.sub(r"\\begin\{(reference|slogan|history|thebibliography)\}.*?\\end\{\1\}", " ", text, flags=re.S)
     for name in _DROP_CMDS:
         text = _drop_command(text, name)
+    text = drop_proofs(text)
+    text = _THEOREM_ENV.sub(_theorem_boundary, re.sub(r":\s*(?=" + _THEOREM_ENV.pattern + ")", " ", text))
     for name in _UNWRAP_CMDS:
         text = re.sub(r"\\" + name + r"\{([^{}]*)\}", r"\1", text)
+    # old-style font switches: {\it groupoid}, {\em ...}; {\bf ...} only around words ({\bf R} is a symbol)
+    text = re.sub(r"\{\\(?:it|em|sl)(?![A-Za-z])\s*([^{}$]*)\}", r"\1", text)
+    text = re.sub(r"\{\\bf(?![A-Za-z])\s*([^{}$]*[A-Za-z]{2}[^{}$]*)\}", r"\1", text)
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     kept = paragraphs[:1]
     for p in paragraphs[1:]:
@@ -120,9 +222,13 @@ def clean_statement(text: str) -> str:
         kept.append(p)
     text = " ".join(kept)
     # a period ending a displayed formula ends the sentence: move it out of the display
-    text = re.sub(r"([.;,])\s*" + _DISPLAY_END, r"\2\1", text)
-    text = re.sub(r"~", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"(?<!\\right)(?<!\\left)([.;,])\s*" + _DISPLAY_END, r"\2\1", text)
+    text = re.sub(r"\s+", " ", re.sub(r"~", " ", text))
+    # outside math, spacing (\, \; \: \!) is typography and a line break \\ after a sentence's end
+    # is not part of it: "$K$.\\ \,Let $x$ ..." is two sentences, the second opening with "Let"
+    text = _outside_math(text, lambda t: re.sub(r"([.?!:;])\s*\\\\(?:\[[^\]]*\])?|\s*\\\\\s*$", r"\1 ",
+                                                 re.sub(r"(?<!\\)\\[,;:!]", " ", t)))
+    return _HEADING.sub("", re.sub(r"\s+", " ", text).strip())
 
 
 # ------------------------------------------------------------------------------ protection
@@ -543,13 +649,73 @@ def _analyse(text: str, depth: int = 0, problem: bool = False) -> _Split:
     return out
 
 
+# ------------------------------------------------------------------------------ the subject
+
+SUBJECT_CUES = ("a", "an", "every", "each", "any", "all")  # the cue of a precondition read off the subject
+_SUBJECT = re.compile(r"^(" + "|".join(SUBJECT_CUES) + r")\s+", re.I)
+_MAIN_VERB = re.compile(r"(?<![\w\\-])(is|are|has|have|admits?|satisf(?:y|ies)|contains?|lies|lie|belongs?|"
+                        r"converges?|embeds?|extends?|factors?|splits?|preserves?|commutes?|divides?|can|cannot|"
+                        r"must)(?![\w-])", re.I)
+_RELATIVE_PRONOUN = re.compile(r"(?<![\w-])(which|that|whose|who|whom)(?![\w-])", re.I)
+_PREPOSITION = re.compile(r"(?<![\w-])(of|in|on|at|to|by|with|from|over|under|for|into|than|between)(?![\w-])", re.I)
+_NOT_AN_IMPLICATION = re.compile(r"(?<![\w-])(if and only if|iff|precisely when|exactly when|(?:is|are) (?:called|"
+                                 r"said|defined|denoted|known)|we (?:call|say|define|denote))(?![\w-])", re.I)
+
+
+def subject_split(sentence: str) -> tuple[Precondition, str] | None:
+    """"A finite integral domain is a field": the subject's noun phrase is the hypothesis ("it is a
+    finite integral domain"), the predicate the conclusion ("it is a field"). A symbol closing the
+    subject names the object ("A graded ring $S$ is Noetherian": "$S$ is a graded ring", "$S$ is
+    Noetherian"). Only for a sentence that opens with a/an/every/each/any/all, is not a
+    characterisation or a definition ("iff", "is called"), and has its main verb outside math: the
+    first verb not taken by a relative clause ("A flat morphism which is ... is pseudo-coherent")."""
+    s = tidy(sentence)
+    m = _SUBJECT.match(s)
+    if not m or _NOT_AN_IMPLICATION.search(MATH_SPAN.sub(" ", s)):
+        return None
+    mask = protected_mask(s)
+    verbs = [v for v in _MAIN_VERB.finditer(s) if not mask[v.start()]]
+    for i, verb in enumerate(verbs):
+        subject = s[m.end():verb.start()].strip()
+        if sum(not mask[r.start()] for r in _RELATIVE_PRONOUN.finditer(subject, 0)) <= i:
+            break
+    else:
+        return None
+    predicate = s[verb.start():].strip()
+    if not subject or not re.search(r"[A-Za-z]", MATH_SPAN.sub("", subject)) or len(predicate.split()) < 2:
+        return None
+    det = m.group(1).lower()
+
+    def article(noun: str) -> str:
+        if det in ("a", "an"):
+            return det
+        return "an" if re.match(r"(?![Uu](?:ni|s[aeu]|ti))[AEIOUaeiouÉéÈè]", noun) else "a"
+    plural = det == "all" or verb.group(1).lower() in ("are", "have", "lie", "satisfy", "contain", "admit", "belong")
+    if re.match(r"of\b", subject, re.I):
+        return None  # "each of the formulas ...": the subject is a list, not one object
+    named = re.match(r"^(.*\S)\s+(\$[^$]+\$)$", subject)
+    if named and _PREPOSITION.search(named.group(1)):
+        named = None  # "a linear combination of vectors over a field $F$": $F$ names the field
+    if named and not plural:
+        what, who = named.group(1), named.group(2)
+        return Precondition(text=f"{who} is {article(what)} {what}", cue=det), f"{who} {predicate}"
+    if plural:
+        return Precondition(text=f"they are {subject}", cue=det), f"they {predicate}"
+    return Precondition(text=f"it is {article(subject)} {subject}", cue=det), f"it {predicate}"
+
+
 # ------------------------------------------------------------------------------ entry points
 
 def split_statement(text: str, problem: bool = False) -> tuple[list[Precondition], str, list[ChecklistPart]]:
-    """The splitter alone: (preconditions, conclusion, parts) of a cleaned-or-raw statement."""
+    """The splitter alone: (preconditions, conclusion, parts) of a cleaned-or-raw statement. A statement
+    of one sentence with no cue at all is read through its subject (``subject_split``)."""
     res = _analyse(clean_statement(text), problem=problem)
     pre = [p for p in res.pre if p.text][:MAX_ITEMS]
     conclusion = tidy(". ".join(tidy(c) for c in res.concl if c))
+    if not problem and not pre and not res.parts and len(res.concl) == 1 and len(_sentences(conclusion)) == 1:
+        read = subject_split(conclusion)
+        if read is not None:
+            pre, conclusion = [read[0]], tidy(read[1])
     return pre, conclusion, res.parts[:MAX_ITEMS]
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlas.errors import UsageError
-from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, ChecklistPart, Precondition,
+from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_CUES, ChecklistPart, Precondition,
                                        clean_statement, protected_mask, split_problem, split_statement, tidy)
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
@@ -127,14 +127,14 @@ def is_stable_id(text: str) -> bool:
     return bool(_ID_RE.match(text.strip()))
 
 
-def _resolve(statement: str, bundle: str | None) -> tuple[str, str]:
-    """(source label, statement text): a stable id is fetched from the bundle (lazily)."""
+def _resolve(statement: str, bundle: str | None) -> tuple[str, str, str]:
+    """(source label, statement text, kind): a stable id is fetched from the bundle (lazily)."""
     if is_stable_id(statement):
         from mathlas.tools.informal import get_by_id
 
         doc = get_by_id(statement.strip(), bundle=bundle)
-        return doc.id, doc.body or doc.text
-    return "text", statement
+        return doc.id, doc.body or doc.text, doc.kind or ""
+    return "text", statement, ""
 
 
 def applicability_checklist(statement: str, problem: str | None = None, bundle: str | None = None) -> Checklist:
@@ -147,10 +147,13 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
         problem: optional; split the same way, for side-by-side reading.
     """
     text, truncated = _text_arg(statement, "statement")
-    source, body = _resolve(text, bundle)
+    source, body, kind = _resolve(text, bundle)
     notes = []
     if source != "text":
         notes.append(f"statement fetched from the bundle by id {source}")
+    if kind == "proof":
+        notes.append(f"{source} is a proof, not a statement: what it splits into are steps of the proof; "
+                     "check the statement it proves instead (search for its title)")
     if len(body) > MAX_CHARS:
         body, truncated = body[:MAX_CHARS], True
     if truncated:
@@ -158,9 +161,12 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
     pre, conclusion, parts = split_statement(body)
     if not conclusion:
         notes.append("no conclusion found: the statement may be a definition or only hypotheses")
-    if not pre and not parts:
+    if not pre and not parts and kind != "proof":
         notes.append("no explicit hypotheses (no let/if/assume...): they may sit in the subject's noun "
                      "phrase, e.g. 'A uniformly continuous map on a compact space ...'; read them off it")
+    elif len(pre) == 1 and pre[0].cue in SUBJECT_CUES:
+        notes.append(f"no let/if/assume: P1 is the sentence's subject ('{pre[0].text}'); each property in it "
+                     "(an adjective, an 'of'/'on'/'over'/'with' phrase) is a hypothesis to check on its own")
     out = Checklist(source=source, statement=clean_statement(body), preconditions=pre, conclusion=conclusion,
                     parts=parts, instructions=CHECKLIST_INSTRUCTIONS, truncated=truncated, notes=notes)
     if problem is not None:
