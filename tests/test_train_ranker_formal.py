@@ -70,7 +70,8 @@ def test_trains_on_a_formal_bundle_and_reports_out_of_fold(formal_bundle_dir, tm
     assert row["n"] == 36 and set(row) >= {"before", "learned, out of fold", "delta_mrr@20"}
     lo, mean, hi = row["delta_mrr@20"][1], row["delta_mrr@20"][0], row["delta_mrr@20"][2]
     assert lo <= mean <= hi
-    assert measured["match, out of fold"]["offtopic_rows"] == 3 * 50   # every fold's model on the 50 off-topic
+    # every fold's model on the collection's 130 off-topic queries (50 sentences, 80 short)
+    assert measured["match, out of fold"]["offtopic_rows"] == 3 * 130
     got = json.loads(report.read_text(encoding="utf-8"))
     assert set(got["oof"]) == {f"docstrings:{q['id']}" for q in queries}  # every query ranked out of fold
 
