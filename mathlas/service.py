@@ -261,7 +261,7 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
     from mathlas.ranking.names import named_first
-    from mathlas.ranking.shape import shape_first
+    from mathlas.ranking.shape import is_statement, shape_first
 
     fixed = ranked.correction
     searched = fixed.query if fixed is not None else req.query
@@ -284,6 +284,8 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
         match, confidence, note = "strong", max(confidence, 0.95), ""
     elif match == "none" and "names" in ranked.top.marks and ranked.top.marks["names"][:1].any():
         match, note = "weak", NOTES["weak"]  # declarations named so were found: not "nothing close"
+    elif match == "strong" and is_statement(b, req.query):
+        match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
             "searched_for": fixed.query if fixed is not None else ""}

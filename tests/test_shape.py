@@ -36,7 +36,7 @@ def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
     assert dict(S.statement_shapes(TWO_LE)[0])["A"] == "Prime #1 → 2 ≤ #1"
     # a hypothesis that is a binder is put in parentheses, as a person types it
     assert dict(S.statement_shapes(SET_EXT)[0])["A"] == "( ∀ #1 , #1 ∈ #2 ↔ #1 ∈ #3 ) → #2 = #3"
-    assert S.statement_shapes("(G H : Type*) [Add G]") == ([], set())  # no statement
+    assert S.statement_shapes("(G H : Type*) [Add G]") == ([], set(), 0)  # no statement
 
 
 @pytest.mark.parametrize("query, row", [
@@ -57,6 +57,43 @@ def test_a_query_finds_the_declaration_that_states_it(index, query, row):
         assert row not in found and found == []
     else:
         assert found[:1] == [row], (query, S.query_shapes(query, index.constants))
+
+
+POW_MUL = "{M : Type*} [Monoid M] (a : M) (m n : ℕ) : a ^ (m * n) = (a ^ m) ^ n"
+CAST_LE = "{α : Type*} [OrderedSemiring α] [CharZero α] {m n : ℕ} : (m : α) ≤ n ↔ m ≤ n"
+UNNAMED = "{p : ℕ} (pp : p.Prime) : 2 ≤ p"
+FACT_POS = "(n : ℕ) : 0 < n !"
+DEGREE = "{R : Type*} [Semiring R] [NoZeroDivisors R] {p q : R[X]} : (p * q).degree = p.degree + q.degree"
+SQRT = "(x : ℝ) (h : 0 ≤ x) : √x ^ 2 = x"
+MABS = "{α : Type*} [AddGroup α] [Lattice α] (a : α) : 0 ≤ |a|ₘ"
+
+
+@pytest.mark.parametrize("signature, query", [
+    (FACT_POS, "0 < n!"), (FACT_POS, "0 < Nat.factorial n"), (FACT_POS, "n.factorial > 0"),
+    (DEGREE, "degree (p * q) = degree p + degree q"), (SQRT, "Real.sqrt x ^ 2 = x"),
+    (MABS, "0 ≤ |a|"), (CAST_LE, "(n : ℝ) ≤ m ↔ n ≤ m"), (CAST_LE, "((a : ℝ) ≤ b) ↔ a ≤ b"),
+    (UNNAMED, "Nat.Prime p → 2 ≤ p"),
+])
+def test_notations_ascriptions_and_unnamed_hypotheses_are_read_as_people_type_them(signature, query):
+    index = S.ShapeIndex([signature])
+    assert [r for tier in index.find(query) for r in tier] == [0], (query, S.query_shapes(query, index.constants),
+                                                                   S.statement_shapes(signature)[0])
+
+
+def test_only_the_parentheses_a_person_leaves_out_are_left_out():
+    index = S.ShapeIndex([POW_MUL, SUM_RANGE_SUCC])
+    assert index.find("a ^ (m * n) = (a ^ m) ^ n") == [[0]]
+    assert index.find("a ^ (m * n) = a ^ m ^ n") == []          # a ^ m ^ n is a ^ (m ^ n): not pow_mul
+    assert index.find("a ^ m * n = (a ^ m) ^ n") == []
+    assert index.find("∑ i in range (n+1), f i = ∑ i in range n, f i + f n") == [[1]]
+
+
+def test_hypotheses_are_counted_and_qualified_names_name_namespaces():
+    index = S.ShapeIndex([ADD_COMM, TWO_LE, UNNAMED, SET_EXT, "(b : ℕ) : b = b"])
+    assert index.hyps.tolist() == [0, 1, 1, 1, 0]
+    assert S.query_namespaces("Nat.gcd a b * Nat.lcm a b = a * b") == {"Nat"}
+    assert S.query_namespaces("Finset.card (Finset.range n) = n") == {"Finset"}
+    assert S.query_namespaces("p.Prime → 2 ≤ p") == set() and S.query_namespaces("a + b = b + a") == set()
 
 
 @pytest.mark.parametrize("query", [
@@ -124,5 +161,8 @@ def test_lean_search_by_statement_in_every_form(lean_project_bundle_dir, tmp_pat
     b = open_formal(bundle)
     res = lean_search(LeanSearchRequest.make("double (sumTo n) = n * (n + 1)", 5), b)
     assert res.hits[0].id == "lean:Toy.gauss_sum" and res.match == "strong"
+    # a statement no declaration states is never a clear match, whatever words and meaning agree on
+    other = lean_search(LeanSearchRequest.make("sumTo n = n * n * n", 5), b)
+    assert other.match != "strong" and not (other.hits[0].ranks or {}).get("shape")
     prose = lean_search(LeanSearchRequest.make("sum of the first n numbers", 5), b)
     assert all("shape" not in (h.ranks or {}) or not h.ranks.get("shape") for h in prose.hits)

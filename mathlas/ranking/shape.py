@@ -7,26 +7,32 @@ them as often as names. This module reads each declaration's signature (the ``si
 formal bundle) as tokens and keeps a **shape** of its statement: the tokens with the bound variables
 renamed by first appearance (``#1 + #2 = #2 + #1``), namespaces dropped from constants
 (``Finset.range`` -> ``range``), ASCII spellings folded (``<=`` -> ``≤``, ``in`` -> ``∈``, ``=>`` ->
-``↦``), coercion arrows dropped. A query is read the same way, and a declaration whose shape equals
-the query's is what it asks for, up to the names of its variables.
+``↦``), coercion arrows and type ascriptions dropped (``(n : ℝ)`` -> ``n``, ``fun x : 𝕜 ↦`` -> ``fun x ↦``),
+binders' types left out, and notations read as the functions they stand for (``√x``, ``#s``, ``n !``,
+``(p * q).degree``: ``_notations``). A query is read the same way, and a declaration whose shape
+equals the query's is what it asks for, up to the names of its variables.
 
 Each declaration has up to three shapes (``statement_shapes``):
 
 - ``S``: its statement, the type after the binders, with a leading ``∀ x y : G,`` taken off;
 - ``A``: the same with its hypotheses as arrows (``(hp : p.Prime) : 2 ≤ p`` -> ``p.Prime → 2 ≤ p``:
-  a binder whose name starts with ``h`` is read as a hypothesis);
+  a binder whose name starts with ``h`` is read as a hypothesis, and so is an explicit binder whose
+  name the statement never uses, ``(pp : p.Prime)``);
 - ``C``: the conclusion alone, after the statement's last top-level ``→`` (where it has one);
 
-each with its parentheses and without them (``(∑ x ∈ range n, f x) + f n`` is typed without the
-outer ones). A query matches through its shape as typed, and with the sides of a top-level ``=``,
+each with its parentheses and without those a person leaves out (``_redundant_parens``: around a
+whole side, one token, or a big operator's term, ``(∑ x ∈ range n, f x) + f n``; never those that
+group an operation inside another, so ``a ^ (m * n)`` is not ``a ^ m * n``). A query matches through its shape as typed, and with the sides of a top-level ``=``,
 ``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``. ``ShapeMatch`` (a ranking stage)
 puts the matching declarations first: those whose statement it is before those whose conclusion it
-is, with parentheses before without, each in the ranking's order (then the most used first). A shape that more
+is, with parentheses before without, each with the declarations that ask fewest hypotheses first, then
+those in a namespace the query names (``Nat.gcd``), the most used first (PageRank). A shape that more
 than ``MAX_SHARED`` declarations share (``a = b``) says too little and places nothing.
 
-The index is built once per bundle (about 15 s for Mathlib's 288k declarations on one core of this
-project's machine), kept in memory (sorted 64-bit hashes of the shapes beside their rows, 13 bytes a
-shape) and in the data directory's cache, where the next process reads it back.
+The index is built once per bundle (about 19 s for Mathlib's 288k declarations on one core of this
+project's machine), kept in memory (sorted 64-bit hashes of the shapes beside their rows, 17 bytes a
+shape, and one byte a declaration for its hypotheses) and in the data directory's cache, where the
+next process reads it back.
 """
 from __future__ import annotations
 
@@ -60,7 +66,6 @@ _SHORT = re.compile(r"(?![ℕℤℚℝℂ])[^\W\d_][\d₀-₉'ᵢⱼₖₗₘₙ
 _HYPOTHESIS = re.compile(r"h[a-z\d₀-₉']{0,3}|H[a-z\d₀-₉']{0,2}")
 _DROP = frozenset({"↑", "⇑", "↥", "@"})
 _OPEN, _CLOSE = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
-_PARENS = frozenset("()")
 _BINDERS = frozenset({"∀", "∃", "∃!", "fun", "∑", "∏", "⋃", "⋂", "⨆", "⨅", "∫", "∮", "Π", "Σ"})
 _RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "≃", "≅", "≡",
                         "∧", "∨", "¬", "→", "≈", "⟂", "∼", "~", "⊢", "≪", "≫", "⊓", "⊔", "+", "*", "-", "/",
@@ -75,13 +80,56 @@ MAX_WORDS = 1  # a query with more words that no statement uses as a constant is
 
 def tokens(text: str) -> list[str]:
     """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
-    coercion arrows dropped, ``in`` read as ``∈``."""
+    coercion arrows dropped, ``in`` read as ``∈``, and notations read as the functions they stand
+    for (``_notations``)."""
     for a, b in _ASCII:
         text = text.replace(a, b)
     found = _TOKEN.findall(text)
     # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
     big = not _BIG.isdisjoint(found)
-    return ["∈" if big and t == "in" else t for t in found if t not in _DROP]
+    return _notations(["∈" if big and t == "in" else t for t in found if t not in _DROP])
+
+
+def _group_start(toks: list[str], end: int) -> int | None:
+    """The index of the bracket that opens the group closed at ``end``."""
+    depth = 0
+    for i in range(end, -1, -1):
+        depth += (toks[i] in _CLOSE) - (toks[i] in _OPEN)
+        if depth == 0:
+            return i
+    return None
+
+
+def _notations(toks: list[str]) -> list[str]:
+    """Notations as the functions they stand for, as a signature prints one and a person types the
+    other: ``√x`` is ``sqrt x``, ``#s`` is ``card s``, ``n !`` / ``n!`` / ``(n + 1)!`` are
+    ``factorial n`` / ``factorial (n + 1)``, ``(p * q).degree`` is ``degree (p * q)``, and ``|a|ₘ``
+    (the additive twins' statements print the multiplicative bars) is ``|a|``."""
+    out: list[str] = []
+    for t in toks:
+        if t == "√":
+            out.append("sqrt")
+        elif t == "#":
+            out.append("card")
+        elif t == "ₘ" and out[-1:] == ["|"]:
+            continue
+        elif t == "!" and out and (out[-1] == ")" or _is_name(out[-1]) or out[-1][:1].isdigit()):
+            start = _group_start(out, len(out) - 1) if out[-1] == ")" else len(out) - 1
+            if start is None:
+                out.append(t)
+            else:
+                out.insert(start, "factorial")
+        elif t.endswith("!") and _SHORT.fullmatch(t[:-1]):   # n!: a variable's factorial
+            out += ["factorial", t[:-1]]
+        elif t[:1] == "." and len(t) > 1 and out[-1:] == [")"]:
+            start = _group_start(out, len(out) - 1)
+            if start is None:
+                out.append(t)
+            else:
+                out.insert(start, t[1:])
+        else:
+            out.append(t)
+    return out
 
 
 def _split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
@@ -97,8 +145,11 @@ def _split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
     return toks, []
 
 
-def _bound(binders: list[str]) -> tuple[set[str], list[list[str]]]:
-    """(the names the binders bind, the types of the hypotheses among them: binders named ``h…``)."""
+def _bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list[str]]]:
+    """(the names the binders bind, the types of the hypotheses among them: binders named ``h…``, and
+    explicit binders whose names the statement never uses, ``(pp : p.Prime)``, of a type that is not a
+    universe)."""
+    used = {t.partition(".")[0] for t in stmt if _is_name(t)}
     names: set[str] = set()
     hyps: list[list[str]] = []
     i, n = 0, len(binders)
@@ -114,8 +165,12 @@ def _bound(binders: list[str]) -> tuple[set[str], list[list[str]]]:
                 c = group.index(":")
                 bound = [t for t in group[:c] if _is_name(t)]
                 names.update(bound)
-                if bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃":
-                    hyps += [group[c + 1:]] * len(bound)
+                kind = group[c + 1:]
+                named = bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃"
+                unused = bound and binders[i] == "(" and stmt and not used & set(bound) and \
+                    kind[:1] not in (["Type"], ["Sort"], ["Type*"]) and "Type" not in kind[:1]
+                if named or unused:
+                    hyps += [kind] * len(bound)
             i = j
         else:
             i += 1
@@ -169,15 +224,39 @@ def _binder_names(toks: list[str]) -> set[str]:
     return out
 
 
+_EDGES = frozenset(_RELATION | {"→", ",", "¬"})
+
+
+def _redundant_parens(toks: list[str]) -> list[str]:
+    """``toks`` without the parentheses a person leaves out: around the whole, around a whole side
+    of a relation or an arrow, around one token, and around a term that starts with a big operator
+    or a binder (``(∑ x ∈ s, f x) + f n``); those that group an operation inside another
+    (``a ^ (m * n)``) stay."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for i, t in enumerate(toks):
+        if t == "(":
+            stack.append(i)
+        elif t == ")" and stack:
+            pairs.append((stack.pop(), i))
+    drop: set[int] = set()
+    n = len(toks)
+    for a, b in pairs:
+        left = toks[a - 1] if a > 0 else None
+        right = toks[b + 1] if b + 1 < n else None
+        whole_side = (left is None or left in _EDGES or left == "(") and (right is None or right in _EDGES or right == ")")
+        if whole_side or b - a == 2 or toks[a + 1] in _BINDERS or toks[a + 1] == "fun":
+            drop |= {a, b}
+    return [t for i, t in enumerate(toks) if i not in drop]
+
+
 def shape(toks: list[str], variable, parens: bool = True) -> str:
     """The shape of a token list: variables (``variable(token)``) renamed ``#1, #2, …`` by first
     appearance (dot notation read as the application it is: ``p.Prime`` -> ``Prime #1``), constants by their
     last component (``Finset.range`` -> ``range``); without parentheses when ``parens`` is False."""
     names: dict[str, str] = {}
     out = []
-    for t in toks:
-        if not parens and t in _PARENS:
-            continue
+    for t in (toks if parens else _redundant_parens(toks)):
         if _is_name(t):
             head, _, rest = t.partition(".")
             if variable(head):
@@ -225,11 +304,39 @@ def _plain_binders(toks: list[str]) -> list[str]:
     return out
 
 
+def _no_ascriptions(toks: list[str]) -> list[str]:
+    """``(n : ℝ)`` as ``n``: a name's type ascription, which the statement of a lemma over a type
+    variable does not write (and ``fun x : 𝕜 ↦`` as ``fun x ↦``)."""
+    out: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        if t == "(" and i + 3 < n and _is_name(toks[i + 1]) and toks[i + 2] == ":":
+            depth, j = 1, i + 3
+            while j < n and depth:
+                depth += (toks[j] in _OPEN) - (toks[j] in _CLOSE)
+                j += 1
+            if depth == 0 and "," not in toks[i + 3:j - 1] and "↦" not in toks[i + 3:j - 1]:
+                out.append(toks[i + 1])
+                i = j
+                continue
+        if t == "fun" and i + 2 < n and _is_name(toks[i + 1]) and toks[i + 2] == ":":
+            j = i + 3
+            while j < n and toks[j] not in ("↦", ","):
+                j += 1
+            out += ["fun", toks[i + 1]]
+            i = j
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
 def canonical(toks: list[str]) -> list[str]:
     """``toks`` with each ``a ≥ b`` / ``a > b`` read as the ``b ≤ a`` / ``b < a`` it stands for: in each
     part between top-level arrows that has that one top-level relation; binders' types left out
     (``_plain_binders``)."""
-    toks = _plain_binders(toks)
+    toks = _plain_binders(_no_ascriptions(toks))
     arrows = _top_level(toks, {"→"})
     out: list[str] = []
     start = 0
@@ -257,14 +364,15 @@ def _hash(kind: str, s: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{kind}{_SEP}{s}".encode(), digest_size=8).digest(), "little")
 
 
-def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str]]:
+def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], int]:
     """A declaration's shapes, ``[(kind, shape), …]`` (``S``, ``A``, ``C``, each with and without
-    parentheses; module docstring), and the constants its statement names (last components)."""
+    the parentheses a person leaves out; module docstring), the constants its statement names (last
+    components) and how many hypotheses it has (binders read as hypotheses, and arrows)."""
     toks = tokens(signature)
     binders, stmt = _split_binders(toks)
     if not stmt:
-        return [], set()
-    names, hyps = _bound(binders)
+        return [], set(), 0
+    names, hyps = _bound(binders, stmt)
     stmt = _strip_forall(stmt, names)
     names |= _binder_names(stmt)
     stmt = canonical(stmt)
@@ -284,7 +392,7 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str]]:
         for parens in (True, False):
             out.append((kind + ("" if parens else "-"), shape(part, variable, parens)))
     constants = {t.rsplit(".", 1)[-1] for t in stmt if _is_name(t) and not variable(t.partition(".")[0])}
-    return out, constants
+    return out, constants, len(hyps) + len(arrows)
 
 
 def query_shapes(query: str, constants) -> list[tuple[int, str]]:
@@ -342,7 +450,9 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
 
 class ShapeIndex:
     """Every declaration's shapes (``statement_shapes``) as sorted 64-bit hashes beside their rows
-    and kinds, and the constants the statements name (to tell a query's variables from constants)."""
+    and kinds, each row's number of hypotheses (``hyps``: of two declarations that state the same, the
+    one that asks less comes first), and the constants the statements name (to tell a query's
+    variables from constants)."""
 
     KINDS = ("S", "A", "C", "S-", "A-", "C-")
 
@@ -352,10 +462,13 @@ class ShapeIndex:
         kinds: list[int] = []
         constants: set[str] = set()
         code = {k: i for i, k in enumerate(self.KINDS)}
+        signatures = list(signatures)
+        self.hyps = np.zeros(len(signatures), dtype=np.uint8)
         for row, sig in enumerate(signatures):
             if not sig:
                 continue
-            got, names = statement_shapes(sig)
+            got, names, n_hyps = statement_shapes(sig)
+            self.hyps[row] = min(n_hyps, 255)
             constants |= names
             for kind, s in got:
                 hashes.append(_hash(kind.rstrip("-"), s))
@@ -398,7 +511,7 @@ class ShapeIndex:
 
         words = "\n".join(sorted(self.constants)).encode("utf-8")
         buf = io.BytesIO()
-        np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds,
+        np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds, hyps=self.hyps,
                  constants=np.frombuffer(words, dtype=np.uint8), count=np.asarray([len(self.hashes)]))
         save_cache(path, buf.getvalue())
 
@@ -407,7 +520,7 @@ class ShapeIndex:
         """The index kept in ``path`` by ``save``; None when there is none or it does not read whole."""
         try:
             with np.load(path, allow_pickle=False) as z:
-                hashes, rows, kinds = z["hashes"], z["rows"], z["kinds"]
+                hashes, rows, kinds, hyps = z["hashes"], z["rows"], z["kinds"], z["hyps"]
                 words = z["constants"].tobytes().decode("utf-8")
                 count = int(z["count"][0])
         except (OSError, ValueError, KeyError, UnicodeDecodeError, IndexError, zipfile.BadZipFile, EOFError):
@@ -415,7 +528,7 @@ class ShapeIndex:
         if not len(hashes) == len(rows) == len(kinds) == count or hashes.dtype != np.uint64:
             return None
         index = cls()
-        index.hashes, index.rows, index.kinds = hashes, rows.astype(np.int64), kinds
+        index.hashes, index.rows, index.kinds, index.hyps = hashes, rows.astype(np.int64), kinds, hyps
         index.constants = frozenset(words.split("\n")) if words else frozenset()
         return index
 
@@ -465,9 +578,9 @@ def _cache_file(bundle: Bundle):
 class ShapeMatch:
     """A ranking stage (``mathlas.ranking.stages``): a query that is a Lean statement puts the
     declarations that state it first (``ShapeIndex.find``: the statement's own before those whose
-    conclusion it is; within each, in the order the ranking gave them, then those it did not rank,
-    the most used first by the ``pagerank`` column, else in key order; deprecated ones last), up to
-    ``TOP_SLOTS``; the rest of the pool follows unchanged. Each placed row is marked
+    conclusion it is; within each, those with fewest hypotheses first, then those in a namespace the
+    query names, each the most used first by the ``pagerank`` column, else in key order; deprecated
+    ones last), up to ``TOP_SLOTS``; the rest of the pool follows unchanged. Each placed row is marked
     ``shape`` with its place. Only documents the request's filters and weights allow are placed;
     nothing is placed on a bundle without signatures, for a query that is not a statement, or when
     more than ``MAX_SHARED`` declarations share its shape."""
@@ -486,21 +599,43 @@ class ShapeMatch:
             return pool
         from mathlas.ranking.names import _by_pagerank
 
-        at = {k: i for i, k in enumerate(pool.keys.tolist())}
+        spaces = query_namespaces(ctx.request.query)
         placed: list[int] = []
         for tier in tiers:
             ok = plan.allowed(np.asarray(tier, dtype=np.int64)).tolist()
             allowed = [k for k, good in zip(tier, ok) if good]
-            # in the order the ranking gave them (it read the query's words and each declaration's
-            # use), then those it did not rank, the most used first
-            ordered = sorted((k for k in allowed if k in at), key=at.__getitem__) + \
-                _by_pagerank(ctx.bundle, [k for k in allowed if k not in at])
+            # those that ask fewest hypotheses first, then those in a namespace the query names
+            # (Nat.gcd) before others, each the most used first (PageRank: mul_assoc before
+            # IsMulCentral.left_assoc, which the ranking put first)
+            ordered = _by_pagerank(ctx.bundle, allowed)
+            outside = _outside(ctx.bundle, ordered, spaces)
+            ordered = sorted(ordered, key=lambda k: (int(index.hyps[k]) if k < len(index.hyps) else 0, k in outside))
             placed += _deprecated_last(ctx.bundle, ordered)
             if len(placed) >= TOP_SLOTS:
                 break
         if not placed:
             return pool
         return pool.placed_first(placed[:TOP_SLOTS], self.name)
+
+
+def query_namespaces(query: str) -> set[str]:
+    """The namespaces a query's qualified constants name (``Nat.gcd a b`` -> ``{"Nat"}``,
+    ``Finset.card (Finset.range n)`` -> ``{"Finset"}``); a variable's dot notation (``p.Prime``) names none."""
+    out = set()
+    for t in tokens(query):
+        head, dot, rest = t.rpartition(".")
+        if dot and head and _is_name(head) and head[:1].isupper() and not _SHORT.fullmatch(head.partition(".")[0]):
+            out.add(head)
+    return out
+
+
+def _outside(bundle: Bundle, keys: list[int], spaces: set[str]) -> set[int]:
+    """Those of ``keys`` whose declaration is in none of the namespaces ``spaces`` (none when the
+    query names no namespace)."""
+    if not spaces or not keys:
+        return set()
+    ids = bundle.strings("id")(keys)
+    return {k for k, i in zip(keys, ids) if not any((i or "").startswith(f"lean:{ns}.") for ns in spaces)}
 
 
 def _deprecated_last(bundle: Bundle, keys: list[int]) -> list[int]:
@@ -512,12 +647,20 @@ def _deprecated_last(bundle: Bundle, keys: list[int]) -> list[int]:
     return [k for k, d in zip(keys, old) if not d] + [k for k, d in zip(keys, old) if d]
 
 
+def is_statement(bundle: Bundle, query: str) -> bool:
+    """Whether ``query`` reads as a Lean statement on ``bundle`` (``query_shapes``): then only its
+    shape makes an answer ``strong`` (``shape_first``), not words and meaning agreeing on a declaration
+    (``n ! > 0`` is not the definition ``Nat.factorial``)."""
+    index = ShapeIndex.of(bundle)
+    return index is not None and bool(query_shapes(query, index.constants))
+
+
 def shape_first(bundle: Bundle, query: str, key: int) -> bool:
     """Whether the document ``key`` states ``query`` (its statement's shape is the query's, with
     parentheses: ``ShapeIndex.find``'s first tier): an answer found by its statement, not a guess."""
     index = ShapeIndex.of(bundle)
-    if index is None:
-        return False
+    if index is None or _outside(bundle, [key], query_namespaces(query)):
+        return False    # a statement about Nat.gcd is not answered by PNat's
     for tier, s in query_shapes(query, index.constants):
         # "2 ≤ p": a statement, but one that says little; without parentheses, a * (b + c) and
         # a * b + c look alike: only a long statement found so is an exact answer
