@@ -51,7 +51,7 @@ ASCII = {"≤": "<=", "≥": ">=", "≠": "!=", "→": "->", "↔": "<->"}
 
 def retype(toks: list[str], rng: random.Random) -> str:
     """``toks`` as a person retypes them (module docstring)."""
-    from mathlas.ranking.shape import _SHORT
+    from mathlas.ranking.lean_text import SHORT
 
     letters = {c: rng.sample(alphabet, len(alphabet)) for c, alphabet in (("l", LATIN), ("g", GREEK))}
     rename: dict[str, str] = {}
@@ -60,7 +60,7 @@ def retype(toks: list[str], rng: random.Random) -> str:
     big = False
     for t in toks:
         head, dot, rest = t.partition(".")
-        if _SHORT.fullmatch(head) and head[0] in LATIN + GREEK:  # x, x₁, and x in x.foo
+        if SHORT.fullmatch(head) and head[0] in LATIN + GREEK:  # x, x₁, and x in x.foo
             if head not in rename:
                 pool = letters["l" if head[0] in LATIN else "g"]
                 new = next((c for c in pool if c not in used), head[0])
@@ -78,6 +78,7 @@ def retype(toks: list[str], rng: random.Random) -> str:
 
 def sample(b, n: int, seed: int) -> list[tuple[int, str, str | None]]:
     """``n`` (row, statement query, conclusion query or None) drawn with ``seed`` (module docstring)."""
+    from mathlas.ranking import lean_text as L
     from mathlas.ranking import shape as S
 
     cols = b.table.column_names
@@ -89,13 +90,13 @@ def sample(b, n: int, seed: int) -> list[tuple[int, str, str | None]]:
     rng.shuffle(rows)
     out = []
     for r in rows:
-        toks = S.tokens(sig[r])
-        binders, stmt = S._split_binders(toks)
-        names, hyps = S._bound(binders)
-        stmt = S._strip_forall(stmt, names)
-        if len(stmt) < S.MIN_TOKENS or not any(t in S._RELATIONS for t in stmt):
+        toks = L.tokens(sig[r])
+        binders, stmt = L.split_binders(toks)
+        names, hyps = L.bound(binders)
+        stmt = L.strip_forall(stmt, names)
+        if len(stmt) < S.MIN_TOKENS or not any(t in L.OPERATORS for t in stmt):
             continue
-        arrows = S._top_level(stmt, {"→"})
+        arrows = L.top_level(stmt, {"→"})
         concl = stmt[arrows[-1] + 1:] if arrows else (stmt if hyps else None)
         statement = retype(stmt, rng)
         conclusion = retype(concl, rng) if concl is not None and concl != stmt or (concl and hyps) else None

@@ -120,6 +120,18 @@ def test_a_shape_too_many_declarations_share_places_nothing():
     assert few.find("a + b = b + a") == [[0, 1, 2]]
 
 
+def test_the_cache_key_reads_both_modules_that_make_the_index(monkeypatch):
+    """A change to how statements are read (mathlas.ranking.lean_text) or shaped makes the index again."""
+    import mathlas.paths
+    from mathlas.ranking import lean_text
+
+    asked = {}
+    monkeypatch.setattr(mathlas.paths, "bundle_cache_file", lambda kind, bundle, files, rules, suffix: asked.update(
+        kind=kind, rules=[str(r) for r in rules], suffix=suffix))
+    S._cache_file(object())
+    assert asked == {"kind": S.CACHE_KIND, "rules": [S.__file__, lean_text.__file__], "suffix": ".npz"}
+
+
 def test_the_index_is_kept_and_read_back_whole(index, tmp_path):
     path = tmp_path / "shapes.npz"
     index.save(path)

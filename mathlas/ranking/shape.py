@@ -9,7 +9,7 @@ renamed by first appearance (``#1 + #2 = #2 + #1``), namespaces dropped from con
 (``Finset.range`` -> ``range``), ASCII spellings folded (``<=`` -> ``≤``, ``in`` -> ``∈``, ``=>`` ->
 ``↦``), coercion arrows and type ascriptions dropped (``(n : ℝ)`` -> ``n``, ``fun x : 𝕜 ↦`` -> ``fun x ↦``),
 binders' types left out, and notations read as the functions they stand for (``√x``, ``#s``, ``n !``,
-``(p * q).degree``: ``_notations``). A query is read the same way, and a declaration whose shape
+``(p * q).degree``: ``notations``). A query is read the same way, and a declaration whose shape
 equals the query's is what it asks for, up to the names of its variables.
 
 Each declaration has up to three shapes (``statement_shapes``):
@@ -20,7 +20,7 @@ Each declaration has up to three shapes (``statement_shapes``):
   name the statement never uses, ``(pp : p.Prime)``);
 - ``C``: the conclusion alone, after the statement's last top-level ``→`` (where it has one);
 
-each with its parentheses and without those a person leaves out (``_redundant_parens``: around a
+each with its parentheses and without those a person leaves out (``redundant_parens``: around a
 whole side, one token, or a big operator's term, ``(∑ x ∈ range n, f x) + f n``; never those that
 group an operation inside another, so ``a ^ (m * n)`` is not ``a ^ m * n``). A query matches through its shape as typed, and with the sides of a top-level ``=``,
 ``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``. ``ShapeMatch`` (a ranking stage)
@@ -37,13 +37,16 @@ next process reads it back.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 import weakref
 import zipfile
 from typing import Any
 
 import numpy as np
+
+from mathlas.ranking.lean_text import (HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound, canonical,
+                                       grouped, is_name, redundant_parens, split_binders, strip_forall, tokens,
+                                       top_level)
 
 Bundle = Any
 
@@ -54,200 +57,9 @@ MAX_QUERY_CHARS = 600
 STRONG_TOKENS = 5     # a statement found by its shape is an exact answer (``shape_first``) from this many tokens
 STRONG_TOKENS_BARE = 9  # ... and from this many when found only without parentheses
 
-# folded before reading tokens: ASCII spellings of Lean's symbols
-_ASCII = [("<->", "↔"), ("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"), ("=>", "↦"), ("λ", "fun"),
-          ("∀ᶠ", "∀ᶠ")]
-_TOKEN = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*|\d+(?:\.\d+)?|\.\w[\w'!?]*|\S")
-# a variable: one letter, with digits, subscripts or primes (x, x₁, a', n2); or a bound name; or
-# a hypothesis' name
-_SHORT = re.compile(r"(?![ℕℤℚℝℂ])[^\W\d_][\d₀-₉'ᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]*")  # not ℕ ℤ ℚ ℝ ℂ: constants
-# a hypothesis' name (hp, hx, hab, h₁, h'): a variable wherever it stands (a section's variables
-# are not in the signature, so a name the binders do not bind may still be one)
-_HYPOTHESIS = re.compile(r"h[a-z\d₀-₉']{0,3}|H[a-z\d₀-₉']{0,2}")
-_DROP = frozenset({"↑", "⇑", "↥", "@"})
-_OPEN, _CLOSE = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
-_BINDERS = frozenset({"∀", "∃", "∃!", "fun", "∑", "∏", "⋃", "⋂", "⨆", "⨅", "∫", "∮", "Π", "Σ"})
-_RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "≃", "≅", "≡",
-                        "∧", "∨", "¬", "→", "≈", "⟂", "∼", "~", "⊢", "≪", "≫", "⊓", "⊔", "+", "*", "-", "/",
-                        "^", "•", "∘", "‖", "∑", "∏", "∫", "⁻", "×", "∩", "∪", "\\", "⊤", "⊥", "∅", "!"})
-_FLIP = {"≥": "≤", ">": "<"}
-_RELATION = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "∧", "∨", "≃", "≅"})
 _SEP = "\x1f"
-_BIG = frozenset({"∑", "∏", "⋃", "⋂", "⨆", "⨅", "∀ᶠ", "∃ᶠ"})
 MIN_TERM_TOKENS = 5  # a query with an operator but no relation (UniqueDiffOn 𝕜 (s ∩ t)) needs this many tokens
 MAX_WORDS = 1  # a query with more words that no statement uses as a constant is prose, not a statement
-
-
-def tokens(text: str) -> list[str]:
-    """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
-    coercion arrows dropped, ``in`` read as ``∈``, and notations read as the functions they stand
-    for (``_notations``)."""
-    for a, b in _ASCII:
-        text = text.replace(a, b)
-    found = _TOKEN.findall(text)
-    # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
-    big = not _BIG.isdisjoint(found)
-    return _notations(["∈" if big and t == "in" else t for t in found if t not in _DROP])
-
-
-def _group_start(toks: list[str], end: int) -> int | None:
-    """The index of the bracket that opens the group closed at ``end``."""
-    depth = 0
-    for i in range(end, -1, -1):
-        depth += (toks[i] in _CLOSE) - (toks[i] in _OPEN)
-        if depth == 0:
-            return i
-    return None
-
-
-def _notations(toks: list[str]) -> list[str]:
-    """Notations as the functions they stand for, as a signature prints one and a person types the
-    other: ``√x`` is ``sqrt x``, ``#s`` is ``card s``, ``n !`` / ``n!`` / ``(n + 1)!`` are
-    ``factorial n`` / ``factorial (n + 1)``, ``(p * q).degree`` is ``degree (p * q)``, and ``|a|ₘ``
-    (the additive twins' statements print the multiplicative bars) is ``|a|``."""
-    out: list[str] = []
-    for t in toks:
-        if t == "√":
-            out.append("sqrt")
-        elif t == "#":
-            out.append("card")
-        elif t == "ₘ" and out[-1:] == ["|"]:
-            continue
-        elif t == "!" and out and (out[-1] == ")" or _is_name(out[-1]) or out[-1][:1].isdigit()):
-            start = _group_start(out, len(out) - 1) if out[-1] == ")" else len(out) - 1
-            if start is None:
-                out.append(t)
-            else:
-                out.insert(start, "factorial")
-        elif t.endswith("!") and _SHORT.fullmatch(t[:-1]):   # n!: a variable's factorial
-            out += ["factorial", t[:-1]]
-        elif t[:1] == "." and len(t) > 1 and out[-1:] == [")"]:
-            start = _group_start(out, len(out) - 1)
-            if start is None:
-                out.append(t)
-            else:
-                out.insert(start, t[1:])
-        else:
-            out.append(t)
-    return out
-
-
-def _split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
-    """(the binders, the statement) of a signature: split at the first top-level ``:``."""
-    depth = 0
-    for i, t in enumerate(toks):
-        if t in _OPEN:
-            depth += 1
-        elif t in _CLOSE:
-            depth = max(0, depth - 1)
-        elif t == ":" and depth == 0:
-            return toks[:i], toks[i + 1:]
-    return toks, []
-
-
-def _bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list[str]]]:
-    """(the names the binders bind, the types of the hypotheses among them: binders named ``h…``, and
-    explicit binders whose names the statement never uses, ``(pp : p.Prime)``, of a type that is not a
-    universe)."""
-    used = {t.partition(".")[0] for t in stmt if _is_name(t)}
-    names: set[str] = set()
-    hyps: list[list[str]] = []
-    i, n = 0, len(binders)
-    while i < n:
-        if binders[i] in _OPEN:
-            depth, j = 1, i + 1
-            while j < n and depth:
-                depth += binders[j] in _OPEN
-                depth -= binders[j] in _CLOSE
-                j += 1
-            group = binders[i + 1:j - 1]
-            if ":" in group:
-                c = group.index(":")
-                bound = [t for t in group[:c] if _is_name(t)]
-                names.update(bound)
-                kind = group[c + 1:]
-                named = bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃"
-                unused = bound and binders[i] == "(" and stmt and not used & set(bound) and \
-                    kind[:1] not in (["Type"], ["Sort"], ["Type*"]) and "Type" not in kind[:1]
-                if named or unused:
-                    hyps += [kind] * len(bound)
-            i = j
-        else:
-            i += 1
-    return names, hyps
-
-
-def _is_name(t: str) -> bool:
-    return bool(t) and (t[0].isalpha() or t[0] == "_")
-
-
-def _strip_forall(toks: list[str], names: set[str]) -> list[str]:
-    """``toks`` without leading ``∀ x y : G,`` binders (their names added to ``names``)."""
-    while toks and toks[0] == "∀":
-        depth = 0
-        for i, t in enumerate(toks):
-            if t in _OPEN:
-                depth += 1
-            elif t in _CLOSE:
-                depth -= 1
-            elif t == "," and depth == 0:
-                names.update(x for x in toks[1:i] if _is_name(x) and x not in (":", "∈"))
-                toks = toks[i + 1:]
-                break
-        else:
-            return toks
-    return toks
-
-
-def _top_level(toks: list[str], wanted) -> list[int]:
-    depth, at = 0, []
-    for i, t in enumerate(toks):
-        if t in _OPEN:
-            depth += 1
-        elif t in _CLOSE:
-            depth -= 1
-        elif depth == 0 and t in wanted:
-            at.append(i)
-    return at
-
-
-def _binder_names(toks: list[str]) -> set[str]:
-    """Names bound inside a statement: after ``∀ ∃ fun ∑ ∏ …`` up to ``,`` ``:`` ``∈`` or ``↦``."""
-    out: set[str] = set()
-    for i, t in enumerate(toks):
-        if t in _BINDERS:
-            for x in toks[i + 1:i + 6]:
-                if x in (",", ":", "∈", "↦", "⊆"):
-                    break
-                if _is_name(x):
-                    out.add(x)
-    return out
-
-
-_EDGES = frozenset(_RELATION | {"→", ",", "¬"})
-
-
-def _redundant_parens(toks: list[str]) -> list[str]:
-    """``toks`` without the parentheses a person leaves out: around the whole, around a whole side
-    of a relation or an arrow, around one token, and around a term that starts with a big operator
-    or a binder (``(∑ x ∈ s, f x) + f n``); those that group an operation inside another
-    (``a ^ (m * n)``) stay."""
-    pairs: list[tuple[int, int]] = []
-    stack: list[int] = []
-    for i, t in enumerate(toks):
-        if t == "(":
-            stack.append(i)
-        elif t == ")" and stack:
-            pairs.append((stack.pop(), i))
-    drop: set[int] = set()
-    n = len(toks)
-    for a, b in pairs:
-        left = toks[a - 1] if a > 0 else None
-        right = toks[b + 1] if b + 1 < n else None
-        whole_side = (left is None or left in _EDGES or left == "(") and (right is None or right in _EDGES or right == ")")
-        if whole_side or b - a == 2 or toks[a + 1] in _BINDERS or toks[a + 1] == "fun":
-            drop |= {a, b}
-    return [t for i, t in enumerate(toks) if i not in drop]
 
 
 def shape(toks: list[str], variable, parens: bool = True) -> str:
@@ -256,8 +68,8 @@ def shape(toks: list[str], variable, parens: bool = True) -> str:
     last component (``Finset.range`` -> ``range``); without parentheses when ``parens`` is False."""
     names: dict[str, str] = {}
     out = []
-    for t in (toks if parens else _redundant_parens(toks)):
-        if _is_name(t):
+    for t in (toks if parens else redundant_parens(toks)):
+        if is_name(t):
             head, _, rest = t.partition(".")
             if variable(head):
                 v = names.setdefault(head, f"#{len(names) + 1}")
@@ -271,95 +83,6 @@ def shape(toks: list[str], variable, parens: bool = True) -> str:
     return " ".join(out)
 
 
-def _plain_binders(toks: list[str]) -> list[str]:
-    """``∀ (x : α) (y : β), …`` and ``∃ n : ℕ, …`` as ``∀ x y, …`` and ``∃ n, …``: a binder's type is
-    what Lean infers, and a person leaves it out (a bounded binder, ``∀ x ∈ s,``, is kept)."""
-    out: list[str] = []
-    i, n = 0, len(toks)
-    while i < n:
-        t = toks[i]
-        out.append(t)
-        i += 1
-        if t not in ("∀", "∃", "∃!"):
-            continue
-        depth, j = 0, i
-        while j < n and not (depth == 0 and toks[j] == ","):
-            depth += (toks[j] in _OPEN) - (toks[j] in _CLOSE)
-            j += 1
-        segment = toks[i:j]
-        if ":" in segment and j < n:
-            names, keep, depth = [], True, 0
-            for x in segment:
-                if x in _OPEN:
-                    depth += 1
-                    keep = True
-                elif x in _CLOSE:
-                    depth -= 1
-                elif x == ":":
-                    keep = False
-                elif keep and _is_name(x):
-                    names.append(x)
-            out += names
-            i = j
-    return out
-
-
-def _no_ascriptions(toks: list[str]) -> list[str]:
-    """``(n : ℝ)`` as ``n``: a name's type ascription, which the statement of a lemma over a type
-    variable does not write (and ``fun x : 𝕜 ↦`` as ``fun x ↦``)."""
-    out: list[str] = []
-    i, n = 0, len(toks)
-    while i < n:
-        t = toks[i]
-        if t == "(" and i + 3 < n and _is_name(toks[i + 1]) and toks[i + 2] == ":":
-            depth, j = 1, i + 3
-            while j < n and depth:
-                depth += (toks[j] in _OPEN) - (toks[j] in _CLOSE)
-                j += 1
-            if depth == 0 and "," not in toks[i + 3:j - 1] and "↦" not in toks[i + 3:j - 1]:
-                out.append(toks[i + 1])
-                i = j
-                continue
-        if t == "fun" and i + 2 < n and _is_name(toks[i + 1]) and toks[i + 2] == ":":
-            j = i + 3
-            while j < n and toks[j] not in ("↦", ","):
-                j += 1
-            out += ["fun", toks[i + 1]]
-            i = j
-            continue
-        out.append(t)
-        i += 1
-    return out
-
-
-def canonical(toks: list[str]) -> list[str]:
-    """``toks`` with each ``a ≥ b`` / ``a > b`` read as the ``b ≤ a`` / ``b < a`` it stands for: in each
-    part between top-level arrows that has that one top-level relation; binders' types left out
-    (``_plain_binders``)."""
-    toks = _plain_binders(_no_ascriptions(toks))
-    arrows = _top_level(toks, {"→"})
-    out: list[str] = []
-    start = 0
-    for end in [*arrows, len(toks)]:
-        part = toks[start:end]
-        rel = _top_level(part, _RELATION)
-        if len(rel) == 1 and part[rel[0]] in _FLIP:
-            i = rel[0]
-            part = part[i + 1:] + [_FLIP[part[i]]] + part[:i]
-        out += part
-        if end < len(toks):
-            out.append(toks[end])
-        start = end + 1
-    return out
-
-
-def _grouped(hyp: list[str]) -> list[str]:
-    """A hypothesis as it stands left of an arrow: in parentheses when it is a binder or an arrow."""
-    if hyp[:1] and hyp[0] in ("∀", "∃", "∃!") or _top_level(hyp, {"→", "↔"}):
-        return ["(", *hyp, ")"]
-    return hyp
-
-
 def _hash(kind: str, s: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{kind}{_SEP}{s}".encode(), digest_size=8).digest(), "little")
 
@@ -369,29 +92,29 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
     the parentheses a person leaves out; module docstring), the constants its statement names (last
     components) and how many hypotheses it has (binders read as hypotheses, and arrows)."""
     toks = tokens(signature)
-    binders, stmt = _split_binders(toks)
+    binders, stmt = split_binders(toks)
     if not stmt:
         return [], set(), 0
-    names, hyps = _bound(binders, stmt)
-    stmt = _strip_forall(stmt, names)
-    names |= _binder_names(stmt)
+    names, hyps = bound(binders, stmt)
+    stmt = strip_forall(stmt, names)
+    names |= binder_names(stmt)
     stmt = canonical(stmt)
     hyps = [canonical(h) for h in hyps]
 
     def variable(head: str) -> bool:
-        return head in names or bool(_SHORT.fullmatch(head) or _HYPOTHESIS.fullmatch(head))
+        return head in names or bool(SHORT.fullmatch(head) or HYPOTHESIS.fullmatch(head))
 
     out = []
-    arrows = _top_level(stmt, {"→"})
+    arrows = top_level(stmt, {"→"})
     parts = [("S", stmt)]
     if hyps:  # as a person types them: (∀ x, x ∈ s ↔ x ∈ t) → s = t
-        parts.append(("A", [t for h in hyps for t in (*_grouped(h), "→")] + stmt))
+        parts.append(("A", [t for h in hyps for t in (*grouped(h), "→")] + stmt))
     if arrows:
         parts.append(("C", stmt[arrows[-1] + 1:]))
     for kind, part in parts:
         for parens in (True, False):
             out.append((kind + ("" if parens else "-"), shape(part, variable, parens)))
-    constants = {t.rsplit(".", 1)[-1] for t in stmt if _is_name(t) and not variable(t.partition(".")[0])}
+    constants = {t.rsplit(".", 1)[-1] for t in stmt if is_name(t) and not variable(t.partition(".")[0])}
     return out, constants, len(hyps) + len(arrows)
 
 
@@ -404,27 +127,27 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
     toks = tokens(query.strip().strip("`$"))
     if toks[:1] in (["theorem"], ["lemma"], ["example"]):
         toks = toks[2:] if toks[:1] != ["example"] else toks[1:]
-    if toks and toks[0] in _OPEN:   # a pasted signature: its binders then ``:``
-        binders, stmt = _split_binders(toks)
+    if toks and toks[0] in OPEN:   # a pasted signature: its binders then ``:``
+        binders, stmt = split_binders(toks)
         if stmt:
             toks = stmt
     if toks[:1] == [":"]:
         toks = toks[1:]
     names: set[str] = set()
-    toks = _strip_forall(toks, names)
-    names |= _binder_names(toks)
-    if len(toks) < MIN_TOKENS or not any(t in _RELATIONS for t in toks):
+    toks = strip_forall(toks, names)
+    names |= binder_names(toks)
+    if len(toks) < MIN_TOKENS or not any(t in OPERATORS for t in toks):
         return []
 
     def known(head: str) -> bool:
-        return head in names or bool(_SHORT.fullmatch(head) or _HYPOTHESIS.fullmatch(head))
+        return head in names or bool(SHORT.fullmatch(head) or HYPOTHESIS.fullmatch(head))
 
     # a name the bundle never uses as a constant is a variable (xs): but words no statement uses
     # ("offside", "soccer") make the query prose; a dotted name (Nat.Prime) is a constant's
-    unknown = {t for t in toks if _is_name(t) and "." not in t and not known(t) and t not in constants}
+    unknown = {t for t in toks if is_name(t) and "." not in t and not known(t) and t not in constants}
     if len(unknown) > MAX_WORDS:
         return []
-    if _RELATION.isdisjoint(toks) and "→" not in toks and (unknown or len(toks) < MIN_TERM_TOKENS):
+    if RELATIONS.isdisjoint(toks) and "→" not in toks and (unknown or len(toks) < MIN_TERM_TOKENS):
         return []  # "π-system" is a word: a term without a relation needs more, all of it known
 
     def variable(head: str) -> bool:
@@ -432,10 +155,10 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
 
     toks = canonical(toks)
     variants = [toks]
-    arrows = _top_level(toks, {"→"})
+    arrows = top_level(toks, {"→"})
     start = arrows[-1] + 1 if arrows else 0
     last = toks[start:]
-    rel = _top_level(last, _RELATION)
+    rel = top_level(last, RELATIONS)
     if len(rel) == 1 and last[rel[0]] in ("=", "↔", "≠"):  # a = b asked as b = a
         i = rel[0]
         variants.append(toks[:start] + last[i + 1:] + [last[i]] + last[:i])
@@ -568,11 +291,13 @@ CACHE_KIND = "shapes"   # under the data directory's cache/: each formal bundle'
 
 def _cache_file(bundle: Bundle):
     """Where a bundle's shape index is kept between processes (``mathlas.paths.bundle_cache_file``:
-    named by the bundle, its table's checksums and this module's source)."""
+    named by the bundle, its table's checksums and the source of this module and of the token
+    reading it uses, ``mathlas.ranking.lean_text``)."""
     from mathlas.bundle import META, META_ARROW
     from mathlas.paths import bundle_cache_file
+    from mathlas.ranking import lean_text
 
-    return bundle_cache_file(CACHE_KIND, bundle, (META, META_ARROW), [__file__], ".npz")
+    return bundle_cache_file(CACHE_KIND, bundle, (META, META_ARROW), [__file__, lean_text.__file__], ".npz")
 
 
 class ShapeMatch:
@@ -624,7 +349,7 @@ def query_namespaces(query: str) -> set[str]:
     out = set()
     for t in tokens(query):
         head, dot, rest = t.rpartition(".")
-        if dot and head and _is_name(head) and head[:1].isupper() and not _SHORT.fullmatch(head.partition(".")[0]):
+        if dot and head and is_name(head) and head[:1].isupper() and not SHORT.fullmatch(head.partition(".")[0]):
             out.add(head)
     return out
 

@@ -1,0 +1,296 @@
+"""Reading Lean statements as tokens, the way ``mathlas.ranking.shape`` compares them.
+
+A signature as the formal bundle prints it (``{G : Type*} [AddCommMagma G] : ∀ a b : G, a + b = b + a``)
+and a statement as a person types it (``x+y=y+x``, ``∑ i in range (n+1), f i``, ``(n : ℝ) ≤ m``) are
+read into the same tokens: ``tokens`` (identifiers with their dots, numbers, single symbols; ASCII
+spellings folded; coercion arrows dropped; notations read as the functions they stand for), then
+``split_binders`` / ``bound`` (a signature's binders: the names they bind and which are hypotheses),
+``strip_forall`` and ``canonical`` (leading ``∀`` binders off, binders' types and type ascriptions
+left out, ``≥`` / ``>`` turned round), ``redundant_parens`` (the parentheses a person leaves out).
+Only token lists here: what a shape is and how the index and the stage use it is
+``mathlas.ranking.shape``.
+"""
+from __future__ import annotations
+
+import re
+
+# folded before reading tokens: ASCII spellings of Lean's symbols
+ASCII = [("<->", "↔"), ("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"), ("=>", "↦"), ("λ", "fun")]
+TOKEN = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*|\d+(?:\.\d+)?|\.\w[\w'!?]*|\S")
+# a variable wherever it stands: one letter, with digits, subscripts or primes (x, x₁, a', n2)
+SHORT = re.compile(r"(?![ℕℤℚℝℂ])[^\W\d_][\d₀-₉'ᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]*")  # not ℕ ℤ ℚ ℝ ℂ: constants
+# a hypothesis' name (hp, hx, hab, h₁, h'): a variable wherever it stands (a section's variables
+# are not in the signature, so a name the binders do not bind may still be one)
+HYPOTHESIS = re.compile(r"h[a-z\d₀-₉']{0,3}|H[a-z\d₀-₉']{0,2}")
+DROP = frozenset({"↑", "⇑", "↥", "@"})
+OPEN, CLOSE = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
+BINDERS = frozenset({"∀", "∃", "∃!", "fun", "∑", "∏", "⋃", "⋂", "⨆", "⨅", "∫", "∮", "Π", "Σ"})
+# the relations and operators one of which a statement has (a query without any is words)
+OPERATORS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "≃", "≅", "≡",
+                       "∧", "∨", "¬", "→", "≈", "⟂", "∼", "~", "⊢", "≪", "≫", "⊓", "⊔", "+", "*", "-", "/",
+                       "^", "•", "∘", "‖", "∑", "∏", "∫", "⁻", "×", "∩", "∪", "\\", "⊤", "⊥", "∅", "!"})
+FLIP = {"≥": "≤", ">": "<"}
+# the relations a statement's sides stand around
+RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "∧", "∨", "≃", "≅"})
+BIG = frozenset({"∑", "∏", "⋃", "⋂", "⨆", "⨅", "∀ᶠ", "∃ᶠ"})  # big operators, whose binder may be spelt with "in"
+
+
+def tokens(text: str) -> list[str]:
+    """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
+    coercion arrows dropped, ``in`` read as ``∈``, and notations read as the functions they stand
+    for (``notations``)."""
+    for a, b in ASCII:
+        text = text.replace(a, b)
+    found = TOKEN.findall(text)
+    # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
+    big = not BIG.isdisjoint(found)
+    return notations(["∈" if big and t == "in" else t for t in found if t not in DROP])
+
+
+def group_start(toks: list[str], end: int) -> int | None:
+    """The index of the bracket that opens the group closed at ``end``."""
+    depth = 0
+    for i in range(end, -1, -1):
+        depth += (toks[i] in CLOSE) - (toks[i] in OPEN)
+        if depth == 0:
+            return i
+    return None
+
+
+def notations(toks: list[str]) -> list[str]:
+    """Notations as the functions they stand for, as a signature prints one and a person types the
+    other: ``√x`` is ``sqrt x``, ``#s`` is ``card s``, ``n !`` / ``n!`` / ``(n + 1)!`` are
+    ``factorial n`` / ``factorial (n + 1)``, ``(p * q).degree`` is ``degree (p * q)``, and ``|a|ₘ``
+    (the additive twins' statements print the multiplicative bars) is ``|a|``."""
+    out: list[str] = []
+    for t in toks:
+        if t == "√":
+            out.append("sqrt")
+        elif t == "#":
+            out.append("card")
+        elif t == "ₘ" and out[-1:] == ["|"]:
+            continue
+        elif t == "!" and out and (out[-1] == ")" or is_name(out[-1]) or out[-1][:1].isdigit()):
+            start = group_start(out, len(out) - 1) if out[-1] == ")" else len(out) - 1
+            if start is None:
+                out.append(t)
+            else:
+                out.insert(start, "factorial")
+        elif t.endswith("!") and SHORT.fullmatch(t[:-1]):   # n!: a variable's factorial
+            out += ["factorial", t[:-1]]
+        elif t[:1] == "." and len(t) > 1 and out[-1:] == [")"]:
+            start = group_start(out, len(out) - 1)
+            if start is None:
+                out.append(t)
+            else:
+                out.insert(start, t[1:])
+        else:
+            out.append(t)
+    return out
+
+
+def split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
+    """(the binders, the statement) of a signature: split at the first top-level ``:``."""
+    depth = 0
+    for i, t in enumerate(toks):
+        if t in OPEN:
+            depth += 1
+        elif t in CLOSE:
+            depth = max(0, depth - 1)
+        elif t == ":" and depth == 0:
+            return toks[:i], toks[i + 1:]
+    return toks, []
+
+
+def bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list[str]]]:
+    """(the names the binders bind, the types of the hypotheses among them: binders named ``h…``, and
+    explicit binders whose names the statement never uses, ``(pp : p.Prime)``, of a type that is not a
+    universe)."""
+    used = {t.partition(".")[0] for t in stmt if is_name(t)}
+    names: set[str] = set()
+    hyps: list[list[str]] = []
+    i, n = 0, len(binders)
+    while i < n:
+        if binders[i] in OPEN:
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += binders[j] in OPEN
+                depth -= binders[j] in CLOSE
+                j += 1
+            group = binders[i + 1:j - 1]
+            if ":" in group:
+                c = group.index(":")
+                bound = [t for t in group[:c] if is_name(t)]
+                names.update(bound)
+                kind = group[c + 1:]
+                named = bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃"
+                unused = bound and binders[i] == "(" and stmt and not used & set(bound) and \
+                    kind[:1] not in (["Type"], ["Sort"], ["Type*"]) and "Type" not in kind[:1]
+                if named or unused:
+                    hyps += [kind] * len(bound)
+            i = j
+        else:
+            i += 1
+    return names, hyps
+
+
+def is_name(t: str) -> bool:
+    return bool(t) and (t[0].isalpha() or t[0] == "_")
+
+
+def strip_forall(toks: list[str], names: set[str]) -> list[str]:
+    """``toks`` without leading ``∀ x y : G,`` binders (their names added to ``names``)."""
+    while toks and toks[0] == "∀":
+        depth = 0
+        for i, t in enumerate(toks):
+            if t in OPEN:
+                depth += 1
+            elif t in CLOSE:
+                depth -= 1
+            elif t == "," and depth == 0:
+                names.update(x for x in toks[1:i] if is_name(x) and x not in (":", "∈"))
+                toks = toks[i + 1:]
+                break
+        else:
+            return toks
+    return toks
+
+
+def top_level(toks: list[str], wanted) -> list[int]:
+    depth, at = 0, []
+    for i, t in enumerate(toks):
+        if t in OPEN:
+            depth += 1
+        elif t in CLOSE:
+            depth -= 1
+        elif depth == 0 and t in wanted:
+            at.append(i)
+    return at
+
+
+def binder_names(toks: list[str]) -> set[str]:
+    """Names bound inside a statement: after ``∀ ∃ fun ∑ ∏ …`` up to ``,`` ``:`` ``∈`` or ``↦``."""
+    out: set[str] = set()
+    for i, t in enumerate(toks):
+        if t in BINDERS:
+            for x in toks[i + 1:i + 6]:
+                if x in (",", ":", "∈", "↦", "⊆"):
+                    break
+                if is_name(x):
+                    out.add(x)
+    return out
+
+
+EDGES = frozenset(RELATIONS | {"→", ",", "¬"})
+
+
+def redundant_parens(toks: list[str]) -> list[str]:
+    """``toks`` without the parentheses a person leaves out: around the whole, around a whole side
+    of a relation or an arrow, around one token, and around a term that starts with a big operator
+    or a binder (``(∑ x ∈ s, f x) + f n``); those that group an operation inside another
+    (``a ^ (m * n)``) stay."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for i, t in enumerate(toks):
+        if t == "(":
+            stack.append(i)
+        elif t == ")" and stack:
+            pairs.append((stack.pop(), i))
+    drop: set[int] = set()
+    n = len(toks)
+    for a, b in pairs:
+        left = toks[a - 1] if a > 0 else None
+        right = toks[b + 1] if b + 1 < n else None
+        whole_side = (left is None or left in EDGES or left == "(") and (right is None or right in EDGES or right == ")")
+        if whole_side or b - a == 2 or toks[a + 1] in BINDERS or toks[a + 1] == "fun":
+            drop |= {a, b}
+    return [t for i, t in enumerate(toks) if i not in drop]
+
+
+def plain_binders(toks: list[str]) -> list[str]:
+    """``∀ (x : α) (y : β), …`` and ``∃ n : ℕ, …`` as ``∀ x y, …`` and ``∃ n, …``: a binder's type is
+    what Lean infers, and a person leaves it out (a bounded binder, ``∀ x ∈ s,``, is kept)."""
+    out: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        out.append(t)
+        i += 1
+        if t not in ("∀", "∃", "∃!"):
+            continue
+        depth, j = 0, i
+        while j < n and not (depth == 0 and toks[j] == ","):
+            depth += (toks[j] in OPEN) - (toks[j] in CLOSE)
+            j += 1
+        segment = toks[i:j]
+        if ":" in segment and j < n:
+            names, keep, depth = [], True, 0
+            for x in segment:
+                if x in OPEN:
+                    depth += 1
+                    keep = True
+                elif x in CLOSE:
+                    depth -= 1
+                elif x == ":":
+                    keep = False
+                elif keep and is_name(x):
+                    names.append(x)
+            out += names
+            i = j
+    return out
+
+
+def no_ascriptions(toks: list[str]) -> list[str]:
+    """``(n : ℝ)`` as ``n``: a name's type ascription, which the statement of a lemma over a type
+    variable does not write (and ``fun x : 𝕜 ↦`` as ``fun x ↦``)."""
+    out: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        if t == "(" and i + 3 < n and is_name(toks[i + 1]) and toks[i + 2] == ":":
+            depth, j = 1, i + 3
+            while j < n and depth:
+                depth += (toks[j] in OPEN) - (toks[j] in CLOSE)
+                j += 1
+            if depth == 0 and "," not in toks[i + 3:j - 1] and "↦" not in toks[i + 3:j - 1]:
+                out.append(toks[i + 1])
+                i = j
+                continue
+        if t == "fun" and i + 2 < n and is_name(toks[i + 1]) and toks[i + 2] == ":":
+            j = i + 3
+            while j < n and toks[j] not in ("↦", ","):
+                j += 1
+            out += ["fun", toks[i + 1]]
+            i = j
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def canonical(toks: list[str]) -> list[str]:
+    """``toks`` with each ``a ≥ b`` / ``a > b`` read as the ``b ≤ a`` / ``b < a`` it stands for: in each
+    part between top-level arrows that has that one top-level relation; binders' types left out
+    (``plain_binders``)."""
+    toks = plain_binders(no_ascriptions(toks))
+    arrows = top_level(toks, {"→"})
+    out: list[str] = []
+    start = 0
+    for end in [*arrows, len(toks)]:
+        part = toks[start:end]
+        rel = top_level(part, RELATIONS)
+        if len(rel) == 1 and part[rel[0]] in FLIP:
+            i = rel[0]
+            part = part[i + 1:] + [FLIP[part[i]]] + part[:i]
+        out += part
+        if end < len(toks):
+            out.append(toks[end])
+        start = end + 1
+    return out
+
+
+def grouped(hyp: list[str]) -> list[str]:
+    """A hypothesis as it stands left of an arrow: in parentheses when it is a binder or an arrow."""
+    if hyp[:1] and hyp[0] in ("∀", "∃", "∃!") or top_level(hyp, {"→", "↔"}):
+        return ["(", *hyp, ")"]
+    return hyp
