@@ -181,14 +181,61 @@ def binder_names(toks: list[str]) -> set[str]:
     return out
 
 
-EDGES = frozenset(RELATIONS | {"→", ",", "¬"})
+
+
+# Lean's precedences of the binary operators, relations and connectives whose parentheses a person
+# leaves out as the grammar allows (``(a * b) * c`` is ``a * b * c``, ``a + (b * c)`` is ``a + b * c``,
+# ``(a = b) → c`` is ``a = b → c``, but ``(a ↔ b) → c`` is not ``a ↔ b → c``); prefix ``-`` binds at 75,
+# ``¬`` at 40; a big operator's term (``∑ x ∈ s, f x``) is read at 67; a binder (``∀``, ``∃``, ``fun``)
+# takes everything to its right
+PRECEDENCE = {"+": 65, "-": 65, "∪": 65, "⊔": 68, "*": 70, "/": 70, "%": 70, "∩": 70, "⊓": 69, "\\": 70,
+              "•": 73, "^": 75, "∘": 90, "=": 50, "≠": 50, "≤": 50, "<": 50, "≥": 50, ">": 50, "∣": 50,
+              "∈": 50, "∉": 50, "⊆": 50, "⊂": 50, "⊇": 50, "⊃": 50, "∧": 35, "∨": 30, "→": 25, "↔": 20}
+RIGHT_ASSOC = frozenset({"^", "•", "∘", "∧", "∨", "→"})
+APPLICATION = 1024   # a group with no operator at its top (f x, a name): it binds tighter than any
+BIG_TERM = 67        # the precedence a big operator's term is read at (Mathlib's "∑ … , " term:67)
+PREFIX_OR_POSTFIX = frozenset({"-", "⁻", "¹", "⁻¹", "!", "ᶜ", "′", "¬"})   # -a, a⁻¹, n !, sᶜ, ¬p: no binary operator
+
+
+def _binary(toks: list[str], i: int) -> bool:
+    """Whether the operator at ``i`` is binary: an operand stands right before it (a name, a number,
+    a closing bracket); ``-`` after an operator or at a start is prefix."""
+    if toks[i] not in PRECEDENCE or i == 0:
+        return False
+    before = toks[i - 1]
+    return before in CLOSE or is_name(before) or before[:1].isdigit() or before in ("!", "⁻¹", "ᶜ", "¹")
+
+
+def _group_precedence(toks: list[str], a: int, b: int) -> int | None:
+    """The loosest precedence among the operators at the top of the group ``toks[a:b+1]`` (``(`` at
+    ``a``, ``)`` at ``b``): ``APPLICATION`` when it has none, ``BIG_TERM`` for a big operator's term,
+    0 for a binder's; None when it holds what the table does not order (a comma, an operator it lacks)."""
+    first = toks[a + 1]
+    if first in ("∑", "∏"):
+        return BIG_TERM
+    if first in BINDERS or first == "fun":
+        return 0
+    depth, lowest = 0, APPLICATION
+    for i in range(a + 1, b):
+        t = toks[i]
+        if t in OPEN:
+            depth += 1
+        elif t in CLOSE:
+            depth -= 1
+        elif depth == 0:
+            if _binary(toks, i):
+                lowest = min(lowest, PRECEDENCE[t])
+            elif not (is_name(t) or t[:1].isdigit() or t in PREFIX_OR_POSTFIX):
+                return None   # a comma, a type ascription, an operator the table lacks (≫)
+    return lowest
 
 
 def redundant_parens(toks: list[str]) -> list[str]:
-    """``toks`` without the parentheses a person leaves out: around the whole, around a whole side
-    of a relation or an arrow, around one token, and around a term that starts with a big operator
-    or a binder (``(∑ x ∈ s, f x) + f n``); those that group an operation inside another
-    (``a ^ (m * n)``) stay."""
+    """``toks`` without the parentheses Lean's grammar makes redundant, which a person leaves out:
+    around the whole, around one token, and wherever the precedences of the operators inside and
+    beside them do not need them (``(a * b) * c``, ``a + (b * c)``, ``(a = b) → c``, ``(f x) + y``,
+    ``(∑ x ∈ s, f x) + f n``, ``¬(a = b)``); those that group an operation inside another stay
+    (``a ^ (m * n)``, ``-(a * b)``, ``(a ↔ b) → c``, ``(∀ x, p x) → q``, ``(∑ x ∈ s, f x) * c``)."""
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
     for i, t in enumerate(toks):
@@ -198,11 +245,24 @@ def redundant_parens(toks: list[str]) -> list[str]:
             pairs.append((stack.pop(), i))
     drop: set[int] = set()
     n = len(toks)
+
+    def end(t: str | None) -> bool:
+        return t is None or t in ("(", ")", ",", ":")
+
     for a, b in pairs:
+        if b - a == 2:   # (x)
+            drop |= {a, b}
+            continue
+        inner = _group_precedence(toks, a, b)
+        if inner is None:
+            continue
         left = toks[a - 1] if a > 0 else None
         right = toks[b + 1] if b + 1 < n else None
-        whole_side = (left is None or left in EDGES or left == "(") and (right is None or right in EDGES or right == ")")
-        if whole_side or b - a == 2 or toks[a + 1] in BINDERS or toks[a + 1] == "fun":
+        right_ok = end(right) or (b + 1 < n and _binary(toks, b + 1) and (
+            inner > PRECEDENCE[right] or inner == PRECEDENCE[right] and right not in RIGHT_ASSOC))
+        left_ok = end(left) or (left == "¬" and inner > 40) or (a > 0 and _binary(toks, a - 1) and (
+            inner > PRECEDENCE[left] or inner == PRECEDENCE[left] and left in RIGHT_ASSOC))
+        if right_ok and left_ok:
             drop |= {a, b}
     return [t for i, t in enumerate(toks) if i not in drop]
 

@@ -55,7 +55,6 @@ TOP_SLOTS = 10        # at most this many declarations placed first
 MIN_TOKENS = 3        # a query's shape needs this many tokens and a relation or an operator
 MAX_QUERY_CHARS = 600
 STRONG_TOKENS = 5     # a statement found by its shape is an exact answer (``shape_first``) from this many tokens
-STRONG_TOKENS_BARE = 9  # ... and from this many when found only without parentheses
 
 _SEP = "\x1f"
 MIN_TERM_TOKENS = 5  # a query with an operator but no relation (UniqueDiffOn 𝕜 (s ∩ t)) needs this many tokens
@@ -65,10 +64,12 @@ MAX_WORDS = 1  # a query with more words that no statement uses as a constant is
 def shape(toks: list[str], variable, parens: bool = True) -> str:
     """The shape of a token list: variables (``variable(token)``) renamed ``#1, #2, …`` by first
     appearance (dot notation read as the application it is: ``p.Prime`` -> ``Prime #1``), constants by their
-    last component (``Finset.range`` -> ``range``); without parentheses when ``parens`` is False."""
+    last component (``Finset.range`` -> ``range``); with the parentheses Lean's grammar needs
+    (``redundant_parens``: those it makes redundant left out, so ``(a * b) * c`` is ``a * b * c``), or
+    with none when ``parens`` is False (a looser match: ``a ^ (m * n)`` and ``a ^ m * n`` look alike)."""
     names: dict[str, str] = {}
     out = []
-    for t in (toks if parens else redundant_parens(toks)):
+    for t in (redundant_parens(toks) if parens else [t for t in toks if t not in ("(", ")")]):
         if is_name(t):
             head, _, rest = t.partition(".")
             if variable(head):
@@ -381,18 +382,17 @@ def is_statement(bundle: Bundle, query: str) -> bool:
 
 
 def shape_first(bundle: Bundle, query: str, key: int) -> bool:
-    """Whether the document ``key`` states ``query`` (its statement's shape is the query's, with
-    parentheses: ``ShapeIndex.find``'s first tier): an answer found by its statement, not a guess."""
+    """Whether the document ``key`` states ``query`` (its statement's shape is the query's, with the
+    parentheses Lean needs: ``ShapeIndex.find``'s first tier; never through the match without any,
+    where ``a ^ (m * n)`` and ``a ^ m * n`` look alike): an answer found by its statement, not a guess."""
     index = ShapeIndex.of(bundle)
     if index is None or _outside(bundle, [key], query_namespaces(query)):
         return False    # a statement about Nat.gcd is not answered by PNat's
     for tier, s in query_shapes(query, index.constants):
-        # "2 ≤ p": a statement, but one that says little; without parentheses, a * (b + c) and
-        # a * b + c look alike: only a long statement found so is an exact answer
-        if len(s.split()) < (STRONG_TOKENS if tier == 0 else STRONG_TOKENS_BARE):
+        if tier or len(s.split()) < STRONG_TOKENS:  # "2 ≤ p": a statement, but one that says little
             continue
         for kind in ("S", "A"):
             rows, kinds = index._rows_of(_hash(kind, s))
-            if key in rows[np.isin(kinds, (0, 1) if tier == 0 else (3, 4))].tolist():
+            if key in rows[np.isin(kinds, (0, 1))].tolist():
                 return True
     return False
