@@ -302,14 +302,23 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
     from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
 
     key = int(ranked.top.keys[0])
-    if key >= len(b):  # a saved finding: no name of the bundle's
-        return False
+    if key >= len(b):  # a saved finding, named by the name it was saved with
+        return _same_name(ranked.hits[0].name or "", query)
     q = name_query(query)
     if q is not None and _IDENTIFIER.search(q) and NameIndex.of(b).formal:
         # a declaration name is exact or it is not (named_first): folded like a theorem's name,
         # sdiff_eq_self_iff_disjoint' (left out as deprecated) named sdiff_eq_self_iff_disjoint
         return False
     return any(named_keys(b, query, [key, *groups_of(b).group(key)]))
+
+
+def _same_name(name: str, query: str) -> bool:
+    """Whether ``query`` is ``name`` up to case, spacing and punctuation ("walk test finding",
+    "Walk-test finding.")."""
+    def fold(s: str) -> str:
+        return re.sub(r"[\W_]+", " ", s).strip().casefold()
+
+    return bool(fold(name)) and fold(name) == fold(query)
 
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:

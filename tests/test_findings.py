@@ -141,6 +141,21 @@ def test_bad_input(data, args, message):
 
 # ------------------------------------------------------------------------------ search fusion
 
+def test_a_finding_asked_for_by_its_name_is_a_clear_match(data, tiny_bundle_dir):
+    """The walkthrough: add_finding, then searching the finding's exact name answered "none" (the
+    sources may not hold this) over the finding itself, first."""
+    from mathlas.tools.findings import add_finding
+    from mathlas.tools.informal import search_existing_math
+
+    add_finding("If the sequence a_n is bounded and monotone then it converges to its supremum.",
+                "https://example.org/walk", name="walk test finding")
+    for query in ("walk test finding", "Walk-test finding."):
+        res = search_existing_math(query, k=5, bundle=str(tiny_bundle_dir))
+        assert res.hits[0].id.startswith("finding:") and res.match == "strong", (query, res.match, res.hits[0].id)
+    other = search_existing_math("walk test", k=5, bundle=str(tiny_bundle_dir))   # not its name: no rule
+    assert other.match != "strong" or not other.hits[0].id.startswith("finding:")
+
+
 def test_finding_is_searchable_at_once(data, tiny_bundle_dir):
     from mathlas.tools.findings import add_finding
     from mathlas.tools.informal import get_by_id, search_existing_math
