@@ -282,8 +282,8 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
         # the query is the first hit's own name or alias ("Banach fixed point theorem", "Nakayama's
         # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it
         match, confidence, note = "strong", max(confidence, 0.95), ""
-    elif match == "none" and "names" in ranked.top.marks and ranked.top.marks["names"][:1].any():
-        match, note = "weak", NOTES["weak"]  # declarations named so were found: not "nothing close"
+    elif match == "none" and any(m in ranked.top.marks and ranked.top.marks[m][:1].any() for m in ("names", "shape")):
+        match, note = "weak", NOTES["weak"]  # declarations named so, or stating it, were found: not "nothing close"
     elif match == "strong" and is_statement(b, req.query):
         match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]

@@ -109,6 +109,35 @@ def test_a_match_without_any_parentheses_is_placed_after_and_never_strong(monkey
     assert S.shape_first(None, "a ^ (m * n) = a ^ m ^ n", 0) is False
 
 
+SMUL_ZERO = "{M A : Type*} [Zero A] [SMulZeroClass M A] (a : M) : a • (0 : A) = 0"
+INV_ONE = "{G : Type*} [InvOneClass G] : (1 : G)⁻¹ = 1"
+MEM_SINGLETON = "{α : Type u} (a : α) : a ∈ ({a} : Set α)"
+COMPL_COMPL = "{α : Type*} [BooleanAlgebra α] (x : α) : xᶜᶜ = x"
+INV_INV = "{G : Type*} [InvolutiveInv G] (a : G) : a⁻¹⁻¹ = a"
+MUL_LE_MUL = "{α : Type*} [Mul α] [Zero α] [Preorder α] {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d"
+
+
+@pytest.mark.parametrize("signature, query", [
+    (SMUL_ZERO, "a • 0 = 0"), (INV_ONE, "1⁻¹ = 1"), (MEM_SINGLETON, "x ∈ {x}"),
+    (COMPL_COMPL, "sᶜᶜ = s"), (INV_INV, "(a⁻¹)⁻¹ = a"), (INV_INV, "b\u200b⁻¹⁻¹ = b"),
+    (MUL_LE_MUL, "theorem X {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (c0 : 0 ≤ c) (b0 : 0 ≤ b) : a * c ≤ b * d"),
+    (MUL_LE_MUL, "@[simp] protected lemma foo (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d := by\n  nlinarith"),
+])
+def test_what_a_lean_user_also_types(signature, query):
+    """Ascriptions on terms, postfix letters glued to a variable, parentheses beside ⁻¹, an invisible
+    character, a pasted declaration with its hypotheses, attributes, modifier and proof."""
+    index = S.ShapeIndex([signature])
+    assert [r for tier in index.find(query) for r in tier] == [0], (query, S.query_shapes(query, index.constants))
+
+
+def test_a_type_named_h_is_no_hypothesis_and_a_double_pair_keeps_its_grouping():
+    assert S.statement_shapes("{H : Type*} [Group H] (a : H) : a * 1 = a")[2] == 0
+    assert S.statement_shapes("{G : Type*} [Group G] {H : Subgroup G} (a : G) : a ∈ H ↔ a⁻¹ ∈ H")[2] == 0
+    assert S.statement_shapes("{a b : ℕ} (H : a ≤ b) : a < b + 1")[2] == 1
+    cpow = "{x : ℝ} (hx : 0 ≤ x) (y : ℝ) (z : ℂ) : (x : ℂ) ^ (↑y * z) = (↑(x ^ y) : ℂ) ^ z"
+    assert dict(S.statement_shapes(cpow)[0])["S"] == "#1 ^ ( #2 * #3 ) = ( #1 ^ #2 ) ^ #3"
+
+
 def test_hypotheses_are_counted_and_qualified_names_name_namespaces():
     index = S.ShapeIndex([ADD_COMM, TWO_LE, UNNAMED, SET_EXT, "(b : ℕ) : b = b"])
     assert index.hyps.tolist() == [0, 1, 1, 1, 0]

@@ -16,7 +16,10 @@ import re
 
 # folded before reading tokens: ASCII spellings of Lean's symbols
 ASCII = [("<->", "↔"), ("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"), ("=>", "↦"), ("λ", "fun")]
-TOKEN = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*|\d+(?:\.\d+)?|\.\w[\w'!?]*|\S")
+TOKEN = re.compile(r"∃!|∀ᶠ|∃ᶠ|⁻¹|[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*|\d+(?:\.\d+)?|\.\w[\w'!?]*|\S")
+# postfix letters Mathlib writes glued to a name (sᶜ, Mᵀ, Aᴴ, Cᵒᵖ, Mˣ): split off, so the name is a name
+POSTFIX_LETTERS = ("ᵐᵒᵖ", "ᵃᵒᵖ", "ᵒᵖ", "ᵒᵈ", "ᶜ", "ᵀ", "ᴴ", "ˣ")
+_POSTFIX = re.compile("(" + "|".join(POSTFIX_LETTERS) + ")+$")
 # a variable wherever it stands: one letter, with digits, subscripts or primes (x, x₁, a', n2)
 SHORT = re.compile(r"(?![ℕℤℚℝℂ])[^\W\d_][\d₀-₉'ᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]*")  # not ℕ ℤ ℚ ℝ ℂ: constants
 # a hypothesis' name (hp, hx, hab, h₁, h'): a variable wherever it stands (a section's variables
@@ -28,7 +31,7 @@ BINDERS = frozenset({"∀", "∃", "∃!", "fun", "∑", "∏", "⋃", "⋂", "�
 # the relations and operators one of which a statement has (a query without any is words)
 OPERATORS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "≃", "≅", "≡",
                        "∧", "∨", "¬", "→", "≈", "⟂", "∼", "~", "⊢", "≪", "≫", "⊓", "⊔", "+", "*", "-", "/",
-                       "^", "•", "∘", "‖", "∑", "∏", "∫", "⁻", "×", "∩", "∪", "\\", "⊤", "⊥", "∅", "!"})
+                       "^", "•", "∘", "‖", "∑", "∏", "∫", "⁻¹", "×", "∩", "∪", "\\", "⊤", "⊥", "∅", "!"})
 FLIP = {"≥": "≤", ">": "<"}
 # the relations a statement's sides stand around
 RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", "∉", "⊆", "⊂", "⊇", "⊃", "∧", "∨", "≃", "≅"})
@@ -39,9 +42,20 @@ def tokens(text: str) -> list[str]:
     """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
     coercion arrows dropped, ``in`` read as ``∈``, and notations read as the functions they stand
     for (``notations``)."""
+    import unicodedata
+
+    text = "".join(c for c in unicodedata.normalize("NFC", text) if unicodedata.category(c) not in ("Cf", "Cc")
+                   or c in " \t\n")
     for a, b in ASCII:
         text = text.replace(a, b)
-    found = TOKEN.findall(text)
+    found: list[str] = []
+    for t in TOKEN.findall(text):
+        m = _POSTFIX.search(t) if t[:1].isalpha() else None
+        if m and m.start():   # sᶜᶜ: s then ᶜ ᶜ
+            found.append(t[:m.start()])
+            found += re.findall("|".join(POSTFIX_LETTERS), m.group())
+        else:
+            found.append(t)
     # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
     big = not BIG.isdisjoint(found)
     return notations(["∈" if big and t == "in" else t for t in found if t not in DROP])
@@ -123,9 +137,12 @@ def bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list
                 bound = [t for t in group[:c] if is_name(t)]
                 names.update(bound)
                 kind = group[c + 1:]
-                named = bound and all(b[:1] in "hH" for b in bound) and binders[i] in "({⦃"
-                unused = bound and binders[i] == "(" and stmt and not used & set(bound) and \
-                    kind[:1] not in (["Type"], ["Sort"], ["Type*"]) and "Type" not in kind[:1]
+                universe = kind[:1] in (["Type"], ["Sort"], ["Type*"]) or "Type" in kind[:1]
+                # h… names a hypothesis; H… only one whose type states something ({H : Subgroup G} is
+                # a subgroup, {H : Type*} a type)
+                named = bound and binders[i] in "({⦃" and not universe and all(
+                    b[:1] == "h" or b[:1] == "H" and not RELATIONS.isdisjoint(kind) for b in bound)
+                unused = bound and binders[i] == "(" and stmt and not used & set(bound) and not universe
                 if named or unused:
                     hyps += [kind] * len(bound)
             i = j
@@ -135,7 +152,8 @@ def bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list
 
 
 def is_name(t: str) -> bool:
-    return bool(t) and (t[0].isalpha() or t[0] == "_")
+    """Whether a token is a name (not a postfix letter such as ``ᶜ``, which ``tokens`` splits off)."""
+    return bool(t) and (t[0].isalpha() or t[0] == "_") and t not in POSTFIX_LETTERS
 
 
 def strip_forall(toks: list[str], names: set[str]) -> list[str]:
@@ -194,7 +212,7 @@ PRECEDENCE = {"+": 65, "-": 65, "∪": 65, "⊔": 68, "*": 70, "/": 70, "%": 70,
 RIGHT_ASSOC = frozenset({"^", "•", "∘", "∧", "∨", "→"})
 APPLICATION = 1024   # a group with no operator at its top (f x, a name): it binds tighter than any
 BIG_TERM = 67        # the precedence a big operator's term is read at (Mathlib's "∑ … , " term:67)
-PREFIX_OR_POSTFIX = frozenset({"-", "⁻", "¹", "⁻¹", "!", "ᶜ", "′", "¬"})   # -a, a⁻¹, n !, sᶜ, ¬p: no binary operator
+PREFIX_OR_POSTFIX = frozenset({"-", "⁻¹", "!", "ᶜ", "ᵀ", "ᴴ", "ˣ", "′", "¬"})   # -a, a⁻¹, n !, sᶜ, ¬p: no binary operator
 
 
 def _binary(toks: list[str], i: int) -> bool:
@@ -203,7 +221,7 @@ def _binary(toks: list[str], i: int) -> bool:
     if toks[i] not in PRECEDENCE or i == 0:
         return False
     before = toks[i - 1]
-    return before in CLOSE or is_name(before) or before[:1].isdigit() or before in ("!", "⁻¹", "ᶜ", "¹")
+    return before in CLOSE or is_name(before) or before[:1].isdigit() or before in POSTFIX
 
 
 def _group_precedence(toks: list[str], a: int, b: int) -> int | None:
@@ -230,12 +248,11 @@ def _group_precedence(toks: list[str], a: int, b: int) -> int | None:
     return lowest
 
 
-def redundant_parens(toks: list[str]) -> list[str]:
-    """``toks`` without the parentheses Lean's grammar makes redundant, which a person leaves out:
-    around the whole, around one token, and wherever the precedences of the operators inside and
-    beside them do not need them (``(a * b) * c``, ``a + (b * c)``, ``(a = b) → c``, ``(f x) + y``,
-    ``(∑ x ∈ s, f x) + f n``, ``¬(a = b)``); those that group an operation inside another stay
-    (``a ^ (m * n)``, ``-(a * b)``, ``(a ↔ b) → c``, ``(∀ x, p x) → q``, ``(∑ x ∈ s, f x) * c``)."""
+POSTFIX = frozenset({"⁻¹", "ᶜ", "ᵀ", "ᴴ", "ˣ", "!"})
+
+
+def _pairs(toks: list[str]) -> list[tuple[int, int]]:
+    """The matched ``(`` … ``)`` pairs of ``toks``, as (open, close) indices."""
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
     for i, t in enumerate(toks):
@@ -243,6 +260,35 @@ def redundant_parens(toks: list[str]) -> list[str]:
             stack.append(i)
         elif t == ")" and stack:
             pairs.append((stack.pop(), i))
+    return pairs
+
+
+def _single_parens(toks: list[str]) -> list[str]:
+    """``((x ^ y))`` as ``(x ^ y)``: a pair whose whole content is another pair is one pair (an
+    ascription left out, ``(↑(x ^ y) : ℂ)``, leaves two), so that the two are not judged apart."""
+    while True:
+        pairs = set(_pairs(toks))
+        double = next(((a, b) for a, b in pairs if (a + 1, b - 1) in pairs), None)
+        if double is None:
+            return toks
+        toks = toks[:double[0]] + toks[double[0] + 1:double[1]] + toks[double[1] + 1:]
+
+
+def _atom(toks: list[str], a: int, b: int) -> bool:
+    """Whether the group ``toks[a:b+1]`` is one name or number with prefix ``-`` and postfix
+    operators only (``a⁻¹``, ``-a``, ``sᶜ``), no application."""
+    inner = [t for t in toks[a + 1:b] if t not in POSTFIX and t != "-"]
+    return len(inner) == 1 and (is_name(inner[0]) or inner[0][:1].isdigit())
+
+
+def redundant_parens(toks: list[str]) -> list[str]:
+    """``toks`` without the parentheses Lean's grammar makes redundant, which a person leaves out:
+    around the whole, around one token, and wherever the precedences of the operators inside and
+    beside them do not need them (``(a * b) * c``, ``a + (b * c)``, ``(a = b) → c``, ``(f x) + y``,
+    ``(∑ x ∈ s, f x) + f n``, ``¬(a = b)``); those that group an operation inside another stay
+    (``a ^ (m * n)``, ``-(a * b)``, ``(a ↔ b) → c``, ``(∀ x, p x) → q``, ``(∑ x ∈ s, f x) * c``)."""
+    toks = _single_parens(toks)
+    pairs = _pairs(toks)
     drop: set[int] = set()
     n = len(toks)
 
@@ -258,6 +304,10 @@ def redundant_parens(toks: list[str]) -> list[str]:
             continue
         left = toks[a - 1] if a > 0 else None
         right = toks[b + 1] if b + 1 < n else None
+        if inner == APPLICATION and _atom(toks, a, b) and (
+                right in POSTFIX and toks[a + 1] != "-" or left == "-" and not _binary(toks, a - 1)):
+            drop |= {a, b}   # (a⁻¹)⁻¹ is a⁻¹⁻¹, -(-a) is - -a, as Mathlib prints them
+            continue
         right_ok = end(right) or (b + 1 < n and _binary(toks, b + 1) and (
             inner > PRECEDENCE[right] or inner == PRECEDENCE[right] and right not in RIGHT_ASSOC))
         left_ok = end(left) or (left == "¬" and inner > 40) or (a > 0 and _binary(toks, a - 1) and (
@@ -301,19 +351,24 @@ def plain_binders(toks: list[str]) -> list[str]:
 
 
 def no_ascriptions(toks: list[str]) -> list[str]:
-    """``(n : ℝ)`` as ``n``: a name's type ascription, which the statement of a lemma over a type
-    variable does not write (and ``fun x : 𝕜 ↦`` as ``fun x ↦``)."""
+    """Type ascriptions left out, which a person does not type and a lemma over a type variable does
+    not write: ``(n : ℝ)`` as ``(n)``, ``(0 : A)`` as ``(0)``, ``({a} : Set α)`` as ``({a})`` (the
+    parentheses then go where Lean does not need them: ``redundant_parens``), and ``fun x : 𝕜 ↦`` as
+    ``fun x ↦``. A group holding a comma or ``↦`` before its colon (a binder, a tuple) is left as it is."""
     out: list[str] = []
     i, n = 0, len(toks)
     while i < n:
         t = toks[i]
-        if t == "(" and i + 3 < n and is_name(toks[i + 1]) and toks[i + 2] == ":":
-            depth, j = 1, i + 3
+        if t == "(":
+            depth, j, colon = 1, i + 1, None
             while j < n and depth:
                 depth += (toks[j] in OPEN) - (toks[j] in CLOSE)
+                if depth == 1 and toks[j] == ":" and colon is None:
+                    colon = j
                 j += 1
-            if depth == 0 and "," not in toks[i + 3:j - 1] and "↦" not in toks[i + 3:j - 1]:
-                out.append(toks[i + 1])
+            if depth == 0 and colon is not None and colon > i + 1 and \
+                    not {",", "↦", "∀", "∃", "fun"} & set(toks[i + 1:colon]):
+                out += ["(", *no_ascriptions(toks[i + 1:colon]), ")"]
                 i = j
                 continue
         if t == "fun" and i + 2 < n and is_name(toks[i + 1]) and toks[i + 2] == ":":

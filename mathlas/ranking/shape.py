@@ -37,6 +37,7 @@ next process reads it back.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import weakref
 import zipfile
@@ -57,6 +58,7 @@ MAX_QUERY_CHARS = 600
 STRONG_TOKENS = 5     # a statement found by its shape is an exact answer (``shape_first``) from this many tokens
 
 _SEP = "\x1f"
+_MODIFIERS = re.compile(r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*")
 MIN_TERM_TOKENS = 5  # a query with an operator but no relation (UniqueDiffOn 𝕜 (s ∩ t)) needs this many tokens
 MAX_WORDS = 1  # a query with more words that no statement uses as a constant is prose, not a statement
 
@@ -125,17 +127,24 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
     empty when the query is not a statement (no relation or operator, too few tokens, too long)."""
     if len(query) > MAX_QUERY_CHARS:
         return []
-    toks = tokens(query.strip().strip("`$"))
+    # a pasted declaration: its attributes and modifiers, and its proof after ":=", are not the statement
+    text = _MODIFIERS.sub("", query.strip().strip("`$"))
+    toks = tokens(text.split(":=", 1)[0])
     if toks[:1] in (["theorem"], ["lemma"], ["example"]):
         toks = toks[2:] if toks[:1] != ["example"] else toks[1:]
-    if toks and toks[0] in OPEN:   # a pasted signature: its binders then ``:``
+    names: set[str] = set()
+    hyps: list[list[str]] = []
+    if toks and toks[0] in OPEN:   # a pasted signature: its binders (hypotheses among them) then ``:``
         binders, stmt = split_binders(toks)
         if stmt:
+            bound_names, hyps = bound(binders, stmt)
+            names |= bound_names
             toks = stmt
     if toks[:1] == [":"]:
         toks = toks[1:]
-    names: set[str] = set()
     toks = strip_forall(toks, names)
+    if hyps:   # as the declaration's own shape with its hypotheses as arrows
+        toks = [t for h in hyps for t in (*grouped(canonical(h)), "→")] + toks
     names |= binder_names(toks)
     if len(toks) < MIN_TOKENS or not any(t in OPERATORS for t in toks):
         return []
@@ -206,7 +215,8 @@ class ShapeIndex:
         self.constants = frozenset(constants)
 
     _KEPT: weakref.WeakKeyDictionary[Any, ShapeIndex] = weakref.WeakKeyDictionary()
-    _LOCK = threading.Lock()
+    _LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+    _LOCK = threading.Lock()   # guards _LOCKS only: a bundle's index is built under its own lock
 
     @classmethod
     def of(cls, bundle: Bundle) -> ShapeIndex | None:
@@ -214,7 +224,12 @@ class ShapeIndex:
         without signatures (an informal bundle)."""
         if not bundle.has_column("signature"):
             return None
+        got = cls._KEPT.get(bundle)
+        if got is not None:
+            return got
         with cls._LOCK:
+            lock = cls._LOCKS.setdefault(bundle, threading.Lock())
+        with lock:   # another bundle's build does not hold this one's queries
             got = cls._KEPT.get(bundle)
             if got is None:
                 path = _cache_file(bundle)
@@ -335,13 +350,42 @@ class ShapeMatch:
             # IsMulCentral.left_assoc, which the ranking put first)
             ordered = _by_pagerank(ctx.bundle, allowed)
             outside = _outside(ctx.bundle, ordered, spaces)
-            ordered = sorted(ordered, key=lambda k: (int(index.hyps[k]) if k < len(index.hyps) else 0, k in outside))
+            fields = _fields(ctx.bundle, ordered)
+            ordered = sorted(ordered, key=lambda k: (int(index.hyps[k]) if k < len(index.hyps) else 0,
+                                                     k in fields, k in outside))
             placed += _deprecated_last(ctx.bundle, ordered)
+            if ctx.request.collapse:   # one rank per fact: an alias Collapse folded is not placed again
+                placed = _one_per_group(ctx.bundle, placed)
             if len(placed) >= TOP_SLOTS:
                 break
         if not placed:
             return pool
         return pool.placed_first(placed[:TOP_SLOTS], self.name)
+
+
+def _fields(bundle: Bundle, keys: list[int]) -> set[int]:
+    """Those of ``keys`` that are a structure's or class's fields (``InvOneClass.inv_one``, the axiom a
+    class states): the lemma that restates it for every instance (``inv_one``) comes before it."""
+    if not keys or not bundle.has_column("kind"):
+        return set()
+    return {k for k, kind in zip(keys, bundle.strings("kind")(keys)) if kind == "field"}
+
+
+def _one_per_group(bundle: Bundle, keys: list[int]) -> list[int]:
+    """``keys`` without those whose group (``mathlas.groups``: an alias and its target, a generated
+    twin…) already has an earlier key among them."""
+    from mathlas.groups import groups_of
+
+    groups = groups_of(bundle)
+    seen: set[int] = set()
+    out = []
+    for k in keys:
+        if k in seen:
+            continue
+        out.append(k)
+        seen.add(k)
+        seen.update(groups.group(k))
+    return out
 
 
 def query_namespaces(query: str) -> set[str]:
@@ -356,12 +400,19 @@ def query_namespaces(query: str) -> set[str]:
 
 
 def _outside(bundle: Bundle, keys: list[int], spaces: set[str]) -> set[int]:
-    """Those of ``keys`` whose declaration is in none of the namespaces ``spaces`` (none when the
-    query names no namespace)."""
+    """Those of ``keys`` whose declaration stands in a namespace that is none of ``spaces`` (none when
+    the query names no namespace): for ``Nat.gcd a b * Nat.lcm a b = a * b``, ``PNat.gcd_mul_lcm`` is
+    outside, ``gcd_mul_lcm`` (the root namespace) and ``Nat.…`` are not."""
     if not spaces or not keys:
         return set()
     ids = bundle.strings("id")(keys)
-    return {k for k, i in zip(keys, ids) if not any((i or "").startswith(f"lean:{ns}.") for ns in spaces)}
+    out = set()
+    for k, i in zip(keys, ids):
+        name = (i or "").removeprefix("lean:")
+        space = name.rpartition(".")[0]
+        if space and not any(space == ns or space.startswith(ns + ".") for ns in spaces):
+            out.add(k)
+    return out
 
 
 def _deprecated_last(bundle: Bundle, keys: list[int]) -> list[int]:
@@ -386,8 +437,9 @@ def shape_first(bundle: Bundle, query: str, key: int) -> bool:
     parentheses Lean needs: ``ShapeIndex.find``'s first tier; never through the match without any,
     where ``a ^ (m * n)`` and ``a ^ m * n`` look alike): an answer found by its statement, not a guess."""
     index = ShapeIndex.of(bundle)
-    if index is None or _outside(bundle, [key], query_namespaces(query)):
-        return False    # a statement about Nat.gcd is not answered by PNat's
+    spaces = query_namespaces(query)
+    if index is None or len(spaces) == 1 and _outside(bundle, [key], spaces):
+        return False    # a statement about Nat.gcd alone is not answered by PNat's
     for tier, s in query_shapes(query, index.constants):
         if tier or len(s.split()) < STRONG_TOKENS:  # "2 ≤ p": a statement, but one that says little
             continue
