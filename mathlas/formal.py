@@ -209,14 +209,14 @@ def declarations_like(b: Bundle, doc_id: str) -> list[str]:
     meant, the most used first, at most ``SUGGESTED``: the name in another case, the declarations whose
     name ends with it (``Prime.two_le``: ``lean:Nat.Prime.two_le``), else the name with its slip
     corrected (``mul_com``: ``lean:mul_comm``; ``mathlas.ranking.names.NameIndex.identifier``)."""
-    from mathlas.ranking.names import NameIndex, _by_pagerank, _pagerank_of
+    from mathlas.ranking.names import NameIndex, by_pagerank, pagerank_of
 
     index = NameIndex.of(b)
     keys = index.exact(doc_id) or index.suffix(doc_id)
-    if not keys and (name := index.identifier(doc_id, _pagerank_of(b))):
+    if not keys and (name := index.identifier(doc_id, pagerank_of(b))):
         keys = index.exact(name) or index.suffix(name)
     ids = b.table.column("id")
-    return [ids[k].as_py() for k in _by_pagerank(b, keys)[:SUGGESTED]]
+    return [ids[k].as_py() for k in by_pagerank(b, keys)[:SUGGESTED]]
 
 
 def ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:

@@ -78,11 +78,22 @@ def bundle_cache_file(kind: str, bundle, files, rules, suffix: str, extra=()) ->
 def save_cache(path: Path, data: bytes | str) -> None:
     """``data`` as the cache file ``path`` (``bundle_cache_file``), written atomically (a reader never
     sees half of it); an OSError (a read-only data directory) leaves no cache: the next process
-    makes it again."""
+    makes it again. The same bundle's caches of that kind made by other rules (an older mathlas)
+    are removed, so that an upgrade does not leave one more file behind each time."""
+    from glob import escape as glob_escape
+
     from mathlas.atomic import atomic_write
 
+    path = Path(path)
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, data)
     except OSError:
-        pass
+        return
+    stem, _, _ = path.name.rpartition("-")   # <name>-<version>, the hash after the last "-"
+    for old in path.parent.glob(f"{glob_escape(stem)}-*{path.suffix}"):
+        if old != path and old.name.rpartition("-")[0] == stem:
+            try:
+                old.unlink()
+            except OSError:
+                pass

@@ -37,7 +37,9 @@ NEXT_FOR_TOP = 3
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*")
 # a query shaped like a Lean declaration name: Nat.add_comm, mul_comm, Finset.sum_range_succ (one token,
 # identifier parts joined by dots, or words joined by underscores with one of three letters or more)
-_LEAN_NAME = re.compile(r"\s*`?(?:[A-Za-z][\w'!?]*\.)+[A-Za-z_][\w'!?]+`?\s*|\s*`?[A-Za-z][A-Za-z\d']*(?:_[A-Za-z\d']+)+`?\s*")
+_LEAN_NAME = re.compile(r"(?:lean:)?(?:(?:[A-Za-z][\w'!?]*\.)+[A-Za-z_][\w'!?]+|[A-Za-z][^\W_]*'*(?:_[^\W_]+'*)+)")
+# the last parts of file names and web addresses, which look like dotted names (www.example.com, node.js)
+_NOT_LEAN = re.compile(r"(?i)(?:^www\.|^https?:|\.(?:com|org|net|edu|io|gov|txt|md|pdf|html?|js|py|json|csv|png|jpe?g)$)")
 LEAN_NAME_NOTE = "it looks like a Lean declaration name, and no formal bundle is installed to look it up (docs/formal.md)"
 
 
@@ -143,7 +145,7 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
     match = _match(b, req, ranked)
     if match["match"] != "strong" and _looks_like_lean_name(req.query):
         if _formal_bundle_here():
-            steps.insert(0, NextStep("search_formal_math", {"query": req.query.strip().strip("`")},
+            steps.insert(0, NextStep("search_formal_math", {"query": req.query.strip().strip("`").removeprefix("lean:")},
                                      "it looks like a Lean declaration name"))
         else:
             match["note"] = "; ".join(x for x in (match["note"], LEAN_NAME_NOTE) if x)
@@ -155,7 +157,8 @@ def _looks_like_lean_name(query: str) -> bool:
     """``Nat.add_comm``, ``mul_comm``: one token shaped like a Lean name (``_LEAN_NAME``), of five
     characters or more, with a part of three letters or more (not ``x_n`` or ``e.g``)."""
     q = query.strip().strip("`")
-    return len(q) >= 5 and bool(_LEAN_NAME.fullmatch(q)) and any(len(p) >= 3 for p in re.split(r"[._]", q))
+    return len(q) >= 5 and bool(_LEAN_NAME.fullmatch(q)) and not _NOT_LEAN.search(q) and \
+        any(len(p) >= 3 for p in re.split(r"[._]", q.removeprefix("lean:")))
 
 
 def _formal_bundle_here() -> bool:

@@ -55,15 +55,21 @@ OFFTOPIC_NONE = 0.90     # the share of the tune split's off-topic queries a cho
 MAX_FALSE_NONE = 0.04    # ... while calling at most this share of its in-corpus queries none
 
 
-def choose_none_below(rows: list[dict], start: float) -> float | None:
-    """The lowest threshold, on a grid of .01 from the model's own ``start``, below which at least
-    ``OFFTOPIC_NONE`` of the tune split's off-topic answers fall and at most ``MAX_FALSE_NONE`` of its
-    in-corpus ones (``rows``: split, kind, confidence as served); None when none does both."""
-    off = np.array([r["c"] for r in rows if r["split"] == "tune" and r["kind"] == "off"])
-    ins = np.array([r["c"] for r in rows if r["split"] == "tune" and r["kind"] == "in"])
+def choose_none_below(serve, start: float) -> float | None:
+    """The lowest threshold, on a grid of .01 from the model's own ``start``, at which at least
+    ``OFFTOPIC_NONE`` of the tune split's off-topic answers are ``none`` and at most ``MAX_FALSE_NONE``
+    of its in-corpus ones; ``serve(t)``: the tune split's answers as served with that threshold,
+    ``[(kind, match), …]`` (the served confidence is rounded to .01, so each threshold is served, not
+    read off it); None when no threshold does both (off-topic ``none`` only grows with it, so the
+    search stops once in-corpus ``none`` passes its bound)."""
     t = round(start, 2)
     while t <= 0.6:
-        if np.mean(off < t) >= OFFTOPIC_NONE and np.mean(ins < t) <= MAX_FALSE_NONE:
+        rows = serve(t)
+        off = [m == "none" for k, m in rows if k == "off"]
+        ins = [m == "none" for k, m in rows if k == "in"]
+        if ins and np.mean(ins) > MAX_FALSE_NONE:
+            return None
+        if off and np.mean(off) >= OFFTOPIC_NONE:
             return float(t)
         t = round(t + 0.01, 2)
     return None
@@ -72,10 +78,13 @@ def choose_none_below(rows: list[dict], start: float) -> float | None:
 def write_none_below(path: Path, value: float, was: float, how: str) -> None:
     """``value`` as the match ``none_below`` of the ranker model file ``path``, the old value and how
     it was chosen recorded beside it (``none_below_refit``)."""
+    from mathlas.atomic import atomic_write
+
     spec = json.loads(path.read_text(encoding="utf-8"))
     spec["match"]["none_below"] = value
-    spec["match"]["none_below_refit"] = {"was": was, "rule": how}
-    path.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")  # as the trainer writes it
+    spec["match"]["none_below_refit"] = {"was": (spec["match"].get("none_below_refit") or {}).get("was", was),
+                                         "rule": how}   # the trainer's own value, however often refit
+    atomic_write(path, json.dumps(spec, separators=(",", ":")))  # as the trainer writes it
 
 
 def main() -> None:
@@ -99,12 +108,15 @@ def main() -> None:
     b = open_bundle(a.bundle)
     model = b.manifest.ranker["match"]
     if a.choose_none:
-        served = []
-        for r in records(offtopic=True):
-            res = service.search(SearchRequest.make(r["query"], 10), b, findings=False)
-            served.append({"split": r["split"], "c": res.confidence,
-                           "kind": "off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent")})
-        chosen = choose_none_below(served, float(model["none_below"]))
+        tune = [r for r in records(offtopic=True) if r["split"] == "tune"]
+
+        def serve(t: float) -> list[tuple[str, str]]:
+            b.manifest.ranker["match"] = {**model, "none_below": t}
+            return [("off" if r.get("area") == "offtopic" else ("in" if r["targets"] else "absent"),
+                     service.search(SearchRequest.make(r["query"], 10), b, findings=False).match) for r in tune]
+
+        chosen = choose_none_below(serve, float(model["none_below"]))
+        b.manifest.ranker["match"] = model
         print(f"none_below: {model['none_below']} -> {chosen} (tune: off-topic none >= {OFFTOPIC_NONE}, "
               f"in-corpus none <= {MAX_FALSE_NONE})", file=sys.stderr)
         if chosen is None:

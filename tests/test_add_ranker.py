@@ -22,8 +22,8 @@ def build_cli(*argv: str) -> subprocess.CompletedProcess:
 def test_a_model_attached_as_a_patch_release(tiny_bundle_dir, tmp_path):
     from mathlas.bundle import read_manifest, sha256_file, verify
     from mathlas.engine import open_bundle
+    from mathlas.ranking.pipeline import pipeline_for
     from mathlas.request import SearchRequest
-    from mathlas.service import search
 
     copy = tmp_path / "tiny-patched"
     shutil.copytree(tiny_bundle_dir, copy)
@@ -39,8 +39,9 @@ def test_a_model_attached_as_a_patch_release(tiny_bundle_dir, tmp_path):
     spec = json.loads(MODEL.read_text(encoding="utf-8"))
     assert m.ranker["match"] == spec["match"] and m.ranker["trees"] == len(spec["trees"])
     # the patched bundle searches with the model: its answers are ordered by the learned stage
-    res = search(SearchRequest.make("Nakayama's lemma", 5), open_bundle(copy), findings=False)
-    assert res.hits and all("learned" in (h.ranks or {}) or h.ranks for h in res.hits)
+    ranked = pipeline_for(open_bundle(copy)).rank(SearchRequest.make("Nakayama's lemma", 5))
+    assert ranked.hits and "learned" in ranked.notes
+    assert "learned" not in pipeline_for(open_bundle(tiny_bundle_dir)).rank(SearchRequest.make("Nakayama's lemma", 5)).notes
     # a second model is refused unless asked, in one line
     p = build_cli("add-ranker", str(copy), str(MODEL))
     assert p.returncode != 0 and "already has a ranking model; pass --force" in p.stderr
@@ -59,6 +60,16 @@ def test_a_model_of_other_features_is_refused_and_the_bundle_left_as_it_was(tiny
     p = build_cli("add-ranker", str(copy), str(bad), "--version", "9.9.9", "--force")
     assert p.returncode != 0
     assert (copy / "manifest.json").read_bytes() == before and read_manifest(copy).version != "9.9.9"
+
+
+@pytest.mark.parametrize("version", ["../../evil", "x/y", "1.5.1 ", "", "0.1.0"])
+def test_a_version_that_is_no_version_or_the_same_is_refused(tiny_bundle_dir, tmp_path, version):
+    copy = tmp_path / "tiny-v"
+    shutil.copytree(tiny_bundle_dir, copy)
+    before = (copy / "manifest.json").read_bytes()
+    p = build_cli("add-ranker", str(copy), str(MODEL), "--version", version)
+    assert p.returncode != 0 and "--version" in p.stderr.strip().splitlines()[-1], p.stderr
+    assert (copy / "manifest.json").read_bytes() == before
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -100,3 +100,20 @@ def test_save_cache_writes_or_leaves_no_cache(tmp_path):
     blocked.write_text("", encoding="utf-8")
     save_cache(blocked / "things" / "b.npz", b"x")             # the directory cannot be made: no error
     assert blocked.read_text(encoding="utf-8") == ""
+
+
+def test_save_cache_removes_the_same_bundles_older_caches_of_that_kind(tmp_path):
+    from mathlas.paths import save_cache
+
+    kind = tmp_path / "cache" / "shapes"
+    kind.mkdir(parents=True)
+    old = kind / "mathlib-1.6.0+8f9d9cff-aaaa.npz"
+    other_version = kind / "mathlib-1.6.0+8f9d9cff-rc1-bbbb.npz"   # another version whose name extends it
+    other_bundle = kind / "toy-0.1.0-cccc.npz"
+    other_kind = kind / "mathlib-1.6.0+8f9d9cff-dddd.txt"
+    for f in (old, other_version, other_bundle, other_kind):
+        f.write_bytes(b"x")
+    new = kind / "mathlib-1.6.0+8f9d9cff-eeee.npz"
+    save_cache(new, b"new")
+    assert new.read_bytes() == b"new" and not old.exists()
+    assert other_version.exists() and other_bundle.exists() and other_kind.exists()

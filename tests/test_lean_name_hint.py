@@ -16,6 +16,8 @@ from mathlas.service import LEAN_NAME_NOTE, _looks_like_lean_name
 
 @pytest.mark.parametrize("query, lean", [
     ("Nat.add_comm", True), ("mul_comm", True), ("`Finset.sum_range_succ`", True), ("mul_comm'", True),
+    ("mul_inv_cancel₀", True), ("geom_sum₂_Ico", True), ("lean:Nat.add_comm", True),
+    ("www.example.com", False), ("node.js", False), ("file_name.txt", False), ("https://x.org", False),
     ("x_n", False), ("a_n", False), ("e.g.", False), ("stacks:00DV", False), ("Nakayama lemma", False),
     ("L^2", False), ("H^1(X, F)", False),
 ])

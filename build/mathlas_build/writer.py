@@ -6,6 +6,7 @@ never a directory that looks like a finished bundle, and the next build beside i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -271,18 +272,25 @@ def add_ranker(bundle_dir: Path, model: Path, *, version: str | None = None, for
     manifest = fmt.verify(root, checksums=True)
     if manifest.ranker and not force:
         raise FileExistsError(f"{root} already has a ranking model; pass --force to replace it")
-    block = attach(root, model)
-    if version:
-        m = fmt.read_manifest(root)
-        was = f"{m.name}-{m.version}"
-        m.version = version
-        if isinstance(m.recipe, dict):
-            m.recipe = {**m.recipe, "version": version,
-                        "patched": {"from": was, "ranker": Path(model).name, "sha256": sha256_file(Path(model))}}
-        fmt.write_manifest(root, m)
+    if version is not None and (not _VERSION.fullmatch(version) or version == manifest.version):
+        raise ValueError(f"--version {version!r}: a version like 1.5.1 (digits and dots, an optional "
+                         f"-suffix), other than the bundle's own {manifest.version}")
+    was = f"{manifest.name}-{manifest.version}"
+
+    def amend(m) -> None:
+        if version:
+            m.version = version
+            if isinstance(m.recipe, dict):
+                m.recipe = {**m.recipe, "version": version,
+                            "patched": {"from": was, "ranker": Path(model).name, "sha256": sha256_file(Path(model))}}
+
+    block = attach(root, model, amend=amend)   # one manifest write: the version with the model
     _say(f"[write] ranker {Path(model).name} attached to {root}" + (f" (now version {version})" if version else ""),
          quiet)
     return block
+
+
+_VERSION = re.compile(r"\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?")
 
 
 def lexical_manifest(options: dict) -> dict:

@@ -760,7 +760,7 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
     if index.formal:  # a declaration name with a slip: mul_com is mul_comm, Nat.Prime.twoLe Nat.Prime.two_le
-        fixed = index.identifier(query, _pagerank_of(bundle))
+        fixed = index.identifier(query, pagerank_of(bundle))
         if fixed is not None:  # the query is a name, then (name_query)
             return Correction(fixed, {name_query(query): fixed})
     if _names_a_result(bundle, query):
@@ -1076,16 +1076,16 @@ class NameMatch:
             return pool
         at = {k: i for i, k in enumerate(pool.keys.tolist())}
         slots = max(0, TOP_SLOTS - len(exact))
-        ranked = _by_pagerank(bundle, [k for k in suffix if k in at]) if bundle.has_column("pagerank") else \
+        ranked = by_pagerank(bundle, [k for k in suffix if k in at]) if bundle.has_column("pagerank") else \
             sorted((k for k in suffix if k in at), key=at.__getitem__)
         if len(ranked) < slots:
-            ranked += _by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
+            ranked += by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
         placed = exact + ranked[:slots]
         # a deprecated declaration asked for by name: its replacement right after it
         for k in _replacements(bundle, exact):
             if k not in placed and plan.allowed(np.asarray([k], dtype=np.int64))[0]:
                 placed.insert(placed.index(exact[-1]) + 1, k)
-        return _placed_first(pool, placed[:max(TOP_SLOTS, len(exact))], at)
+        return pool.placed_first(placed[:max(TOP_SLOTS, len(exact))], self.name)
 
 
 def concept_keys(bundle: Bundle, query: str) -> list[int]:
@@ -1101,7 +1101,7 @@ def concept_keys(bundle: Bundle, query: str) -> list[int]:
         return []
 
     def make() -> Callable[[str], tuple[int, ...]]:
-        rank = _pagerank_of(bundle)   # holds the column, not the bundle (kept beside it, per bundle)
+        rank = pagerank_of(bundle)   # holds the column, not the bundle (kept beside it, per bundle)
 
         def keys(query: str) -> tuple[int, ...]:
             found = index.concept(query)
@@ -1156,7 +1156,7 @@ def named_first(bundle: Bundle, query: str, key: int) -> bool:
     return index.suffix(query, limit=2) == [key]
 
 
-def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
+def pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
     """Each key's PageRank (how much is built on the declaration), where the bundle has the column."""
     if not bundle.has_column("pagerank"):
         return None
@@ -1171,39 +1171,10 @@ def _pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:
     return of
 
 
-def _by_pagerank(bundle, keys: list[int]) -> list[int]:
+def by_pagerank(bundle, keys: list[int]) -> list[int]:
     """``keys``, the most used declarations first (the ``pagerank`` column), else in key order."""
-    rank = _pagerank_of(bundle) if keys else None
+    rank = pagerank_of(bundle) if keys else None
     if rank is None:
         return sorted(keys)
     ranks = rank(keys)
     return [k for _, k in sorted(zip((-r for r in ranks), keys))]
-
-
-def _placed_first(pool, placed: list[int], at: dict[int, int]):
-    """``pool`` with the rows of ``placed`` first, in that order (rows from outside the pool added,
-    ranked by no channel), then the others in their order, each placed row marked ``names`` with its
-    place. The placed rows take the pool's best score, so the scores stay in order."""
-    from mathlas.ranking.candidates import Candidates
-
-    c = len(pool.channels)
-    new = [k for k in placed if k not in at]
-    if new:
-        m = len(new)
-        pool = Candidates(pool.channels, np.concatenate([pool.keys, np.asarray(new, dtype=np.int64)]),
-                          np.concatenate([pool.scores, np.zeros(m)]),
-                          np.concatenate([pool.ranks, np.zeros((m, c), dtype=np.int64)]),
-                          np.concatenate([pool.raw, np.full((m, c), np.nan)]),
-                          np.concatenate([pool.lifted_by, np.full(m, -1, dtype=np.int64)]),
-                          {name: np.concatenate([v, np.zeros(m, dtype=v.dtype)]) for name, v in pool.marks.items()})
-        at = {**at, **{k: len(at) + i for i, k in enumerate(new)}}
-    first = [at[k] for k in placed]
-    chosen = set(first)
-    order = first + [i for i in range(len(pool)) if i not in chosen]
-    best = float(pool.scores.max()) if len(pool) else 1.0
-    mark = np.zeros(len(pool), dtype=np.int64)
-    mark[first] = np.arange(1, len(first) + 1)
-    out = pool.take(order)
-    scores = out.scores.copy()
-    scores[:len(first)] = np.maximum(scores[:len(first)], best)
-    return out.rescored(scores).marked("names", mark[order])

@@ -309,11 +309,13 @@ def _cache_file(bundle: Bundle):
     """Where a bundle's shape index is kept between processes (``mathlas.paths.bundle_cache_file``:
     named by the bundle, its table's checksums and the source of this module and of the token
     reading it uses, ``mathlas.ranking.lean_text``)."""
+    import sys
+
     from mathlas.bundle import META, META_ARROW
     from mathlas.paths import bundle_cache_file
-    from mathlas.ranking import lean_text
 
-    return bundle_cache_file(CACHE_KIND, bundle, (META, META_ARROW), [__file__, lean_text.__file__], ".npz")
+    reader = sys.modules[tokens.__module__].__file__   # mathlas.ranking.lean_text, loaded with this module
+    return bundle_cache_file(CACHE_KIND, bundle, (META, META_ARROW), [__file__, reader], ".npz")
 
 
 class ShapeMatch:
@@ -338,7 +340,7 @@ class ShapeMatch:
         tiers = index.find(ctx.request.query)
         if not tiers:
             return pool
-        from mathlas.ranking.names import _by_pagerank
+        from mathlas.ranking.names import by_pagerank
 
         spaces = query_namespaces(ctx.request.query)
         placed: list[int] = []
@@ -348,7 +350,7 @@ class ShapeMatch:
             # those that ask fewest hypotheses first, then those in a namespace the query names
             # (Nat.gcd) before others, each the most used first (PageRank: mul_assoc before
             # IsMulCentral.left_assoc, which the ranking put first)
-            ordered = _by_pagerank(ctx.bundle, allowed)
+            ordered = by_pagerank(ctx.bundle, allowed)
             outside = _outside(ctx.bundle, ordered, spaces)
             fields = _fields(ctx.bundle, ordered)
             ordered = sorted(ordered, key=lambda k: (int(index.hyps[k]) if k < len(index.hyps) else 0,

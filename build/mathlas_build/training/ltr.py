@@ -135,10 +135,11 @@ def save(spec: dict, path) -> None:
         json.dump(spec, f, separators=(",", ":"))
 
 
-def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
+def attach(bundle_dir, model_path, *, measured: dict | None = None, amend=None) -> dict:
     """Put a trained model into a bundle directory as ``ranker/model.json`` and declare it in the
     manifest (``ranker``: file, features, what it was trained on, what it measured), with its size and
-    checksum in ``files``. Returns the manifest's ``ranker`` block."""
+    checksum in ``files``; ``amend(manifest)``, when given, changes the manifest too, before its one
+    write (``mathlas-build add-ranker --version``). Returns the manifest's ``ranker`` block."""
     from pathlib import Path
 
     from mathlas.bundle import FileEntry, read_manifest, sha256_file, write_manifest
@@ -164,5 +165,7 @@ def attach(bundle_dir, model_path, *, measured: dict | None = None) -> dict:
                 "measured": measured if measured is not None else spec.get("measured", {})}
     if spec.get("match"):  # the answers' match model (mathlas.ranking.confidence, mode "learned")
         m.ranker["match"] = spec["match"]
+    if amend is not None:
+        amend(m)
     write_manifest(root, m)
     return m.ranker
