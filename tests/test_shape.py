@@ -67,6 +67,12 @@ FACT_POS = "(n : ℕ) : 0 < n !"
 DEGREE = "{R : Type*} [Semiring R] [NoZeroDivisors R] {p q : R[X]} : (p * q).degree = p.degree + q.degree"
 SQRT = "(x : ℝ) (h : 0 ≤ x) : √x ^ 2 = x"
 MABS = "{α : Type*} [AddGroup α] [Lattice α] (a : α) : 0 ≤ |a|ₘ"
+SMUL_ZERO = "{M A : Type*} [Zero A] [SMulZeroClass M A] (a : M) : a • (0 : A) = 0"
+INV_ONE = "{G : Type*} [InvOneClass G] : (1 : G)⁻¹ = 1"
+MEM_SINGLETON = "{α : Type u} (a : α) : a ∈ ({a} : Set α)"
+COMPL_COMPL = "{α : Type*} [BooleanAlgebra α] (x : α) : xᶜᶜ = x"
+INV_INV = "{G : Type*} [InvolutiveInv G] (a : G) : a⁻¹⁻¹ = a"
+MUL_LE_MUL = "{α : Type*} [Mul α] [Zero α] [Preorder α] {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d"
 
 
 @pytest.mark.parametrize("signature, query", [
@@ -74,8 +80,14 @@ MABS = "{α : Type*} [AddGroup α] [Lattice α] (a : α) : 0 ≤ |a|ₘ"
     (DEGREE, "degree (p * q) = degree p + degree q"), (SQRT, "Real.sqrt x ^ 2 = x"),
     (MABS, "0 ≤ |a|"), (CAST_LE, "(n : ℝ) ≤ m ↔ n ≤ m"), (CAST_LE, "((a : ℝ) ≤ b) ↔ a ≤ b"),
     (UNNAMED, "Nat.Prime p → 2 ≤ p"),
+    # ascriptions on terms, postfix letters glued to a variable, parentheses beside ⁻¹, an invisible
+    # character, a pasted declaration with its hypotheses, attributes, modifier and proof
+    (SMUL_ZERO, "a • 0 = 0"), (INV_ONE, "1⁻¹ = 1"), (MEM_SINGLETON, "x ∈ {x}"),
+    (COMPL_COMPL, "sᶜᶜ = s"), (INV_INV, "(a⁻¹)⁻¹ = a"), (INV_INV, "b\u200b⁻¹⁻¹ = b"),
+    (MUL_LE_MUL, "theorem X {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (c0 : 0 ≤ c) (b0 : 0 ≤ b) : a * c ≤ b * d"),
+    (MUL_LE_MUL, "@[simp] protected lemma foo (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d := by\n  nlinarith"),
 ])
-def test_notations_ascriptions_and_unnamed_hypotheses_are_read_as_people_type_them(signature, query):
+def test_what_a_lean_user_types_is_read_as_the_signature_prints_it(signature, query):
     index = S.ShapeIndex([signature])
     assert [r for tier in index.find(query) for r in tier] == [0], (query, S.query_shapes(query, index.constants),
                                                                    S.statement_shapes(signature)[0])
@@ -109,25 +121,6 @@ def test_a_match_without_any_parentheses_is_placed_after_and_never_strong(monkey
     assert S.shape_first(None, "a ^ (m * n) = a ^ m ^ n", 0) is False
 
 
-SMUL_ZERO = "{M A : Type*} [Zero A] [SMulZeroClass M A] (a : M) : a • (0 : A) = 0"
-INV_ONE = "{G : Type*} [InvOneClass G] : (1 : G)⁻¹ = 1"
-MEM_SINGLETON = "{α : Type u} (a : α) : a ∈ ({a} : Set α)"
-COMPL_COMPL = "{α : Type*} [BooleanAlgebra α] (x : α) : xᶜᶜ = x"
-INV_INV = "{G : Type*} [InvolutiveInv G] (a : G) : a⁻¹⁻¹ = a"
-MUL_LE_MUL = "{α : Type*} [Mul α] [Zero α] [Preorder α] {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d"
-
-
-@pytest.mark.parametrize("signature, query", [
-    (SMUL_ZERO, "a • 0 = 0"), (INV_ONE, "1⁻¹ = 1"), (MEM_SINGLETON, "x ∈ {x}"),
-    (COMPL_COMPL, "sᶜᶜ = s"), (INV_INV, "(a⁻¹)⁻¹ = a"), (INV_INV, "b\u200b⁻¹⁻¹ = b"),
-    (MUL_LE_MUL, "theorem X {a b c d : α} (h₁ : a ≤ b) (h₂ : c ≤ d) (c0 : 0 ≤ c) (b0 : 0 ≤ b) : a * c ≤ b * d"),
-    (MUL_LE_MUL, "@[simp] protected lemma foo (h₁ : a ≤ b) (h₂ : c ≤ d) (hc : 0 ≤ c) (hb : 0 ≤ b) : a * c ≤ b * d := by\n  nlinarith"),
-])
-def test_what_a_lean_user_also_types(signature, query):
-    """Ascriptions on terms, postfix letters glued to a variable, parentheses beside ⁻¹, an invisible
-    character, a pasted declaration with its hypotheses, attributes, modifier and proof."""
-    index = S.ShapeIndex([signature])
-    assert [r for tier in index.find(query) for r in tier] == [0], (query, S.query_shapes(query, index.constants))
 
 
 def test_a_type_named_h_is_no_hypothesis_and_a_double_pair_keeps_its_grouping():

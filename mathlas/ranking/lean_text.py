@@ -159,18 +159,11 @@ def is_name(t: str) -> bool:
 def strip_forall(toks: list[str], names: set[str]) -> list[str]:
     """``toks`` without leading ``∀ x y : G,`` binders (their names added to ``names``)."""
     while toks and toks[0] == "∀":
-        depth = 0
-        for i, t in enumerate(toks):
-            if t in OPEN:
-                depth += 1
-            elif t in CLOSE:
-                depth -= 1
-            elif t == "," and depth == 0:
-                names.update(x for x in toks[1:i] if is_name(x) and x not in (":", "∈"))
-                toks = toks[i + 1:]
-                break
-        else:
+        commas = top_level(toks, {","})
+        if not commas:
             return toks
+        names.update(x for x in toks[1:commas[0]] if is_name(x))
+        toks = toks[commas[0] + 1:]
     return toks
 
 
