@@ -37,7 +37,7 @@ def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
     assert dict(S.statement_shapes(TWO_LE)[0])["A"] == "Prime #1 → 2 ≤ #1"
     # a hypothesis that is a binder is put in parentheses, as a person types it
     assert dict(S.statement_shapes(SET_EXT)[0])["A"] == "( ∀ #1 , #1 ∈ #2 ↔ #1 ∈ #3 ) → #2 = #3"
-    assert S.statement_shapes("(G H : Type*) [Add G]") == ([], set(), 0)  # no statement
+    assert S.statement_shapes("(G H : Type*) [Add G]") == ([], set(), 0, 0)  # no statement
 
 
 @pytest.mark.parametrize("query, row", [
@@ -127,6 +127,11 @@ def test_a_type_named_h_is_no_hypothesis_and_a_double_pair_keeps_its_grouping():
     assert S.statement_shapes("{H : Type*} [Group H] (a : H) : a * 1 = a")[2] == 0
     assert S.statement_shapes("{G : Type*} [Group G] {H : Subgroup G} (a : G) : a ∈ H ↔ a⁻¹ ∈ H")[2] == 0
     assert S.statement_shapes("{a b : ℕ} (H : a ≤ b) : a < b + 1")[2] == 1
+    # conditions given as instances are counted apart: no typed statement shows them
+    char_two = "{R : Type*} [CommSemiring R] [CharP R 2] (x y : R) : (x + y) ^ 2 = x ^ 2 + y ^ 2"
+    assert S.statement_shapes(char_two)[2:] == (0, 1)
+    assert S.statement_shapes("{p : ℕ} [Fact (1 < p)] (hp : p.Prime) : 2 ≤ p")[2:] == (1, 1)
+    assert S.statement_shapes("{R : Type*} [CommRing R] (a : R) : a * 1 = a")[2:] == (0, 0)
     cpow = "{x : ℝ} (hx : 0 ≤ x) (y : ℝ) (z : ℂ) : (x : ℂ) ^ (↑y * z) = (↑(x ^ y) : ℂ) ^ z"
     assert dict(S.statement_shapes(cpow)[0])["S"] == "#1 ^ ( #2 * #3 ) = ( #1 ^ #2 ) ^ #3"
 

@@ -151,6 +151,35 @@ def bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list
     return names, hyps
 
 
+# classes that state a condition of the lemma (a characteristic, a fact); NeZero, Nontrivial and the
+# like hold where such lemmas are used, and a person leaves them out as the lemma does its name
+_CONDITION_CLASSES = frozenset({"Fact", "CharP", "ExpChar", "ringChar"})
+_SOFT_CLASSES = frozenset({"NeZero", "Nontrivial", "NoZeroDivisors", "CharZero", "Nonempty", "Invertible"})
+
+
+def instance_conditions(binders: list[str]) -> int:
+    """How many instance binders state a condition rather than a structure (``[CharP R 2]``,
+    ``[Fact (1 < p)]``; not ``[NeZero n]``): a lemma that needs one states less than one that does not."""
+    count, i, n = 0, 0, len(binders)
+    while i < n:
+        if binders[i] == "[":
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += (binders[j] in OPEN) - (binders[j] in CLOSE)
+                j += 1
+            group = binders[i + 1:j - 1]
+            if ":" in group:
+                group = group[group.index(":") + 1:]
+            head = group[0].rsplit(".", 1)[-1] if group else ""
+            if head in _CONDITION_CLASSES or head not in _SOFT_CLASSES and (
+                    not RELATIONS.isdisjoint(group) or any(t[:1].isdigit() for t in group)):
+                count += 1
+            i = j
+        else:
+            i += 1
+    return count
+
+
 def is_name(t: str) -> bool:
     """Whether a token is a name (not a postfix letter such as ``ᶜ``, which ``tokens`` splits off)."""
     return bool(t) and (t[0].isalpha() or t[0] == "_") and t not in POSTFIX_LETTERS

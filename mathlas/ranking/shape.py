@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from mathlas.ranking.lean_text import (HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound, canonical,
-                                       grouped, is_name, redundant_parens, split_binders, strip_forall, tokens,
-                                       top_level)
+                                       grouped, instance_conditions, is_name, redundant_parens, split_binders,
+                                       strip_forall, tokens, top_level)
 
 Bundle = Any
 
@@ -90,14 +90,15 @@ def _hash(kind: str, s: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{kind}{_SEP}{s}".encode(), digest_size=8).digest(), "little")
 
 
-def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], int]:
+def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], int, int]:
     """A declaration's shapes, ``[(kind, shape), …]`` (``S``, ``A``, ``C``, each with and without
     the parentheses a person leaves out; module docstring), the constants its statement names (last
-    components) and how many hypotheses it has (binders read as hypotheses, and arrows)."""
+    components), how many hypotheses it has (binders read as hypotheses, and arrows) and how many
+    conditions it asks as instances (``[CharP R 2]``), which no typed statement shows."""
     toks = tokens(signature)
     binders, stmt = split_binders(toks)
     if not stmt:
-        return [], set(), 0
+        return [], set(), 0, 0
     names, hyps = bound(binders, stmt)
     stmt = strip_forall(stmt, names)
     names |= binder_names(stmt)
@@ -118,7 +119,7 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
         for parens in (True, False):
             out.append((kind + ("" if parens else "-"), shape(part, variable, parens)))
     constants = {t.rsplit(".", 1)[-1] for t in stmt if is_name(t) and not variable(t.partition(".")[0])}
-    return out, constants, len(hyps) + len(arrows)
+    return out, constants, len(hyps) + len(arrows), instance_conditions(binders)
 
 
 def query_shapes(query: str, constants) -> list[tuple[int, str]]:
@@ -197,11 +198,13 @@ class ShapeIndex:
         code = {k: i for i, k in enumerate(self.KINDS)}
         signatures = list(signatures)
         self.hyps = np.zeros(len(signatures), dtype=np.uint8)
+        self.conditions = np.zeros(len(signatures), dtype=np.uint8)
         for row, sig in enumerate(signatures):
             if not sig:
                 continue
-            got, names, n_hyps = statement_shapes(sig)
+            got, names, n_hyps, n_conditions = statement_shapes(sig)
             self.hyps[row] = min(n_hyps, 255)
+            self.conditions[row] = min(n_conditions, 255)
             constants |= names
             for kind, s in got:
                 hashes.append(_hash(kind.rstrip("-"), s))
@@ -250,7 +253,7 @@ class ShapeIndex:
 
         words = "\n".join(sorted(self.constants)).encode("utf-8")
         buf = io.BytesIO()
-        np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds, hyps=self.hyps,
+        np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds, hyps=self.hyps, conditions=self.conditions,
                  constants=np.frombuffer(words, dtype=np.uint8), count=np.asarray([len(self.hashes)]))
         save_cache(path, buf.getvalue())
 
@@ -259,7 +262,7 @@ class ShapeIndex:
         """The index kept in ``path`` by ``save``; None when there is none or it does not read whole."""
         try:
             with np.load(path, allow_pickle=False) as z:
-                hashes, rows, kinds, hyps = z["hashes"], z["rows"], z["kinds"], z["hyps"]
+                hashes, rows, kinds, hyps, conditions = z["hashes"], z["rows"], z["kinds"], z["hyps"], z["conditions"]
                 words = z["constants"].tobytes().decode("utf-8")
                 count = int(z["count"][0])
         except (OSError, ValueError, KeyError, UnicodeDecodeError, IndexError, zipfile.BadZipFile, EOFError):
@@ -267,7 +270,8 @@ class ShapeIndex:
         if not len(hashes) == len(rows) == len(kinds) == count or hashes.dtype != np.uint64:
             return None
         index = cls()
-        index.hashes, index.rows, index.kinds, index.hyps = hashes, rows.astype(np.int64), kinds, hyps
+        index.hashes, index.rows, index.kinds, index.hyps, index.conditions = (hashes, rows.astype(np.int64), kinds,
+                                                                             hyps, conditions)
         index.constants = frozenset(words.split("\n")) if words else frozenset()
         return index
 
@@ -445,8 +449,13 @@ def shape_first(bundle: Bundle, query: str, key: int) -> bool:
     for tier, s in query_shapes(query, index.constants):
         if tier or len(s.split()) < STRONG_TOKENS:  # "2 ≤ p": a statement, but one that says little
             continue
-        for kind in ("S", "A"):
-            rows, kinds = index._rows_of(_hash(kind, s))
-            if key in rows[np.isin(kinds, (0, 1))].tolist():
-                return True
+        # its statement as asked (one that asks a condition as an instance states something else:
+        # CharTwo.add_sq for (a + b) ^ 2 = a ^ 2 + b ^ 2; a hypothesis the query leaves out, b ≠ 0 for
+        # a / b * b = a, is what people leave out), or its statement with its hypotheses as arrows
+        rows, kinds = index._rows_of(_hash("S", s))
+        if key in rows[kinds == 0].tolist() and not (key < len(index.conditions) and index.conditions[key]):
+            return True
+        rows, kinds = index._rows_of(_hash("A", s))
+        if key in rows[kinds == 1].tolist():
+            return True
     return False
