@@ -226,3 +226,32 @@ def test_lean_search_by_statement_in_every_form(lean_project_bundle_dir, tmp_pat
     assert other.match != "strong" and not (other.hits[0].ranks or {}).get("shape")
     prose = lean_search(LeanSearchRequest.make("sum of the first n numbers", 5), b)
     assert all("shape" not in (h.ranks or {}) or not h.ranks.get("shape") for h in prose.hits)
+
+
+class FakeBundle:
+    """What the ordering reads of a bundle: ids and kinds by key."""
+
+    def __init__(self, ids, kinds):
+        self.columns = {"id": ids, "kind": kinds}
+
+    def has_column(self, name):
+        return name in self.columns
+
+    def strings(self, name):
+        return lambda keys: [self.columns[name][k] for k in keys]
+
+
+def test_the_order_within_a_tier_reads_namespaces_fields_and_groups(monkeypatch):
+    import mathlas.groups
+
+    b = FakeBundle(["lean:PNat.gcd_mul_lcm", "lean:gcd_mul_lcm", "lean:Nat.gcd_mul_lcm", "lean:InvOneClass.inv_one",
+                    "lean:inv_one", "lean:mul_add", "lean:left_distrib"],
+                   ["theorem", "theorem", "theorem", "field", "theorem", "theorem", "alias"])
+    # another namespace is outside; the root one and the one the query names are not
+    assert S._outside(b, [0, 1, 2], {"Nat"}) == {0}
+    assert S._outside(b, [0, 1, 2], set()) == set()
+    assert S._fields(b, [3, 4]) == {3}
+    # one declaration a fact: an alias whose group already has a placed member is not placed again
+    monkeypatch.setattr(mathlas.groups, "groups_of", lambda bundle: type("G", (), {
+        "group": staticmethod(lambda k: {5: [6], 6: [5]}.get(k, []))})())
+    assert S._one_per_group(b, [5, 6, 4]) == [5, 4]
