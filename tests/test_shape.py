@@ -209,6 +209,8 @@ def test_lean_search_by_statement_in_every_form(lean_project_bundle_dir, tmp_pat
     bundle = str(lean_project_bundle_dir)
     rc, out, err = run_main(["lean", "search", "sumTo (m + 1) = sumTo m + (m + 1)", "--bundle", bundle, "-k", "3"], capfd)
     assert rc == 0, err
+    # the first statement asked reads the bundle's statements, once, and says so on stderr
+    assert "reading the statements of toy-0.1.0 for search by statement" in err and " statement shapes in " in err
     lines = out.splitlines()
     assert "Toy.sumTo_succ" in lines[0] and "a clear match" in err and "match: strong" in err, (out, err)
     assert out.index("Toy.sumTo_succ") < out.index("Toy.sumTo_add_one"), out  # the deprecated twin after it
@@ -255,3 +257,13 @@ def test_the_order_within_a_tier_reads_namespaces_fields_and_groups(monkeypatch)
     monkeypatch.setattr(mathlas.groups, "groups_of", lambda bundle: type("G", (), {
         "group": staticmethod(lambda k: {5: [6], 6: [5]}.get(k, []))})())
     assert S._one_per_group(b, [5, 6, 4]) == [5, 4]
+
+
+@pytest.mark.parametrize("query, may", [
+    ("a + b = b + a", True), ("p.Prime → 2 ≤ p", True), ("x ∣ y", True),
+    ("sum of the first n numbers", False), ("Nat.add_comm", False), ("", False), ("a +", False),
+    ("x" * 700 + " = 1", False),
+])
+def test_words_and_names_never_read_the_statements(query, may):
+    """A query without a relation or an operator (or too short, or too long) does not build the index."""
+    assert S.may_be_statement(query) is may
