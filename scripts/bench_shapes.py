@@ -116,7 +116,7 @@ def without_shape(b) -> None:
 
 def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
     from mathlas.formal import open_formal
-    from mathlas.ranking.shape import ShapeIndex, _hash, statement_shapes
+    from mathlas.ranking.shape import ShapeIndex, statement_shapes
     from mathlas.request import LeanSearchRequest
     from mathlas.service import lean_search
 
@@ -133,7 +133,8 @@ def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
         want = {s for kind, s in statement_shapes(sig[target])[0] if kind == "S"}
         if not want:
             return False
-        rows = index._rows_of(_hash("S", next(iter(want))))[0].tolist()
+        shape = next(iter(want))
+        rows = index.rows_with("S", shape).tolist() + index.rows_with("S-", shape).tolist()
         return key == target or key in rows
 
     drawn = sample(b, n, seed)

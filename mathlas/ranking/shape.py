@@ -90,6 +90,11 @@ def _hash(kind: str, s: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{kind}{_SEP}{s}".encode(), digest_size=8).digest(), "little")
 
 
+def _variable_in(names: set[str]):
+    """Whether a name's head is a variable: bound (``names``), one letter, or a hypothesis' name."""
+    return lambda head: head in names or bool(SHORT.fullmatch(head) or HYPOTHESIS.fullmatch(head))
+
+
 def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], int, int]:
     """A declaration's shapes, ``[(kind, shape), …]`` (``S``, ``A``, ``C``, each with and without
     the parentheses a person leaves out; module docstring), the constants its statement names (last
@@ -105,9 +110,7 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
     stmt = canonical(stmt)
     hyps = [canonical(h) for h in hyps]
 
-    def variable(head: str) -> bool:
-        return head in names or bool(SHORT.fullmatch(head) or HYPOTHESIS.fullmatch(head))
-
+    variable = _variable_in(names)
     out = []
     arrows = top_level(stmt, {"→"})
     parts = [("S", stmt)]
@@ -150,8 +153,7 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
     if len(toks) < MIN_TOKENS or not any(t in OPERATORS for t in toks):
         return []
 
-    def known(head: str) -> bool:
-        return head in names or bool(SHORT.fullmatch(head) or HYPOTHESIS.fullmatch(head))
+    known = _variable_in(names)
 
     # a name the bundle never uses as a constant is a variable (xs): but words no statement uses
     # ("offside", "soccer") make the query prose; a dotted name (Nat.Prime) is a constant's
@@ -284,9 +286,11 @@ class ShapeIndex:
         index.constants = frozenset(words.split("\n")) if words else frozenset()
         return index
 
-    def _rows_of(self, h: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = np.searchsorted(self.hashes, np.uint64(h), "left"), np.searchsorted(self.hashes, np.uint64(h), "right")
-        return self.rows[lo:hi], self.kinds[lo:hi]
+    def rows_with(self, kind: str, shape: str) -> np.ndarray:
+        """The rows whose shape of ``kind`` (``KINDS``: ``"S"``, ``"A-"``…) is ``shape``."""
+        h = np.uint64(_hash(kind.rstrip("-"), shape))
+        lo, hi = np.searchsorted(self.hashes, h, "left"), np.searchsorted(self.hashes, h, "right")
+        return self.rows[lo:hi][self.kinds[lo:hi] == self.KINDS.index(kind)]
 
     def find(self, query: str) -> list[list[int]]:
         """The declarations whose shapes match the query, in tiers, best first: the query's statement
@@ -300,10 +304,7 @@ class ShapeIndex:
         found = []
         for tier, s in shapes:
             for kind in ("S", "A", "C"):
-                rows, kinds = self._rows_of(_hash(kind, s))
-                want = {0: (0, 1), 1: (3, 4)}[tier] if kind != "C" else {0: (2,), 1: (5,)}[tier]
-                keep = rows[np.isin(kinds, want)]
-                found.append(((0 if kind != "C" else 2) + tier, keep))
+                found.append(((0 if kind != "C" else 2) + tier, self.rows_with(kind + ("-" if tier else ""), s)))
         total = len({int(r) for _, rows in found for r in rows})
         if total == 0 or total > MAX_SHARED:
             return []
@@ -471,10 +472,8 @@ def shape_first(bundle: Bundle, query: str, key: int) -> bool:
         # its statement as asked (one that asks a condition as an instance states something else:
         # CharTwo.add_sq for (a + b) ^ 2 = a ^ 2 + b ^ 2; a hypothesis the query leaves out, b ≠ 0 for
         # a / b * b = a, is what people leave out), or its statement with its hypotheses as arrows
-        rows, kinds = index._rows_of(_hash("S", s))
-        if key in rows[kinds == 0].tolist() and not (key < len(index.conditions) and index.conditions[key]):
+        if key in index.rows_with("S", s).tolist() and not (key < len(index.conditions) and index.conditions[key]):
             return True
-        rows, kinds = index._rows_of(_hash("A", s))
-        if key in rows[kinds == 1].tolist():
+        if key in index.rows_with("A", s).tolist():
             return True
     return False
