@@ -32,8 +32,9 @@ def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
     assert statement(ADD_COMM) == "#1 + #2 = #2 + #1"
     assert statement(MUL_ADD) == "#1 * ( #2 + #3 ) = #1 * #2 + #1 * #3"
     # a constant by its last component, the binders' types left out, the parentheses Lean does not need
-    # left out (a big operator's term is read at 67: (∑ …) + f n is ∑ … , f x + f n), those it needs kept
-    assert statement(SUM_RANGE_SUCC) == "∑ #1 ∈ range ( #2 + 1 ) , #3 #1 = ∑ #1 ∈ range #2 , #3 #1 + #3 #2"
+    # left out (a big operator's term is read at 67: (∑ …) + f n is ∑ … , f x + f n), those it needs kept;
+    # a bound variable numbered by its binder, whatever its name (two binders of x are two variables)
+    assert statement(SUM_RANGE_SUCC) == "∑ #1 ∈ range ( #2 + 1 ) , #3 #1 = ∑ #4 ∈ range #2 , #3 #4 + #3 #2"
     assert dict(S.statement_shapes(TWO_LE)[0])["A"] == "Prime #1 → 2 ≤ #1"
     # a hypothesis that is a binder is put in parentheses, as a person types it
     assert dict(S.statement_shapes(SET_EXT)[0])["A"] == "( ∀ #1 , #1 ∈ #2 ↔ #1 ∈ #3 ) → #2 = #3"
@@ -46,7 +47,11 @@ def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
     ("`b + a = a + b`", 0),                                   # the other side first
     ("∀ a b : G, a + b = b + a", 0),
     ("∑ i in range (n+1), f i = ∑ i in range n, f i + f n", 1),  # old spelling, no outer parentheses
+    ("∑ i in range (n+1), f i = ∑ j in range n, f j + f n", 1),  # bound variables named apart
     ("Finset.sum (range (n + 1)) f = 0", None),                 # another statement
+    ("Finset.sum (range (n + 1)) f = Finset.sum (range n) f + f n", 1),  # the function ∑ stands for
+    ("(range (n+1)).sum f = (range n).sum f + f n", 1),         # … by dot notation
+    ("(range (n+1)).sum (fun i => f i) = (range n).sum f + f n", 1),  # … with a fun
     ("p.Prime → 2 ≤ p", 2),
     ("Nat.Prime q -> q >= 2", 2),                               # ASCII, ≥ read as ≤ turned round
     ("(∀ x, x ∈ S ↔ x ∈ T) → S = T", 3),
@@ -267,3 +272,27 @@ def test_the_order_within_a_tier_reads_namespaces_fields_and_groups(monkeypatch)
 def test_words_and_names_never_read_the_statements(query, may):
     """A query without a relation or an operator (or too short, or too long) does not build the index."""
     assert S.may_be_statement(query) is may
+
+
+def test_sum_and_prod_as_functions_read_as_the_big_operators_they_stand_for():
+    from mathlas.ranking.lean_text import tokens
+    assert " ".join(tokens("s.sum f = 0")) == "( ∑ x ∈ s , f x ) = 0"
+    assert " ".join(tokens("Finset.prod Finset.univ (fun i => g i) = 1")) == "( ∏ i , g i ) = 1"
+    assert " ".join(tokens("∑ x ∈ s, x.sum f = 0")) == "∑ x ∈ s , ( ∑ y ∈ x , f y ) = 0"  # a fresh name
+
+
+def test_bound_variables_are_numbered_by_their_binders_within_their_scope():
+    from mathlas.ranking.lean_text import bound_renamed, tokens
+
+    def renamed(text):
+        return " ".join(bound_renamed(tokens(text)))
+    assert renamed("(∑ i ∈ s, f i) = ∑ x ∈ t, g x") == renamed("(∑ x ∈ s, f x) = ∑ i ∈ t, g i") == \
+        "( ∑ ϰ₁ ∈ s , f ϰ₁ ) = ∑ ϰ₂ ∈ t , g ϰ₂"
+    # the scope ends with the binder's group: the x outside is free; an inner binder of x shadows
+    assert renamed("(∃ x, p x) ∧ q x") == "( ∃ ϰ₁ , p ϰ₁ ) ∧ q x"
+    assert renamed("∀ x, (∃ x, p x) ∧ q x.succ") == "∀ ϰ₁ , ( ∃ ϰ₂ , p ϰ₂ ) ∧ q ϰ₁.succ"
+    assert renamed("∫ x in a..b, f x = 0").split()[:3] == ["∫", "ϰ₁", "in"]
+    # one argument (a list's or a multiset's sum), or a name that only ends in sum, stays as it is
+    assert tokens("l.sum = 0") == ["l.sum", "=", "0"]
+    assert tokens("Multiset.sum (s.map f) = 0")[:1] == ["Multiset.sum"]
+    assert tokens("Finset.sum_comm") == ["Finset.sum_comm"]

@@ -58,7 +58,7 @@ def tokens(text: str) -> list[str]:
             found.append(t)
     # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
     big = not BIG.isdisjoint(found)
-    return notations(["∈" if big and t == "in" else t for t in found if t not in DROP])
+    return big_operators(notations(["∈" if big and t == "in" else t for t in found if t not in DROP]))
 
 
 def group_start(toks: list[str], end: int) -> int | None:
@@ -100,6 +100,72 @@ def notations(toks: list[str]) -> list[str]:
                 out.insert(start, t[1:])
         else:
             out.append(t)
+    return out
+
+
+# ``Finset.sum s f`` and ``s.sum f`` are the functions ``∑ x ∈ s, f x`` stands for (``prod``: ``∏``)
+_BIG_FUNCTIONS = {"sum": "∑", "prod": "∏"}
+_FRESH = ("x", "y", "z", "i", "j", "k", "x₉")
+
+
+def _argument_end(toks: list[str], i: int) -> int | None:
+    """The index after the argument that starts at ``i``: a bracket group, a name or a number."""
+    if i >= len(toks):
+        return None
+    if toks[i] in OPEN:
+        depth = 0
+        for j in range(i, len(toks)):
+            depth += (toks[j] in OPEN) - (toks[j] in CLOSE)
+            if depth == 0:
+                return j + 1
+        return None
+    if is_name(toks[i]) or toks[i][:1].isdigit():
+        return i + 1
+    return None
+
+
+def _big_function(t: str) -> str | None:
+    """``∑`` for ``Finset.sum``, ``sum`` (as ``(range n).sum`` reads) and ``s.sum`` (a variable's dot
+    notation); ``∏`` for the ``prod`` ones; None for any other token."""
+    head, dot, last = t.rpartition(".")
+    if last not in _BIG_FUNCTIONS or dot and head != "Finset" and not SHORT.fullmatch(head):
+        return None
+    return _BIG_FUNCTIONS[last]
+
+
+def big_operators(toks: list[str]) -> list[str]:
+    """``Finset.sum s f``, ``s.sum f`` and ``(range n).sum f`` as the ``(∑ x ∈ s, f x)`` Mathlib writes
+    (over ``univ``: ``(∑ x, f x)``; ``f`` a ``fun i ↦ t``: ``(∑ i ∈ s, t)``), so that a statement typed
+    either way has one shape; ``prod`` as ``∏``. Only a call with both arguments is read so (``l.sum`` of
+    a list, one argument, is left as it is)."""
+    if not any(_big_function(t) for t in toks):
+        return toks
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        op = _big_function(t)
+        head = t.rpartition(".")[0]
+        dotted = bool(head) and head != "Finset"      # s.sum f: the set is s
+        a_end = i + 1 if dotted else _argument_end(toks, i + 1)
+        if t in _BIG_FUNCTIONS and toks[i + 1:i + 2] != ["("]:
+            a_end = None    # a bare sum is (range n).sum's: its set is a group ("sum of the first n": words)
+        f_end = _argument_end(toks, a_end) if a_end is not None else None
+        if op is None or f_end is None:
+            out.append(t)
+            i += 1
+            continue
+        domain = [head] if dotted else toks[i + 1:a_end]
+        fn = toks[a_end:f_end]
+        if fn[:1] == ["("] and fn[1:2] == ["fun"] and len(fn) > 5 and is_name(fn[2]) and fn[3] == "↦":
+            var, term = fn[2], fn[4:-1]
+        else:
+            used = {u.partition(".")[0] for u in toks}
+            var = next((v for v in _FRESH if v not in used), _FRESH[-1])
+            term = [*fn, var]
+        over = [] if [d.rpartition(".")[2] for d in domain] == ["univ"] else ["∈", *domain]
+        out += ["(", op, var, *over, ",", *term, ")"]
+        i = f_end
     return out
 
 
@@ -221,6 +287,49 @@ def binder_names(toks: list[str]) -> set[str]:
     return out
 
 
+
+
+BOUND = "ϰ"   # bound variables are renamed ϰ₁, ϰ₂, … by their binders' order (a letter nobody types)
+_BINDER_END = frozenset({",", ":", "∈", "∉", "↦", "⊆", "<", "≤", ">", "≥", "≠", "in"})
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def bound_renamed(toks: list[str]) -> list[str]:
+    """``toks`` with the names bound inside them (by ``∑ ∏ ∀ ∃ fun …``) renamed by their binders' order,
+    each within its binder's scope (to the end of its bracket group, an inner binder of the same name
+    shadowing it): ``(∑ x ∈ s, f x) = ∑ i ∈ t, g i`` and ``(∑ i ∈ s, f i) = ∑ x ∈ t, g x`` are one
+    statement."""
+    at = [i for i, t in enumerate(toks) if t in BINDERS]
+    if not at:
+        return toks
+    binds: list[tuple[int, list[str]]] = []
+    for i in at:
+        names = []
+        for t in toks[i + 1:i + 8]:
+            if t in _BINDER_END:
+                break
+            if is_name(t):
+                names.append(t)
+        binds.append((i, names))
+    numbers, n = [], 0
+    for _, names in binds:
+        numbers.append(list(range(n + 1, n + 1 + len(names))))
+        n += len(names)
+    out = list(toks)
+    for (i, names), nums in reversed(list(zip(binds, numbers))):
+        depth, end = 0, len(out)
+        for k in range(i, len(out)):
+            depth += (out[k] in OPEN) - (out[k] in CLOSE)
+            if depth < 0:
+                end = k
+                break
+        for name, num in zip(names, nums):
+            new = BOUND + str(num).translate(_SUBSCRIPT)
+            for k in range(i + 1, end):
+                t = out[k]
+                if t == name or t.startswith(name + "."):
+                    out[k] = new + t[len(name):]
+    return out
 
 
 # Lean's precedences of the binary operators, relations and connectives whose parentheses a person

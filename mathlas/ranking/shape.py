@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from mathlas.ranking.lean_text import (HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound, canonical,
-                                       grouped, instance_conditions, is_name, redundant_parens, split_binders,
-                                       strip_forall, tokens, top_level)
+from mathlas.ranking.lean_text import (HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound,
+                                       bound_renamed, canonical, grouped, instance_conditions, is_name,
+                                       redundant_parens, split_binders, strip_forall, tokens, top_level)
 
 Bundle = Any
 
@@ -71,6 +71,7 @@ def shape(toks: list[str], variable, parens: bool = True) -> str:
     with none when ``parens`` is False (a looser match: ``a ^ (m * n)`` and ``a ^ m * n`` look alike)."""
     names: dict[str, str] = {}
     out = []
+    toks = bound_renamed(toks)
     for t in (redundant_parens(toks) if parens else [t for t in toks if t not in ("(", ")")]):
         if is_name(t):
             head, _, rest = t.partition(".")
