@@ -16,7 +16,8 @@ SUM_RANGE_SUCC = ("{M : Type*} [AddCommMonoid M] (f : ℕ → M) (n : ℕ) : "
 TWO_LE = "{p : ℕ} (hp : p.Prime) : 2 ≤ p"
 SET_EXT = "{α : Type u} {a b : Set α} (h : ∀ (x : α), x ∈ a ↔ x ∈ b) : a = b"
 MUL_ADD = "{R : Type*} [Mul R] [Add R] [LeftDistribClass R] (a b c : R) : a * (b + c) = a * b + a * c"
-SIGNATURES = [ADD_COMM, SUM_RANGE_SUCC, TWO_LE, SET_EXT, MUL_ADD, "", "(G H : Type*) [Add G]"]
+CAST_ADD = "{R : Type*} [AddMonoidWithOne R] (m n : ℕ) : ((m + n : ℕ) : R) = m + n"
+SIGNATURES = [ADD_COMM, SUM_RANGE_SUCC, TWO_LE, SET_EXT, MUL_ADD, "", "(G H : Type*) [Add G]", CAST_ADD]
 
 
 def statement(signature: str) -> str:
@@ -56,6 +57,8 @@ def test_a_statement_is_its_tokens_with_variables_renamed_by_first_appearance():
     ("Nat.Prime q -> q >= 2", 2),                               # ASCII, ≥ read as ≤ turned round
     ("(∀ x, x ∈ S ↔ x ∈ T) → S = T", 3),
     ("theorem foo (u v w : R) : u * (v + w) = u * v + u * w", 4),  # a pasted signature
+    ("((a + b : ℕ) : ℝ) = a + b", 7),                             # a cast of a term, as Mathlib writes it
+    ("(↑(a + b) : ℝ) = ↑a + ↑b", 7),                            # … with the arrow
 ])
 def test_a_query_finds_the_declaration_that_states_it(index, query, row):
     found = [r for tier in index.find(query) for r in tier]
@@ -138,7 +141,7 @@ def test_a_type_named_h_is_no_hypothesis_and_a_double_pair_keeps_its_grouping():
     assert S.statement_shapes("{p : ℕ} [Fact (1 < p)] (hp : p.Prime) : 2 ≤ p")[2:] == (1, 1)
     assert S.statement_shapes("{R : Type*} [CommRing R] (a : R) : a * 1 = a")[2:] == (0, 0)
     cpow = "{x : ℝ} (hx : 0 ≤ x) (y : ℝ) (z : ℂ) : (x : ℂ) ^ (↑y * z) = (↑(x ^ y) : ℂ) ^ z"
-    assert dict(S.statement_shapes(cpow)[0])["S"] == "#1 ^ ( #2 * #3 ) = ( #1 ^ #2 ) ^ #3"
+    assert dict(S.statement_shapes(cpow)[0])["S"] == "#1 ^ ( #2 * #3 ) = cast ( #1 ^ #2 ) ^ #3"  # a cast
 
 
 def test_hypotheses_are_counted_and_qualified_names_name_namespaces():
@@ -296,3 +299,18 @@ def test_bound_variables_are_numbered_by_their_binders_within_their_scope():
     assert tokens("l.sum = 0") == ["l.sum", "=", "0"]
     assert tokens("Multiset.sum (s.map f) = 0")[:1] == ["Multiset.sum"]
     assert tokens("Finset.sum_comm") == ["Finset.sum_comm"]
+
+
+def test_a_cast_of_a_term_is_read_as_one_and_only_the_looser_match_leaves_it_out():
+    from mathlas.ranking.lean_text import no_ascriptions, tokens
+
+    def read(text):
+        return " ".join(no_ascriptions(tokens(text)))
+    assert read("((m + n : ℕ) : R) = m + n") == read("(↑(m + n) : R) = ↑m + ↑n") == "( cast ( m + n ) ) = m + n"
+    # the arrow before a name, and an ascription of a name, are what Lean infers: left out as before
+    assert read("(↑n : ℝ) ≤ ↑m") == "( n ) ≤ m"
+    assert read("((n : ℕ) : ℤ) = 1") == "( ( n ) ) = 1"
+    # the statement with its cast is not m + n = m + n; without parentheses (never strong) it is
+    shapes = dict(S.statement_shapes(CAST_ADD)[0])
+    assert shapes["S"] == "cast ( #1 + #2 ) = #1 + #2"
+    assert shapes["S-"] == "#1 + #2 = #1 + #2"

@@ -58,7 +58,20 @@ def tokens(text: str) -> list[str]:
             found.append(t)
     # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
     big = not BIG.isdisjoint(found)
-    return big_operators(notations(["∈" if big and t == "in" else t for t in found if t not in DROP]))
+    found = ["∈" if big and t == "in" else t for t in found]
+    return big_operators(notations([t for i, t in enumerate(found) if t not in DROP or _cast_of_term(found, i)]))
+
+
+CAST = "cast"   # what ↑(m + n) and ((m + n : ℕ) : R) are read as: cast (m + n)
+
+
+def _cast_of_term(toks: list[str], i: int) -> bool:
+    """Whether ``toks[i]`` is an ``↑`` before a bracketed term of more than one token (``↑(m + n)``: a
+    cast lemma's content); the ``↑`` before a name (``↑n``) is dropped as Lean infers it."""
+    if toks[i] != "↑" or toks[i + 1:i + 2] != ["("]:
+        return False
+    end = _argument_end(toks, i + 1)
+    return end is not None and end - i > 4
 
 
 def group_start(toks: list[str], end: int) -> int | None:
@@ -78,7 +91,9 @@ def notations(toks: list[str]) -> list[str]:
     (the additive twins' statements print the multiplicative bars) is ``|a|``."""
     out: list[str] = []
     for t in toks:
-        if t == "√":
+        if t == "↑":
+            out.append(CAST)
+        elif t == "√":
             out.append("sqrt")
         elif t == "#":
             out.append("card")
@@ -499,7 +514,11 @@ def no_ascriptions(toks: list[str]) -> list[str]:
                 j += 1
             if depth == 0 and colon is not None and colon > i + 1 and \
                     not {",", "↦", "∀", "∃", "fun"} & set(toks[i + 1:colon]):
-                out += ["(", *no_ascriptions(toks[i + 1:colon]), ")"]
+                inner = no_ascriptions(toks[i + 1:colon])
+                if toks[i + 1] == "(" and _argument_end(toks, i + 1) == colon and toks[i + 2:i + 3] != [CAST] \
+                        and any(u == ":" for u in toks[i + 2:colon - 1]) and len(inner) > 3:
+                    inner = [CAST, *inner]   # ((m + n : ℕ) : R): m + n cast to R
+                out += ["(", *inner, ")"]
                 i = j
                 continue
         if t == "fun" and i + 2 < n and is_name(toks[i + 1]) and toks[i + 2] == ":":

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from mathlas.ranking.lean_text import (HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound,
+from mathlas.ranking.lean_text import (CAST, HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound,
                                        bound_renamed, canonical, grouped, instance_conditions, is_name,
                                        redundant_parens, split_binders, strip_forall, tokens, top_level)
 
@@ -68,11 +68,12 @@ def shape(toks: list[str], variable, parens: bool = True) -> str:
     appearance (dot notation read as the application it is: ``p.Prime`` -> ``Prime #1``), constants by their
     last component (``Finset.range`` -> ``range``); with the parentheses Lean's grammar needs
     (``redundant_parens``: those it makes redundant left out, so ``(a * b) * c`` is ``a * b * c``), or
-    with none when ``parens`` is False (a looser match: ``a ^ (m * n)`` and ``a ^ m * n`` look alike)."""
+    with none when ``parens`` is False (a looser match: ``a ^ (m * n)`` and ``a ^ m * n`` look alike; nor the
+    casts of terms, ``cast (m + n)``, which a person may leave out)."""
     names: dict[str, str] = {}
     out = []
     toks = bound_renamed(toks)
-    for t in (redundant_parens(toks) if parens else [t for t in toks if t not in ("(", ")")]):
+    for t in (redundant_parens(toks) if parens else [t for t in toks if t not in ("(", ")", CAST)]):
         if is_name(t):
             head, _, rest = t.partition(".")
             if variable(head):
@@ -158,7 +159,8 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
 
     # a name the bundle never uses as a constant is a variable (xs): but words no statement uses
     # ("offside", "soccer") make the query prose; a dotted name (Nat.Prime) is a constant's
-    unknown = {t for t in toks if is_name(t) and "." not in t and not known(t) and t not in constants}
+    # (the types of ascriptions and binders, which canonical leaves out, are not words: ((a + b : ℕ) : ℝ))
+    unknown = {t for t in canonical(toks) if is_name(t) and "." not in t and not known(t) and t not in constants}
     if len(unknown) > MAX_WORDS:
         return []
     if RELATIONS.isdisjoint(toks) and "→" not in toks and (unknown or len(toks) < MIN_TERM_TOKENS):
