@@ -249,6 +249,35 @@ def test_napkin_skips_commented_environments(napkin_docs):
     assert not any("%\\begin" in d.body for d in napkin_docs.values())
 
 
+# A chapter's own \newcommand (rep-theory/applications.tex, verbatim): the lemma's title is made with it.
+NAPKIN_LOCAL_MACRO = r"""\chapter{Some applications}
+\section{Frobenius divisibility}
+First, we prove:
+\newcommand{\tempuuujbhtkx}{$\ZZ[G]$}
+\begin{lemma}[Elements of \tempuuujbhtkx\ are integral]
+	\label{lem:group_ring_integral}
+	Let $\alpha \in \ZZ[G]$.
+	Then there exists a monic polynomial $P$ with integer coefficients
+	such that $P(\alpha) = 0$.
+\end{lemma}
+"""
+
+
+def test_napkin_chapter_macros_name_the_statement(tmp_path):
+    chapter = tmp_path / "tex" / "rep-theory" / "applications.tex"
+    chapter.parent.mkdir(parents=True)
+    chapter.write_text(NAPKIN_LOCAL_MACRO, encoding="utf-8")
+    (other := tmp_path / "tex" / "other" / "plain.tex").parent.mkdir(parents=True)
+    other.write_text(NAPKIN_LOCAL_MACRO.replace("\\newcommand{\\tempuuujbhtkx}{$\\ZZ[G]$}", ""), encoding="utf-8")
+    docs = by_id(list(napkin.read(tmp_path)), "Napkin")
+    lemma = docs["napkin:rep-theory/applications:1"]
+    assert lemma.name == "Elements of Z[G] are integral"         # was "Elements of tempuuujbhtkx are integral"
+    assert lemma.title == "Some applications > Frobenius divisibility"
+    assert lemma.statement.startswith("Let alpha in Z[G]")
+    # the definition is the chapter's own: another chapter that uses the name without defining it is not helped
+    assert "tempuuujbhtkx" in docs["napkin:other/plain:1"].name
+
+
 # ------------------------------------------------------------------------------------------------ ProofNet
 
 def test_proofnet(pn_docs):

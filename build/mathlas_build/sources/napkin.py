@@ -15,8 +15,10 @@ line), else the words of its ``\\label``, else (definitions) the first ``\\vocab
 term goes to ``keywords``. Title: ``Part > Chapter > Section`` (part from ``Napkin.tex``'s ``\\part``/``\\include`` order).
 
 Macros: ``tex/macros.tex`` through ``parse_macros``, on top of a hand-written table of the ``evan.sty`` macros the text
-uses (evan.sty is not in the repository). The body is display text: the statement after its ``[title]``, labels
-dropped, through ``display.display_tex`` with those macros (``\\vocab{x}`` -> x, ``\\ii`` -> ``\\item``, ...).
+uses (evan.sty is not in the repository), and a chapter's own ``\\newcommand``s in that chapter, names and text alike
+(``\\begin{lemma}[Elements of \\tempuuujbhtkx\\ are integral]`` is named "Elements of Z[G] are integral", not by the
+macro's name). The body is display text: the statement after its ``[title]``, labels dropped, through
+``display.display_tex`` with those macros (``\\vocab{x}`` -> x, ``\\ii`` -> ``\\item``, ...).
 """
 from __future__ import annotations
 
@@ -111,6 +113,14 @@ def load_macros(root: Path) -> Macros:
     return macros
 
 
+def chapter_macros(tex: str, book: Macros) -> Macros:
+    """``book`` with the chapter's own ``\\newcommand``s: ``rep-theory/applications.tex`` defines
+    ``\\tempuuujbhtkx`` as ``$\\ZZ[G]$`` for a lemma's title (``Elements of \\tempuuujbhtkx\\ are integral``), which
+    macros.tex does not know. ``OVERRIDES`` still win."""
+    local = parse_macros(tex) if ("\\newcommand" in tex or "\\def" in tex) else {}
+    return {**book, **local, **OVERRIDES} if local else book
+
+
 def part_titles(root: Path, macros: Macros) -> dict[str, str]:
     """Chapter path (relative to tex/, no extension) -> title of the ``\\part`` it is included under in Napkin.tex."""
     master = root / "Napkin.tex"
@@ -141,11 +151,12 @@ def read(root: Path, **options) -> Iterator[Document]:
     texdir = root / "tex"
     if not texdir.is_dir():
         raise FileNotFoundError(f"Napkin tex folder not found: {texdir}")
-    macros = load_macros(root)
-    parts = part_titles(root, macros)
-    audit = DisplayAudit(SOURCE, macros)
+    book = load_macros(root)
+    parts = part_titles(root, book)
+    audit = DisplayAudit(SOURCE, book)
     for rel, tex in statement_files(texdir, _ENV_RE, skip=_NOT_CHAPTERS):
         chapter_id = rel.with_suffix("").as_posix()
+        macros = chapter_macros(tex, book)
         chapters = _heading(tex, "chapter", macros)
         sections = _heading(tex, "section", macros)
         chapter_default = re.sub(r"[-_]+", " ", rel.stem).strip().capitalize()
