@@ -168,7 +168,7 @@ _STACKS_NAME = re.compile(r"^(.*) \(([^()]*)\)$")    # "Nakayama's lemma (words 
 
 def _own_name_text(source: str, name: str) -> str:
     """The part of the ``name`` column that may be the statement's own name (Stacks writes
-    ``[name] (label words)`` when both exist)."""
+    ``[name] (label words)`` where the label adds to a name, ``Kollár (injective pic)``)."""
     if source == "stacks":
         m = _STACKS_NAME.match(name or "")
         return m.group(1) if m else (name or "")

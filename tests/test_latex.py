@@ -127,6 +127,19 @@ def test_symbol_words(tex, words):
     assert latex_to_text(tex) == words
 
 
+def test_a_letter_accent_before_a_space_takes_the_next_letter():
+    # TeX's \v C is \v{C}: Stacks writes {\v C}ech (344 times), which read "v Cech" in its section titles
+    # (cohomology.tex: \section{The {\v C}ech complex and {\v C}ech cohomology}) and statements
+    assert latex_to_text(r"\section{The {\v C}ech complex and {\v C}ech cohomology}") == \
+        "The Čech complex and Čech cohomology"
+    assert latex_to_text(r"the extended {\v C}ech complex") == "the extended Čech complex"
+    # PlanetMath's bibliographies: Fran\c cois, Erd\H os, Tanas\u a, Ka\v c
+    assert latex_to_text(r"Fran\c cois, Erd\H os, Tanas\u a, Ka\v c") == "François, Erdős, Tanasă, Kač"
+    # a corpus that defines \v (planetmath:ExistenceAndUniquenessOfSolutionToCauchyProblem) keeps its macro
+    assert latex_to_text(r"\def\v#1{\mathbf{#1}} $\v x_0$") == "x_0"
+    assert latex_to_text(r"$\vee x$") == "or x"
+
+
 def test_wedge_and_vee_as_a_script_are_symbols_not_words():
     # stacks:07QY (smoothing.tex): R^\wedge is the completion, not "R^and"
     tex = (r"Suppose that $(a_1, \ldots, a_n) \in (R^\wedge)^n$ is a solution in $R^\wedge$. "

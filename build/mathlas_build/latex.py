@@ -797,6 +797,10 @@ def _convert(toks: list[str], depth: int = 0) -> str:
                     a, i = _read_arg(toks, i)
                     app(_accented(t, a))
                 continue
+            if t in _ACCENT_MARKS and i + 1 < n and toks[i] == " " and toks[i + 1][:1].isalpha():
+                app(_accented(t, [toks[i + 1]]))   # {\v C}ech, as TeX reads it: the accent on the next letter
+                i += 2
+                continue
             app(" " + name + "\x01")
             continue
         if t == "^" or t == "_":
