@@ -52,6 +52,23 @@ def test_text_mode_commands_and_accents():
     assert display.text_commands(out) == set()
 
 
+def test_unicode_text_has_a_symbol_for_what_katex_draws():
+    # ProofWiki headings read these as words: "(S₁, preccurlyeq₁) ⊗ ^s ...", "R ominus S", "dbinom n k", "pmod p"
+    assert display.unicode_text(r"$\left(S_1, \preccurlyeq_1\right) \otimes^s \left(S_2, \succcurlyeq_2\right)$") == \
+        "(S₁, ≼₁) ⊗^s (S₂, ≽₂)"
+    assert display.unicode_text(r"$R \ominus S \odot T \boxtimes U$, $x \preceq y \prec z \succeq w \precsim v$") \
+        == "R ⊖ S ⊙ T ⊠ U, x ⪯ y ≺ z ⪰ w ≾ v"
+    assert display.unicode_text(r"$\dbinom n k \equiv \binom {n - 1} k \pmod p$ and $a \bmod b$") \
+        == "(n choose k) ≡ (n − 1 choose k) (mod p) and a mod b"
+    assert display.unicode_text(r"$\sum_k {k \brace m} {n + 1 \brack k + 1} = 1$") \
+        == "∑_k {k m} [(n + 1) (k + 1)] = 1"
+    assert display.unicode_text(r"$a \not = b$, $x \not \in A$, $\Bbb R$, $\underline x$, $\log_{10} x$, "
+                                r"$\coth x$, $\mu^* \restriction_S$, $\complement_S(T)$") \
+        == "a ≠ b, x ∉ A, ℝ, x̲, log₁₀ x, coth x, μ^* ↾_S, ∁_S(T)"
+    assert display.unicode_text(r"$x_1, \dotsc, x_n$ and $a \cdotp b \dotsb$; $^{n - 1} P_n = {}^n P_n$") \
+        == "x₁, …, x_n and a · b ⋯; ^(n − 1) P_n = ⁿ P_n"
+
+
 def test_leaks_classes():
     assert leaks(r"\ollabel{thm:x} !!{sentence}") == ["TeX outside math: \\ollabel", "\\ollabel", "!!"]
     assert leaks("{{iff}} and CramÃ©r &#337;") == ["{{", "mojibake", "HTML entity"]

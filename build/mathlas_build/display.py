@@ -32,6 +32,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -482,13 +483,66 @@ _UNICODE_MATH = {
     "upsilon": "υ", "phi": "ϕ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
     "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Upsilon": "Υ",
     "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    # orders, lattices and the rest of KaTeX's relations and operators (issue: "preccurlyeq₁", "R ominus S"
+    # were read as words in ProofWiki headings)
+    "prec": "≺", "succ": "≻", "preceq": "⪯", "succeq": "⪰", "preccurlyeq": "≼", "succcurlyeq": "≽",
+    "precsim": "≾", "succsim": "≿", "precapprox": "⪷", "succapprox": "⪸", "nprec": "⊀", "nsucc": "⊁",
+    "npreceq": "⋠", "nsucceq": "⋡", "curlyeqprec": "⋞", "curlyeqsucc": "⋟", "nless": "≮", "ngtr": "≯",
+    "nleq": "≰", "ngeq": "≱", "leqslant": "⩽", "geqslant": "⩾", "leqq": "≦", "geqq": "≧", "lneq": "⪇",
+    "gneq": "⪈", "lneqq": "≨", "gneqq": "≩", "lesssim": "≲", "gtrsim": "≳", "lessgtr": "≶", "gtrless": "≷",
+    "nsubseteq": "⊈", "nsupseteq": "⊉", "subsetneqq": "⫋", "supsetneq": "⊋", "supsetneqq": "⫌",
+    "subseteqq": "⫅", "supseteqq": "⫆", "sqsubset": "⊏", "sqsupset": "⊐", "sqsubseteq": "⊑", "sqsupseteq": "⊒",
+    "ominus": "⊖", "odot": "⊙", "oslash": "⊘", "bigodot": "⨀", "bigcirc": "◯", "boxtimes": "⊠",
+    "boxplus": "⊞", "boxminus": "⊟", "boxdot": "⊡", "circledast": "⊛", "circledcirc": "⊚", "circleddash": "⊝",
+    "sqcup": "⊔", "sqcap": "⊓", "bigsqcup": "⨆", "uplus": "⊎", "biguplus": "⨄", "bigvee": "⋁", "bigwedge": "⋀",
+    "curlyvee": "⋎", "curlywedge": "⋏", "veebar": "⊻", "barwedge": "⊼", "lhd": "⊲", "rhd": "⊳", "unlhd": "⊴",
+    "unrhd": "⊵", "triangleleft": "◃", "triangleright": "▹", "vartriangleleft": "⊲",
+    "vartriangleright": "⊳", "trianglelefteq": "⊴", "trianglerighteq": "⊵", "ntriangleleft": "⋪",
+    "ntriangleright": "⋫", "ltimes": "⋉", "rtimes": "⋊", "bowtie": "⋈", "Join": "⋈", "wr": "≀", "amalg": "⨿",
+    "divideontimes": "⋇", "dagger": "†", "ddagger": "‡", "dag": "†", "ddag": "‡", "complement": "∁",
+    "restriction": "↾", "upharpoonright": "↾", "intercal": "⊺", "cdotp": "·", "centerdot": "·",
+    "smallsetminus": "∖", "dotsb": "⋯", "dotsm": "⋯", "dotsi": "⋯", "dotsc": "…", "dotso": "…", "ddots": "⋱",
+    "vdots": "⋮", "iint": "∬", "iiint": "∭", "uparrow": "↑", "downarrow": "↓", "Uparrow": "⇑",
+    "Downarrow": "⇓", "updownarrow": "↕", "Updownarrow": "⇕", "Longleftarrow": "⟸", "Longrightarrow": "⟹",
+    "longleftarrow": "⟵", "longleftrightarrow": "⟷", "Longleftrightarrow": "⟺", "longmapsto": "⟼",
+    "impliedby": "⟸", "leadsto": "⇝", "rightarrowtail": "↣", "leftarrowtail": "↢", "twoheadleftarrow": "↞",
+    "hookleftarrow": "↩", "nrightarrow": "↛", "nleftarrow": "↚", "nRightarrow": "⇏", "nLeftarrow": "⇍",
+    "nLeftrightarrow": "⇎", "nleftrightarrow": "↮", "rightleftharpoons": "⇌", "leftrightarrows": "⇆",
+    "rightleftarrows": "⇄", "nearrow": "↗", "searrow": "↘", "nwarrow": "↖", "swarrow": "↙",
+    "rightharpoonup": "⇀", "leftharpoonup": "↼", "circlearrowleft": "↺", "circlearrowright": "↻",
+    "dashv": "⊣", "Vdash": "⊩", "nvdash": "⊬", "nvDash": "⊭", "asymp": "≍", "doteq": "≐", "coloneqq": "≔",
+    "triangleq": "≜", "approxeq": "≊", "ncong": "≇", "nsim": "≁", "nparallel": "∦", "therefore": "∴",
+    "because": "∵", "mho": "℧", "beth": "ℶ", "gimel": "ℷ", "daleth": "ℸ", "eth": "ð", "hslash": "ℏ",
+    "imath": "ı", "jmath": "ȷ", "surd": "√", "flat": "♭", "sharp": "♯", "natural": "♮", "diamond": "⋄",
+    "Box": "□", "blacksquare": "■", "lozenge": "◊", "measuredangle": "∡", "sphericalangle": "∢",
+    "varpropto": "∝", "multimap": "⊸", "lll": "⋘", "ggg": "⋙", "backprime": "‵", "lbrack": "[", "rbrack": "]",
+    "lang": "⟨", "rang": "⟩", "varkappa": "ϰ", "digamma": "ϝ", "Alpha": "Α", "Beta": "Β", "Epsilon": "Ε",
+    "Zeta": "Ζ", "Eta": "Η", "Iota": "Ι", "Kappa": "Κ", "Mu": "Μ", "Nu": "Ν", "Omicron": "Ο", "omicron": "ο",
+    "Rho": "Ρ", "Tau": "Τ", "Chi": "Χ", "varGamma": "Γ", "varDelta": "Δ", "varTheta": "Θ", "varLambda": "Λ",
+    "varXi": "Ξ", "varPi": "Π", "varSigma": "Σ", "varUpsilon": "Υ", "varPhi": "Φ", "varPsi": "Ψ",
+    "varOmega": "Ω",
 }
+# Symbols written with a space on each side: relations, arrows and binary operators.
+_SPACED = frozenset("∈∉∋⊂⊆⊊⊃⊇∩∪∖→⟶←↦⇒⟹⇐⇔⟺↔↪↠≤≥≠≈≡≅≃∼∝≪≫×±∓÷⊕⊗∣∤∥⊢⊨∧∨≺≻⪯⪰≼≽≾≿⪷⪸⊀⊁⋠⋡⋞⋟≮≯≰≱⩽⩾≦≧⪇⪈≨≩"
+                    "≲≳≶≷⊈⊉⫋⊋⫌⫅⫆⊏⊐⊑⊒⊖⊙⊘⊠⊞⊟⊡⊛⊚⊝⊔⊓⊎⊻⊼⋎⋏⊲⊳⊴⊵◃▹⋪⋫⋉⋊⋈≀⨿⋇↾⊺⟸⟹⟵⟷⟼⇝↣↢↞↩↛↚⇏⇍⇎↮⇌⇆⇄↗↘↖↙⇀↼"
+                    "⊣⊩⊬⊭≍≐≔≜≊≇≁∦⊸⋘⋙↑↓⇑⇓↕⇕")
+# Commands of one argument that are only its decoration in a line of text (\underbrace{x} -> x); of two,
+# the second over or under the first (\stackrel{\text{def}}{=} -> =); dropped with their argument.
+_DECORATIONS = {"underbrace", "overbrace", "boxed", "cancel", "bcancel", "xcancel", "pmb", "bm",
+                "mathring", "check", "breve", "acute", "grave", "overrightarrow", "overleftarrow", "utilde",
+                "mathnormal", "mathbfit", "mathsfit", "Bbb", "mathbbm", "mathds"}
+_OVER = {"stackrel", "overset", "underset"}
+_DROPPED_ARG = {"color", "tag", "label", "phantom", "hphantom", "vphantom"}
+_SWITCHES = {"it", "bf", "rm", "sf", "tt", "cal", "scriptstyle", "scriptscriptstyle", "normalsize", "small",
+             "large", "Large", "LARGE", "huge", "Huge", "tiny", "footnotesize", "hline", "nonumber", "notag",
+             "allowbreak", "nobreak", "strut", "mathstrut"}
 _BLACKBOARD = {"N": "ℕ", "Z": "ℤ", "Q": "ℚ", "R": "ℝ", "C": "ℂ", "P": "ℙ", "F": "𝔽", "H": "ℍ", "A": "𝔸"}
 _SUPERSCRIPT = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿ")
 _SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
 _MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "lim", "sup", "inf", "max", "min",
                "det", "dim", "ker", "deg", "gcd", "arg", "sinh", "cosh", "tanh", "arctan", "arcsin", "arccos",
-               "liminf", "limsup", "Pr", "hom"}
+               "liminf", "limsup", "Pr", "hom", "coth", "sech", "csch", "cosec", "lg", "arccot", "arcsec",
+               "arccsc", "injlim", "projlim"}
 
 
 def _script(body: str, table: dict, mark: str) -> str:
@@ -496,6 +550,29 @@ def _script(body: str, table: dict, mark: str) -> str:
     if body and all(c in "0123456789+-=()" or (mark == "^" and c == "n") for c in body):
         return body.translate(table)
     return mark + (body if len(body) == 1 else "(" + body + ")")
+
+
+# {n \brace k}, {n \brack k}, {n \choose k}, {n \atop k}: Stirling numbers and binomials written infix
+_INFIX = re.compile(r"\{([^{}]*)\\(brace|brack|choose|atop)(?![A-Za-z])([^{}]*)\}")
+
+
+def _infix(m: re.Match) -> str:
+    a, b = (x.strip() if len(x.split()) < 2 or m.group(2) == "choose" else f"({x.strip()})"
+            for x in (m.group(1), m.group(3)))                # {(n + 1) (m + 1)}: where each part ends
+    return {"brace": f"\\{{{a} \\, {b}\\}}", "brack": f"[{a} \\, {b}]", "atop": f"({a} \\, {b})",
+            "choose": f"({a} \\text{{ choose }} {b})"}[m.group(2)]
+
+
+def _attach(out: list[str]) -> None:
+    """A script or a prime sits on the symbol, word or character it follows ("log₁₀", "≼₁", "⪯'", "45^∘",
+    "S⁺"), where the symbol's own spacing (" ≼ ", "log ") and the source's spaces stood between; after an
+    operator or a bracket ("= ^n P_n") the space stays."""
+    j = len(out)
+    while j and out[j - 1] == " ":
+        j -= 1
+    if j and (len(out[j - 1]) > 1 and out[j - 1].endswith(" ") or out[j - 1].isalnum()):
+        del out[j:]
+        out[j - 1] = out[j - 1].rstrip()
 
 
 def _math_unicode(tex: str) -> str:
@@ -512,6 +589,7 @@ def _math_unicode(tex: str) -> str:
             return s[i:i + m.end()], i + m.end()
         return (s[i], i + 1) if i < len(s) else ("", i)
 
+    tex = _INFIX.sub(_infix, tex)
     out: list[str] = []
     i = 0
     while i < len(tex):
@@ -534,32 +612,67 @@ def _math_unicode(tex: str) -> str:
                 out.append("√" + (a if re.fullmatch(r"\w", a) else f"({a})"))
             elif name in ("mathbb", "mathbf", "mathrm", "mathit", "mathsf", "mathcal", "mathfrak", "mathscr",
                           "text", "textrm", "textit", "textbf", "operatorname", "mbox", "boldsymbol", "mathtt",
-                          "bar", "overline", "hat", "widehat", "tilde", "widetilde", "vec", "dot", "ddot", "substack"):
+                          "bar", "overline", "hat", "widehat", "tilde", "widetilde", "vec", "dot", "ddot", "substack",
+                          "underline"):
                 a, i = group(tex, i)
                 inner = _math_unicode(a) if not name.startswith("text") and name != "mbox" else a
                 if name == "mathbb" and inner.strip() in _BLACKBOARD:
                     inner = _BLACKBOARD[inner.strip()]
                 accent = {"bar": "\u0305", "overline": "\u0305", "hat": "\u0302", "widehat": "\u0302",
                           "tilde": "\u0303", "widetilde": "\u0303", "vec": "\u20d7", "dot": "\u0307",
-                          "ddot": "\u0308"}.get(name)
+                          "ddot": "\u0308", "underline": "\u0332"}.get(name)
                 out.append(inner + accent if accent and len(inner.strip()) == 1 else inner)
+            elif name in ("binom", "dbinom", "tbinom"):
+                a, i = group(tex, i)
+                b, i = group(tex, i)
+                out.append(f"({_math_unicode(a).strip()} choose {_math_unicode(b).strip()})")
+            elif name in ("bmod", "mod"):
+                out.append(" mod ")
+            elif name in ("pmod", "pod"):
+                a, i = group(tex, i)
+                out.append(f" ({'mod ' if name == 'pmod' else ''}{_math_unicode(a).strip()})")
+            elif name == "not":                   # \not = -> ≠, \not \in -> ∉: the symbol struck through
+                a, i = group(tex, i)
+                sym = _math_unicode(a).strip()
+                sym = unicodedata.normalize("NFC", sym + "\u0338") if len(sym) == 1 else "¬" + sym
+                out.append(f" {sym} " if sym[:1] in _SPACED or len(sym) > 1 else sym)
+            elif name in _DECORATIONS:
+                a, i = group(tex, i)
+                inner = _math_unicode(a)
+                out.append(_BLACKBOARD.get(inner.strip(), inner) if name in ("Bbb", "mathbbm", "mathds") else inner)
+            elif name in _OVER:
+                _, i = group(tex, i)
+                a, i = group(tex, i)
+                out.append(_math_unicode(a))
+            elif name in _DROPPED_ARG:
+                _, i = group(tex, i)
+            elif name in _SWITCHES:
+                pass
             elif name in _UNICODE_MATH:
                 sym = _UNICODE_MATH[name]
-                spaced = sym in "∈∉∋⊂⊆⊊⊃⊇∩∪∖→⟶←↦⇒⟹⇐⇔⟺↔↪↠≤≥≠≈≡≅≃∼∝≪≫×±∓÷⊕⊗∣∤∥⊢⊨∧∨"
-                out.append(f" {sym} " if spaced else sym)
+                out.append(f" {sym} " if sym in _SPACED else sym)
             elif name in _MATH_WORDS:
                 out.append(name + " ")
             elif name in (",", ";", ":", " ", "quad", "qquad", "!", "left", "right", "big", "Big", "bigl", "bigr",
                           "Bigl", "Bigr", "displaystyle", "textstyle", "mathop", "limits", "nolimits", "mathord",
                           "mathbin", "mathrel", "middle"):
                 out.append(" " if name in (",", ";", " ", "quad", "qquad") else "")
+                if name in ("left", "right", "middle") and tex.startswith(".", i):
+                    i += 1                        # \left. : no delimiter
             elif name in ("{", "}", "|", "#", "$", "%", "&", "_"):
                 out.append("‖" if name == "|" else name)
+            elif name == "\\":
+                out.append(", ")                  # a row of \substack or an array
             else:
                 out.append(name)
         elif c in "^_":
             a, i = group(tex, i + 1)
+            _attach(out)
             out.append(_script(_math_unicode(a), _SUPERSCRIPT if c == "^" else _SUBSCRIPT, c))
+        elif c == "'":
+            _attach(out)
+            out.append(c)
+            i += 1
         elif c in "{}":
             i += 1
         elif c == "-":
@@ -568,7 +681,7 @@ def _math_unicode(tex: str) -> str:
         else:
             out.append(c)
             i += 1
-    s = re.sub(r"\s+", " ", "".join(out)).replace("( ", "(").replace(" )", ")")
+    s = re.sub(r"\s+", " ", "".join(out)).replace("( ", "(").replace(" )", ")").replace(" ,", ",")
     return re.sub(r"([∂∇¬√])\s+(?=\w)", r"\1", s)
 
 

@@ -15,11 +15,21 @@ distinct statement:
   templates rendered (``{{iff}}`` -> "if and only if", ``{{eqn | l = .. | r = ..}}`` -> the equation,
   maintenance templates such as ``{{explain}}`` / ``{{proofread}}`` dropped), ProofWiki's structural macros
   expanded, then ``latex_to_text``;
-* ``title`` = a heading made from the statement (``heading``: its first sentence after the ``Let ...`` set-up,
-  about 90 characters at most, two or more words, never the category), read from the display body with its
-  formulas in Unicode (``title_tex``, then ``display.unicode_text``: "Its boundary ∂K is compact", where the
-  words gave "Its boundary partial K is compact"; the search link keeps the words, and the numerals of
-  "Book XI, Proposition 12"); the ProofWiki category (``Topology``,
+* ``title`` = a heading made from the statement (``heading``: its first sentence after the ``Let ...`` /
+  ``Suppose ...`` set-up, about 90 characters at most, two or more words, never the category), read from the
+  display body with its formulas in Unicode (``title_lines``: ``title_tex``, then ``display.unicode_text``:
+  "Its boundary ∂K is compact", where the words gave "Its boundary partial K is compact"). Sentences end at
+  a full stop, at a capitalised Then / Let inside a run of text and after a display formula (the dump lost
+  the line breaks: "... such that X ⊆ Y Then Y is order generating"), so a set-up sentence is a heading
+  only where nothing else is said. A subject that is a bare variable the set-up describes gets its
+  description (``_described``): "Let T = (S, τ) be a compact Hausdorff space. Then T is a T₄ space." ->
+  "Compact Hausdorff space T is a T₄ space"; "... a topological space which is irreducible" -> "Irreducible
+  topological space T ..."; "Let M be separable" -> "Separable metric space M ..."; "subgroup of G" ->
+  "Subgroup H of cyclic group G ..."; not where the description is cut from a definition ("a real function
+  defined as: ..."), a plural, two descriptions, a condition the set-up adds ("Let G act on S", "Suppose
+  ..."), nor a bare noun where another set-up sentence names the variable ("Let A be a class. ... Let f:
+  A → P be a surjection. Then A is proper" stays "A is proper"). The search link is made the same way from
+  the words, keeps the numerals of "Book XI, Proposition 12" and each word once; the ProofWiki category (``Topology``,
   ``Abstract Algebra``, ...), the only context the dump keeps, is ``extra["category"]`` and
   ``extra["context_title"]`` (the retrieval text ends ``In <category>.`` as before);
 * ``name`` is empty except for Euclid's propositions (``{{EuclidPropStatement|book=V|prop=12|...}}`` ->
@@ -45,8 +55,8 @@ from pathlib import Path
 from collections.abc import Iterator
 from urllib.parse import quote_plus
 
-from mathlas_build.display import DisplayAudit, display_tex, math_commands, repair_text, replace_command, segments, \
-    unicode_text
+from mathlas_build.display import _MATH_WORDS, _UNICODE_MATH, DisplayAudit, display_tex, math_commands, repair_text, \
+    replace_command, segments, unicode_text
 from mathlas_build.document import Document
 from mathlas_build.latex import latex_to_text, parse_macros
 
@@ -387,30 +397,250 @@ def wiki_to_display(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", s).strip()
 
 
-_LEADS = re.compile(r"^(?:Let|Suppose|Consider|Assume|Given|Define|Fix)\b", re.I)
+_LEADS = re.compile(r"^(?:Let|Suppose|Consider|Assume|Given|Define|Fix|(?:For [^,]{1,40},? )?[Ww]e (?:use|define|write|"
+                    r"denote|set)\b)\b", re.I)
 _HEAD_STOP = set("""a an the of and or to in on for is are be let then that with as by at from this these those it
 its which where such if iff there exists any all each every some denote denotes denoted we us""".split())
+_CONNECTIVE = re.compile(r"^(?:Then|Hence|So|Thus|Therefore|Consequently|That is|In other words|Equivalently|"
+                         r"We have(?: that)?)\b\s?[,:]?\s*")
+_ELABORATES = re.compile(r"(?:That is|In other words|i\.e\.)\b")
+# Where a sentence starts: after a full stop before a capital, a bracket or a formula ("Let m, n ∈ ℤ. ∑_k
+# ..."), not after an abbreviation ("i.e. ∀ x"); and at a capitalised Then / Let / Suppose inside a run of
+# text, or The / Every / If ... after a word that joins none ("Let S be a small class The rank of S ..."),
+# since the dump lost the line breaks and the full stops after display formulas ("... such that X ⊆ Y
+# Then Y is order generating").
+_BREAK = re.compile(r"(?<=[^\s.][.;!?])\s+(?=[A-Z(])|(?<=[^\s.]\.)\s+(?=[^\W\da-z_]|[∑∏∫∀∃⟨|√∂∇¬⌊⌈∁{\[])"
+                    r"|(?<=\S)\s+(?=(?:Then|Let|Suppose|Hence|Thus|Therefore)\b(?![-']))"
+                    r"|(?<=[a-z])(?P<opener>\s+)(?=(?:The|This|Every|Each|It|If|There|For all)\s)")
+_JOINS = frozenset("or and in of by as that either from to the a an with".split())
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:e\.g|i\.e|cf|etc|resp|viz|vs|Prop|Def|Thm|Eq|Fig|Vol|al)\.$")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences (a line break is always a cut: ``title_lines`` marks the ends of display
+    formulas so)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        line, start = " ".join(line.split()), 0
+        for m in _BREAK.finditer(line):
+            if _ABBREVIATION.search(line[start:m.start()]) or \
+                    m.group("opener") and line[:m.start()].rsplit(" ", 1)[-1] in _JOINS:
+                continue                               # "i.e. ∀ x", "either: ... or There exists"
+            out.append(line[start:m.start()])
+            start = m.end()
+        out.append(line[start:])
+    return [x.strip() for x in out if x.strip()]
+
+
+# ------------------------------------------------------------------ what a heading's subject is (issue 44)
+# "Let T = (S, τ) be a compact Hausdorff space. Then T is a T₄ space." said "T is a T₄ space": the subject
+# of the sentence picked is a bare variable, which the set-up describes. The heading puts the description
+# before it: "Compact Hausdorff space T is a T₄ space".
+
+_VERB = ("is|are|has|have|can|cannot|does|do|converges|converge|contains|satisfies|may|might|forms|commutes|"
+         "preserves|fulfils|fulfills|admits|consists|acts|equals|absorbs|generates|induces|holds|maps|serves|must|"
+         "belongs|defines|inherits|intersects|attains|divides|lies|will|need|needs|also|always|never|determines|"
+         "represents|reaches|passes|gives|tends|exists|remains|separates|distributes|coincides")
+_SUBJECT = re.compile(rf"(?P<s>\S.{{0,39}}?)\s+(?P<rest>(?:{_VERB})\b.*)", re.S)
+_SETUP = re.compile(r"(?:Let|Suppose(?: that)?|Assume(?: that)?)\s+(?P<v>\S.*?)\s+(?:be|denote|is)\s+"
+                    r"(?P<desc>\S.*)", re.S)
+_SUBSET = re.compile(r"Let\s+(?P<v>[^,\s]+)\s*(?:⊆|⊂|\bsubseteq\b|\bsubset\b)\s*(?P<of>[^,\s]+)")
+_ARTICLE = re.compile(r"(?P<art>an?|the)\s+(?P<desc>\S.*)", re.S)
+_ADJECTIVE = re.compile(r"(?:not |both |also )?[A-Za-z][A-Za-z'-]+(?: [A-Za-z][A-Za-z'-]+)?")
+# math words a bare subject may hold: function names and, in the statement's words, TeX's names of symbols
+# (tau, circ, preceq), less those that are English words
+_MATH_NAMES = frozenset(_MATH_WORDS) | frozenset(k for k in _UNICODE_MATH if k.isalpha()) - frozenset(
+    """angle triangle square star flat natural sharp diamond because therefore top bot models complement
+    restriction lozenge surd Box""".split())
+# where a description's head noun phrase ends: "subgroup | of G", "Fort space | on a countably infinite set S"
+_TAIL = frozenset("""of on in over under for from to with at by along about modulo whose which that such where
+satisfying consisting containing indexed defined given generated induced acting relative in which so
+considered equipped endowed together whereby""".split())
+_PARTICIPLE = frozenset("""depending consisting containing satisfying acting having lying passing preserving fixing
+including corresponding converging""".split())
+# a clause that only names a part ("whose identity is e", ", where ...") is dropped; one that states a
+# condition ("such that ...", "which is ...") is kept, or the description not used at all
+_NAMING = re.compile(r",?\s+(?:respectively\b|whose (?:zero|unity|identity|identity element|"
+                     r"ring zero|ring unity|field zero|field unity|underlying set) is\b|with (?:identity|unity|"
+                     r"zero|identity element) [^\s,]{1,6}$)")
+_CONDITION = re.compile(r"\b(?:such that|so that|which|that|whose|in which|where|satisfying|defined|given by)\b")
+_DEFINITION_END = re.compile(r"(?:,|\s+(?:[a-z]+ed (?:by|as|on|in)|defined|given|such that|so that|which|that|where|"
+                             r"as follows|of the form|"
+                             r"satisfying|as|by|namely)\b).*$")
+HEADING_CHARS = 90
+
+
+def _top(s: str, pattern: str) -> int:
+    """Index of the first match of ``pattern`` outside brackets in ``s``, else -1."""
+    depth = 0
+    for m in re.finditer(r"[(\[{⟨]|[)\]}⟩]|" + pattern, s):
+        t = m.group()
+        if t in "([{⟨":
+            depth += 1
+        elif t in ")]}⟩":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            return m.start()
+    return -1
+
+
+def _head(v: str) -> str:
+    """The variable a formula introduces: ``T`` of ``T = (S, τ)``, ``f`` of ``f: S → T``, ``x`` of
+    ``x ∈ ℝ`` (``x in R`` in words); a structure ``(G, ∘)`` is its own."""
+    v = v.strip()
+    i = _top(v, r"\s*(?:=|:|∈|⊆|⊂|≤|\bin\b|\bsubseteq\b|\bsubset\b)\s*")
+    return "".join((v[:i] if i > 0 else v).split())
+
+
+def _bare(s: str) -> bool:
+    """A subject that is a formula only: no word but math names (``T``, ``(G, ∘)``, ``f: S → T``)."""
+    return not any(w not in _MATH_NAMES and not re.fullmatch(r"[A-Za-z](?:_\w+)?", w)
+                   for w in re.findall(r"[A-Za-z]{2,}", s)) and _top(s, r",\s|\sand\s") < 0
+
+
+def _names(v: str, var: str) -> bool:
+    """Whether the formula ``v`` a set-up introduces is ``var``: ``T = (S, τ)`` is ``T``; a structure named by
+    its carrier, ``(S, ∨, ∧, ⪯)``, is also ``S`` ("Let (S, ∨, ∧, ⪯) be a lattice. Then S has at most one top")."""
+    head = _head(v)
+    return head == var or head.startswith("(") and head[1:].split(",", 1)[0] == var and "," in head
+
+
+def _description(var: str, setups: list[str]) -> tuple[str, str, str, bool] | None:
+    """(article, description, adjectives, mentioned) of the variable ``var`` (its ``_head``) from the set-up
+    sentences: "Let V [= ...] be a/an/the DESC", "Let V be ADJ" (adjectives), "Let V ⊆ S" (a subset of S);
+    ``mentioned`` when another set-up sentence names it ("Let f: P → A be an injection"). None when they
+    do not describe it once (two descriptions, or a condition the heading could not say: "Let G act on
+    S", "Suppose T has ...")."""
+    found, adjectives, mentioned = None, [], False
+    letter = re.search(r"[^\W\d_]+", var)
+    letter = letter.group() if letter else var
+
+    def mentions(x: str) -> bool:
+        return bool(re.search(rf"(?<!\w){re.escape(letter)}(?![\w′'])", x))
+
+    for x in setups:
+        x = x.rstrip(" .;,")
+        m = _SETUP.fullmatch(x)
+        sub = _SUBSET.fullmatch(x)
+        if m and _names(m.group("v"), var):
+            if _top(m.group("v"), r",\s|\sand\s") >= 0:
+                return None                                    # "Let x, y ∈ S be ...": more than one
+            a = _ARTICLE.fullmatch(m.group("desc"))
+            if a and not found:
+                found = (a.group("art").lower(), a.group("desc"))
+            elif not a and _ADJECTIVE.fullmatch(m.group("desc")) and not _TAIL & set(m.group("desc").split()):
+                adjectives.append(m.group("desc"))
+            else:
+                return None
+        elif sub and "".join(sub.group("v").split()) == var and not found:
+            found = ("a", f"subset of {sub.group('of')}")
+        elif re.match(rf"(?:Let|Suppose|Assume)(?: that)?\s+{re.escape(letter)}(?![\w′'^_])", x) or \
+                "".join(x.split()).startswith(("Let" + var, "Suppose" + var)) or \
+                (re.match(r"(?:Suppose|Assume)\b", x) and mentions(x)):
+            return None                                        # another condition on it
+        elif mentions(x):
+            mentioned = True
+    if not found:
+        return None
+    return found[0], found[1], " ".join(a.removeprefix("both ").removeprefix("also ") for a in adjectives), mentioned
+
+
+def _phrase(art: str, desc: str, adjectives: str) -> tuple[str, str, bool] | None:
+    """(head, tail, conditional) of a description: "compact subspace of T" -> ("compact subspace", "of T");
+    None when it says nothing (a variable), or only with a definition cut off ("a real function defined
+    as: ..." is not every real function)."""
+    desc = desc.strip(" .,;")
+    defined = False
+    i = _top(desc, r":\s")
+    if i >= 0:                                                 # "the mapping defined as: ∀ x ∈ S: ..."
+        desc, defined = _DEFINITION_END.sub("", desc[:i]).strip(), True
+    m = _NAMING.search(desc)
+    if m:
+        desc = desc[:m.start()]
+    i = _top(desc, r",\s(?=[a-z]{2})")                        # not a list: "product space of T₁, T₂, …, T_n"
+    if i >= 0:
+        dropped, desc = desc[i + 2:], desc[:i]
+        if _CONDITION.match(dropped):
+            return None                                        # ", where t ∈ ℝ": no heading reads well with it
+    if defined and art != "the":
+        return None
+    words = desc.split()
+    after = words[1:] + [""]
+    cut = next((k for k, w in enumerate(words) if k and (w in _TAIL or w in _PARTICIPLE or w[:1] in "(:" and k > 1
+                                                          or w.endswith("ed") and after[k] in _TAIL)), len(words))
+    head, tail = " ".join(words[:cut]), " ".join(words[cut:])
+    last = head.rsplit(" ", 1)[-1]
+    if re.fullmatch(r"[a-z]+[^su']s", last) and last != "series":
+        return None                                            # "the p-adic numbers": a plural takes "are"
+    if re.search(r"\w\(", head) or not re.search(r"[A-Za-z]{2}", head.rsplit(" ", 1)[-1]):
+        return None                                            # "the set P(S) ordered by ⊆" names its own formula
+    m = re.fullmatch(r"(.*?)\s*\b(?:which|that) (?:is|are) (?:also )?((?:not )?(?:[a-z]+ly )?[A-Za-z][A-Za-z-]+)",
+                     tail)
+    if m:                                                      # "space which is irreducible" -> "irreducible space"
+        head, tail = f"{m.group(2)} {head}", m.group(1)
+    if adjectives:
+        head = f"{adjectives} {head}"
+    if not re.search(r"[A-Za-z]{3,}", head):
+        return None
+    return ("the " if art == "the" else "") + head, tail, bool(_CONDITION.search(tail))
+
+
+def _described(pick: str, setups: list[str], depth: int = 0) -> str:
+    """``pick`` with its bare subject described by the set-up, when that can be said in a heading."""
+    m = _SUBJECT.fullmatch(pick)
+    if not m or not _bare(m.group("s")) or m.group("s")[:1].isupper() and re.match(r"[A-Z][a-z]", m.group("s")):
+        return pick
+    subject, rest = m.group("s"), m.group("rest")
+    d = _description(_head(subject), setups)
+    if d and "".join(subject.split()) != _head(subject) and not any(
+            (m := _SETUP.fullmatch(x.rstrip(" .;,"))) and "".join(m.group("v").split()) == "".join(subject.split())
+            for x in setups):
+        return pick             # "f: (X, τ'₁) → (Y, τ'₂)" is not the "f: (X, τ₁) → (Y, τ₂)" described
+    p = d and _phrase(*d[:3])
+    if not p:
+        return pick
+    head, tail, conditional = p
+    if not depth and d[3] and d[0] != "the" and not d[2] and len(head.split()) <= 2 and (
+            not tail or re.fullmatch(r"(?:of|on|in|over) \S+", tail)):
+        return pick             # "Class A is proper" where "Let f: P → A be an injection" says why: no heading
+    t = re.fullmatch(r"(of|on|in|over|under|for|from|to|with) (\S.*)", tail)
+    if t and not depth and _bare(t.group(2)):                  # "subgroup H of G" -> "... of cyclic group G"
+        inner = _described(f"{t.group(2)} is", setups, 1)
+        if inner != f"{t.group(2)} is":
+            wider = f"{t.group(1)} {inner[:-3]}"
+            if len(f"{head} {subject} {wider} {rest}") <= HEADING_CHARS:
+                tail = wider
+    out = " ".join(x for x in (head, subject, tail, rest) if x)
+    if depth or len(out) <= HEADING_CHARS or not conditional and len(out) - len(rest) <= 50:
+        return out
+    return pick
 
 
 def heading(words: str, category: str = "") -> str:
-    """A human heading from a statement's words: its first clause that says something (the first
-    sentence, or the first one after the ``Let ...`` / ``Suppose ...`` set-up ones), at most about 90
-    characters cut at a word, two or more words, never the category alone."""
-    s = " ".join(words.split())
-    sentences = [re.sub(r"^(?:Then|Hence|So|Thus)\b[,:]?\s*", "", x.strip()) for x in
-                 re.split(r"(?<=[.;!?])\s+(?=[A-Z(])", s) if x.strip()]
-    pick = next((x for x in sentences if not _LEADS.match(x) and len(x.split()) >= 2), "")
-    if not pick:
-        pick = sentences[0] if sentences else s
+    """A human heading from a statement's words: its first sentence that says something (the first one,
+    or the first after the ``Let ...`` / ``Suppose ...`` set-up ones), its subject described when it is a bare
+    variable the set-up introduces (``_described``: "Compact Hausdorff space T is a T₄ space"), at most about
+    90 characters cut at a word, two or more words, never the category alone."""
+    parts, at = sentences(words), None
+    for k, x in enumerate(parts):
+        parts[k] = _CONNECTIVE.sub("", x)
+        if _LEADS.match(parts[k]) or k and _ELABORATES.match(x) or \
+                re.match(r"(?:Thus|Hence|So)\b", x) and k + 1 < len(parts) and _LEADS.match(parts[k + 1]):
+            continue            # "Let ...", "That is, such that ..." after it, "Thus ... is the unit circle. Let d ..."
+        if len(parts[k].split()) >= 2:
+            at = k
+            break
+    pick = _described(parts[at], parts[:at]) if at is not None else parts[0] if parts else " ".join(words.split())
     pick = pick.rstrip(" .:;,")
-    if len(pick) > 90:
-        pick = pick[:90].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
+    if len(pick) > HEADING_CHARS:
+        pick = pick[:HEADING_CHARS].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
     if len(pick.split()) < 2 or pick.lower() == category.lower():
         pick = f"{pick} ({category})" if category and pick else (pick or "ProofWiki statement")
         if len(pick.split()) < 2:
             pick = f"ProofWiki {pick}"
     first = pick.split(" ", 1)[0]
-    return pick[:1].upper() + pick[1:] if len(first) > 1 and first.isalpha() and first.islower() else pick
+    return pick[:1].upper() + pick[1:] if re.fullmatch(r"[a-z]{2,}(?:[-'][a-z]+)*", first) and \
+        first not in _MATH_WORDS else pick                     # "sin x = ..." stays as written
 
 
 # An array environment in a heading, as its delimiters around its rows: unicode_text reads one formula's
@@ -436,6 +666,29 @@ def title_tex(body: str) -> str:
             return s
 
 
+_END = "\ue000"
+
+
+def title_lines(body: str) -> str:
+    """The display body as the Unicode text its heading is made from (``title_tex``, then ``unicode_text``),
+    a line break where a sentence ends without a full stop: after a display formula that a capitalised word
+    or an inline formula follows (``$$X \\subseteq Y$$ Then $Y$ is ...``), before a line that starts with a
+    capital, and between a full stop and a formula (``... the ordinal one. $x \\cdot 1 = x$``); an image's
+    width (``520px``) is dropped."""
+    pieces = [p for p in segments(title_tex(body)) if p[0] or p[1].strip()]
+    out = []
+    for k, (is_math, piece) in enumerate(pieces):
+        after_math, after = pieces[k + 1] if k + 1 < len(pieces) else (False, "")
+        if not is_math:
+            piece = re.sub(r"\n+(?=[ \t]*[A-Z])", f" {_END} ", re.sub(r"\b\d+px\b", "", piece))
+            ends = after_math and re.search(r"[.!?]\s*$", piece) and not _ABBREVIATION.search(piece.rstrip())
+        else:
+            ends = piece.startswith("$$") and (after_math and not after.startswith("$$") or not after_math and
+                                               re.match(r"\s*[A-Z][a-z]", after))
+        out.append(piece + (f" {_END} " if ends else " " if k + 1 < len(pieces) and is_math and after_math else ""))
+    return unicode_text("".join(out)).replace(_END, "\n")
+
+
 SEARCH = "https://proofwiki.org/w/index.php?search={q}"
 
 
@@ -457,8 +710,14 @@ def _key(m: re.Match, words: str) -> bool:
 def search_link(words: str) -> str:
     """ProofWiki's own search for the key words of a heading: the dump keeps no page names, so this
     is the link a person can follow (a search, ``extra["link_kind"] = "search"``). Words of three letters
-    or more, and a numeral after ``Book``, ``Proposition``, ... (Euclid's 209 propositions differ only there)."""
-    keys = [m.group() for m in _KEY.finditer(words) if _key(m, words)]
+    or more, each once ("space" of "Fortissimo space T is not a σ-compact space"), and a numeral after
+    ``Book``, ``Proposition``, ... (Euclid's 209 propositions differ only there)."""
+    keys, seen = [], set()
+    for m in _KEY.finditer(words):
+        w = m.group()
+        if _key(m, words) and (w[0].isdigit() or w.isupper() or w.lower() not in seen):
+            keys.append(w)
+            seen.add(w.lower())
     q = " ".join(keys[:8]) or " ".join(words.split()[:8])          # a formula: search its own text
     return SEARCH.format(q=quote_plus(q)) if q else ""
 
@@ -511,7 +770,7 @@ def read(root: Path, *, splits: list[str] | tuple[str, ...] = SPLITS, **options)
         name = euclid_name(clean)
         body = audit.checked(katex_math(display_tex(wiki_to_display(shown), DISPLAY_MACROS)))
         words = heading(statement, category)           # the search link's words (links as before)
-        title = heading(unicode_text(title_tex(body)), category)  # "U ∩ V = ∅", not "U intersection V"
+        title = heading(title_lines(body), category)  # "U ∩ V = ∅", not "U intersection V"
         extra["link_kind"] = "search"
         extra["context_title"] = category              # the retrieval text's "In <category>." as before
         yield Document(
