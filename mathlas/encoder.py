@@ -235,6 +235,25 @@ class Encoder:
             out.append(ids)
         return out
 
+    def cut(self, text: str, prompt: str = "") -> tuple[int, int] | None:
+        """Where ``tokenize`` cuts ``text`` (after ``prompt``): (the tokens it keeps, how many characters
+        of ``text`` they cover); None when the whole text fits in ``max_tokens``. A text of fewer bytes
+        than ``max_tokens`` less a few specials fits (a token covers at least one byte) and is not
+        tokenized."""
+        limit = self.config.max_tokens - (1 if self.config.append_token is not None else 0)
+        if len((prompt + text).encode("utf-8")) + 8 <= limit:
+            return None
+        self._load()
+        e = self._tokenizer.encode(prompt + text)
+        if len(e.ids) <= limit:
+            return None
+        special = e.special_tokens_mask
+        last = limit - 2 if special and special[-1] else limit - 1  # the last token kept that is not a special
+        while last > 0 and special and special[last]:
+            last -= 1
+        end = max(0, e.offsets[last][1] - len(prompt))
+        return limit + (1 if self.config.append_token is not None else 0), end
+
     def token_states(self, text: str, prompt: str = "") -> np.ndarray:
         """Per-token output states of one text (no padding): for checks against a reference model."""
         (ids,) = self.tokenize([text], prompt)

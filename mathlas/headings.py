@@ -60,13 +60,25 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
         heading = name or formula_words(title)
         return Described(_cut(heading) or _untitled(kind, ""), local, "")
     if source == "findings" and not name:
-        first = re.split(r"(?<=[.;!?])\s", " ".join((text or "").split()), maxsplit=1)[0]
-        return Described(_cut(first.rstrip("."), FINDING_HEADING_CHARS) or "Finding", local, "")
+        return Described(first_words(text) or "Finding", local, "")
     heading = name or _untitled(kind, title)
     label = local
     if source == "openlogic" and "#" in local and not local.rsplit("#", 1)[1].isdigit():
         label = local.rsplit("#", 1)[1]                         # the \ollabel; a number is mathlas's own
     return Described(_cut(heading), label, title)
+
+
+def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEADING_CHARS) -> str:
+    """The first sentence of a statement's ``text`` (its retrieval text, or a hit's snippet of it), cut
+    at a word to ``limit`` characters, without the name or label it starts with (any of ``leads``: the
+    retrieval text repeats them): what heads a statement whose heading says nothing the id does not
+    (``mathlas.render``), and a saved finding without a name."""
+    text = " ".join((text or "").split())
+    for lead in leads:
+        if lead and text.lower().startswith(lead.lower()):
+            text = text[len(lead):].lstrip(" .:;,")
+    first = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)[0]
+    return _cut(first.rstrip("."), limit)
 
 
 def _untitled(kind: str, context: str) -> str:

@@ -14,6 +14,11 @@ for the programs that read them; a Lean declaration's ``name`` is its qualified 
 document's ``aliases`` field is a list, as a hit's is, and the bundle's ``label`` column (a statement's
 ``\\label`` in its LaTeX source) is its ``fields["tex_label"]``.
 
+A hit and a document also say what their ``link`` leads to (``link_kind``, ``link_kind_of``): ``page``
+(the statement at its source), ``search`` (a search of the source's site for the statement's words:
+ProofWiki's pages are not known to the build, so its link is ProofWiki's own search) or ``""`` (no
+link); every text surface says a search is one (``mathlas.render.link_text``).
+
 ``HitSummary`` is a view of a ``Hit``, not another result: the few fields an agent needs to choose
 which hits to open (``summarize`` makes it, here and nowhere else). The MCP search tools answer with
 it by default, since an agent pays for every character it reads; ``detail="full"`` gives the hits.
@@ -33,6 +38,9 @@ SNIPPET_CHARS = 280
 SUMMARY_SNIPPET_CHARS = 120    # at most 160 (issue 13); 120 keeps a k=10 answer under 3,000 characters
 KNOWN_AS = 3                   # a Lean hit's aliases a summary or a listing shows, each cut to KNOWN_AS_CHARS
 KNOWN_AS_CHARS = 80
+# what a link leads to (``link_kind``): the statement's own page, or a search of its source's site
+LINK_KINDS = ("page", "search")
+_SITE_SEARCH = re.compile(r"[?&]search=")
 
 
 @dataclass
@@ -53,6 +61,7 @@ class Hit:
     title: str
     text: str
     link: str
+    link_kind: str = field(default="", kw_only=True)   # page, search or "" (no link): link_kind_of
     license: str
     score: float
     ranks: dict[str, int | None] = field(default_factory=dict)
@@ -61,6 +70,7 @@ class Hit:
 
     def __post_init__(self) -> None:
         _described(self)
+        self.link_kind = self.link_kind or link_kind_of(self.link, self.fields)
 
 
 @dataclass
@@ -81,12 +91,14 @@ class Document:
     slogan: str
     text: str
     link: str
+    link_kind: str = field(default="", kw_only=True)   # page, search or "" (no link): link_kind_of
     license: str
     bundle: str
     fields: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _described(self)
+        self.link_kind = self.link_kind or link_kind_of(self.link, self.fields)
         if isinstance(self.fields.get("aliases"), str):   # the column holds "A; B": a list, as on a hit
             self.fields["aliases"] = aliases_list(self.fields["aliases"])
         if "label" in self.fields:   # the column: the statement's \label in its LaTeX source, not ``label``
@@ -102,6 +114,19 @@ def _described(x: Hit | Document) -> None:
     x.context = x.context or d.context
     if x.source == "lean":
         x.name = d.label
+
+
+def link_kind_of(link: str | None, fields: Mapping[str, Any] | None = None) -> str:
+    """What ``link`` leads to: ``""`` when there is none; what the document's ``fields["link_kind"]``
+    says (a bundle that stores it: the build's ``extra["link_kind"]``); else ``search`` for a link that
+    searches its site (``?search=``: ProofWiki's links in bundles that do not store the kind), else
+    ``page``."""
+    if not link:
+        return ""
+    said = (fields or {}).get("link_kind")
+    if said in LINK_KINDS:
+        return said
+    return "search" if _SITE_SEARCH.search(link) else "page"
 
 
 def aliases_list(value: Any) -> list[str]:

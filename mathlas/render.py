@@ -12,10 +12,14 @@ hit is one whose ``fields`` hold a ``signature``: it shows its kind, module, sig
 text snippet, and the names people use for it (its ``aliases``, a few, each cut short:
 ``mathlas.hit.known_as``) as "also known as".
 
-Every surface names a document by its ``heading`` beside the id (left out where the id already says
-it: a Lean name, a Metamath label without a title) and places it by its ``context``: the fields
-``mathlas.headings.describe`` makes, the same for a hit and for the document (``name`` and ``title``
-are the bundle's columns and mean different things per source).
+Every surface names a document by its ``heading`` beside the id and places it by its ``context``: the
+fields ``mathlas.headings.describe`` makes, the same for a hit and for the document (``name`` and
+``title`` are the bundle's columns and mean different things per source). A heading that only repeats
+the id (a Lean name; a label such as HoTT's ``cor:pi1s1``, headed "pi1s1", or Open Logic's
+``defn:since-until``, "since until") says nothing more: a Lean hit shows none, and the others show
+the first words of their statement in its place (``mathlas.headings.first_words``; a ``line`` has them
+right after the kind, so it shows none). A link is shown as what it is (``link_text``): a link that
+searches the source's site (``link_kind`` "search": ProofWiki's) reads ``search ProofWiki: <url>``.
 """
 from __future__ import annotations
 
@@ -24,8 +28,8 @@ import textwrap
 from typing import Any
 from collections.abc import Mapping
 
-from mathlas.headings import describe, plain_markdown
-from mathlas.hit import aliases_list, deprecation, known_as
+from mathlas.headings import describe, first_words, plain_markdown
+from mathlas.hit import aliases_list, deprecation, known_as, link_kind_of
 
 SIGNATURE_CHARS = 300   # a Lean signature in a listing (the JSON has up to formal.FIELD_CHARS)
 
@@ -45,10 +49,47 @@ def _described(h: Mapping[str, Any]) -> tuple[str, str, str]:
                           h.get("title") or "", h.get("text") or h.get("snippet") or ""))
 
 
-def _heading(h: Mapping[str, Any]) -> str:
-    """The heading to show beside the id: none when the id already says it (``lean:<name>``)."""
-    heading = _described(h)[0]
-    return "" if not heading or h["id"].endswith(":" + heading) else heading
+def _heading(h: Mapping[str, Any], instead: bool = True) -> str:
+    """The heading to show beside the id. One that only repeats the id (``_says_the_id``) is left out
+    for a Lean declaration (its name is its heading) and, with ``instead`` False, for every hit; else
+    the first words of the statement take its place (``hott:cor:pi1s1`` is headed "pi_1(S^1) = Z,
+    while pi_n(S^1) = 0 for n>1", not "pi1s1")."""
+    heading, label, _ = _described(h)
+    if not heading or not _says_the_id(h["id"], heading, label):
+        return heading
+    if not instead or _lean(h) or h.get("source") == "lean":
+        return ""
+    return first_words(h.get("text") or h.get("snippet") or "", (heading, label, h.get("name") or ""))
+
+
+def _says_the_id(doc_id: str, heading: str, label: str) -> bool:
+    """Whether ``heading`` is only what the id says: its end (``lean:Nat.add_comm``,
+    ``planetmath:QED``), or the words of a LaTeX label's name (``cor:pi1s1`` -> "pi1s1",
+    ``defn:since-until`` -> "since until"), up to case and punctuation."""
+    if doc_id.endswith(":" + heading):
+        return True
+    if ":" not in label:
+        return False
+    return _words(heading) == _words(label.rsplit(":", 1)[1]) != ""
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", text).split()).casefold()
+
+
+def link_text(h: Mapping[str, Any]) -> str:
+    """A hit's or document's link as the text surfaces show it: the address, or ``search ProofWiki:
+    <address>`` for a link that searches its source's site (``link_kind`` "search",
+    ``mathlas.hit.link_kind_of``); "" without a link."""
+    from mathlas.groups import SOURCE_NAMES
+
+    link = h.get("link") or ""
+    if not link:
+        return ""
+    if (h.get("link_kind") or link_kind_of(link, h.get("fields"))) == "search":
+        source = h.get("source") or ""
+        return f"search {SOURCE_NAMES.get(source, source) or 'the source'}: {link}"
+    return link
 
 
 def also_known_as(h: Mapping[str, Any]) -> str:
@@ -94,7 +135,7 @@ def listing(hits: list[Mapping[str, Any]], start: int = 1, width: int = 100) -> 
         tags = fields.get("stacks") or []
         lines.append(f"    {meta}" + (f"  [{why}]" if why else "") + (f"  ({', '.join(tags)})" if tags else ""))
         if h.get("link"):
-            lines.append(f"    {h['link']}")
+            lines.append(f"    {link_text(h)}")
         aka = also_known_as(h)
         if aka:
             lines.append(f"    also known as: {aka}")
@@ -122,7 +163,7 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
     (``1. lean:inner_mul_le_norm_mul_norm theorem [also known as: Cauchy-Schwarz inequality]: ...``);
     full hits (not summaries) add link and license."""
     head = f"{rank}. {h['id']} {h.get('kind') or '?'}"
-    heading = _heading(h)
+    heading = _heading(h, instead=False)  # the statement's first words follow the kind
     if heading:
         head += f" · {heading}"
     fields = h.get("fields") or {}
@@ -138,7 +179,7 @@ def line(rank: int, h: Mapping[str, Any]) -> str:
     out = f"{head}: {text}" if text else head
     out += f" ({h['score']:.4g})"
     if "link" in h:  # a full hit
-        out += " " + " ".join(x for x in (h.get("link"), h.get("license")) if x)
+        out += " " + " ".join(x for x in (link_text(h), h.get("license")) if x)
     return out
 
 
@@ -160,9 +201,11 @@ def document(doc: Mapping[str, Any]) -> str:
     out = [f"{doc['id']}  {_heading(doc)}".rstrip(),
            " · ".join(x for x in (doc.get("source"), doc.get("kind"), "" if lean else context) if x)]
     if doc.get("link"):
-        out.append(doc["link"])
+        out.append(link_text(doc))
     out.append(f"license: {doc.get('license') or 'unknown'}")
-    if doc.get("slogan"):
+    body = (doc.get("body") or "").strip()
+    text = body if lean else statement_text(body)
+    if doc.get("slogan") and not restates(text, doc["slogan"]):
         out.append(f"\nslogan: {doc['slogan']}")
     if fields.get("module") or (lean and context):
         out.append(f"module: {fields.get('module') or context}")
@@ -179,13 +222,33 @@ def document(doc: Mapping[str, Any]) -> str:
         out.append("Lean declarations tagged with it: " + ", ".join(fields["formal"]))
     if fields.get("docstring"):
         out.append("\n" + plain_markdown(fields["docstring"]).strip())
-    body = (doc.get("body") or "").strip()
-    out.append("\n" + (body if lean else statement_text(body)))
+    out.append("\n" + text)
     sig = " ".join(str(fields.get("signature") or "").split())
     # what `alias ⟨_, x⟩ := t` states, or a declaration with the section variables its header does not show
     if lean and sig and (fields.get("alias_of") or sig not in " ".join(body.split())):
         out.append(f"  -- states {fields['signature']}")
     return "\n".join(out) + "\n"
+
+
+def restates(text: str, slogan: str) -> bool:
+    """Whether a statement (``text``: as ``statement_text`` prints it) already says what its ``slogan``
+    says, so ``show`` prints it once: the slogan is in it, letters and digits compared; or its first
+    paragraph, its math standing for any words, opens the slogan (Metamath's slogan is its comment
+    with the math read out as words, and the statement opens with the comment, math typeset: on
+    informal-1.5.1, 26,734 of 26,753 Metamath slogans; one of Stacks' 244, whose statement ends with it)."""
+    said = _squash(slogan)
+    if not said or said in _squash(text):
+        return True
+    pieces = [p for p in (_squash(x) for x in _MATH.sub("\x00", text.split("\n\n", 1)[0]).split("\x00")) if p]
+    if sum(map(len, pieces)) < 8:
+        return False
+    math = ".{0,200}?"  # what a formula of the statement reads as in the slogan
+    lead = math if _MATH.match(text) else ""
+    return re.match(lead + math.join(map(re.escape, pieces)), said) is not None
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
 # Math the terminal keeps as its source writes it: $...$, $$...$$, \\[...\\], \\(...\\) and display environments.
@@ -273,21 +336,42 @@ def _row(r: str) -> str:
     return body[:len(body) - len(body.lstrip())] + " ".join(body.split())
 
 
-def search_notes(answer: Any) -> list[str]:
+def search_notes(answer: Any, offset: int = 0) -> list[str]:
     """What a search answer (``SearchResult``, ``FormalSearchResult`` or its JSON form) says beside its
-    hits, one line each, both left out when there is nothing to say: what the query was searched as
-    (``expanded``: misspelt names corrected, abbreviations expanded), then, when there are hits, how far
-    to trust them (``mathlas.ranking.confidence``): ``likely among these hits, but not sure (match: weak,
-    confidence 0.66)``, ``a clear match: most likely the first hit (match: strong, confidence 0.95)``."""
+    hits, one line each, each left out when there is nothing to say: what the query was searched as
+    (``expanded``: misspelt names corrected, abbreviations expanded), where a long query was cut
+    (``cut``: ``cut_note``), then, when there are hits, how far to trust them
+    (``mathlas.ranking.confidence``): ``likely among these hits, but not sure (match: weak, confidence
+    0.66)``, ``a clear match: most likely the first hit (match: strong, confidence 0.95)``. The match
+    is the search's, read from its first hits whatever the page: on a later page (``offset``) the line
+    says so (``…, for the search from hit #1``) and a weak one points to the first hits."""
     def get(key: str) -> Any:
         return answer.get(key) if isinstance(answer, Mapping) else getattr(answer, key, None)
 
     notes = [get("expanded")] if get("expanded") else []
+    if get("cut"):
+        notes.append(cut_note(get("cut")))
     match = get("match") or "strong"
     if get("hits"):
         note = STRONG_NOTE if match == "strong" else get("note") or ""
-        notes.append(f"{note} (match: {match}, confidence {float(get('confidence') or 0):.2f})".lstrip())
+        page = ""
+        if offset:
+            note, page = note.replace("among these hits", "among the first hits"), ", for the search from hit #1"
+        notes.append(f"{note} (match: {match}, confidence {float(get('confidence') or 0):.2f}{page})".lstrip())
     return notes
+
+
+def cut_note(cut: Mapping[str, Mapping[str, int]]) -> str:
+    """A search answer's ``cut`` in words: ``the query was cut: the encoder read its first 212 of 1500
+    words (256 tokens) and BM25 its first 256; a key sentence or its words search better``."""
+    parts = []
+    if "dense" in cut:
+        d = cut["dense"]
+        parts.append(f"the encoder read its first {d['words']:,} of {d['of']:,} words ({d['tokens']} tokens)")
+    if "lexical" in cut:
+        w = cut["lexical"]
+        parts.append(f"BM25 its first {w['words']:,}" if parts else f"BM25 read its first {w['words']:,} of {w['of']:,} words")
+    return f"the query was cut: {' and '.join(parts)}; a key sentence or its words search better"
 
 
 # what a strong answer says (its ``note`` is empty): on the judged collection's check queries a strong

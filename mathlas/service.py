@@ -74,6 +74,10 @@ class SearchResult:
     expanded: str = ""
     # the query with its misspelt name words corrected, when some were ("" otherwise)
     searched_for: str = ""
+    # where a long query was cut (``_cut``): {"dense": {"tokens", "words", "of"}, "lexical": {"words", "of"}},
+    # each channel that read only the query's first words (the encoder's max_tokens, BM25's
+    # lexical.MAX_QUERY_TERMS); {} when every channel read all of it
+    cut: dict[str, Any] = field(default_factory=dict)  # Any: a plain object in the MCP output schema (its budget)
 
 
 @dataclass
@@ -223,7 +227,7 @@ def _lean_search_many(req: LeanSearchRequest, specs: list[str]) -> FormalSearchR
     return FormalSearchResult(query=echoed(req.query), bundle=", ".join(r.bundle for _, r in parts), mode=req.mode,
                               prior_weight=parts[0][1].prior_weight, hits=hits, next=steps, match=best.match,
                               confidence=best.confidence, note=best.note, expanded=best.expanded,
-                              searched_for=best.searched_for)
+                              searched_for=best.searched_for, cut=best.cut)
 
 
 def _lean_next(req: LeanSearchRequest, page: list[tuple[str, Hit]]) -> list[NextStep]:
@@ -259,8 +263,9 @@ def _again(query: str) -> str:
 
 def _match(b: Bundle, req, ranked: Ranked) -> dict:
     """``match``, ``confidence`` and ``note`` of an answer (``mathlas.ranking.confidence``), from the
-    channels' own rankings of the bundle's documents (``Ranked.rankings``), and the abbreviations
-    the query was searched with."""
+    channels' own rankings of the bundle's documents (``Ranked.rankings``) and the answer's first
+    hits (``Ranked.head``, before the offset: every page of a search says the same), the
+    abbreviations the query was searched with, and where a long query was cut (``_cut``)."""
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
     from mathlas.ranking.names import named_first
@@ -271,31 +276,52 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     learned = None
     if "learned" in ranked.notes:  # the bundle's learned stage ordered this answer: its own match model
         learned = {"scores": ranked.notes["learned"], "model": (b.manifest.ranker or {}).get("match")}
-    a = assess(ranked.rankings, req.mode, searched, b.manifest.fusion, has_hits=bool(ranked.hits), learned=learned)
+    head = ranked.top if ranked.head is None else ranked.head  # the answer from its first hit, whatever the page
+    a = assess(ranked.rankings, req.mode, searched, b.manifest.fusion, has_hits=bool(len(head)), learned=learned)
     match, confidence, note = a.match, a.confidence, a.note
     # the query named the first hit (its exact name or id, or the end of its name that no other
     # declaration shares): an answer by name, not a guess
-    if not req.offset and len(ranked.top) and named_first(b, req.query, int(ranked.top.keys[0])):
+    if len(head) and named_first(b, req.query, int(head.keys[0])):
         match, confidence, note = "strong", max(confidence, 0.99), ""
-    elif not req.offset and "shape" in ranked.top.marks and ranked.top.marks["shape"][:1].any() and \
-            shape_first(b, req.query, int(ranked.top.keys[0])):
+    elif "shape" in head.marks and head.marks["shape"][:1].any() and shape_first(b, req.query, int(head.keys[0])):
         # the query is the first hit's statement, up to the names of its variables (a + b = b + a)
         match, confidence, note = "strong", max(confidence, 0.95), ""
-    elif not req.offset and ranked.hits and _named_first_hit(b, searched, ranked):
+    elif len(head) and _named_first_hit(b, searched, ranked, head):
         # the query is the first hit's own name or alias ("Banach fixed point theorem", "Nakayama's
         # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it
         match, confidence, note = "strong", max(confidence, 0.95), ""
-    elif match == "none" and any(m in ranked.top.marks and ranked.top.marks[m][:1].any() for m in ("names", "shape")):
+    elif match == "none" and any(m in head.marks and head.marks[m][:1].any() for m in ("names", "shape")):
         match, note = "weak", NOTES["weak"]  # declarations named so, or stating it, were found: not "nothing close"
     elif match == "strong" and is_statement(b, req.query):
         match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
-            "searched_for": fixed.query if fixed is not None else ""}
+            "searched_for": fixed.query if fixed is not None else "", "cut": _cut(b, ranked)}
 
 
-def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
-    """Whether ``query`` names the first hit (``mathlas.ranking.named.named_keys``: its name, heading
+def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
+    """Where each channel that ran cut the query it searched (``Ranked.query``), a channel that read
+    all of it left out: ``{"dense": {"tokens": 256, "words": 212, "of": 1800}}`` (the encoder read
+    its first 256 tokens, the first 212 of its 1,800 words), ``{"lexical": {"words": 256, "of": 1800}}``
+    (BM25 searched its first 256 words, as ``lexical.query_terms`` counts them)."""
+    from mathlas.ranking.query import dense_text
+
+    out: dict[str, dict[str, int]] = {}
+    text = ranked.query
+    if "dense" in ranked.rankings:
+        enc = b.encoder
+        at = enc.cut(dense_text(text, b.manifest), enc.config.query_prompt)
+        if at is not None:
+            out["dense"] = {"tokens": at[0], "words": len(text[:at[1]].split()), "of": len(text.split())}
+    if "lexical" in ranked.rankings:
+        at = b.lexical.cut(text)
+        if at is not None:
+            out["lexical"] = {"words": at[0], "of": at[1]}
+    return out
+
+
+def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head=None) -> bool:
+    """Whether ``query`` names the first hit (the first row of ``head``; None: of ``ranked.top``) (``mathlas.ranking.named.named_keys``: its name, heading
     or one of its aliases, up to case, accents, possessives, hyphens and words like "theorem"), or a
     statement of the same fact that the hit shows as "also in" (Metamath's ``pnt`` is named by its
     alias "Prime number theorem", PlanetMath's copy by its name)."""
@@ -304,9 +330,9 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked) -> bool:
 
     from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
 
-    key = int(ranked.top.keys[0])
+    key = int((ranked.top if head is None else head).keys[0])
     if key >= len(b):  # a saved finding, named by the name it was saved with
-        return _same_name(ranked.hits[0].name or "", query)
+        return ranked.first is not None and _same_name(ranked.first.name or "", query)
     q = name_query(query)
     if q is not None and _IDENTIFIER.search(q) and NameIndex.of(b).formal:
         # a declaration name is exact or it is not (named_first): folded like a theorem's name,

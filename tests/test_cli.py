@@ -29,7 +29,7 @@ def test_search_json_shape(tiny_bundle_dir):
     assert 1 <= len(data["hits"]) <= 4
     for h in data["hits"]:
         assert set(h) == {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link",
-                          "license", "score", "ranks", "fields", "also_in"}
+                          "link_kind", "license", "score", "ranks", "fields", "also_in"}
         assert set(h["ranks"]) == {"lexical", "dense"} and h["fields"] == {}  # informal hits carry no extra fields
     assert p.stderr == ""  # no talk on a plain search
 

@@ -42,7 +42,8 @@ def test_argparse_errors_are_one_line_with_the_fix(argv, says, capsys):
 def test_lean_search_takes_q_like_search(lean_project_bundle_dir, capfd):
     rc, out, err = run_main(["lean", "search", "sum of the first n numbers", "--bundle", str(lean_project_bundle_dir),
                              "-k", "3", "-q"], capfd)
-    assert rc == 0 and "Toy." in out and err == ""
+    # the match line is part of the answer and stays; nothing else (no tips, no log lines)
+    assert rc == 0 and "Toy." in out and len(err.splitlines()) == 1 and "(match: " in err, err
     rc, out, err = run_main(["lean", "deps", "lean:Toy.gauss_sum", "--bundle", str(lean_project_bundle_dir), "-q"],
                             capfd)
     assert rc == 0 and "lean:Toy.sumTo" in out and err == ""

@@ -216,12 +216,17 @@ def test_search_and_show_agree_on_every_surface(default_bundle_dir, query, sourc
     doc = json.loads(shown.stdout)
     assert fields3(hit) == fields3(doc)
     heading = hit["heading"]
-    # the text surfaces: the listing and show both head the document with it (the id says a bare label)
+    # the text surfaces: the listing and show both head the document with it; a heading the id already
+    # says (planetmath:PID) gives its place to the statement's first words (mathlas.headings.first_words)
     listing = run("search", query, "--source", source, "-k", "10", "-q").stdout
     line = next(x for x in listing.splitlines() if f". {doc_id} " in x or x.rstrip().endswith(f". {doc_id}"))
     first = run("show", doc_id).stdout.splitlines()[0]
     if doc_id.endswith(":" + heading):
-        assert line.split(doc_id)[1].strip() == "" and first == doc_id
+        from mathlas.headings import first_words
+
+        words = first_words(doc["text"], (heading, doc["label"], doc["name"]))
+        assert words and line.split(doc_id)[1].strip() == first_words(hit["text"], (heading, hit["label"], hit["name"]))
+        assert first == f"{doc_id}  {words}"
     else:
         assert line.split(doc_id)[1].strip() == heading and first == f"{doc_id}  {heading}"
     assert "Associative rings and algebras" not in line           # a category is context, never a heading

@@ -33,8 +33,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 SEARCH_TOOLS = {"search_existing_math", "get_by_id", "get_statement"}
 SUMMARY_KEYS = {"id", "kind", "heading", "snippet", "score"}
-HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "license", "score",
-            "ranks", "fields", "also_in"}
+HIT_KEYS = {"id", "source", "kind", "heading", "label", "context", "name", "title", "text", "link", "link_kind",
+            "license", "score", "ranks", "fields", "also_in"}
 WRITE_TOOLS = {"add_finding", "funsearch"}
 FORMAL_TOOLS = {"search_formal_math", "get_dependencies"}  # listed only with a formal bundle
 NUMERIC_TOOLS = {"identify_constant", "verify_numeric", "conjecture_relation"}

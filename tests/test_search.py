@@ -57,7 +57,8 @@ def test_hit_fields_and_ranks(tiny):
         assert set(h.ranks) == {"lexical", "dense"}
         assert h.ranks["lexical"] is not None or h.ranks["dense"] is not None
         assert set(dataclasses.asdict(h)) == {"id", "source", "kind", "heading", "label", "context", "name", "title",
-                                              "text", "link", "license", "score", "ranks", "fields", "also_in"}
+                                              "text", "link", "link_kind", "license", "score", "ranks", "fields",
+                                              "also_in"}
     # hybrid score is the RRF sum of the channel ranks (k_rrf = 10)
     h = hits[0]
     expect = sum(1 / (10 + r) for r in h.ranks.values() if r is not None)

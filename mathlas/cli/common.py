@@ -76,8 +76,14 @@ def json_option(p: argparse.ArgumentParser, help: str = "machine-readable output
     p.add_argument("--json", action="store_true", help=help)
 
 
-def quiet_option(p: argparse.ArgumentParser, **kwargs: Any) -> None:
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on stderr", **kwargs)
+QUIET_HELP = "no progress or notes on stderr"
+# a search's -q: what the query was searched as and the match line are part of its answer, and stay
+SEARCH_QUIET_HELP = ("no progress, tips or log messages on stderr; the answer's own lines stay (what the query was "
+                     "searched for, where a long query was cut, the match line)")
+
+
+def quiet_option(p: argparse.ArgumentParser, help: str = QUIET_HELP, **kwargs: Any) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help=help, **kwargs)
 
 
 def print_json(data: Any, *, indent: int | None = None) -> None:

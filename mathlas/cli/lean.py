@@ -14,8 +14,8 @@ import subprocess
 import sys
 from typing import Any
 
-from mathlas.cli.common import quiet_option
-from mathlas.cli.search import K_HELP
+from mathlas.cli.common import SEARCH_QUIET_HELP, quiet_option
+from mathlas.cli.search import K_HELP, MATCH_EPILOG
 from mathlas.errors import UsageError
 from mathlas.request import MAX_DEPENDENCY_DEPTH, MAX_DEPENDENCY_LIMIT, MODES
 
@@ -23,7 +23,8 @@ from mathlas.request import MAX_DEPENDENCY_DEPTH, MAX_DEPENDENCY_LIMIT, MODES
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("lean", help="search Lean declarations and their dependencies (formal bundle)")
     sub = p.add_subparsers(dest="lean_command", required=True, metavar="SUBCOMMAND")
-    s = sub.add_parser("search", help="search_formal_math: Lean declarations by words, name fragment or notation")
+    s = sub.add_parser("search", help="search_formal_math: Lean declarations by words, name fragment or notation",
+                       epilog=MATCH_EPILOG)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=10, help=K_HELP)
     s.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
@@ -38,7 +39,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "take one rank, the other listed as 'also in')")
     s.add_argument("--bundle", help="formal bundle (default: $MATHLAS_FORMAL_BUNDLE, else every installed formal bundle)")
     s.add_argument("--json", action="store_true")
-    quiet_option(s)  # as `mathlas search -q`: only warnings on stderr
+    quiet_option(s, SEARCH_QUIET_HELP)  # as `mathlas search -q`: the answer's own lines stay
     d = sub.add_parser("deps", help="get_dependencies: what a declaration uses, or what uses it")
     d.add_argument("id", help="e.g. lean:Nat.Prime.two_le (the lean: prefix may be left out)")
     d.add_argument("--used-by", action="store_true", help="declarations that use it (default: what it uses)")
@@ -119,14 +120,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(r)
             return 0
-        talk = not args.quiet  # -q: the hits alone
-        if talk:
-            from mathlas.render import search_notes
+        from mathlas.render import search_notes
 
-            for note in search_notes(r):  # what it was searched as, how far to trust the hits
-                print(f"mathlas: {note}", file=sys.stderr)
+        # what it was searched as, where it was cut, how far to trust the hits: part of the answer, kept by -q
+        for note in search_notes(r, args.offset):
+            print(f"mathlas: {note}", file=sys.stderr)
         print_hits(r.hits, start=args.offset + 1)
-        if not r.hits and talk:
+        if not r.hits and not args.quiet:  # -q: no tips
             print("mathlas: no declarations found; try other words, a name fragment (prime two le) or no --module",
                   file=sys.stderr)
         return 0

@@ -40,12 +40,42 @@ def build_parser() -> argparse.ArgumentParser:
     from mathlas.cli.common import Parser  # errors in one line (argparse's own print the usage block)
 
     p = Parser(prog="mathlas", description="Offline math search and no-LLM math tools.")
-    p.add_argument("--version", action="version", version=f"mathlas {__version__}")
+    p.add_argument("--version", action=_Version, version=f"mathlas {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.add_parser(sub)
     p.set_defaults(root_parser=p)  # for `completion`, which generates its scripts from this parser
     return p
+
+
+class _Version(argparse._VersionAction):
+    """``--version``: mathlas's version and the default bundle's (``version_line``), found when asked."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(version_line(self.version) + "\n", sys.stdout)
+        parser.exit()
+
+
+def version_line(version: str) -> str:
+    """``mathlas 0.1.0, bundle informal-1.5.1``: the bundle a search without ``--bundle`` opens when it is
+    installed (its manifest read; nothing installed or opened); ``no bundle installed yet`` when there
+    is none at all (the first search installs the shipped one), else why it cannot be found, in a line."""
+    import os
+
+    from mathlas.errors import BundleNotFoundError, MathlasError
+
+    try:
+        from mathlas.bundle import read_manifest
+        from mathlas.releases.install import installed, resolve_bundle
+
+        m = read_manifest(resolve_bundle(None, install=False))
+        return f"{version}, bundle {m.name}-{m.version}"
+    except BundleNotFoundError as e:
+        if not os.environ.get("MATHLAS_BUNDLE") and not installed():
+            return f"{version}, no bundle installed yet (the first search installs one)"
+        return f"{version}, default bundle not found: {str(e).split(';')[0]}"
+    except MathlasError as e:
+        return f"{version}, default bundle unreadable: {str(e).split(';')[0]}"
 
 
 def _log_to_stderr(quiet: bool) -> None:

@@ -7,11 +7,16 @@ import argparse
 import shutil
 import sys
 
-from mathlas.cli.common import bundle_option, json_option, print_json, quiet_option
+from mathlas.cli.common import SEARCH_QUIET_HELP, bundle_option, json_option, print_json, quiet_option
 from mathlas.checks import name_weights
 from mathlas.request import MAX_K, MODES
 
 K_HELP = f"number of hits, 1..{MAX_K} (default 10)"  # mathlas search and mathlas lean search
+# what the answer's first line on stderr says (mathlas search and mathlas lean search)
+MATCH_EPILOG = ("The first line on stderr says how far to trust the hits: match strong, weak or none, and the "
+                "confidence it was read from. strong means the confidence reached the bundle's threshold (compared "
+                "before the two decimals shown: weak 0.88 beside strong 0.89 is expected) or that the query names the "
+                "first hit. It describes the search from its first hit, the same on every page. -q keeps it.")
 
 
 def add_parser(sub) -> None:
@@ -22,7 +27,8 @@ def add_parser(sub) -> None:
 
 
 def _add_search(sub) -> None:
-    p = sub.add_parser("search", help="search a bundle", description="Rank theorems and definitions for a query.")
+    p = sub.add_parser("search", help="search a bundle", description="Rank theorems and definitions for a query.",
+                       epilog=MATCH_EPILOG)
     p.add_argument("query", help="words, a claim, or a formula (LaTeX welcome)")
     p.add_argument("-k", type=int, default=10, help=K_HELP)
     p.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
@@ -52,7 +58,7 @@ def _add_search(sub) -> None:
                    help="factor on a kind's scores over the bundle's own, e.g. proof=0.5; 0 drops the kind (repeatable)")
     bundle_option(p)
     json_option(p)
-    quiet_option(p)
+    quiet_option(p, SEARCH_QUIET_HELP)
     p.set_defaults(run=cmd_search)
 
 
@@ -129,9 +135,12 @@ def cmd_search(args) -> int:
         return 0
     from mathlas.render import search_notes
 
-    for note in search_notes(result):  # what it was searched as, how far to trust the hits
+    # what it was searched as, where it was cut, how far to trust the hits: part of the answer, kept by -q
+    for note in search_notes(result, args.offset):
         print(f"mathlas: {note}", file=sys.stderr, flush=True)
     print_hits(result.hits, start=args.offset + 1)
+    if args.quiet:  # -q: no tips
+        return 0
     if not result.hits:
         hint = ("nothing passed the filters; try without --source/--kind or another --mode" if req.filtered
                 else "try other words, a shorter query, or --mode lexical for exact names")

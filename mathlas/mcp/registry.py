@@ -29,7 +29,7 @@ from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.service import FormalSearchResult, SearchResult
 
 Detail = Literal["summary", "full"]
-DETAIL_DOC = "summary: id, kind, name, snippet, score; full: every field of a hit"
+DETAIL_DOC = "summary: id, kind, heading, snippet, score; full: the whole hit"
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,9 @@ def facts(name: str) -> ToolFacts:
 # A search tool answers with the library's result (``mathlas.service``), field for field and in its
 # order, but for its hits, summaries unless detail="full", and the fields named here, which say again
 # what another field says (every field costs each session its tools/list).
-MCP_LEAVES_OUT = ("searched_for",)  # "expanded" says what the query was searched as, in one line
+# "expanded" says what the query was searched as, in one line; where a long query was cut (a pasted page:
+# rare), the listing's first line says in words (mathlas.render.search_notes)
+MCP_LEAVES_OUT = ("searched_for", "cut")
 
 
 def _answer(result: type, name: str, summary: type, doc: str) -> type:

@@ -35,7 +35,7 @@ def search_listing(data: dict[str, Any], offset: int = 0) -> str:
     if not hits:
         lines = [f"No hits ({where})."]
     else:
-        notes = "".join(f" {note};" for note in search_notes(data))  # searched as, how far to trust the hits
+        notes = "".join(f" {note};" for note in search_notes(data, offset))  # searched as, how far to trust the hits
         lines = [f"Hits {offset + 1}-{offset + len(hits)} ({where});{notes} get_by_id(id) gives the whole statement:"]
         lines += [line(offset + i + 1, h) for i, h in enumerate(hits)]
     for step in data.get("next") or []:

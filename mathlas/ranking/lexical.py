@@ -40,14 +40,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # tantivy's simple tokenizer: runs of alphanumerics
 
 
-def query_terms(query: str, identifiers: str = "split") -> list[str]:
-    """Lower-cased words of a query as the index sees them (identifiers split, syntax dropped).
+def query_terms(query: str, identifiers: str = "split", limit: int | None = MAX_QUERY_TERMS) -> list[str]:
+    """Lower-cased words of a query as the index sees them (identifiers split, syntax dropped), the
+    first ``limit`` of them (None: all).
 
     With ``identifiers="tokenizer"`` the words are the tokenizer's own (``two_le`` -> two, le), so an
     identifier is neither a phrase query nor counted twice."""
     if identifiers == "tokenizer":
-        return [w.lower() for w in _TOKEN.findall(query)][:MAX_QUERY_TERMS]
-    return [w.lower() for w in _WORD.findall(lexical_words(query))][:MAX_QUERY_TERMS]
+        return [w.lower() for w in _TOKEN.findall(query)][:limit]
+    return [w.lower() for w in _WORD.findall(lexical_words(query))][:limit]
 
 
 class LexicalChannel:
@@ -104,13 +105,24 @@ class LexicalChannel:
         """The channel protocol (``mathlas.ranking.Channel``): the query's text, ``depth`` deep."""
         return self.search(query.text, depth, filters)
 
-    def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
+    def _searched(self, query: str) -> str:
+        """The text BM25 searches for ``query``: with a formal bundle's notation as words."""
         if self.symbols == "lean":
             from mathlas.bundle import with_symbol_words
             from mathlas.lean_gloss import notation_gloss
 
             english = " ".join(notation_gloss(query)) if self.notation_english else ""
             query = with_symbol_words(query) + (f" {english}" if english else "")
+        return query
+
+    def cut(self, query: str) -> tuple[int, int] | None:
+        """(the words BM25 searches, the words ``query`` has) when it has more than ``MAX_QUERY_TERMS``
+        (only the first are searched); None when all of them are."""
+        n = len(query_terms(self._searched(query), self.identifiers, None))
+        return (MAX_QUERY_TERMS, n) if n > MAX_QUERY_TERMS else None
+
+    def search(self, query: str, k: int, filters: Filters = Filters()) -> Ranking:
+        query = self._searched(query)
         terms = query_terms(query, self.identifiers)
         if not terms or k <= 0:
             return Ranking.empty()

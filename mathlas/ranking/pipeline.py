@@ -56,7 +56,9 @@ class Ranked:
 
     ``hits``: the answer (after ``offset``), best first. ``top``: the candidate rows of those hits,
     aligned with them (``top.ranks`` / ``top.raw``: each hit's rank and raw score in every channel:
-    BM25 for lexical, the cosine for dense; ``top.marks``: what the stages recorded).
+    BM25 for lexical, the cosine for dense; ``top.marks``: what the stages recorded). ``head``: the
+    answer's rows from the first, before ``offset`` (``top`` when there is none), and ``first`` the
+    hit of its first row (None: no hits at all): what the answer's match reads, the same on every page.
     ``pool``: the fused candidate pool before the stages (every candidate a channel ranked within
     the depth). ``rankings``: each channel's own ranking of the bundle's documents (raw scores, no
     findings), what the answer's confidence reads (``mathlas.ranking.confidence``).
@@ -75,6 +77,8 @@ class Ranked:
     searched: Query | None = field(default=None, repr=False, compare=False)
     correction: Any = None
     notes: Mapping[str, Any] = field(default_factory=dict)  # what stages left for the answer (StageContext.notes)
+    head: Candidates | None = None
+    first: Hit | None = None
 
     def vector(self) -> np.ndarray:
         """The query vector the dense channel ranked with (encoded now if no channel needed it)."""
@@ -177,14 +181,16 @@ class Pipeline:
         ctx = StageContext(self.bundle, plan)
         for stage in self.stages:
             pool = stage(pool, ctx)
-        top = pool.head(plan.top)
+        head = top = pool.head(plan.top)
         if req.offset:
-            top = top.take(np.arange(min(req.offset, len(top)), len(top)))
+            top = head.take(np.arange(min(req.offset, len(head)), len(head)))
         hits = make_hits(self.bundle, top, fields, plan.extra)
         with_also_in(self.bundle, hits, top.keys.tolist())
+        first = hits[0] if hits and not req.offset else \
+            make_hits(self.bundle, head.take(np.arange(1)), fields, plan.extra)[0] if len(head) else None
         return Ranked(hits=hits, top=top, pool=fused, rankings=own,
                       notes=ctx.notes, expansions=plan.expansions, intent=plan.intent, query=plan.query.text, searched=plan.query,
-                      correction=plan.correction)
+                      correction=plan.correction, head=head, first=first)
 
 
 _PIPELINES: weakref.WeakKeyDictionary[Any, Pipeline] = weakref.WeakKeyDictionary()

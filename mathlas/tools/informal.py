@@ -71,7 +71,7 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
 
 def get_by_id(id: str, bundle: str | None = None) -> Document:  # noqa: A002 - `id` is the public argument name
     """The whole document behind a stable id: the statement as its source writes it (LaTeX or Lean),
-    retrieval text, slogan, link, license and source fields.
+    retrieval text, slogan, link, license, fields.
 
     Args:
         id: "<source>:<key>", from a search.

@@ -5,7 +5,8 @@ A program written against ``https://api.theoremsearch.com/search`` sends ``{"que
 "citation_range", "citation_weight", "include_unknown_citations"}`` and reads
 ``theorems[].{theorem_id, name, body, slogan, theorem_type, link, paper{...}, similarity, score,
 has_metadata}``. Pointed at ``mathlas serve`` it gets the same shape, filled from the hit and its
-bundle's metadata. Every field is mapped onto mathlas's filters and priors inside both channels,
+bundle's metadata, and mathlas's own fields beside them (``label``, ``ranks``, ``link_kind``: "search"
+where the link searches the source's site, as ProofWiki's does). Every field is mapped onto mathlas's filters and priors inside both channels,
 before the top-k cut; a field that means nothing for the bundle searched (authors on a bundle
 without paper metadata, say) is accepted and reported in ``mathlas.ignored`` and the
 ``X-Mathlas-Ignored`` header, never silently dropped. docs/http.md has the table field by field.
@@ -312,7 +313,7 @@ def theorem(scored: ScoredHit, facts: BundleFacts) -> dict:
     paper, has_metadata = _paper(h, x, facts)
     return {"slogan_id": h.id, "theorem_id": h.id, "name": h.name or h.title or h.id, "body": x["body"] or "",
             "slogan": x["slogan"] or h.text, "theorem_type": h.kind, "label": x["label"],
-            "link": h.link or None, "paper": paper, "similarity": scored.similarity, "score": h.score,
+            "link": h.link or None, "link_kind": h.link_kind or None, "paper": paper, "similarity": scored.similarity, "score": h.score,
             "has_metadata": has_metadata, "ranks": dict(h.ranks)}
 
 

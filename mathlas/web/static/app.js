@@ -514,18 +514,20 @@ function texHeading(d) {
 }
 
 // The link to the statement at its source, labelled as what it is: a link that searches the source
-// (ProofWiki's pages are unknown, so its link is ProofWiki's own search) says so.
+// (the hit's or document's link_kind "search": ProofWiki's pages are unknown, so its link is ProofWiki's
+// own search) says so; fields.link_kind and a ?search= address are read for a server older than link_kind.
 const SOURCE_NAMES = {proofwiki: "ProofWiki", planetmath: "PlanetMath", metamath: "Metamath", stacks: "Stacks Project"};
 
-function linkLabel(source, fields, link) {
+function linkLabel(source, fields, link, kind) {
   const f = fields || {};
   if (f.link_label) return f.link_label;
-  if (f.link_kind === "search" || /[?&]search=/.test(link || "")) return (SOURCE_NAMES[source] || source) + " search";
+  const search = kind ? kind === "search" : f.link_kind === "search" || /[?&]search=/.test(link || "");
+  if (search) return (SOURCE_NAMES[source] || source) + " search";
   return "";
 }
 
-function outLink(link, source, fields, long) {
-  const label = linkLabel(source, fields, link);
+function outLink(link, source, fields, long, kind) {
+  const label = linkLabel(source, fields, link, kind);
   return el("a", {class: "out", href: link, target: "_blank", rel: "noopener noreferrer",
                   title: label ? link : "open at the source", text: (label || (long ? link : "source")) + " ↗"});
 }
@@ -780,7 +782,7 @@ function hitCard(h, i, bundle, lean, position) {
   const meta = el("div", {class: "meta"}, badge(lean ? "lean" : h.source), el("span", {class: "kind", text: h.kind}),
                   el("code", {text: h.id}));
   if (second) meta.append(el("span", {class: "second", text: second}));
-  if (h.link) meta.append(outLink(h.link, h.source, f, false));
+  if (h.link) meta.append(outLink(h.link, h.source, f, false, h.link_kind));
   // Why a hit with no channel rank is here: the statement-first rule put it above its proof.
   let why = "";
   if (f.statement_of) {
@@ -817,7 +819,7 @@ async function loadBody(id, bundle, target, card) {
     if (!DOC_CACHE.has(key)) DOC_CACHE.set(key, api("/api/doc/" + encodeURIComponent(id), {bundle}));
     const d = await DOC_CACHE.get(key);
     const out = card && card.querySelector(".meta a.out");
-    const label = linkLabel(d.source, d.fields, d.link);
+    const label = linkLabel(d.source, d.fields, d.link, d.link_kind);
     if (out && label) { out.textContent = label + " ↗"; out.title = out.href; }
     const tex = texHeading(d);
     const open = card && card.querySelector("a.open");
@@ -1019,12 +1021,21 @@ async function loadDeps(id, direction) {
   status.hidden = !status.textContent;
 }
 
-// Whether the body already says what the slogan says (Metamath's slogan is its comment in words,
-// which its body shows typeset): the slogan's first sentence, letters and digits only.
+// Whether the body already says what the slogan says, as `mathlas show` decides (mathlas.render.restates):
+// the slogan is in it, letters and digits compared (TeX command names left out); or its first paragraph,
+// each formula standing for any words, opens the slogan (Metamath's slogan is its comment with the math
+// read out as words, which its body shows typeset).
 function restates(body, slogan) {
-  const squash = (t) => (t || "").toLowerCase().replace(/[^a-z0-9]+/g, "");
-  const first = squash(slogan.split(/(?<=\.)\s/)[0]);
-  return first.length >= 12 && squash(body).includes(first);
+  const squash = (t) => (t || "").replace(/\\[a-zA-Z]+/g, " ").toLowerCase().replace(/[^a-z0-9]+/g, "");
+  const said = squash(slogan);
+  if (!said || squash(body).includes(said)) return true;
+  const first = (body || "").trim().split(/\n[ \t]*\n/)[0];
+  const pieces = first.replace(MATH, "\u0000").split("\u0000").map(squash).filter((x) => x);
+  if (pieces.reduce((n, x) => n + x.length, 0) < 8) return false;
+  const math = "[\\s\\S]{0,200}?";
+  const lead = new RegExp("^(?:" + MATH.source + ")").test(first) ? math : "";
+  const escape = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp("^" + lead + pieces.map(escape).join(math)).test(said);
 }
 
 async function startDocPage() {
@@ -1062,7 +1073,7 @@ async function startDocPage() {
     body.innerHTML = texToHtml(d.body);
   }
   const dl = document.getElementById("doc-fields");
-  if (d.link) field(dl, "source", outLink(d.link, d.source, f, true));
+  if (d.link) field(dl, "source", outLink(d.link, d.source, f, true, d.link_kind));
   if (d.label && !d.id.endsWith(d.label)) field(dl, "label", d.label);
   field(dl, "license", d.license);
   field(dl, "bundle", d.bundle);
