@@ -398,3 +398,19 @@ def test_planetmath_display_text():
         "attracting and Lyapunov stable.")
     assert "Fibonacci" in docs["planetmath:LeonardoDaPisa"].body
     assert "\u00c3" not in docs["planetmath:RemainderArithmeticVsEgyptianFractions"].statement     # mojibake repaired
+
+
+def test_a_stacks_statement_is_searched_by_its_labels_own_words_and_shown_by_its_name():
+    """The name shown drops the label's words and takes the statement's accents; the retrieval text keeps
+    the label's words as the label spells them ("NAK", "cech"), which people type too."""
+    import dataclasses
+
+    from mathlas_build.document import Document
+    from mathlas_build.retrieval_text import name_field, retrieval_text
+
+    doc = Document(id="stacks:00DV", source="stacks", kind="lemma", name="Nakayama's lemma", title="Algebra",
+                   body="", statement="Let R be a ring.", link="", license="", slogan="", keywords=[], file="",
+                   line=0, extra={"indexed_name": "Nakayama's lemma (NAK)"})
+    assert retrieval_text(doc).startswith("Nakayama's lemma (NAK). Let R be a ring.")
+    assert name_field(doc) == "Nakayama's lemma (NAK)"
+    assert retrieval_text(dataclasses.replace(doc, extra={})).startswith("Nakayama's lemma. Let R be a ring.")

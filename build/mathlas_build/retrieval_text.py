@@ -78,7 +78,7 @@ def retrieval_text(doc: Document) -> str:
     if doc.source == "lean":
         return lean_retrieval_text(doc)
     parts = []
-    head = doc.name.strip()
+    head = str(doc.extra.get("indexed_name") or doc.name).strip()   # Stacks: the label's own words
     if head:
         parts.append(_sentence(head))
     if doc.slogan.strip():
@@ -131,4 +131,4 @@ def name_field(doc: Document) -> str:
     """The lexical ``name`` field: the statement's name and the words it defines."""
     if doc.source == "lean":
         return " ".join(filter(None, [doc.extra.get("full_name", ""), doc.name])).strip()
-    return " ".join([doc.name, *doc.keywords]).strip()
+    return " ".join([str(doc.extra.get("indexed_name") or doc.name), *doc.keywords]).strip()

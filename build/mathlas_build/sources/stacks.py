@@ -14,7 +14,10 @@ where they add words the name lacks and the name says nothing but who or what it
 ramification)"), which several statements share. They do not where the name already holds them or their
 initials ("Riemann-Roch", not "Riemann-Roch (rr)"; "Nakayama's lemma", not "(NAK)"), nor after a name
 that says what the statement is ("Prime avoidance", not "Prime avoidance (silly)"). The title is
-chapter > section > subsection.
+chapter > section > subsection. The retrieval text (``mathlas_build.retrieval_text``) keeps the name as the
+label spells it, ``extra["indexed_name"]`` ("Krull's intersection theorem (intersect powers ideal module
+zero)", "etale", "cech always"): the label's words are search words a person types ("cech" as well as the
+statement's "Čech"), and the name shown is for reading.
 """
 from __future__ import annotations
 
@@ -231,6 +234,11 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
             opt = latex_to_text(env.optional_arg, file_macros) if env.optional_arg else ""
             spellings = {**spelled, **accented_spellings(statement, slogan, title, opt)}
             name = statement_name(opt, label, spellings, lower)
+            extra = {"label": full, "tag": tag, "chapter": chapter}
+            words = label_words(label)
+            indexed = f"{opt} ({words})" if opt and words and opt.lower() != words.lower() else opt or words
+            if indexed != name:
+                extra["indexed_name"] = indexed    # the retrieval text keeps the label's own words (below)
             stats["indexed"] += 1
             yield Document(
                 id=f"stacks:{tag}",
@@ -246,7 +254,7 @@ def read(root: Path, *, files: list[str] | None = None, include_obsolete: bool =
                 keywords=[],
                 file=path.name,
                 line=env.start_line,
-                extra={"label": full, "tag": tag, "chapter": chapter},
+                extra=extra,
             )
         last_stats.update(stats)
     last_stats.update(stats)
