@@ -25,6 +25,7 @@ import numpy as np
 from mathlas.bundle import (ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR, Manifest,
                             encoder_fingerprint, verify)
 from mathlas.errors import BundleCorruptError, UsageError
+from mathlas.headings import old_bundle_heading
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 import mathlas.ranking.settings as settings
 
@@ -370,10 +371,11 @@ class Bundle:
             by = -1 if statement_of is None else statement_of[i]
             if by >= 0:
                 extra["statement_of"] = self.strings("id")([by])[0]
-            sc, kc = sources[i], kinds[i]
-            out.append(Hit(id=ids[i], source=self.source_names[sc] if sc >= 0 else None,
-                           kind=self._kind_names[kc] if kc >= 0 else None, name=names[i] or "",
-                           title=titles[i] or "", text=snippet(texts[i]),
+            source, kind = (self.source_names[sources[i]] if sources[i] >= 0 else None,
+                            self._kind_names[kinds[i]] if kinds[i] >= 0 else None)
+            out.append(Hit(id=ids[i], source=source, kind=kind, name=names[i] or "", title=titles[i] or "",
+                           heading=old_bundle_heading(self.manifest, ids[i], source, kind, names[i], titles[i]),
+                           text=snippet(texts[i]),
                            link=links[i] or "", license=licenses[i] or "",
                            score=0.0 if scores is None else float(scores[i]),
                            ranks={"lexical": None, "dense": None, **(ranks[i] if ranks is not None else {})},
@@ -428,6 +430,7 @@ class Bundle:
         extra = {k: v for k, v in row.items() if k not in CORE_COLUMNS and v is not None}
         return Document(id=row["id"], source=row["source"], kind=row["kind"], name=row["name"] or "",
                         title=row["title"] or "", body=row["body"] or "", slogan=row.get("slogan") or "",
+                        heading=old_bundle_heading(self.manifest, *(row[c] for c in ("id", "source", "kind", "name", "title"))),
                         text=row["text"] or "", link=row["link"] or "", license=row["license"] or "",
                         bundle=self.label, fields=extra)
 

@@ -21,7 +21,8 @@ The function reads only ``id``, ``source``, ``kind``, ``name`` and ``title``, wh
 document carry, so ``mathlas search`` and ``mathlas show`` (CLI, ``--json``, MCP, ``/api``, the page) agree
 on any bundle, old ones included. It also tidies what older builds left in headings: TeX's ``--`` as an
 en dash, a ``\\ss`` the build lost (``Weierstra ss``), and a ProofWiki heading made from a formula read
-out as words (``U intersection V = empty``) as Unicode (``U ∩ V = ∅``): ``formula_words``.
+out as words (``U intersection V = empty``, the default bundles before 1.4.0) as Unicode (``U ∩ V = ∅``):
+``formula_words``.
 
 ``plain_markdown`` is a Lean docstring (Markdown) as plain text, for the text surfaces.
 """
@@ -43,10 +44,14 @@ FINDING_HEADING_CHARS = 80   # a saved finding without a name: its statement's f
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\x01]")
 
 
-def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: str = "", text: str = "") -> Described:
+def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: str = "", text: str = "",
+             formulas_as_words: bool = False) -> Described:
     """The heading, label and context of a document from its id, source, kind, name and title
     (the bundle's columns): see the module docstring. ``text`` (the retrieval text, or a hit's snippet
-    of it) heads a saved finding that has no name: its first words."""
+    of it) heads a saved finding that has no name: its first words. ``formulas_as_words``: the bundle's
+    ProofWiki titles read their formulas out as words (the default bundles before 1.4.0:
+    ``old_proofwiki_titles``), which ``formula_words`` puts back as symbols; a title in Unicode is
+    left as it is (there ``formula_words`` would read "sequence ⟨x_n⟩ in M" as "⟨x_n⟩ ∈ M")."""
     local = doc_id.split(":", 1)[1] if ":" in doc_id else doc_id
     name, title = tidy(name), tidy(title)
     if source == "lean":
@@ -57,7 +62,7 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
             return Described(_cut(title), label, "")
         return Described(label, label, title)  # older bundles: the title was the section path
     if source == "proofwiki":
-        heading = name or formula_words(title)
+        heading = name or (formula_words(title) if formulas_as_words else title)
         return Described(_cut(heading) or _untitled(kind, ""), local, "")
     if source == "findings" and not name:
         return Described(first_words(text) or "Finding", local, "")
@@ -66,6 +71,25 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
     if source == "openlogic" and "#" in local and not local.rsplit("#", 1)[1].isdigit():
         label = local.rsplit("#", 1)[1]                         # the \ollabel; a number is mathlas's own
     return Described(_cut(heading), label, title)
+
+
+def old_proofwiki_titles(bundle_name: str, version: str) -> bool:
+    """Whether a bundle's ProofWiki titles read formulas out as words (``U intersection V = empty``):
+    the default ``informal`` bundles 1.1.0 to 1.3.x, built before the reader drew them in Unicode."""
+    if bundle_name != "informal":
+        return False
+    parts = re.findall(r"\d+", version or "")[:2]
+    return len(parts) == 2 and (int(parts[0]), int(parts[1])) < (1, 4)
+
+
+def old_bundle_heading(manifest, doc_id: str, source: str | None, kind: str | None, name: str | None,
+                       title: str | None) -> str:
+    """The heading of a ProofWiki statement of a bundle (its ``manifest``) whose ProofWiki titles read
+    formulas out as words (``old_proofwiki_titles``), with the symbols put back; "" for any other
+    document or bundle (a hit or document then describes itself from its columns)."""
+    if source != "proofwiki" or not old_proofwiki_titles(manifest.name, manifest.version):
+        return ""
+    return describe(doc_id, source, kind or "", name or "", title or "", formulas_as_words=True).heading
 
 
 def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEADING_CHARS) -> str:

@@ -42,8 +42,8 @@ from mathlas.hit import Document, Hit, summarize
     # Lean: the qualified name (the name column holds its words), the module as context
     (("lean:Toy.gauss_sum", "lean", "theorem", "Toy gauss sum", "Toy.Sum"),
      ("Toy.gauss_sum", "Toy.gauss_sum", "Toy.Sum")),
-    # ProofWiki: the heading made from the statement, its formula read back as symbols
-    (("proofwiki:14f7d946-725a-46fe-a685-d79d8197d478", "proofwiki", "theorem", "", "Its boundary partial K is compact"),
+    # ProofWiki: the heading made from the statement, as the bundle holds it
+    (("proofwiki:14f7d946-725a-46fe-a685-d79d8197d478", "proofwiki", "theorem", "", "Its boundary ∂K is compact"),
      ("Its boundary ∂K is compact", "14f7d946-725a-46fe-a685-d79d8197d478", "")),
     # ProofNet: the exercise, the book
     (("proofnet:Rudin|exercise_4_8b", "proofnet", "exercise", "Rudin exercise 4.8b",
@@ -267,3 +267,25 @@ def test_lean_search_and_show_agree(lean_project_bundle_dir, monkeypatch):
     listing = env_run("lean", "search", "Gauss's formula", "-k", "3").stdout
     for out in (text, listing):
         assert "Gauss's formula: twice the sum" in out and "**" not in out, out
+
+
+def test_an_old_bundles_proofwiki_title_gets_its_symbols_back_and_a_new_ones_is_left_as_it_is():
+    """Bundles before 1.4.0 read a ProofWiki title's formulas out as words ("partial K"); later ones draw
+    them in Unicode, where the words "in" and "product" are English ("⟨x_n⟩ in M", "matrix product A B")."""
+    from types import SimpleNamespace
+
+    from mathlas.headings import old_bundle_heading, old_proofwiki_titles
+
+    pw = "proofwiki:14f7d946-725a-46fe-a685-d79d8197d478"
+    assert describe(pw, "proofwiki", "theorem", "", "Its boundary partial K is compact",
+                    formulas_as_words=True).heading == "Its boundary ∂K is compact"
+    for title in ("Convergent sequence ⟨x_n⟩ in metric space M is bounded", "The matrix product A B is defined"):
+        assert describe(pw, "proofwiki", "theorem", "", title).heading == title
+    assert [old_proofwiki_titles("informal", v) for v in ("1.1.0", "1.3.0", "1.4.0", "1.6.0", "")] == \
+        [True, True, False, False, False]
+    assert not old_proofwiki_titles("mathlib", "1.0.0")
+    old, new = SimpleNamespace(name="informal", version="1.3.0"), SimpleNamespace(name="informal", version="1.6.0")
+    assert old_bundle_heading(old, pw, "proofwiki", "theorem", "", "Its boundary partial K is compact") == \
+        "Its boundary ∂K is compact"
+    assert old_bundle_heading(new, pw, "proofwiki", "theorem", "", "Its boundary partial K is compact") == ""
+    assert old_bundle_heading(old, "stacks:00DV", "stacks", "lemma", "Nakayama's lemma", "Algebra") == ""
