@@ -255,7 +255,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     'mathlas search "…" --bundle BUNDLE_DIR --rerank': NotRun(RERANKER),
     "mathlas-build pack work/bundles/informal-1.0.0 --out artifacts":
         Run(("tiny-0.1.0.tar.zst",), argv="mathlas-build pack {tiny} --out {tmp}/artifacts"),
-    "mathlas-build pack work/bundles/informal-1.5.1 --out site/releases": NotRun(
+    "mathlas-build pack work/bundles/informal-1.6.0 --out site/releases": NotRun(
         "the pack above with another --out (packing takes a minute on 2 cores)"),
     "mathlas-build pack work/bundles/informal-1.5.1 --out artifacts": NotRun(
         "the pack above, of the patched release (packing takes two minutes on 2 cores)"),
@@ -273,21 +273,21 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/export_default_encoder.py --which e5-math": NotRun(E5),
     "python scripts/export_default_encoder.py --which e5-enpt": NotRun(E5),
     # releases
-    "mathlas index install informal@1.5.1 --catalog https://example.org/releases/catalog.json":
+    "mathlas index install informal@1.6.0 --catalog https://example.org/releases/catalog.json":
         NotRun("the network (example.org stands for your server); tests/test_install.py installs from a real HTTP "
-               "server's catalog, and `mathlas index install ./informal-1.5.1.tar.zst` runs below"),
-    "mathlas index install ./informal-1.5.1.tar.zst":
-        Run(("installed informal-1.5.1 into",), cwd="{repo}/artifacts"),
-    "mathlas index use informal@1.5.1": Run(("informal now means informal-1.5.1",), data="installed"),
-    "mathlas index use informal@1.0.0": Run(("informal now means informal-1.5.1",), data="installed",
-                                            subst={"1.0.0": "1.5.1"}),
-    "mathlas index use informal": Run(("informal now means informal-1.5.1 (the highest version)",), data="installed"),
-    "mathlas index list": Run(("informal", "1.5.1", "65,024", "* = what the bare name means"), data="installed"),
-    "mathlas index remove informal@1.0.0": Run(("removed", "informal-1.5.1"), data="installed",
-                                               subst={"1.0.0": "1.5.1"}),
+               "server's catalog, and `mathlas index install ./informal-1.6.0.tar.zst` runs below"),
+    "mathlas index install ./informal-1.6.0.tar.zst":
+        Run(("installed informal-1.6.0 into",), cwd="{repo}/artifacts"),
+    "mathlas index use informal@1.6.0": Run(("informal now means informal-1.6.0",), data="installed"),
+    "mathlas index use informal@1.0.0": Run(("informal now means informal-1.6.0",), data="installed",
+                                            subst={"1.0.0": "1.6.0"}),
+    "mathlas index use informal": Run(("informal now means informal-1.6.0 (the highest version)",), data="installed"),
+    "mathlas index list": Run(("informal", "1.6.0", "65,024", "* = what the bare name means"), data="installed"),
+    "mathlas index remove informal@1.0.0": Run(("removed", "informal-1.6.0"), data="installed",
+                                               subst={"1.0.0": "1.6.0"}),
     # benchmarks
     "mathlas eval ../shared/eval/informal-dev.jsonl":
-        Run(("40 queries, bundle informal-1.5.1", "hybrid", "mrr@20", "by style"), data="session",
+        Run(("40 queries, bundle informal-1.6.0", "hybrid", "mrr@20", "by style"), data="session",
             subst={"../shared/eval": "{eval}"}),
     # the formal sets' first 30 queries (all of them take minutes) on the tests' formal bundle
     # a statement typed as a query (docs/formal.md): the tests' formal bundle holds Mathlib's Group/Defs
@@ -495,7 +495,7 @@ def _argv(command: str) -> list[str]:
 def installed_template(tmp_path_factory) -> Path:
     """A data directory with the default bundle installed from artifacts/, copied (hard links) per command."""
     data = tmp_path_factory.mktemp("docs-installed")
-    p = subprocess.run(_argv(f"mathlas index install {REPO / 'artifacts' / 'informal-1.5.1.tar.zst'} -q"),
+    p = subprocess.run(_argv(f"mathlas index install {REPO / 'artifacts' / 'informal-1.6.0.tar.zst'} -q"),
                        capture_output=True, text=True, env={**os.environ, "MATHLAS_DATA_DIR": str(data)}, timeout=300)
     assert p.returncode == 0, p.stderr
     return data
