@@ -299,6 +299,11 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
             "searched_for": fixed.query if fixed is not None else "", "cut": _cut(b, ranked)}
 
 
+# A query this short is read whole by every channel (the encoder reads 256 tokens with its prompt and
+# two markers, BM25 256 words), so its cut is not counted (a tokenization saved on every search).
+SHORT_QUERY_CHARS = 200
+
+
 def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
     """Where each channel that ran cut the query it searched (``Ranked.query``), a channel that read
     all of it left out: ``{"dense": {"tokens": 256, "words": 212, "of": 1800}}`` (the encoder read
@@ -308,6 +313,8 @@ def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
 
     out: dict[str, dict[str, int]] = {}
     text = ranked.query
+    if len(text or "") <= SHORT_QUERY_CHARS:
+        return out   # no channel cuts it: a token or a word is at least one character
     if "dense" in ranked.rankings:
         enc = b.encoder
         at = enc.cut(dense_text(text, b.manifest), enc.config.query_prompt)

@@ -53,7 +53,7 @@ def test_a_proofwiki_link_says_it_is_a_search(default_bundle_dir):
     found = json.loads(run("search", query, "-k", "3", "--source", "proofwiki", "--json").stdout)
     assert {h["link_kind"] for h in found["hits"]} == {"search"}
     shown = run("show", COMPACT_T4).stdout.splitlines()
-    assert shown[2] == "search ProofWiki: https://proofwiki.org/w/index.php?search=space", shown[:4]
+    assert shown[2] == "search ProofWiki: https://proofwiki.org/w/index.php?search=Compact+Hausdorff+space", shown[:4]
     assert json.loads(run("show", COMPACT_T4, "--json").stdout)["link_kind"] == "search"
     # a link to the statement's own page stays a bare address, and says it is one
     stacks = run("show", "stacks:00DV")
