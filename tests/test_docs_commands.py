@@ -165,6 +165,19 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     'mathlas search "a finitely generated module M over a local ring with M = mM is zero"':
         Run((SHOWN,), data="session"),
     "pip install -e '.[test]'": NotRun(INSTALLS),
+    # docs/getting-started.md
+    'mathlas search "every finite integral domain is a field" -k 3':
+        Run(("match: strong", " 1. planetmath:AFiniteIntegralDomainIsAField  a finite integral domain is a field"),
+            data="session"),
+    'mathlas search "Nullstelensatz" -k 3':
+        Run(("searched for: Nullstellensatz (nullstelensatz -> nullstellensatz)",
+             " 1. planetmath:HilbertsNullstellensatz  Hilbert's Nullstellensatz"), data="session"),
+    "mathlas show stacks:00DV": Run(("stacks:00DV  Nakayama's lemma", "https://stacks.math.columbia.edu/tag/00DV"),
+                                    data="session"),
+    "mathlas search \"Zorn's lemma\" --source metamath --source proofwiki -k 3":
+        Run((" 1. metamath:zorn  Zorn's Lemma",), data="session"),
+    "mathlas search \"Zorn's lemma\" -k 1 --json": Run(('"query": "Zorn\'s lemma"', '"heading": "Zorn\'s lemma"'),
+                                                     data="session"),
     "pip install -e '.[mcp]'": NotRun(INSTALLS),
     "pip install -e '.[serve]'": NotRun(INSTALLS),
     "pip install -e '.[build]'": NotRun(INSTALLS),
