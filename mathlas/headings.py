@@ -58,7 +58,7 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
         return Described(local, local, title)
     if source == "metamath":
         label = name or local
-        if title and " > " not in title:      # the comment's first sentence (bundles from 1.2 on)
+        if title and not _breadcrumb(title):   # the comment's first sentence (bundles from 1.2 on)
             return Described(_cut(title), label, "")
         return Described(label, label, title)  # older bundles: the title was the section path
     if source == "proofwiki":
@@ -71,6 +71,16 @@ def describe(doc_id: str, source: str, kind: str = "", name: str = "", title: st
     if source == "openlogic" and "#" in local and not local.rsplit("#", 1)[1].isdigit():
         label = local.rsplit("#", 1)[1]                         # the \ollabel; a number is mathlas's own
     return Described(_cut(heading), label, title)
+
+
+# a " > " that compares: a number or a one-letter name after it ("If n > 1, then …", "k > 1")
+_COMPARISON = re.compile(r" > (?:\d|[^\W\d_](?:\W|$))")
+
+
+def _breadcrumb(title: str) -> bool:
+    """Whether an older Metamath bundle's title is its section path ("SET THEORY > Ordinals"), not a
+    comment's sentence that compares ("If n > 1, then …")."""
+    return " > " in title and not _COMPARISON.search(title)
 
 
 def old_proofwiki_titles(bundle_name: str, version: str) -> bool:

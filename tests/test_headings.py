@@ -289,3 +289,10 @@ def test_an_old_bundles_proofwiki_title_gets_its_symbols_back_and_a_new_ones_is_
         "Its boundary ∂K is compact"
     assert old_bundle_heading(new, pw, "proofwiki", "theorem", "", "Its boundary partial K is compact") == ""
     assert old_bundle_heading(old, "stacks:00DV", "stacks", "lemma", "Nakayama's lemma", "Algebra") == ""
+
+
+def test_a_metamath_comment_that_compares_is_its_heading_and_an_old_section_path_is_not():
+    sentence = "If a finite friendship graph is k-regular with k > 1, then k must be 2"
+    assert describe("metamath:frgrareggt1", "metamath", "theorem", "frgrareggt1", sentence).heading == sentence
+    old = describe("metamath:x", "metamath", "theorem", "x", "GRAPH THEORY > Friendship graphs")
+    assert (old.heading, old.context) == ("x", "GRAPH THEORY > Friendship graphs")
