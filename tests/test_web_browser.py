@@ -30,12 +30,22 @@ QUERY = "a finitely generated module over a ring"
 
 
 def wait_js(pg, expression: str, timeout_ms: int = WAIT) -> None:
-    """Poll ``expression`` in the page until it is true. (Playwright's wait_for_function evaluates a
-    string inside the page, which the page's Content-Security-Policy rightly forbids.)"""
+    """Poll ``expression`` in the page until it is true; while a followed link loads the next document
+    the expression may read an element that is not there yet, and is asked again. (Playwright's
+    wait_for_function evaluates a string inside the page, which the page's Content-Security-Policy
+    rightly forbids.)"""
     import time
 
+    from playwright.sync_api import Error
+
     deadline = time.monotonic() + timeout_ms / 1000
-    while not pg.evaluate(expression):
+    while True:
+        try:
+            if pg.evaluate(expression):
+                return
+        except Error as e:   # the page is between two documents (a link followed): the element is not there yet
+            if "null" not in str(e) and "context was destroyed" not in str(e):
+                raise
         assert time.monotonic() < deadline, f"timed out waiting for: {expression}"
         pg.wait_for_timeout(50)
 
