@@ -349,8 +349,8 @@ class ShapeMatch:
 
     def __call__(self, pool, ctx):
         plan = ctx.plan
-        if not plan.bundle_part:
-            return pool
+        if not plan.bundle_part or not ctx.bundle.has_column("signature"):
+            return pool   # an informal bundle: no statement to read, and the query need not be read either
         index = ShapeIndex.of(ctx.bundle) if may_be_statement(ctx.request.query) else None
         if index is None:
             return pool
