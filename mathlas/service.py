@@ -299,11 +299,6 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
             "searched_for": fixed.query if fixed is not None else "", "cut": _cut(b, ranked)}
 
 
-# A query this short is read whole by every channel (the encoder reads 256 tokens with its prompt and
-# two markers, BM25 256 words), so its cut is not counted (a tokenization saved on every search).
-SHORT_QUERY_CHARS = 200
-
-
 def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
     """Where each channel that ran cut the query it searched (``Ranked.query``), a channel that read
     all of it left out: ``{"dense": {"tokens": 256, "words": 212, "of": 1800}}`` (the encoder read
@@ -313,8 +308,6 @@ def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
 
     out: dict[str, dict[str, int]] = {}
     text = ranked.query
-    if len(text or "") <= SHORT_QUERY_CHARS:
-        return out   # no channel cuts it: a token or a word is at least one character
     if "dense" in ranked.rankings:
         enc = b.encoder
         at = enc.cut(dense_text(text, b.manifest), enc.config.query_prompt)
@@ -327,8 +320,9 @@ def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
     return out
 
 
-def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head=None) -> bool:
-    """Whether ``query`` names the first hit (the first row of ``head``; None: of ``ranked.top``) (``mathlas.ranking.named.named_keys``: its name, heading
+def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:
+    """Whether ``query`` names the first hit (the first row of ``head``, the answer before its offset)
+    (``mathlas.ranking.named.named_keys``: its name, heading
     or one of its aliases, up to case, accents, possessives, hyphens and words like "theorem"), or a
     statement of the same fact that the hit shows as "also in" (Metamath's ``pnt`` is named by its
     alias "Prime number theorem", PlanetMath's copy by its name)."""
@@ -337,7 +331,7 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head=None) -> bool:
 
     from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
 
-    key = int((ranked.top if head is None else head).keys[0])
+    key = int(head.keys[0])
     if key >= len(b):  # a saved finding, named by the name it was saved with
         return ranked.first is not None and _same_name(ranked.first.name or "", query)
     q = name_query(query)

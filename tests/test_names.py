@@ -486,4 +486,4 @@ def test_a_declaration_name_that_differs_by_a_prime_is_not_its_own_name(formal_b
     key = b.key_of("lean:Nat.Prime.two_le")
     first = SimpleNamespace(top=SimpleNamespace(keys=np.array([key])))   # an answer whose first hit it is
     assert any(named_keys(b, "Nat.Prime.two_le'", [key]))                  # the fold a theorem's name gets
-    assert not _named_first_hit(b, "Nat.Prime.two_le'", first)
+    assert not _named_first_hit(b, "Nat.Prime.two_le'", first, first.top)

@@ -291,15 +291,21 @@ def top_level(toks: list[str], wanted) -> list[int]:
 
 def binder_names(toks: list[str]) -> set[str]:
     """Names bound inside a statement: after ``∀ ∃ fun ∑ ∏ …`` up to ``,`` ``:`` ``∈`` or ``↦``."""
-    out: set[str] = set()
-    for i, t in enumerate(toks):
-        if t in BINDERS:
-            for x in toks[i + 1:i + 6]:
-                if x in (",", ":", "∈", "↦", "⊆"):
-                    break
-                if is_name(x):
-                    out.add(x)
-    return out
+    return {x for i, t in enumerate(toks) if t in BINDERS for x in _bound_at(toks, i, _NAMES_END, 5)}
+
+
+def _bound_at(toks: list[str], i: int, end: frozenset, width: int) -> list[str]:
+    """The names the binder at ``i`` binds: those among the next ``width`` tokens before one of ``end``."""
+    names = []
+    for x in toks[i + 1:i + 1 + width]:
+        if x in end:
+            break
+        if is_name(x):
+            names.append(x)
+    return names
+
+
+_NAMES_END = frozenset({",", ":", "∈", "↦", "⊆"})
 
 
 
@@ -317,15 +323,7 @@ def bound_renamed(toks: list[str]) -> list[str]:
     at = [i for i, t in enumerate(toks) if t in BINDERS]
     if not at:
         return toks
-    binds: list[tuple[int, list[str]]] = []
-    for i in at:
-        names = []
-        for t in toks[i + 1:i + 8]:
-            if t in _BINDER_END:
-                break
-            if is_name(t):
-                names.append(t)
-        binds.append((i, names))
+    binds = [(i, _bound_at(toks, i, _BINDER_END, 7)) for i in at]
     numbers, n = [], 0
     for _, names in binds:
         numbers.append(list(range(n + 1, n + 1 + len(names))))
