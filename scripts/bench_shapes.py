@@ -13,6 +13,10 @@ the MCP tool call) in two forms:
 * ``conclusion``: for a statement with hypotheses (``(hp : p.Prime) : 2 ≤ p`` or ``a ∣ b → ...``),
   its conclusion alone, retyped the same way.
 
+``--commute`` draws only statements with a ``+`` or ``*`` between two names or numbers that bind to it
+alone, and types them with those two the other way round (``x + 1 ≤ exp x`` as ``1 + x ≤ exp x``:
+``swap_once``), statements only.
+
 For each: the target first (``top1``), in the top ten (``top10``), and the first hit a declaration
 with the target's statement, up to its variables' names (``same1``: several declarations often state
 one fact: ``add_comm``, ``AddCommMagma.add_comm``); and ``match``: how many answers say ``strong``
@@ -28,7 +32,7 @@ declaration first; how many false ones are answered ``strong``; how many prose q
 place. The file in the repository was written by a helper who knows Mathlib, each query with the
 declaration it wants, before any was run (eval/lean-statements.jsonl; 146 true, 36 false, 16 prose).
 
-    python scripts/bench_shapes.py --bundle PATH_OR_NAME [--n 200] [--seed 0] [--no-shape] [--json out.json]
+    python scripts/bench_shapes.py --bundle PATH_OR_NAME [--n 200] [--seed 0] [--no-shape] [--commute] [--json out.json]
     python scripts/bench_shapes.py --bundle PATH_OR_NAME --queries eval/lean-statements.jsonl [--no-shape]
 """
 from __future__ import annotations
@@ -76,8 +80,31 @@ def retype(toks: list[str], rng: random.Random) -> str:
     return " ".join(out)
 
 
-def sample(b, n: int, seed: int) -> list[tuple[int, str, str | None]]:
-    """``n`` (row, statement query, conclusion query or None) drawn with ``seed`` (module docstring)."""
+def swap_once(toks: list[str]) -> list[str] | None:
+    """``toks`` with the two operands of its first ``+`` or ``*`` whose operands are both a name or a
+    number and bind to it alone (``x + 1 ≤ exp x`` -> ``1 + x ≤ exp x``; not ``f x + 1``, ``a * b + c``'s
+    ``+``, ``c - a + b``); None where there is none: ``--commute``."""
+    from mathlas.ranking.lean_text import CLOSE, OPEN, PRECEDENCE, is_name
+
+    def atom(t):
+        return is_name(t) or t[:1].isdigit()
+
+    for i in range(1, len(toks) - 1):
+        if toks[i] not in ("+", "*") or not (atom(toks[i - 1]) and atom(toks[i + 1])):
+            continue
+        before = toks[i - 2] if i >= 2 else None
+        after = toks[i + 2] if i + 2 < len(toks) else None
+        loose = PRECEDENCE[toks[i]]
+        if (before is None or before in OPEN or before == "," or PRECEDENCE.get(before, 99) < loose and i >= 3
+                and (toks[i - 3] in CLOSE or atom(toks[i - 3]))) and (
+                after is None or after in CLOSE or after == "," or PRECEDENCE.get(after, 99) < loose):
+            return toks[:i - 1] + [toks[i + 1], toks[i], toks[i - 1]] + toks[i + 2:]
+    return None
+
+
+def sample(b, n: int, seed: int, commute: bool = False) -> list[tuple[int, str, str | None]]:
+    """``n`` (row, statement query, conclusion query or None) drawn with ``seed`` (module docstring);
+    with ``commute``, only statements ``swap_once`` can change, changed so, and no conclusions."""
     from mathlas.ranking import lean_text as L
     from mathlas.ranking import shape as S
 
@@ -98,6 +125,14 @@ def sample(b, n: int, seed: int) -> list[tuple[int, str, str | None]]:
             continue
         arrows = L.top_level(stmt, {"→"})
         concl = stmt[arrows[-1] + 1:] if arrows else (stmt if hyps else None)
+        if commute:
+            swapped = swap_once(stmt)
+            if swapped is None:
+                continue
+            out.append((r, retype(swapped, rng), None))
+            if len(out) == n:
+                break
+            continue
         statement = retype(stmt, rng)
         conclusion = retype(concl, rng) if concl is not None and concl != stmt or (concl and hyps) else None
         out.append((r, statement, conclusion))
@@ -114,7 +149,7 @@ def without_shape(b) -> None:
     pipeline._PIPELINES[b] = p.with_stages([s for s in p.stages if s.name != "shape"])
 
 
-def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
+def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10, commute: bool = False) -> dict:
     from mathlas.formal import open_formal
     from mathlas.ranking.shape import ShapeIndex, statement_shapes
     from mathlas.request import LeanSearchRequest
@@ -137,7 +172,7 @@ def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
         rows = index.rows_with("S", shape).tolist() + index.rows_with("S-", shape).tolist()
         return key == target or key in rows
 
-    drawn = sample(b, n, seed)
+    drawn = sample(b, n, seed, commute)
     forms: dict[str, dict] = {}
     examples: dict[str, list] = {}
     t0 = time.perf_counter()
@@ -161,7 +196,7 @@ def run(bundle: str, n: int, seed: int, shape: bool, k: int = 10) -> dict:
                 examples[form].append({"query": q, "target": ids[row], "first": ids[first] if first >= 0 else None,
                                        "target_rank": (keys.index(row) + 1) if row in keys else None})
     took = time.perf_counter() - t0
-    out: dict = {"bundle": b.label, "n": len(drawn), "seed": seed, "shape_stage": shape,
+    out: dict = {"bundle": b.label, "n": len(drawn), "seed": seed, "shape_stage": shape, "commute": commute,
                  "index_seconds": round(built, 1), "search_seconds": round(took, 1)}
     for form, f in forms.items():
         m = f["n"]
@@ -223,9 +258,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-shape", action="store_true", help="without the shape stage (the ranking before it)")
     ap.add_argument("--json", help="write the figures to this file too")
+    ap.add_argument("--commute", action="store_true",
+                    help="draw statements with a + or * between two names or numbers, typed in the other order")
     ap.add_argument("--queries", type=Path, help="score these statements instead (eval/lean-statements.jsonl)")
     a = ap.parse_args()
-    out = score_queries(a.bundle, a.queries, not a.no_shape) if a.queries else run(a.bundle, a.n, a.seed, not a.no_shape)
+    out = score_queries(a.bundle, a.queries, not a.no_shape) if a.queries else run(a.bundle, a.n, a.seed, not a.no_shape,
+                                                                                  commute=a.commute)
     text = json.dumps(out, indent=1, ensure_ascii=False)
     print(text)
     if a.json:

@@ -314,3 +314,43 @@ def test_a_cast_of_a_term_is_read_as_one_and_only_the_looser_match_leaves_it_out
     shapes = dict(S.statement_shapes(CAST_ADD)[0])
     assert shapes["S"] == "cast ( #1 + #2 ) = #1 + #2"
     assert shapes["S-"] == "#1 + #2 = #1 + #2"
+
+
+ADD_ONE_LE_EXP = "(x : ℝ) : x + 1 ≤ Real.exp x"
+ONE_ADD_LE_EXP = "(x : ℝ) : 1 + x ≤ Real.exp x"
+SUB_LE = "{α : Type*} [OrderedAddCommGroup α] {a b : α} (h : 0 ≤ b) : a - b ≤ a"
+NORM_ADD_LE = "{E : Type*} [SeminormedAddGroup E] (a b : E) : ‖a + b‖ ≤ ‖a‖ + ‖b‖"
+
+
+@pytest.mark.parametrize("typed, read", [
+    ("1 + x ≤ exp x", "x + 1 ≤ exp x"),          # a variable before a number, whichever was typed first
+    ("c * (a + 2) = 2 * c", "c * ( a + 2 ) = c * 2"),
+    ("‖2 * a‖ ≤ ‖b‖ + ‖a‖", "‖ a * 2 ‖ ≤ ‖ b ‖ + ‖ a ‖"),   # inside bars; operands alike but their names keep their order
+    ("a + b - c = 1", "a + b - c = 1"),          # + beside -: not one commutative operator, no order
+    ("2 * (∑ i ∈ s, f i) = 2 * c", "( ∑ i ∈ s , f i ) * 2 = c * 2"),   # a group is one operand
+    ("∑ i ∈ s, 2 * f i = 0", "∑ i ∈ s , 2 * f i = 0"),   # a binder's level is left as it is
+])
+def test_the_operands_of_a_commutative_operator_are_read_in_one_order(typed, read):
+    from mathlas.ranking.lean_text import canonical, commuted, redundant_parens, tokens
+
+    toks = redundant_parens(canonical(tokens(typed)))
+    assert " ".join(commuted(toks, S._variable_in({"a", "b", "c", "x"}))) == read
+
+
+def test_operands_typed_in_another_order_are_a_looser_match_never_strong(monkeypatch):
+    index = S.ShapeIndex([ADD_ONE_LE_EXP, SUB_LE, NORM_ADD_LE])
+    assert index.find("exp x ≥ 1 + x") == [[0]]          # x + 1 ≤ Real.exp x
+    assert index.find("‖b + a‖ ≤ ‖b‖ + ‖a‖") == [[2]]     # ‖a + b‖ ≤ ‖a‖ + ‖b‖ by another order of names: as typed
+    assert index.find("a - b ≤ a") == [[1]]
+    assert index.find("a - 1 ≤ a") == []
+    assert index.find("1 - a ≤ a") == []                  # - is not commutative
+    monkeypatch.setattr(S.ShapeIndex, "of", classmethod(lambda cls, bundle: index))
+    assert S.shape_first(None, "exp x ≥ x + 1", 0) is True
+    assert S.shape_first(None, "exp x ≥ 1 + x", 0) is False   # found, but through the looser match
+    both = S.ShapeIndex([ADD_ONE_LE_EXP, ONE_ADD_LE_EXP])
+    assert both.find("1 + x ≤ exp x") == [[1], [0]]   # as typed first, the other order after
+
+
+def test_the_looser_order_never_crowds_out_a_match_as_typed():
+    many = S.ShapeIndex([ADD_ONE_LE_EXP] + [ONE_ADD_LE_EXP] * S.MAX_SHARED)
+    assert many.find("x + 1 ≤ exp x") == [[0]]   # the 200 in the other order would make too many: left out

@@ -557,3 +557,91 @@ def grouped(hyp: list[str]) -> list[str]:
     if hyp[:1] and hyp[0] in ("∀", "∃", "∃!") or top_level(hyp, {"→", "↔"}):
         return ["(", *hyp, ")"]
     return hyp
+
+
+# operators whose operands a person writes in either order (``1 + x`` for ``x + 1``, ``b ∧ a``); ``*``
+# among them though a ring need not commute: a match through this order is a looser one, placed after
+# the others and never ``strong`` (``mathlas.ranking.shape``), so it ranks candidates and proves nothing
+COMMUTATIVE = frozenset({"+", "*", "∧", "∨", "∩", "∪", "⊓", "⊔"})
+_BARS = frozenset({"‖", "|"})   # ‖a‖, |a|: a pair of bars is a group
+
+
+def _items(toks: list[str]) -> list[tuple[int, int]] | None:
+    """``toks`` at its top level as spans: a bracket group or a pair of bars (``‖a + b‖``) is one,
+    any other token one; None where the brackets or bars do not pair."""
+    items, i, n = [], 0, len(toks)
+    while i < n:
+        t = toks[i]
+        if t in OPEN:
+            end = _argument_end(toks, i)
+            if end is None:
+                return None
+            items.append((i, end))
+            i = end
+        elif t in _BARS:
+            j = next((j for j in range(i + 1, n) if toks[j] == t), None)
+            if j is None or toks[i + 1:j].count("(") != toks[i + 1:j].count(")"):
+                return None
+            items.append((i, j + 1))
+            i = j + 1
+        elif t in CLOSE:
+            return None
+        else:
+            items.append((i, i + 1))
+            i += 1
+    return items
+
+
+def commuted(toks: list[str], variable) -> list[str]:
+    """``toks`` with the operands of each ``COMMUTATIVE`` operator in one order, whatever order they
+    were typed in: sorted by their tokens with the variables (``variable(name)``) read alike and
+    constants by their last component (``Real.exp x ≥ 1 + x`` and ``x + 1 ≤ exp x`` read alike once
+    ``≥`` is turned round); operands that differ only in their variables keep their order. A level
+    holding what Lean's precedences do not order (a binder, a comma, ``≫``) is left as it is; the
+    groups inside it are still read."""
+    items = _items(toks)
+    if items is None:
+        return toks
+    parts: list[list[str]] = []
+    for a, b in items:
+        t = toks[a]
+        if b - a > 1 and t in OPEN:
+            parts.append([t, *commuted(toks[a + 1:b - 1], variable), toks[b - 1]])
+        elif b - a > 1:   # bars
+            parts.append([t, *commuted(toks[a + 1:b - 1], variable), t])
+        else:
+            parts.append([t])
+    return [t for part in _commute_level(parts, variable) for t in part]
+
+
+def _operand(part: list[str]) -> bool:
+    t = part[0]
+    return len(part) > 1 or is_name(t) or t[:1].isdigit() or t in POSTFIX
+
+
+def _commute_level(parts: list[list[str]], variable) -> list[list[str]]:
+    """One level of ``commuted``: split at its loosest binary operators, the operands sorted where
+    that operator is one ``COMMUTATIVE`` one, each operand read the same way in turn."""
+    ops = []
+    for i, part in enumerate(parts):
+        t = part[0] if len(part) == 1 else None
+        if t in PRECEDENCE and i > 0 and _operand(parts[i - 1]):
+            ops.append(i)
+        elif t is not None and not (_operand(part) or t in PREFIX_OR_POSTFIX or t == CAST):
+            return parts   # a binder, a comma, an operator the table lacks: its extent is not known here
+    if not ops:
+        return parts
+    loosest = min(PRECEDENCE[parts[i][0]] for i in ops)
+    at = [i for i in ops if PRECEDENCE[parts[i][0]] == loosest]
+    pieces = [parts[a + 1:b] for a, b in zip([-1, *at], [*at, len(parts)])]
+    pieces = [_commute_level(p, variable) for p in pieces]
+    symbols = {parts[i][0] for i in at}
+    if len(symbols) == 1 and symbols <= COMMUTATIVE and all(pieces):
+        def key(piece):
+            return [("#" if is_name(t) and variable(t.partition(".")[0]) else t.rsplit(".", 1)[-1])
+                    for part in piece for t in part]
+        pieces = sorted(pieces, key=key)
+    out = list(pieces[0])
+    for i, piece in zip(at, pieces[1:]):
+        out += [parts[i], *piece]
+    return out

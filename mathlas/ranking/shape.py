@@ -23,13 +23,16 @@ Each declaration has up to three shapes (``statement_shapes``):
 each with its parentheses and without those a person leaves out (``redundant_parens``: around a
 whole side, one token, or a big operator's term, ``(∑ x ∈ range n, f x) + f n``; never those that
 group an operation inside another, so ``a ^ (m * n)`` is not ``a ^ m * n``). A query matches through its shape as typed, and with the sides of a top-level ``=``,
-``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``. ``ShapeMatch`` (a ranking stage)
-puts the matching declarations first: those whose statement it is before those whose conclusion it
-is, with parentheses before without, each with the declarations that ask fewest hypotheses first, then
+``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``; and, looser still, with the operands
+of ``+``, ``*``, ``∧``, ``∨``, ``∩``, ``∪``, ``⊓``, ``⊔`` in one order (``lean_text.commuted``: ``exp x ≥ 1
++ x`` finds ``x + 1 ≤ Real.exp x``; kept as a third shape of each kind where it differs). ``ShapeMatch``
+(a ranking stage) puts the matching declarations first: those whose statement it is before those whose
+conclusion it is, with parentheses before without, those through the operands' order after all of
+them (and only where they leave the total within ``MAX_SHARED``), each with the declarations that ask fewest hypotheses first, then
 those in a namespace the query names (``Nat.gcd``), the most used first (PageRank). A shape that more
 than ``MAX_SHARED`` declarations share (``a = b``) says too little and places nothing.
 
-The index is built once per bundle (about 19 s for Mathlib's 288k declarations on one core of this
+The index is built once per bundle (about 25 s for Mathlib's 288k declarations on one core of this
 project's machine), kept in memory (sorted 64-bit hashes of the shapes beside their rows, 17 bytes a
 shape, and one byte a declaration for its hypotheses) and in the data directory's cache, where the
 next process reads it back.
@@ -46,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from mathlas.ranking.lean_text import (CAST, HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound,
-                                       bound_renamed, canonical, grouped, instance_conditions, is_name,
+                                       bound_renamed, canonical, commuted, grouped, instance_conditions, is_name,
                                        redundant_parens, split_binders, strip_forall, tokens, top_level)
 
 Bundle = Any
@@ -63,16 +66,19 @@ MIN_TERM_TOKENS = 5  # a query with an operator but no relation (UniqueDiffOn �
 MAX_WORDS = 1  # a query with more words that no statement uses as a constant is prose, not a statement
 
 
-def shape(toks: list[str], variable, parens: bool = True) -> str:
+def shape(toks: list[str], variable, parens: bool = True, commute: bool = False) -> str:
     """The shape of a token list: variables (``variable(token)``) renamed ``#1, #2, …`` by first
     appearance (dot notation read as the application it is: ``p.Prime`` -> ``Prime #1``), constants by their
     last component (``Finset.range`` -> ``range``); with the parentheses Lean's grammar needs
     (``redundant_parens``: those it makes redundant left out, so ``(a * b) * c`` is ``a * b * c``), or
     with none when ``parens`` is False (a looser match: ``a ^ (m * n)`` and ``a ^ m * n`` look alike; nor the
-    casts of terms, ``cast (m + n)``, which a person may leave out)."""
+    casts of terms, ``cast (m + n)``, which a person may leave out); with ``commute``, the operands of
+    ``+``, ``*``, ``∧``… in one order (``lean_text.commuted``: ``1 + x`` is ``x + 1``, another looser match)."""
     names: dict[str, str] = {}
     out = []
     toks = bound_renamed(toks)
+    if commute:
+        toks = commuted(redundant_parens(toks), variable)
     for t in (redundant_parens(toks) if parens else [t for t in toks if t not in ("(", ")", CAST)]):
         if is_name(t):
             head, _, rest = t.partition(".")
@@ -123,13 +129,17 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
     for kind, part in parts:
         for parens in (True, False):
             out.append((kind + ("" if parens else "-"), shape(part, variable, parens)))
+        either = shape(part, variable, commute=True)
+        if either != out[-2][1]:   # kept only where it differs: ``rows_with_either`` looks in both
+            out.append((kind + "~", either))
     constants = {t.rsplit(".", 1)[-1] for t in stmt if is_name(t) and not variable(t.partition(".")[0])}
     return out, constants, len(hyps) + len(arrows), instance_conditions(binders)
 
 
 def query_shapes(query: str, constants) -> list[tuple[int, str]]:
     """The shapes a query is looked up by, ``[(tier, shape), …]``: tier 0 as typed with parentheses,
-    1 without, each also with a top-level ``=`` / ``↔`` / ``≠`` swapped or ``≥`` / ``>`` turned round;
+    1 without, 2 with the operands of ``+``, ``*``, ``∧``… in one order (``lean_text.commuted``), each
+    also with a top-level ``=`` / ``↔`` / ``≠`` swapped or ``≥`` / ``>`` turned round;
     empty when the query is not a statement (no relation or operator, too few tokens, too long)."""
     if len(query) > MAX_QUERY_CHARS:
         return []
@@ -184,6 +194,10 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
             s = shape(v, variable, parens)
             if (tier, s) not in out:
                 out.append((tier, s))
+    for v in variants:   # tier 2: the operands of + * ∧ … in either order
+        s = shape(v, variable, commute=True)
+        if (2, s) not in out:
+            out.append((2, s))
     return out
 
 
@@ -193,7 +207,7 @@ class ShapeIndex:
     one that asks less comes first), and the constants the statements name (to tell a query's
     variables from constants)."""
 
-    KINDS = ("S", "A", "C", "S-", "A-", "C-")
+    KINDS = ("S", "A", "C", "S-", "A-", "C-", "S~", "A~", "C~")
 
     def __init__(self, signatures=()):
         hashes: list[int] = []
@@ -295,21 +309,34 @@ class ShapeIndex:
         lo, hi = np.searchsorted(self.hashes, h, "left"), np.searchsorted(self.hashes, h, "right")
         return self.rows[lo:hi][self.kinds[lo:hi] == self.KINDS.index(kind)]
 
+    def rows_with_either(self, kind: str, shape: str) -> np.ndarray:
+        """The rows whose shape of ``kind`` (``"S"``, ``"A"``, ``"C"``) with the operands of ``+ * ∧ …``
+        in one order is ``shape``: kept as ``kind~`` where it differs from the shape with parentheses."""
+        return np.concatenate([self.rows_with(kind + "~", shape), self.rows_with(kind, shape)])
+
     def find(self, query: str) -> list[list[int]]:
         """The declarations whose shapes match the query, in tiers, best first: the query's statement
         as a declaration's statement (with hypotheses as arrows or not), then as its conclusion;
-        each tier with parentheses before without. A row is in its best tier only."""
+        each tier with parentheses before without; then the same with the operands of ``+ * ∧ …``
+        in either order, where the others leave room (``MAX_SHARED``). A row is in its best tier only."""
         shapes = query_shapes(query, self.constants)
         if not shapes:
             return []
-        tiers: list[list[int]] = [[] for _ in range(4)]
+        tiers: list[list[int]] = [[] for _ in range(6)]
         seen: set[int] = set()
-        found = []
+        found, either = [], []
         for tier, s in shapes:
             for kind in ("S", "A", "C"):
-                found.append(((0 if kind != "C" else 2) + tier, self.rows_with(kind + ("-" if tier else ""), s)))
+                if tier == 2:
+                    either.append((4 + (kind == "C"), self.rows_with_either(kind, s)))
+                else:
+                    found.append(((0 if kind != "C" else 2) + tier, self.rows_with(kind + ("-" if tier else ""), s)))
         total = len({int(r) for _, rows in found for r in rows})
-        if total == 0 or total > MAX_SHARED:
+        if total > MAX_SHARED:
+            return []
+        if len({int(r) for _, rows in found + either for r in rows}) <= MAX_SHARED:
+            found += either
+        elif total == 0:
             return []
         for t, rows in sorted(found, key=lambda x: x[0]):
             for r in rows.tolist():
