@@ -411,6 +411,9 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
                                                "tests/test_paper_filters.py runs these filters on a small one"),
     'mathlas verify-formal --statement "∀ n : Nat, n + 0 = n" --proof "by intro n rfl"': NotRun(
         "needs a Lean 4 toolchain; tests/test_lean_check.py runs it when lean is installed"),
+    'mathlas verify-formal --statement "theorem t (a b : Nat) : a + b = b + a" --proof "by omega"': NotRun(
+        "its verdict depends on the toolchain found; tests/test_lean_check.py::test_cli_json_and_exit_codes runs it "
+        "without one and checks the lines shown"),
     'mathlas verify-formal --snippet "theorem t : 1 + 1 = 2 := rfl" --json': NotRun(
         "needs a Lean 4 toolchain; tests/test_lean_check.py runs it when lean is installed"),
     "mathlas verify-formal --file Scratch.lean --imports Mathlib --timeout 120": NotRun(

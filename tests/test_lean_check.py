@@ -304,10 +304,45 @@ def test_bad_arguments_are_usage_errors(no_lean):
 
 
 def test_smuggling_is_a_clear_result_not_an_exception(no_lean):
-    r = verify_formal(statement="True := trivial\naxiom cheat : False\ntheorem t : False", proof="cheat.elim")
-    assert r.status == "REFUTED" and r.stage == "scan" and "`:=` at top level" in r.reason
+    with pytest.raises(UsageError, match="`:=` at top level"):  # not one type: the caller's mistake
+        verify_formal(statement="True := trivial\naxiom cheat : False\ntheorem t : False", proof="cheat.elim")
     r = verify_formal(statement="1 = 1", proof="rfl\naxiom foo : False")
-    assert r.status == "REFUTED" and r.errors[0].region == "proof" and r.errors[0].region_line == 2
+    assert r.status == "UNDETERMINED" and r.stage == "scan" and r.reason.startswith("refused before Lean ran")
+    assert r.errors[0].region == "proof" and r.errors[0].region_line == 2
+    r = verify_formal(statement="1 = 1 ∧ (set_option debug.skipKernelTC true in True)", proof="⟨rfl, trivial⟩")
+    assert (r.status, r.stage) == ("UNDETERMINED", "scan") and r.errors[0].region == "statement"
+    assert verify_formal(snippet="theorem t : 1 = 1 := rfl\n#exit").status == "UNDETERMINED"
+
+
+def test_pasted_theorem_header_is_read_not_refuted(no_lean):
+    r = verify_formal(statement="theorem t (a b : Nat) : a + b = b + a", proof="by omega")
+    assert (r.status, r.stage) == ("UNDETERMINED", "toolchain")  # no Lean here; never REFUTED for the header
+    assert "theorem _mathlas_check (a b : Nat) : (\n    a + b = b + a\n  ) := (" in r.source
+    assert r.header.startswith("read `theorem t` as a header: binders `(a b : Nat)`")
+    r = verify_formal(statement="lemma foo {α : Type _} [Inhabited α]\n    (x : α) :\n  x = x", proof="rfl")
+    assert "theorem _mathlas_check {α : Type _} [Inhabited α]\n    (x : α) : (" in r.source
+    assert r.header and r.stage == "toolchain"
+    r = verify_formal(statement="example : 1 = 1", proof="rfl")
+    assert "theorem _mathlas_check : (\n    1 = 1\n  )" in r.source and r.header.startswith("read `example`")
+    assert verify_formal(statement="1 = 1", proof="rfl").header is None
+    # a header's binders get the same checks as the type
+    r = verify_formal(statement="theorem t (h : sorry) : 1 = 1", proof="rfl")
+    assert (r.status, r.stage) == ("UNDETERMINED", "scan") and "sorry" in r.reason
+
+
+@pytest.mark.parametrize("statement, words", [
+    ("@[simp] theorem t : 1 = 1", "after other words"),
+    ("theorem t : 1 = 1 := rfl", "`:=` at top level"),
+    ("theorem t a : a = a", "expected binders in brackets"),
+    ("theorem t.{u} (α : Sort u) : α = α", "expected binders in brackets"),
+    ("theorem t (a : Nat) -- c\n : a = a", "comment"),
+    ("theorem (a : Nat) : a = a", "not followed by a name"),
+    ("theorem t ⟨a, b⟩ : 1 = 1", "is not a binder"),
+    ("1 = (1", "unbalanced bracket"),
+])
+def test_statement_of_the_wrong_shape_is_a_usage_error(no_lean, statement, words):
+    with pytest.raises(UsageError, match=words):
+        verify_formal(statement=statement, proof="rfl")
 
 
 # ------------------------------------------------------------------------------ the runner, with a stand-in binary
@@ -419,7 +454,17 @@ def test_cli_json_and_exit_codes(no_lean, capsys):
     assert out["proof_status"] == "UNDETERMINED" and out["install_hint"]
     assert main(["verify-formal", "--statement", "1 = 1"]) == 2
     assert main(["verify-formal", "--statement", "1 = 1", "--proof", "by sorry"]) == 1
-    assert capsys.readouterr().out.startswith("REFUTED: rejected before Lean ran")
+    assert capsys.readouterr().out.startswith("REFUTED: the proof uses sorry (seen before Lean ran)")
+    header = ["verify-formal", "--statement", "theorem t (a b : Nat) : a + b = b + a", "--proof", "by omega"]
+    assert main(header) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UNDETERMINED: No Lean toolchain found") and "REFUTED" not in out
+    assert "statement: read `theorem t` as a header: binders `(a b : Nat)`" in out
+    assert main(header + ["--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "UNDETERMINED" and out["header"].startswith("read `theorem t`")
+    assert main(["verify-formal", "--statement", "theorem t : 1 = 1 := rfl", "--proof", "rfl"]) == 2
+    assert "`:=` at top level" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------ the real kernel
@@ -463,7 +508,7 @@ def test_real_sorry_is_caught_by_the_kernel_too():
 @needs_lean
 def test_real_axiom_smuggling_is_not_verified():
     r = verify_formal(statement="1 = 2", proof="cheat.elim\naxiom cheat : False", timeout_s=300)
-    assert r.status == "REFUTED" and r.stage == "scan"
+    assert r.status == "UNDETERMINED" and r.stage == "scan"
     source = "axiom cheat : False\n\ntheorem t : 1 = 2 := cheat.elim\n\n#print axioms t\n"
     run = run_lean(TOOLCHAIN, source, 300)
     d = decide_proof(run.output, run.returncode, file_name=run.file_name, theorem="t")

@@ -585,6 +585,9 @@ TOOLBOX_CALLS = [
     # without Lean the good call is UNDETERMINED (with install steps); the bad one lacks its proof
     ("verify_formal", {"statement": "∀ a b : Nat, a + b = b + a", "proof": "fun a b => Nat.add_comm a b"},
      {"statement": "1 = 1"}, "proof_status"),
+    # a pasted `theorem t binders : type` header is read; a whole theorem as statement is a tool error
+    ("verify_formal", {"statement": "theorem t (a b : Nat) : a + b = b + a", "proof": "by omega"},
+     {"statement": "theorem t : 1 = 1 := rfl", "proof": "rfl"}, "header"),
 ]
 
 
@@ -606,6 +609,9 @@ def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
         for tool, good, bad, key in TOOLBOX_CALLS:
             assert key in ok(server.call(tool, **good)), tool
             assert error_text(server.call(tool, **bad)), tool
+        r = ok(server.call("verify_formal", statement="theorem t (a b : Nat) : a + b = b + a", proof="by omega"))
+        assert r["header"].startswith("read `theorem t` as a header") and r["proof_status"] != "REFUTED"
+        assert "snippet" in error_text(server.call("verify_formal", statement="theorem t : 1 = 1 := rfl", proof="rfl"))
         hits = ok(server.call("search_existing_math", query="group of order p^2 is abelian", k=5))["hits"]
         assert any(h["id"].startswith("finding:") for h in hits)  # the finding is searchable at once
         assert not server.stream_errors and "Traceback" not in server.stderr()

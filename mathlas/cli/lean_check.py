@@ -7,7 +7,8 @@
     mathlas verify-formal --file Scratch.lean --imports Mathlib --timeout 120
 
 Exit codes: 0 VERIFIED_PROOF / TYPECHECKS, 1 anything else (REFUTED, FAILS, INCOMPLETE,
-UNDETERMINED), 2 usage error. ``--json`` prints the tool's result on stdout.
+UNDETERMINED), 2 usage error (also input not shaped as asked: a statement with `:=`, brackets that
+do not close, a header that cannot be read). ``--json`` prints the tool's result on stdout.
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                           "(--snippet or --file) with the real Lean kernel in a sandbox. Needs a "
                                           "Lean toolchain (lean on PATH, a Lake project, or $MATHLAS_LEAN); "
                                           "without one the answer is UNDETERMINED with how to install it.")
-    p.add_argument("--statement", help="the theorem's type, e.g. '∀ n : Nat, n + 0 = n'")
+    p.add_argument("--statement", help="the theorem's type, e.g. '∀ n : Nat, n + 0 = n'; a pasted header "
+                                       "'theorem t (n : Nat) : n + 0 = n' is read as binders and type")
     p.add_argument("--proof", help="the proof term or tactic block, e.g. 'by simp'")
     p.add_argument("--snippet", help="a whole Lean 4 snippet to typecheck")
     p.add_argument("--file", type=Path, help="a Lean file to typecheck as a snippet")
@@ -59,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0 if ok else 1
     print(f"{r.status}: {r.reason}")
+    if r.header:
+        print(f"statement: {r.header}")
     for m in r.errors:
         where = f"{m.region} line {m.region_line}, column {m.region_column}" if m.region_line else m.region
         print(f"\n[{where}] {m.severity}: {m.text}")

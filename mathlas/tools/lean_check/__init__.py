@@ -3,8 +3,9 @@
 Three steps, one module each:
 
 * ``scan.py`` reads the caller's text before any process runs: ``sorry``/``admit`` outside
-  comments and strings, a statement that is not one term (top-level ``:=``, unbalanced brackets),
-  commands hidden in a statement or proof;
+  comments and strings (a sorried proof is REFUTED), a pasted ``theorem NAME BINDERS : TYPE``
+  header (read, or a usage error), a statement that is not one term (top-level ``:=``, unbalanced
+  brackets: usage errors), commands hidden in a statement or proof (refused: UNDETERMINED);
 * ``layout.py`` writes the Lean file (imports hoisted, statement and proof fenced in parentheses,
   ``#print axioms`` after) and maps Lean's positions back to the caller's lines;
 * ``lean_runner.py`` finds a toolchain and runs it in a throwaway directory with limits;
@@ -40,7 +41,8 @@ class FormalResult:
     REFUTED, UNDETERMINED) or ``snippet_status`` (TYPECHECKS, INCOMPLETE, FAILS, UNDETERMINED);
     ``stage`` says where it was decided (scan: before Lean ran; toolchain: none found; lean).
     ``errors`` carry Lean's messages verbatim with their place in your text (``region``,
-    ``region_line``, ``region_column``); ``source`` is the exact file Lean checked."""
+    ``region_line``, ``region_column``); ``source`` is the exact file Lean checked; ``header`` says
+    how a statement pasted as ``theorem NAME BINDERS : TYPE`` was read (None when it was a type)."""
 
     mode: str
     status: str
@@ -60,6 +62,7 @@ class FormalResult:
     elapsed_s: float = 0.0
     output: str = ""
     install_hint: str | None = None
+    header: str | None = None
     caveat: str = CAVEAT
 
 
@@ -125,11 +128,13 @@ def _scan_messages(region: str, problems: list[str]) -> list[LeanMessage]:
 def verify_formal(statement: str | None = None, proof: str | None = None, snippet: str | None = None,
                   imports: list[str] | str | None = None, timeout_s: float = 60.0) -> FormalResult:
     """Check Lean 4 with the real Lean kernel (needs a toolchain). Proof mode (statement, proof):
-    VERIFIED_PROOF, REFUTED (Lean's errors, on your lines) or UNDETERMINED. Snippet mode (a whole
+    VERIFIED_PROOF, REFUTED (Lean's errors, on your lines; or sorry) or UNDETERMINED (also: a command
+    refused before Lean ran). Snippet mode (a whole
     file): TYPECHECKS, INCOMPLETE (sorry), FAILS or UNDETERMINED. Well-typed is not applicable: see `caveat`.
 
     Args:
-        statement: the theorem's type only, e.g. "∀ a b : ℕ, a + b = b + a" (no header, no `:=`).
+        statement: the theorem's type, e.g. "∀ a b : ℕ, a + b = b + a" (no `:=`); a pasted header
+            "theorem t (a b : ℕ) : a + b = b + a" is read as binders and type.
         proof: a term or tactic block, e.g. "by omega".
         snippet: instead: a whole Lean file.
         imports: e.g. ["Mathlib"].
@@ -176,23 +181,48 @@ def _proof(statement: str, proof: str, extra: list[str], timeout: float, started
     imports = _dedupe(extra + st_mods + pr_mods)
     if not statement.strip() or not proof.strip():
         raise UsageError("statement and proof must hold more than import lines")
-    st_scan, pr_scan = scan.tokenize(statement), scan.tokenize(proof)
-    layout = lay.proof_file(statement, proof, imports)
-    rejected = (_scan_messages("statement", st_imp + scan.statement_problems(st_scan))
-                + _scan_messages("proof", pr_imp + scan.proof_problems(pr_scan)))
-    sorries = ([("statement", s) for s in scan.sorry_uses(st_scan)] + [("proof", s) for s in scan.sorry_uses(pr_scan)])
-    rejected += [LeanMessage("error", f"{s} ({region}): a proof with sorry/admit is not a proof", region=region)
-                 for region, s in sorries]
-    if rejected:
-        return _result("proof", "REFUTED", "rejected before Lean ran: " + rejected[0].text, "scan", started,
-                       errors=rejected, imports=imports, source=layout.source)
+    if st_imp or pr_imp:
+        raise UsageError("; ".join(st_imp + pr_imp))
+    pasted = statement
+    binders, statement, header_problem = scan.split_header(statement, scan.tokenize(statement))
+    if header_problem:
+        raise UsageError(header_problem)
+    kw: dict = {"imports": imports}
+    if statement != pasted:
+        head = pasted[:len(pasted) - len(statement.lstrip())].split()
+        kw["header"] = (f"read `{' '.join(head[:2 if head[0] != 'example' else 1])}` as a header: "
+                        + (f"binders `{' '.join(binders.split())}` on the checked theorem, " if binders else "")
+                        + "the type after `:` as the statement")
+    st_scan, pr_scan, bd_scan = scan.tokenize(statement), scan.tokenize(proof), scan.tokenize(binders)
+    # Input that is not shaped as asked (a statement that is not one type, brackets that do not
+    # close) is the caller's mistake, not a judgement on the proof: a usage error with the fix.
+    shape = scan.statement_shape_problems(st_scan) + [f"proof: {p}" for p in pr_scan.problems]
+    if shape:
+        raise UsageError(shape[0])
+    layout = lay.proof_file(statement, proof, imports, binders)
+    # Commands and code-running terms are refused unread: nothing about the proof was established.
+    refused = (_scan_messages("statement", scan.command_problems(bd_scan) + scan.command_problems(st_scan)
+                              + [f"{s}: a statement with sorry leaves nothing definite to prove"
+                                 for s in scan.sorry_uses(bd_scan) + scan.sorry_uses(st_scan)])
+               + _scan_messages("proof", scan.command_problems(pr_scan)))
+    if refused:
+        return _result("proof", "UNDETERMINED", "refused before Lean ran: " + refused[0].text, "scan", started,
+                       errors=refused, source=layout.source, **kw)
+    # sorry/admit in the proof's code: the proof is not complete, certainly (Lean says the same).
+    sorries = scan.sorry_uses(pr_scan)
+    if sorries:
+        errors = [LeanMessage("error", f"{s} (proof): a proof with sorry/admit is not a proof", region="proof")
+                  for s in sorries]
+        return _result("proof", "REFUTED", "the proof uses sorry (seen before Lean ran): " + errors[0].text,
+                       "scan", started, errors=errors, source=layout.source, **kw)
     run, why, tc = _run(layout.source, timeout)
     if run is None:
-        return _result("proof", "UNDETERMINED", why.split(". ")[0], "toolchain", started, imports=imports,
-                       source=layout.source, install_hint=why)
+        return _result("proof", "UNDETERMINED", why.split(". ")[0], "toolchain", started,
+                       source=layout.source, install_hint=why, **kw)
+    kw["source"] = layout.source
     d = decide_proof(run.output, run.returncode, file_name=run.file_name, layout=layout,
                      timed_out=run.timed_out, timeout_s=timeout)
-    return _from_decision("proof", d, run, tc, started, imports=imports, source=layout.source)
+    return _from_decision("proof", d, run, tc, started, **kw)
 
 
 def _snippet(snippet: str, extra: list[str], timeout: float, started: float) -> FormalResult:
@@ -204,8 +234,8 @@ def _snippet(snippet: str, extra: list[str], timeout: float, started: float) -> 
     layout = lay.snippet_file(body, imports)
     declared = scan.declared_axioms(sc)
     if scan.has_exit(sc):
-        return _result("snippet", "FAILS", "rejected before Lean ran: `#exit` stops Lean, so what follows it would "
-                       "go unchecked; remove it", "scan", started, imports=imports, source=layout.source,
+        return _result("snippet", "UNDETERMINED", "refused before Lean ran: `#exit` stops Lean, so what follows it "
+                       "would go unchecked; remove it", "scan", started, imports=imports, source=layout.source,
                        declared_axioms=declared)
     run, why, tc = _run(layout.source, timeout)
     if run is None:

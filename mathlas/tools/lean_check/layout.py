@@ -7,7 +7,7 @@ Proof mode::
     set_option autoImplicit false       <- an unknown name in the statement is an error, never
     set_option relaxedAutoImplicit false   silently a new universally quantified variable
     <blank>
-    theorem _mathlas_check : (
+    theorem _mathlas_check : (         <- binders of a pasted `theorem t (a : Nat) : ...` header go before ` : (`
         <statement, each line indented by 4>
       ) := (
         <proof, each line indented by 4: tactic blocks keep their relative layout>
@@ -82,12 +82,14 @@ def _header(imports: list[str]) -> list[str]:
     return [f"import {m}" for m in imports]
 
 
-def proof_file(statement: str, proof: str, imports: list[str]) -> Layout:
-    """The proof-mode file for an already scanned statement and proof."""
+def proof_file(statement: str, proof: str, imports: list[str], binders: str = "") -> Layout:
+    """The proof-mode file for an already scanned statement and proof. ``binders`` (from a pasted
+    ``theorem NAME BINDERS : TYPE``, see ``scan.split_header``: balanced bracket groups, no comment)
+    go on the theorem's own line(s), where the proof sees their names as the caller's header did."""
     head = _header(imports)
     lines = head + ([""] if head else []) + [
-        "set_option autoImplicit false", "set_option relaxedAutoImplicit false", "",
-        f"theorem {THEOREM} : ("]
+        "set_option autoImplicit false", "set_option relaxedAutoImplicit false", ""]
+    lines += f"theorem {THEOREM}{' ' + binders if binders else ''} : (".split("\n")
     regions = []
     for name, text, closing in (("statement", statement, "  ) := ("), ("proof", proof, "  )")):
         body, shift = _indented(text)

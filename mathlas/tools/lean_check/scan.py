@@ -270,16 +270,22 @@ def command_problems(scan: Scan) -> list[str]:
     return out
 
 
-def statement_problems(scan: Scan) -> list[str]:
-    """Why a statement is not a single term: a top-level ``:=``, bad brackets, commands."""
+def statement_shape_problems(scan: Scan) -> list[str]:
+    """Why a statement is not shaped as one term: bad brackets, an unterminated comment or string,
+    a top-level ``:=`` (a proof pasted after the type)."""
     out = list(scan.problems)
     for t in scan.tokens:
         if t.text == ":=" and t.depth == 0:
             out.append(f"`:=` at top level (line {t.line}, column {t.col}): the statement must be a type only; "
-                       "put the proof in `proof` (wrap a `let x := ...` in parentheses)")
+                       "put the proof in `proof`, or pass the whole declaration as a snippet "
+                       "(wrap a `let x := ...` in parentheses)")
             break
-    out += command_problems(scan)
     return out
+
+
+def statement_problems(scan: Scan) -> list[str]:
+    """Why a statement is not a single term: a top-level ``:=``, bad brackets, commands."""
+    return statement_shape_problems(scan) + command_problems(scan)
 
 
 def proof_problems(scan: Scan) -> list[str]:
@@ -334,3 +340,68 @@ def declared_axioms(scan: Scan) -> list[str]:
 def has_exit(scan: Scan) -> bool:
     """``#exit`` stops Lean: whatever follows it is never checked."""
     return any(t.kind == "hash" and t.text == "#exit" for t in scan.tokens)
+
+
+# ------------------------------------------------------------------------------ a pasted declaration header
+
+DECLARATION_WORDS = ("theorem", "lemma", "example")
+BINDER_OPENERS = frozenset("({[⦃")
+MODIFIERS = frozenset({"private", "protected", "noncomputable", "nonrec", "partial", "unsafe"})
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """The character offset of a token's (1-based line, 0-based column) in ``text``."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + col
+
+
+def split_header(text: str, sc: Scan) -> tuple[str, str, str | None]:
+    """A statement pasted as ``theorem NAME BINDERS : TYPE`` (or ``lemma``, or ``example BINDERS : TYPE``)
+    read as (binders, the text with the header blanked, problem). The header is blanked with spaces
+    (newlines kept) so Lean's positions in the type still point at the caller's lines. A text with
+    no header comes back unchanged with binders ""; a header that cannot be read safely gives a
+    ``problem`` sentence and nothing else. Binders must be bracket groups ``(..)``, ``{..}``,
+    ``[..]``, ``⦃..⦄`` only, balanced, with no comment: they go on the theorem's own line, outside
+    the parentheses that fence the type, so they get no less checking than the type (the caller
+    runs the command and sorry checks on them too)."""
+    toks = sc.tokens
+    usage = ("pass the type alone (e.g. '∀ a b : Nat, a + b = b + a', or the part after the binders' `:`), "
+             "or the whole declaration with its proof as a snippet")
+    decl = [t for t in toks if t.kind == "ident" and t.text in DECLARATION_WORDS and t.depth == 0]
+    if not toks or not decl:
+        return "", text, None
+    if decl[0] is not toks[0]:
+        before = toks[:toks.index(decl[0])]
+        if not all(t.depth > 0 or t.text in ("@", "[", "]") or t.text in MODIFIERS for t in before):
+            return "", text, None  # a declaration further in: the command checks refuse it
+        return "", "", (f"the statement holds a declaration (`{decl[0].text}` at line {decl[0].line}, column "
+                        f"{decl[0].col}) after other words (attributes or modifiers?); {usage}")
+    if not sc.balanced or sc.problems:
+        return "", "", f"the statement's header cannot be read: {sc.problems[0]}"
+    k = 1
+    if toks[0].text != "example":
+        if len(toks) < 2 or toks[1].kind != "ident":
+            return "", "", f"`{toks[0].text}` is not followed by a name; {usage}"
+        k = 2
+    first = k
+    while k < len(toks) and toks[k].kind == "open" and toks[k].depth == 0:
+        if toks[k].text not in BINDER_OPENERS:
+            return "", "", f"`{toks[k].text}` at line {toks[k].line}, column {toks[k].col} is not a binder; {usage}"
+        k += 1
+        while k < len(toks) and not (toks[k].kind == "close" and toks[k].depth == 0):
+            k += 1
+        k += 1
+    if k >= len(toks) or toks[k].text != ":" or toks[k].depth != 0:
+        where = f"`{toks[k].text}` at line {toks[k].line}, column {toks[k].col}" if k < len(toks) else "the end"
+        return "", "", (f"the `{toks[0].text}` header cannot be read: expected binders in brackets, then `:`, "
+                        f"found {where}; {usage}")
+    colon = _offset(text, toks[k].line, toks[k].col)
+    binders = ""
+    if k > first:
+        binders = text[_offset(text, toks[first].line, toks[first].col):colon].strip()
+        if "--" in binders or "/-" in binders:
+            return "", "", f"the `{toks[0].text}` header's binders hold a comment; remove it, or {usage}"
+    rest = "".join(c if c == "\n" else " " for c in text[:colon + 1]) + text[colon + 1:]
+    return binders, rest, None
