@@ -221,7 +221,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas findings list [--json]": Synopsis(),
     "mathlas findings remove ID [--json]": Synopsis(),
     "mathlas findings reindex [--bundle B] [--json] [-q]": Synopsis(),
-    "mathlas completion bash|zsh": Run(("complete -o", "mathlas"), argv="mathlas completion bash"),
+    "mathlas completion bash|zsh|tcsh": Run(("complete -o", "mathlas"), argv="mathlas completion bash"),
     "mathlas --version": Run(("mathlas 0.",)),
     # building and training
     "mathlas-build pairs build/recipes/pairs.toml": NotRun("reads the full corpora (~4 min, 2.2 GB RSS); "

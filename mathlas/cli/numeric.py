@@ -101,6 +101,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_conjecture(args: argparse.Namespace) -> int:
     from mathlas.tools.numeric import conjecture_relation
+    from mathlas.tools.numeric.conjecture import cf_text, reliable_terms
 
     r = conjecture_relation(args.value, digits=args.digits, max_terms=args.max_terms, cf_depth=args.cf_depth,
                             timeout=args.timeout)
@@ -110,8 +111,9 @@ def cmd_conjecture(args: argparse.Namespace) -> int:
     for rel in r.relations:
         print(f"{rel.kind}: {rel.expression}    ({rel.digits_agreed} digits agree; conjectured, not proved)")
     if r.cf:
-        shown = ", ".join(map(str, r.cf[1:21])) + (", ..." if len(r.cf) > 21 else "")
-        print(f"continued fraction: [{r.cf[0]}; {shown}]" + (f"  pattern: {r.cf_pattern}" if r.cf_pattern else ""))
+        few = (f"  (only {reliable_terms(len(r.cf))} at {r.digits} digits: give more digits for more)"
+               if len(r.cf) < 3 else "")
+        print(f"continued fraction: {cf_text(r.cf)}" + (f"  pattern: {r.cf_pattern}" if r.cf_pattern else "") + few)
     if not r.found:
         print(f"no relation found{': ' + r.reason if r.reason else ''}", file=sys.stderr)
     print(f"searched: {', '.join(r.searched) or 'nothing'}{'' if r.complete else ' (cut short)'} "

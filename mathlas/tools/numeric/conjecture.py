@@ -153,10 +153,22 @@ def _simple_cf(x, D, result, add, searched, send) -> None:
                 add(Relation("simple_cf", f"{expr} = {result.cf_pattern}", sympy.latex(expr), k))
         else:
             add(Relation("simple_cf", result.cf_pattern, _cf_latex(terms, pattern), D,
-                         note=f"pattern holds for all {len(terms)} reliable terms; numerically verified, not proved"))
+                         note=f"pattern holds for all {reliable_terms(len(terms))}; numerically verified, not proved"))
     send(("cf", (result.cf, result.cf_pattern)))
-    searched(f"simple_cf: {len(terms)} reliable terms, "
+    searched(f"simple_cf: {reliable_terms(len(terms))}, "
              + (f"pattern {result.cf_pattern}" if result.cf_pattern else "no significant pattern"))
+
+
+def reliable_terms(n: int) -> str:
+    """"1 reliable term", "5 reliable terms"."""
+    return f"{n} reliable term{'' if n == 1 else 's'}"
+
+
+def cf_text(terms: list[int]) -> str:
+    """A continued fraction as [a0; a1, a2, ...] (at most 20 terms after a0); a lone a0 as [a0]."""
+    if len(terms) == 1:
+        return f"[{terms[0]}]"
+    return f"[{terms[0]}; " + ", ".join(map(str, terms[1:21])) + (", ...]" if len(terms) > 21 else "]")
 
 
 def _cf_latex(terms, pattern) -> str:
