@@ -75,6 +75,19 @@ def test_add_list_duplicate_remove(data):
     assert not list((data / "findings").glob(".tmp-*"))  # the rewrite left no temp file
 
 
+def test_list_says_how_to_get_vectors(data, capsys):
+    """``findings list`` right after ``findings add`` said "0 with vectors" and nothing more."""
+    rc, out = cli("add", NAKAYAMA, URL)
+    assert rc == 0 and out.endswith("  added\n")
+    assert "no vector yet (no encoder was loaded): `mathlas findings reindex` embeds and stores it" in capsys.readouterr().err
+    rc, out = cli("list")
+    err = capsys.readouterr().err
+    assert rc == 0 and "  -  " in out and "1 finding(s), 0 with vectors;" in err
+    assert "1 without a vector (`-`): `mathlas findings reindex` embeds and stores it" in err
+    rc, out = cli("add", NAKAYAMA, URL, "--json")
+    assert json.loads(out)["vector"] is False and "reindex" not in capsys.readouterr().err  # --json: the field says it
+
+
 def test_remove_takes_the_hash_alone(data, capsys):
     """``findings remove dd10824f34541db7`` (the id without ``finding:``) was refused: the hash that
     names one finding is taken, in any case; only its start removes nothing and names the id meant."""

@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(dataclasses.asdict(r), ensure_ascii=False))
         else:
             print(f"{r.id}  {'added' if r.added else 'already stored'}")
+            if not r.vector:
+                print("no vector yet (no encoder was loaded): `mathlas findings reindex` embeds and stores it",
+                      file=sys.stderr)
         return 0
     store = open_store()
     if action == "list":
@@ -67,8 +70,13 @@ def run(args: argparse.Namespace) -> int:
             head = f.name or (f.statement[:70] + ("…" if len(f.statement) > 70 else ""))
             print(f"{f.id}  {f.added}  {'v' if f.id in with_vec else '-'}  {head}")
             print(f"    {f.source_url}")
-        print(f"{len(findings)} finding(s), {len(with_vec & {f.id for f in findings})} with vectors; {store.path}",
-              file=sys.stderr)
+        n_vec = len(with_vec & {f.id for f in findings})
+        print(f"{len(findings)} finding(s), {n_vec} with vectors; {store.path}", file=sys.stderr)
+        if n_vec < len(findings):
+            n = len(findings) - n_vec
+            it = "it" if n == 1 else "them"
+            print(f"{n} without a vector (`-`): `mathlas findings reindex` embeds and stores {it} "
+                  f"(until then each search embeds {it} in memory)", file=sys.stderr)
         return 0
     if action == "remove":
         f = store.remove(_finding_id(store, args.id))
