@@ -354,3 +354,34 @@ def test_operands_typed_in_another_order_are_a_looser_match_never_strong(monkeyp
 def test_the_looser_order_never_crowds_out_a_match_as_typed():
     many = S.ShapeIndex([ADD_ONE_LE_EXP] + [ONE_ADD_LE_EXP] * S.MAX_SHARED)
     assert many.find("x + 1 ≤ exp x") == [[0]]   # the 200 in the other order would make too many: left out
+
+
+EVAL = "{R : Type u} [Semiring R] (x : R) (p : R[X]) : R"
+EVAL_ADD = "{R : Type u} [Semiring R] {p q : R[X]} {x : R} : (p + q).eval x = p.eval x + q.eval x"
+EVAL_MUL = "{R : Type u} [CommSemiring R] {p q : R[X]} {x : R} : eval x (p * q) = eval x p * eval x q"
+
+
+def test_the_receiver_of_dot_notation_is_read_where_the_function_takes_it():
+    from mathlas.ranking.lean_text import receiver_position
+
+    assert receiver_position("Polynomial.eval", EVAL) == 1        # p.eval x is Polynomial.eval x p
+    assert receiver_position("Polynomial.degree", "{R : Type u} [Semiring R] (p : R[X]) : WithBot ℕ") is None
+    index = S.ShapeIndex([EVAL, EVAL_ADD, EVAL_MUL], ["Polynomial.eval", "Polynomial.eval_add", "Polynomial.eval_mul"],
+                         ["def", "theorem", "theorem"])
+    assert index.receivers == {"Polynomial.eval": 1}
+    # the function by its full name finds the statement in dot notation; each form finds itself
+    assert index.find("Polynomial.eval x (p + q) = Polynomial.eval x p + Polynomial.eval x q") == [[1]]
+    assert index.find("(p + q).eval x = p.eval x + q.eval x") == [[1]]
+    assert index.find("eval x (p * q) = eval x p * eval x q") == [[2]]
+    assert index.find("Polynomial.eval x (p * q) = Polynomial.eval x p * Polynomial.eval x q") == [[2]]
+    # a signature's own function form is not read the other way (its names are not resolved)
+    assert index.find("(p * q).eval x = p.eval x * q.eval x") == []
+    assert S.ShapeIndex([EVAL, EVAL_ADD]).find("Polynomial.eval x (p + q) = Polynomial.eval x p + Polynomial.eval x q") == []
+
+
+def test_the_receivers_are_kept_with_the_index(tmp_path):
+    index = S.ShapeIndex([EVAL, EVAL_ADD], ["Polynomial.eval", "Polynomial.eval_add"], ["def", "theorem"])
+    index.save(tmp_path / "i.npz")
+    back = S.ShapeIndex.load(tmp_path / "i.npz")
+    assert back.receivers == {"Polynomial.eval": 1}
+    assert back.find("Polynomial.eval x (p + q) = Polynomial.eval x p + Polynomial.eval x q") == [[1]]

@@ -38,10 +38,12 @@ RELATIONS = frozenset({"=", "≠", "≤", "<", "≥", ">", "↔", "∣", "∈", 
 BIG = frozenset({"∑", "∏", "⋃", "⋂", "⨆", "⨅", "∀ᶠ", "∃ᶠ"})  # big operators, whose binder may be spelt with "in"
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, receiver=None) -> list[str]:
     """``text`` as tokens (identifiers with their dots, numbers, single symbols), ASCII folded,
     coercion arrows dropped, ``in`` read as ``∈``, and notations read as the functions they stand
-    for (``notations``)."""
+    for (``notations``); with ``receiver`` (a name -> the position ``receiver_position`` gives, or
+    None), a function applied by its name with its receiver first, as its dot notation reads
+    (``receiver_first``)."""
     import unicodedata
 
     text = "".join(c for c in unicodedata.normalize("NFC", text) if unicodedata.category(c) not in ("Cf", "Cc")
@@ -59,7 +61,77 @@ def tokens(text: str) -> list[str]:
     # ``∑ x in s, f x``: the old spelling of ``∈`` in a big operator (elsewhere "in" is a word)
     big = not BIG.isdisjoint(found)
     found = ["∈" if big and t == "in" else t for t in found]
-    return big_operators(notations([t for i, t in enumerate(found) if t not in DROP or _cast_of_term(found, i)]))
+    found = [t for i, t in enumerate(found) if t not in DROP or _cast_of_term(found, i)]
+    if receiver is not None:
+        found = receiver_first(found, receiver)
+    return big_operators(notations(found))
+
+
+# types a signature writes by a notation, as the namespace of their functions (R[X]: Polynomial R)
+_TYPE_NAMESPACES = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex"}
+
+
+def _type_namespace(kind: list[str]) -> str:
+    if kind[1:4] == ["[", "X", "]"]:
+        return "Polynomial"
+    head = kind[0] if kind else ""
+    return _TYPE_NAMESPACES.get(head, head.rsplit(".", 1)[-1])
+
+
+def receiver_position(name: str, signature: str) -> int | None:
+    """Where Lean's dot notation puts its receiver among the explicit arguments of the function
+    ``name`` (``NS.f``), read from its signature: the first explicit binder whose type is ``NS``'s
+    (``Polynomial.eval (x : R) (p : R[X])``: 1, so ``p.eval x`` is ``Polynomial.eval x p``); None where
+    that is the first (the two forms already read alike) or no binder before the colon is."""
+    space = name.rpartition(".")[0].rsplit(".", 1)[-1]
+    if not space:
+        return None
+    binders, _ = split_binders(tokens(signature))
+    i, at = 0, 0
+    while i < len(binders):
+        if binders[i] not in OPEN:
+            i += 1
+            continue
+        end = _argument_end(binders, i)
+        if end is None:
+            return None
+        group = binders[i + 1:end - 1]
+        if binders[i] == "(" and ":" in group:
+            c = group.index(":")
+            if _type_namespace(group[c + 1:]) == space:
+                return at or None
+            at += sum(1 for t in group[:c] if is_name(t))
+        i = end
+    return None
+
+
+def receiver_first(toks: list[str], receiver) -> list[str]:
+    """``toks`` with each function that ``receiver`` knows (name -> the position of its receiver
+    among its explicit arguments), applied by its name to that many arguments and more, written with
+    its receiver first, as its dot notation reads once ``notations`` has read it (``Polynomial.eval
+    x (p + q)`` as ``Polynomial.eval (p + q) x``, which ``(p + q).eval x`` is read as); an application
+    with fewer arguments, or one that is not a name or a group, is left as it is."""
+    out: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        k = receiver(t) if is_name(t) else None
+        if k:
+            spans, j = [], i + 1
+            while len(spans) <= k:
+                end = _argument_end(toks, j)
+                if end is None:
+                    break
+                spans.append((j, end))
+                j = end
+            if len(spans) > k:
+                args = [receiver_first(toks[a:b], receiver) for a, b in spans]
+                out += [t, *args[k], *(x for a in args[:k] for x in a)]
+                i = j
+                continue
+        out.append(t)
+        i += 1
+    return out
 
 
 CAST = "cast"   # what ↑(m + n) and ((m + n : ℕ) : R) are read as: cast (m + n)

@@ -23,7 +23,9 @@ Each declaration has up to three shapes (``statement_shapes``):
 each with its parentheses and without those a person leaves out (``redundant_parens``: around a
 whole side, one token, or a big operator's term, ``(∑ x ∈ range n, f x) + f n``; never those that
 group an operation inside another, so ``a ^ (m * n)`` is not ``a ^ m * n``). A query matches through its shape as typed, and with the sides of a top-level ``=``,
-``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``; and, looser still, with the operands
+``↔`` or ``≠`` swapped, or ``≥`` / ``>`` read as ``≤`` / ``<``, or a function applied by its full
+name with its receiver first, as its dot notation reads (``Polynomial.eval x (p + q)`` as ``(p +
+q).eval x``: ``ShapeIndex.receivers``, read from the functions' own signatures); and, looser still, with the operands
 of ``+``, ``*``, ``∧``, ``∨``, ``∩``, ``∪``, ``⊓``, ``⊔`` in one order (``lean_text.commuted``: ``exp x ≥ 1
 + x`` finds ``x + 1 ≤ Real.exp x``; kept as a third shape of each kind where it differs). ``ShapeMatch``
 (a ranking stage) puts the matching declarations first: those whose statement it is before those whose
@@ -50,7 +52,8 @@ import numpy as np
 
 from mathlas.ranking.lean_text import (CAST, HYPOTHESIS, OPEN, OPERATORS, RELATIONS, SHORT, binder_names, bound,
                                        bound_renamed, canonical, commuted, grouped, instance_conditions, is_name,
-                                       redundant_parens, split_binders, strip_forall, tokens, top_level)
+                                       receiver_position, redundant_parens, split_binders, strip_forall, tokens,
+                                       top_level)
 
 Bundle = Any
 
@@ -108,7 +111,10 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
     the parentheses a person leaves out; module docstring), the constants its statement names (last
     components), how many hypotheses it has (binders read as hypotheses, and arrows) and how many
     conditions it asks as instances (``[CharP R 2]``), which no typed statement shows."""
-    toks = tokens(signature)
+    return _statement_shapes(tokens(signature))
+
+
+def _statement_shapes(toks: list[str]) -> tuple[list[tuple[str, str]], set[str], int, int]:
     binders, stmt = split_binders(toks)
     if not stmt:
         return [], set(), 0, 0
@@ -136,7 +142,7 @@ def statement_shapes(signature: str) -> tuple[list[tuple[str, str]], set[str], i
     return out, constants, len(hyps) + len(arrows), instance_conditions(binders)
 
 
-def query_shapes(query: str, constants) -> list[tuple[int, str]]:
+def query_shapes(query: str, constants, receivers=None) -> list[tuple[int, str]]:
     """The shapes a query is looked up by, ``[(tier, shape), …]``: tier 0 as typed with parentheses,
     1 without, 2 with the operands of ``+``, ``*``, ``∧``… in one order (``lean_text.commuted``), each
     also with a top-level ``=`` / ``↔`` / ``≠`` swapped or ``≥`` / ``>`` turned round;
@@ -144,8 +150,17 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
     if len(query) > MAX_QUERY_CHARS:
         return []
     # a pasted declaration: its attributes and modifiers, and its proof after ":=", are not the statement
-    text = _MODIFIERS.sub("", query.strip().strip("`$"))
-    toks = tokens(text.split(":=", 1)[0])
+    text = _MODIFIERS.sub("", query.strip().strip("`$")).split(":=", 1)[0]
+    out = _query_shapes(tokens(text), constants)
+    if receivers and out:   # a function applied by its full name: also as its dot notation reads
+        read = tokens(text, receivers.get)
+        if read != tokens(text):
+            out += [x for x in _query_shapes(read, constants) if x not in out]
+            out.sort(key=lambda x: x[0])
+    return out
+
+
+def _query_shapes(toks: list[str], constants) -> list[tuple[int, str]]:
     if toks[:1] in (["theorem"], ["lemma"], ["example"]):
         toks = toks[2:] if toks[:1] != ["example"] else toks[1:]
     names: set[str] = set()
@@ -204,36 +219,38 @@ def query_shapes(query: str, constants) -> list[tuple[int, str]]:
 class ShapeIndex:
     """Every declaration's shapes (``statement_shapes``) as sorted 64-bit hashes beside their rows
     and kinds, each row's number of hypotheses (``hyps``: of two declarations that state the same, the
-    one that asks less comes first), and the constants the statements name (to tell a query's
-    variables from constants)."""
+    one that asks less comes first), the constants the statements name (to tell a query's
+    variables from constants), and, given the declarations' names and kinds, the functions whose
+    dot notation's receiver is not their first explicit argument (``receivers``)."""
 
     KINDS = ("S", "A", "C", "S-", "A-", "C-", "S~", "A~", "C~")
 
-    def __init__(self, signatures=()):
+    def __init__(self, signatures=(), names=(), kinds=()):
         hashes: list[int] = []
         rows: list[int] = []
-        kinds: list[int] = []
+        kinds_of: list[int] = []
         constants: set[str] = set()
         code = {k: i for i, k in enumerate(self.KINDS)}
         signatures = list(signatures)
+        self.receivers = receivers(signatures, names, kinds)
         self.hyps = np.zeros(len(signatures), dtype=np.uint8)
         self.conditions = np.zeros(len(signatures), dtype=np.uint8)
         for row, sig in enumerate(signatures):
             if not sig:
                 continue
-            got, names, n_hyps, n_conditions = statement_shapes(sig)
+            got, names_used, n_hyps, n_conditions = statement_shapes(sig)
             self.hyps[row] = min(n_hyps, 255)
             self.conditions[row] = min(n_conditions, 255)
-            constants |= names
+            constants |= names_used
             for kind, s in got:
                 hashes.append(_hash(kind.rstrip("-"), s))
                 rows.append(row)
-                kinds.append(code[kind])
+                kinds_of.append(code[kind])
         h = np.asarray(hashes, dtype=np.uint64)
         order = np.argsort(h, kind="stable")
         self.hashes = h[order]
         self.rows = np.asarray(rows, dtype=np.int64)[order]
-        self.kinds = np.asarray(kinds, dtype=np.int8)[order]
+        self.kinds = np.asarray(kinds_of, dtype=np.int8)[order]
         self.constants = frozenset(constants)
 
     _KEPT: weakref.WeakKeyDictionary[Any, ShapeIndex] = weakref.WeakKeyDictionary()
@@ -264,7 +281,9 @@ class ShapeIndex:
                     started = time.monotonic()
                     log.info("reading the statements of %s for search by statement (once; kept for the next "
                              "search)", bundle.label)
-                    got = cls(bundle.table.column("signature").to_pylist())
+                    ids = [(i or "").removeprefix("lean:") for i in bundle.table.column("id").to_pylist()]
+                    kinds = bundle.table.column("kind").to_pylist() if bundle.has_column("kind") else ()
+                    got = cls(bundle.table.column("signature").to_pylist(), ids, kinds)
                     if path is not None:
                         got.save(path)
                     log.info("%s: %s statement shapes in %.1f s", bundle.label, f"{len(got.hashes):,}",
@@ -280,9 +299,11 @@ class ShapeIndex:
         from mathlas.paths import save_cache
 
         words = "\n".join(sorted(self.constants)).encode("utf-8")
+        receivers = "\n".join(f"{k}\t{v}" for k, v in sorted(self.receivers.items())).encode("utf-8")
         buf = io.BytesIO()
         np.savez(buf, hashes=self.hashes, rows=self.rows, kinds=self.kinds, hyps=self.hyps, conditions=self.conditions,
-                 constants=np.frombuffer(words, dtype=np.uint8), count=np.asarray([len(self.hashes)]))
+                 constants=np.frombuffer(words, dtype=np.uint8), count=np.asarray([len(self.hashes)]),
+                 receivers=np.frombuffer(receivers, dtype=np.uint8))
         save_cache(path, buf.getvalue())
 
     @classmethod
@@ -293,6 +314,7 @@ class ShapeIndex:
                 hashes, rows, kinds, hyps, conditions = z["hashes"], z["rows"], z["kinds"], z["hyps"], z["conditions"]
                 words = z["constants"].tobytes().decode("utf-8")
                 count = int(z["count"][0])
+                receivers = z["receivers"].tobytes().decode("utf-8")
         except (OSError, ValueError, KeyError, UnicodeDecodeError, IndexError, zipfile.BadZipFile, EOFError):
             return None
         if not len(hashes) == len(rows) == len(kinds) == count or hashes.dtype != np.uint64:
@@ -301,6 +323,7 @@ class ShapeIndex:
         index.hashes, index.rows, index.kinds, index.hyps, index.conditions = (hashes, rows.astype(np.int64), kinds,
                                                                              hyps, conditions)
         index.constants = frozenset(words.split("\n")) if words else frozenset()
+        index.receivers = {k: int(v) for k, _, v in (line.partition("\t") for line in receivers.split("\n") if line)}
         return index
 
     def rows_with(self, kind: str, shape: str) -> np.ndarray:
@@ -319,7 +342,7 @@ class ShapeIndex:
         as a declaration's statement (with hypotheses as arrows or not), then as its conclusion;
         each tier with parentheses before without; then the same with the operands of ``+ * ∧ …``
         in either order, where the others leave room (``MAX_SHARED``). A row is in its best tier only."""
-        shapes = query_shapes(query, self.constants)
+        shapes = query_shapes(query, self.constants, self.receivers)
         if not shapes:
             return []
         tiers: list[list[int]] = [[] for _ in range(6)]
@@ -344,6 +367,21 @@ class ShapeIndex:
                     seen.add(r)
                     tiers[t].append(r)
         return [t for t in tiers if t]
+
+
+_FUNCTION_KINDS = frozenset({"def", "definition", "abbrev"})
+
+
+def receivers(signatures: list, names: list[str], kinds) -> dict[str, int]:
+    """The functions (``def``, ``abbrev``) whose dot notation puts its receiver elsewhere than their
+    first explicit argument, by full name: ``{"Polynomial.eval": 1, …}`` (``lean_text.receiver_position``)."""
+    out = {}
+    for name, kind, sig in zip(names, kinds, signatures):
+        if sig and kind in _FUNCTION_KINDS and "." in name:
+            at = receiver_position(name, sig)
+            if at:
+                out[name] = at
+    return out
 
 
 CACHE_KIND = "shapes"   # under the data directory's cache/: each formal bundle's shape index
@@ -475,7 +513,7 @@ def is_statement(bundle: Bundle, query: str) -> bool:
     shape makes an answer ``strong`` (``shape_first``), not words and meaning agreeing on a declaration
     (``n ! > 0`` is not the definition ``Nat.factorial``)."""
     index = ShapeIndex.of(bundle) if may_be_statement(query) else None
-    return index is not None and bool(query_shapes(query, index.constants))
+    return index is not None and bool(query_shapes(query, index.constants, index.receivers))
 
 
 def may_be_statement(query: str) -> bool:
@@ -496,7 +534,7 @@ def shape_first(bundle: Bundle, query: str, key: int) -> bool:
     spaces = query_namespaces(query)
     if index is None or len(spaces) == 1 and _outside(bundle, [key], spaces):
         return False    # a statement about Nat.gcd alone is not answered by PNat's
-    for tier, s in query_shapes(query, index.constants):
+    for tier, s in query_shapes(query, index.constants, index.receivers):
         if tier or len(s.split()) < STRONG_TOKENS:  # "2 ≤ p": a statement, but one that says little
             continue
         # its statement as asked (one that asks a condition as an instance states something else:
