@@ -78,6 +78,18 @@ def test_verify_numeric():
     assert run("verify-numeric", "__import__('os').system('echo pwned') = 1").returncode == 2
 
 
+def test_verify_numeric_holds_a_literal_exactly():
+    """1e100 rounded to the working precision is another number, whose sine is anything: the two
+    evaluations disagreed and sin(1e100) = 0 was UNDETERMINED while the right value was printed."""
+    out = run("verify-numeric", "sin(1e100)=0")
+    assert out.returncode == 1 and out.stdout.startswith("REFUTED: the sides do not agree to one decimal place")
+    assert "left = -0.37237612366127668826208669555316429571966788356" in out.stderr
+    r = json.loads(run("verify-numeric", "sin(1e100)=0", "--json").stdout)
+    assert r["verdict"] == "REFUTED" and r["reevaluated"].startswith("left = -0.372376123661276688262086695553")
+    assert json.loads(run("verify-numeric", "sin(1e100) = -0.3723761236612766882620866955531642957196678835674347",
+                          "--json").stdout)["verdict"] == "VERIFIED"
+
+
 @pytest.mark.slow
 def test_conjecture():
     out = run("conjecture", SQRT2, "--json")

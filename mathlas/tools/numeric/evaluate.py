@@ -85,10 +85,34 @@ def evaluate(node: Node, dps: int) -> Any:
         return +value
 
 
+EXACT_LITERAL_BITS = 1 << 16
+
+
+def _literal(text: str) -> Any:
+    """A number as written. One a binary float can hold exactly (an integer such as ``1e100``, a dyadic
+    such as ``0.5``) is held exactly, up to ``EXACT_LITERAL_BITS``: rounded to the working precision,
+    ``sin(1e100)`` would be the sine of another number (10^100 needs 233 bits; an error of one unit in
+    the last place moves it by many periods), and the two evaluations would disagree for no reason."""
+    from fractions import Fraction
+
+    try:
+        q = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return mp.mpf(text)
+    den = q.denominator
+    if den & (den - 1) == 0:  # a power of two: exact in binary
+        num = abs(q.numerator)
+        bits = max(num.bit_length() - ((num & -num).bit_length() - 1), 1)  # without the trailing zero bits
+        if bits <= EXACT_LITERAL_BITS:
+            with mp.workprec(bits + 8):
+                return mp.mpf(q.numerator) / den
+    return mp.mpf(text)
+
+
 def _ev(node: Node, env: dict[str, Any]) -> Any:
     k = node.kind
     if k == "num":
-        return mp.mpf(node.text)
+        return _literal(node.text)
     if k == "const":
         return MP_CONSTANTS[node.name]()
     if k == "var":
