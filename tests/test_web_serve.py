@@ -284,3 +284,29 @@ def test_two_workers(tiny_bundle_dir):
     finally:
         assert server.stop() == 0
     assert_clean(server)
+
+
+def test_a_formal_bundle_is_ready_for_statements_before_the_server_listens(formal_bundle_dir, tmp_path):
+    """The statement index of the Lean endpoints' bundle is read, or built once and kept, before the
+    server listens: built during the first statement request it outlasted the request's timeout on
+    Mathlib (504). Its log lines show once (the MCP SDK's root handler printed them twice)."""
+    data = tmp_path / "data"
+    server = WebServer("--formal-bundle", str(formal_bundle_dir), env={"MATHLAS_DATA_DIR": str(data)})
+    try:
+        err = server.stderr()
+        ready = READY.search(err).start()
+        assert err.count("reading the statements of formaltest-0.1.0") == 1, err
+        assert err.index("reading the statements of formaltest-0.1.0") < ready   # before it listens
+        assert list((data / "cache" / "shapes").glob("formaltest-0.1.0-*.npz")), err
+        r = server.get("/api/lean/search", params={"q": "a + b = b + a", "k": 3})
+        assert r.status_code == 200, r.text
+    finally:
+        assert server.stop() == 0
+    # the next start reads it back: nothing read again
+    again = WebServer("--formal-bundle", str(formal_bundle_dir), env={"MATHLAS_DATA_DIR": str(data)})
+    try:
+        assert "reading the statements" not in again.stderr()
+    finally:
+        assert again.stop() == 0
+    assert_clean(server)
+    assert_clean(again)
