@@ -462,6 +462,10 @@ def test_to_additive_twins_state_the_additive_statement():
     assert docs["lean:neg_neg"].extra["signature"].endswith("- -a = a")
     assert docs["lean:succ_nsmul"].extra["signature"] == "{M : Type*} [AddMonoid M] (a : M) (n : ℕ) : (n + 1) • a = n • a + a"
     assert docs["lean:mul_comm"].extra["signature"] == "{G : Type*} [CommMagma G] : ∀ a b : G, a * b = b * a"  # untouched
+    # and uses what Lean's translation uses: the fields of the additive classes Mathlib writes by hand
+    assert [docs[f"lean:{n}"].extra["dependencies"] for n in ("add_comm", "add_assoc", "zero_add", "add_left_cancel")] \
+        == [["AddCommMagma.add_comm"], ["AddSemigroup.add_assoc"], ["AddZeroClass.zero_add"],
+            ["IsLeftCancelAdd.add_left_cancel"]]
     rec = docs["lean:nsmulBinRec"].extra
     assert rec["docstring"].startswith("Scalar multiplication by repeated self-addition")
     assert docs["lean:npowBinRec"].extra["docstring"] == "Exponentiation by repeated squaring."
@@ -483,3 +487,49 @@ def test_a_note_is_not_the_next_declarations_docstring():
     free = (corpus("mathlib4") / "Mathlib" / "Algebra" / "Free.lean").read_text(encoding="utf-8")
     fm = {d["name"]: d for d in lean.parse_file(free, "Mathlib/Algebra/Free.lean")}
     assert fm["FreeMagma.map_pure"]["signature"] == "(f : α → β) (x) : (f <$> pure x : FreeMagma β) = pure (f x)"
+
+
+TWINS = """class AddCommMagma (G : Type) extends Add G where
+  protected add_comm : ∀ a b : G, a + b = b + a
+
+@[to_additive]
+class CommMagma (G : Type) extends Mul G where
+  protected mul_comm : ∀ a b : G, a * b = b * a
+
+@[to_additive]
+theorem mul_comm {G : Type} [CommMagma G] (a b : G) : a * b = b * a := CommMagma.mul_comm a b
+
+def addTwo (n : Nat) : Nat := n + 2
+
+@[to_additive existing addTwo]
+def mulTwo (n : Nat) : Nat := n * 2
+
+@[to_additive]
+theorem mulTwo_eq (n : Nat) : mulTwo n = n * 2 := rfl
+
+@[to_additive]
+structure MulBase (M : Type) where
+  carrier : M → Prop
+
+@[to_additive]
+structure MulSub (M : Type) extends MulBase M where
+  one_mem' : True
+
+@[to_additive]
+theorem MulSub.one_mem {M : Type} (s : MulSub M) : True := MulSub.one_mem' s
+"""
+
+
+def test_twin_dependencies_go_through_the_translation_dictionary(tmp_path):
+    """A twin uses the twins of what its original uses, as Lean translates the proof: the fields of a
+    translated structure (add_comm uses AddCommMagma.add_comm, it listed CommMagma.mul_comm), an
+    ``existing`` twin, and the fields of a generated additive structure."""
+    docs = _snippet(tmp_path, TWINS)
+    assert docs["lean:mul_comm"].extra["dependencies"] == ["CommMagma", "CommMagma.mul_comm"]
+    assert docs["lean:add_comm"].extra["dependencies"] == ["AddCommMagma", "AddCommMagma.add_comm"]
+    assert docs["lean:addTwo_eq"].extra["dependencies"] == ["addTwo"]
+    assert docs["lean:MulSub.one_mem"].extra["dependencies"] == ["MulSub", "MulSub.one_mem'"]
+    assert docs["lean:AddSub.zero_mem"].extra["dependencies"] == ["AddSub", "AddSub.zero_mem'"]
+    to_base = docs["lean:AddSub.toAddBase"].extra
+    assert to_base["dependencies"] == ["AddBase", "AddSub"] and to_base["parent"] == "AddBase"
+    assert docs["lean:MulSub.toMulBase"].extra["dependencies"] == ["MulBase", "MulSub"]   # untouched

@@ -37,7 +37,10 @@ Generated declarations (``extra["generated"]``, ``extra["generated_from"]`` = th
 they carry ``dependencies`` too):
 
 * ``to_additive``: ``@[to_additive]`` translations (explicit name when the attribute gives one, else a
-  word rule ``mul`` -> ``add``...); dependencies are the original's, mapped to their additive versions;
+  word rule ``mul`` -> ``add``...); dependencies are the original's, each through Lean's translation
+  dictionary (lean_twins: translated declarations, their fields and constructors, simps lemmas:
+  ``add_comm`` uses ``AddCommMagma.add_comm``, not ``CommMagma.mul_comm``); the same for the fields of a
+  generated additive structure;
   the signature translated as ``to_additive`` translates the statement (``lean_additive``: ``a * b`` ->
   ``a + b``, ``x⁻¹`` -> ``-x``, ``a ^ n`` -> ``n • a``), the docstring the attribute's own when it gives one.
 * ``field`` (kind ``field``): each field of a ``structure``/``class`` ``S`` as ``S.field``, signature
@@ -85,6 +88,7 @@ from mathlas_build.document import Document
 from mathlas_build.sources import lean_aliases as la
 from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
+from mathlas_build.sources import lean_twins as lt
 from mathlas_build.sources import lean_variables as lvar
 from mathlas_build.sources.lean_additive import additive_docstring, additive_statement
 from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
@@ -1140,6 +1144,9 @@ def read(root: Path, **options) -> Iterator[Document]:
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
     alias_of = _alias_statements(decls, add_of, resolver)
+    # a twin's dependencies, alias and replacement are its original's through Lean's translation dictionary
+    twin = lt.twin_names(decls, translations, add_of, seen, simps)
+    stats["twins_known"] = len(twin)
     statement_name = gen.statement_names(translations)   # the names of a translated statement
     t_names = time.time() - t0 - t_parse
     aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
@@ -1196,7 +1203,7 @@ def read(root: Path, **options) -> Iterator[Document]:
         add = add_of.get(full)
         if add:
             stats["to_additive"] += 1
-            add_deps = sorted({add_of.get(x, x) for x in deps} - {add})
+            add_deps = sorted({twin.get(x, x) for x in deps} - {add})
             stats["edges"] += len(add_deps)
             add_extra = {k: v for k, v in extra.items() if k not in ("aliases", "context")}
             add_extra.update({"full_name": add, "generated": "to_additive", "generated_from": full,
@@ -1204,7 +1211,7 @@ def read(root: Path, **options) -> Iterator[Document]:
             for key in ("alias_of", "replaced_by"):  # the additive alias stands for the additive target
                 if key in add_extra:
                     target = add_extra[key].removeprefix("lean:")
-                    add_extra[key] = f"lean:{add_of.get(target, target)}"
+                    add_extra[key] = f"lean:{twin.get(target, target)}"
             # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
             keep = _dont_translate(d["attributes"])
             add_sig = additive_statement(d["signature"], statement_name, keep)
@@ -1218,8 +1225,11 @@ def read(root: Path, **options) -> Iterator[Document]:
                        signature=add_sig,
                        docstring=add_doc, line=d["line"], link=link, license=lic)
         for g in d["gen"]:
-            gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"])) | {g["from"]}
-            gdeps.discard(g["name"])
+            gdeps = set(resolver.dependencies(g["tokens"], ctx, g["name"]))
+            translated = add is not None and g["from"] == add   # a field of a generated additive structure
+            if translated:
+                gdeps = {twin.get(x, x) for x in gdeps}
+            gdeps = (gdeps | {g["from"]}) - {g["name"]}
             stats[g["generated"]] = stats.get(g["generated"], 0) + 1   # ext, reassoc, ... (lean_generated)
             stats["edges"] += len(gdeps)
             gx = {"full_name": g["name"], "module": d["module"], "signature": g["signature"],
@@ -1230,6 +1240,7 @@ def read(root: Path, **options) -> Iterator[Document]:
                 gx["name_written"] = g["written"]
             if "parent" in g:
                 gx["parent"] = next(iter(resolver.resolve(g["parent"], ctx)), g["parent"])
+                gx["parent"] = twin.get(gx["parent"], gx["parent"]) if translated else gx["parent"]
             body = g.get("body") or f"{g['name'].rsplit('.', 1)[-1]} {g['signature']}".strip()
             yield _doc(g["name"], g["kind"], d, gx, body=body, signature=g["signature"],
                        docstring=g["docstring"], line=g["line"], link=origin.link(d["rel"], g["line"]),
