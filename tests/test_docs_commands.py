@@ -406,6 +406,11 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "generated $R$-module with $\\mathfrak m M = M$. Prove that $M = 0$.' --candidate planetmath:NakayamasLemma": Run(
         ("      problem:   $R$: local ring; $M$: finitely generated $R$-module", "      likely matches in the problem:\n"
          "        - let $M$ be a finitely generated $R$-module with $\\mathfrak m M = M$"), data="session"),
+    # a candidate given by its name: looked up (strong match) or refused in one line (tests/test_scaffold_names.py)
+    "mathlas scaffold --problem 'Let $M$ be a finitely generated module over a local ring with $\\mathfrak m M = M$. "
+    "Prove that $M = 0$.' --candidate \"Nakayama's lemma\"": Run((SHOWN,), data="session"),
+    "mathlas scaffold --problem 'Let $M$ be a finitely generated module over a local ring with $\\mathfrak m M = M$. "
+    "Prove that $M = 0$.' --candidate \"Krull's theorem\"": Run((SHOWN,), rc=2, data="session"),
     'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '
     "--citations-min 50 --journal yes": NotRun("needs a papers bundle built from the TheoremSearch dataset; "
                                                "tests/test_paper_filters.py runs these filters on a small one"),

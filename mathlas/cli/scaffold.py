@@ -35,7 +35,8 @@ def add_parser(subparsers) -> None:
                               description="The problem's signature, the candidate's checklist, explicit "
                                           "questions and a JSON answer template.")
     p.add_argument("--problem", "-p", required=True, help="the problem (prose or LaTeX)")
-    p.add_argument("--candidate", "-c", required=True, help="the candidate's statement or stable id")
+    p.add_argument("--candidate", "-c", required=True, help="the candidate's statement, stable id, or name "
+                   "(\"Nakayama's lemma\": looked up in the bundle, used on a strong match)")
     _bundle(p)
     p = subparsers.add_parser("directive", help="an offline literature-search plan for a problem",
                               description="arXiv queries, sub-fields and arXiv categories, named results "
@@ -141,6 +142,8 @@ def run(args) -> int:
     if args.command == "checklist":
         _print_checklist(result)
     elif args.command == "scaffold":
+        if (named := result.candidate_by_name) is not None:
+            print(f"--candidate read as a name: using {named.id} {named.title} (match {named.match})")
         _print_checklist(result.candidate)
         _print_questions(result.questions)
         print("answer template (JSON):")

@@ -374,7 +374,7 @@ _LET_ELLIPSIS = re.compile(r"^(\$[^$]+\$(?:\s*,\s*\$[^$]+\$)*)\s+((?:a|an|the|so
 MATH_SPAN = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]")
 
 
-def _complete(seg: str) -> bool:
+def complete_clause(seg: str) -> bool:
     """A clause that can stand alone as a precondition: a verb, a math relation, or "$X$ a ..." (let)."""
     if _VERB.search(MATH_SPAN.sub(" ", seg)):
         return True
@@ -409,7 +409,7 @@ def _split_conjuncts(seg: str, cue: str) -> list[str]:
     sep = ""
     for piece, next_sep in zip(pieces, seps, strict=True):
         if piece.strip():
-            if out and (not _complete(out[-1]) or not _complete(piece) or _EXISTENTIAL.search(out[-1])
+            if out and (not complete_clause(out[-1]) or not complete_clause(piece) or _EXISTENTIAL.search(out[-1])
                         or _RELATIVE.match(piece.strip())):
                 out[-1] = out[-1] + sep + piece  # rejoined with its own separator
             else:
@@ -549,7 +549,7 @@ def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = Fals
             if commas:
                 cut = commas[0] if cue.startswith("for") else commas[-1]
                 tail = s[cut + 1:].strip()
-                if not re.match(r"(and|or)\b", tail, re.I) and _complete(tail):
+                if not re.match(r"(and|or)\b", tail, re.I) and complete_clause(tail):
                     out = _Split(pre=_hypotheses(s[:cut], cue, nested))
                     out.add(_conclusion(tail, depth))
                     return out
@@ -625,7 +625,7 @@ def _analyse(text: str, depth: int = 0, problem: bool = False) -> _Split:
         cue = (_ENDS_HYP.search(prefix.strip()).group(1).lower() if _ENDS_HYP.search(prefix.strip()) else "assume")
         if out.concl and prefix_hyp:  # "... such that:" ended inside a sentence taken as conclusion
             lead = out.concl.pop()
-            out.pre += _hypotheses(lead, "", False) if _complete(lead) else []
+            out.pre += _hypotheses(lead, "", False) if complete_clause(lead) else []
         for _label, t in items:
             sub = _analyse(t, depth + 1) if _find_list(t) else None
             if sub is not None:

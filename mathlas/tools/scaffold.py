@@ -15,12 +15,13 @@ from typing import Any
 
 from mathlas.errors import UsageError
 from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_CUES, ChecklistPart, Precondition,
-                                       clean_statement, protected_mask, split_problem, split_statement, tidy)
+                                       clean_statement, complete_clause, protected_mask, split_problem, split_statement,
+                                       tidy)
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
-__all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "Precondition", "applicability_checklist",
-           "is_stable_id", "key_terms", "mapping_scaffold", "problem_objects", "protected_mask", "split_problem",
-           "split_statement", "words"]
+__all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "NameLookup", "Precondition",
+           "applicability_checklist", "is_stable_id", "key_terms", "mapping_scaffold", "problem_objects",
+           "protected_mask", "reads_as_name", "split_problem", "split_statement", "words"]
 
 MAX_CHARS = 20_000          # statement or problem text read; the rest is cut and reported
 
@@ -28,6 +29,17 @@ MAX_CHARS = 20_000          # statement or problem text read; the rest is cut an
 ID_PREFIXES = ("stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet", "proofwiki",
                "metamath", "lean", "arxiv", "finding")
 _ID_RE = re.compile(r"^(?:" + "|".join(ID_PREFIXES) + r"):\S+$")
+
+# A candidate that names a result instead of stating it ("Nakayama's lemma", "the snake lemma",
+# "fundamental theorem of algebra"): at most NAME_WORDS words, no math, and a name's shape, a
+# possessive (Nakayama's, Gauss') or a word results are named by
+NAME_WORDS = 8
+_POSSESSIVE = re.compile(r"(?<![\w-])[A-Z][\w-]*(?:['’]s|s['’])(?![\w])")
+_RESULT_NOUN = re.compile(r"(?<![\w-])(?:theorems?|lemmas?|lemmata|propositions?|corollar(?:y|ies)|conjectures?|"
+                          r"principles?|inequalit(?:y|ies)|identit(?:y|ies)|formulae?|formulas|criteri(?:on|a)|laws?|"
+                          r"axioms?|hypothesis|paradox|rules?|tricks?|tests?)(?![\w-])", re.I)
+_MATH_MARK = re.compile(r"[$\\^_{}=<>]")
+NAME_SEARCH_K = 3  # hits a name is looked up with; the first is used, all are named when none is
 
 CHECKLIST_INSTRUCTIONS = (
     "For each precondition, decide whether the problem provides it: set `satisfied` to true (the "
@@ -98,6 +110,18 @@ class MappingQuestion:
 
 
 @dataclass
+class NameLookup:
+    """A candidate given by its name ("Nakayama's lemma"), not its statement: the name, the document
+    used for it (the bundle search's first hit, taken only when the search's match is strong), that
+    document's name in the bundle, and the match."""
+
+    name: str
+    id: str
+    title: str
+    match: str
+
+
+@dataclass
 class MappingScaffold:
     """The needs<->guarantees structure between a problem and a candidate result, and a JSON
     answer template to fill in (every value null until the agent decides it)."""
@@ -107,6 +131,8 @@ class MappingScaffold:
     questions: list[MappingQuestion]
     answer_template: dict[str, Any]
     instructions: str
+    # set when the candidate was a result's name, looked up in the bundle (None: a statement or an id)
+    candidate_by_name: NameLookup | None = None
 
 
 # ------------------------------------------------------------------------------ tools
@@ -125,6 +151,37 @@ def _text_arg(value: Any, what: str) -> tuple[str, bool]:
 def is_stable_id(text: str) -> bool:
     """Whether ``text`` is a stable document id like ``stacks:00DV`` rather than a statement."""
     return bool(_ID_RE.match(text.strip()))
+
+
+def reads_as_name(text: str) -> bool:
+    """Whether ``text`` names a result ("Nakayama's lemma", "the snake lemma") rather than states one:
+    not a stable id, no math, at most ``NAME_WORDS`` words, nothing the splitter reads as a hypothesis
+    or as a claim (no cue, no verb: its conclusion is the text itself), and a name's shape (a
+    possessive, or theorem, lemma, inequality... among its words)."""
+    text = text.strip().rstrip(".")
+    if not text or is_stable_id(text) or _MATH_MARK.search(text) or len(text.split()) > NAME_WORDS:
+        return False
+    pre, conclusion, parts = split_statement(text)
+    if pre or parts or " ".join(conclusion.rstrip(".").split()) != " ".join(text.split()) or complete_clause(text):
+        return False
+    return bool(_POSSESSIVE.search(text) or _RESULT_NOUN.search(text))
+
+
+def look_up_name(name: str, bundle: str | None) -> NameLookup:
+    """The document a result's name stands for: the first hit of the bundle's search
+    (``mathlas.service``, as every surface searches) when the match is strong; otherwise
+    ``UsageError`` in one line naming the ids found and what to pass instead."""
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+
+    res = search(SearchRequest.make(name, NAME_SEARCH_K), bundle)
+    if res.hits and res.match == "strong":
+        h = res.hits[0]
+        return NameLookup(name=name, id=h.id, title=h.name or h.title, match=res.match)
+    found = ", ".join(f"{h.id} ({h.name or h.title})" for h in res.hits) or "none"
+    raise UsageError(f"the candidate {name!r} reads as a result's name, not a statement, and the bundle's search "
+                     f"finds no strong match for it (match {res.match}): pass the statement itself or a stable id; "
+                     f"top ids found: {found}")
 
 
 def _resolve(statement: str, bundle: str | None) -> tuple[str, str, str]:
@@ -270,10 +327,13 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     and a JSON answer template to fill in.
 
     Args:
-        candidate: its statement, or a stable id such as "stacks:00DV".
+        candidate: its statement, a stable id such as "stacks:00DV", or its name ("Nakayama's lemma"):
+            a name is looked up in the bundle and its first hit used only on a strong match.
     """
     ptext, _ = _text_arg(problem, "problem")
-    checklist = applicability_checklist(candidate, problem=ptext, bundle=bundle)
+    ctext, _ = _text_arg(candidate, "candidate")
+    lookup = look_up_name(ctext, bundle) if reads_as_name(ctext) else None
+    checklist = applicability_checklist(lookup.id if lookup else candidate, problem=ptext, bundle=bundle)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
     sig = ProblemSignature(objects=problem_objects(clean_statement(ptext)), hypotheses=hyps, goal=goal,
                            terms=key_terms(ptext))
@@ -310,4 +370,4 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
         "verdict_choices": ["applies", "applies_after_work", "does_not_apply", "unknown"],
     }
     return MappingScaffold(problem_signature=sig, candidate=checklist, questions=questions,
-                           answer_template=template, instructions=MAPPING_INSTRUCTIONS)
+                           answer_template=template, instructions=MAPPING_INSTRUCTIONS, candidate_by_name=lookup)
