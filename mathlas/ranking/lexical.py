@@ -38,6 +38,15 @@ RANGE_COST_PER_DOC = 5e-9
 DEEP_COST_PER_HIT = 0.85e-6
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # tantivy's simple tokenizer: runs of alphanumerics
+# Prefixes a word is written with or without a hyphen ("quasi-coherent" / "quasicoherent", "semi-simple" /
+# "semisimple", "non-negative" / "nonnegative"): the index reads the hyphenated form as two words, so a
+# query that writes the other form missed every document (``LexicalChannel.spellings``).
+PREFIXES = ("quasi", "semi", "non", "pseudo", "multi", "anti", "sub", "super", "hyper", "co", "bi", "pre", "poly",
+            "para", "ultra", "infra", "inter", "intra", "counter", "un")
+_PREFIXED = re.compile(r"(%s)([a-z]{4,})" % "|".join(sorted(PREFIXES, key=len, reverse=True)))
+_HYPHENATED = re.compile(r"(?<![\w-])(%s)-([A-Za-z]{4,})(?![\w-])" % "|".join(PREFIXES), re.IGNORECASE)
+# the other spelling is searched too only where the documents write it more often than the query's
+SPELLINGS_KEPT = 4096
 
 
 def query_terms(query: str, identifiers: str = "split", limit: int | None = MAX_QUERY_TERMS) -> list[str]:
@@ -97,6 +106,36 @@ class LexicalChannel:
         # documents): the key comes from the ``key`` fast field, ~0.5 us a hit (doc() reads the
         # document store, ~3.5 us a hit).
         self._doc_is_key = self.searcher.num_segments == 1
+        from mathlas.ranking.query import Kept
+
+        self._used = Kept(self._documents_using, SPELLINGS_KEPT)
+
+    def _documents_using(self, words: str) -> int:
+        """How many documents' retrieval text holds ``words`` (one word, or a phrase of two)."""
+        try:
+            return int(self.searcher.search(self.index.parse_query(words, ["text"]), 1).count)
+        except ValueError:
+            return 0
+
+    def spellings(self, query: str, terms: list[str]) -> list[str]:
+        """The other spelling of each prefixed word of ``query`` where the bundle's documents write that
+        one more often: ``quasicoherent`` also searched as the phrase ``"quasi coherent"`` (the Stacks
+        project writes "quasi-coherent" 964 times, "quasicoherent" never), ``semi-simple`` also as
+        ``semisimple``. Informal bundles only (a formal bundle's words are Mathlib's names)."""
+        if self.identifiers != "split" or self.symbols == "lean":
+            return []
+        out: list[str] = []
+        for word in dict.fromkeys(terms):
+            m = _PREFIXED.fullmatch(word)
+            if m and not word.isdigit():
+                phrase = f'"{m.group(1)} {m.group(2)}"'
+                if self._used(phrase) > self._used(word):
+                    out.append(phrase)
+        for m in _HYPHENATED.finditer(query):
+            joined = (m.group(1) + m.group(2)).lower()
+            if self._used(joined) > self._used(f'"{m.group(1).lower()} {m.group(2).lower()}"'):
+                out.append(joined)
+        return out
 
     def _text_query(self, terms: list[str]):
         return self.index.parse_query(" ".join(terms), list(self.boosts), field_boosts=self.boosts)
@@ -126,6 +165,7 @@ class LexicalChannel:
         terms = query_terms(query, self.identifiers)
         if not terms or k <= 0:
             return Ranking.empty()
+        terms = terms + self.spellings(query, terms)
         T = self._tantivy
         clauses = [(T.Occur.Must, self._text_query(terms))]
         if filters.include_sources:

@@ -1,0 +1,50 @@
+"""A prefixed word written with or without its hyphen (``LexicalChannel.spellings``): the BM25 index
+reads "quasi-coherent" as two words, so "quasicoherent" found no document that writes it the usual
+way. The other spelling is searched too where the bundle's documents write it more often; the real
+default bundle's counts decide."""
+from __future__ import annotations
+
+import pytest
+
+from mathlas.ranking.filters import Filters
+
+
+@pytest.fixture(scope="module")
+def bundle(default_bundle_dir):
+    from mathlas.engine import open_bundle
+
+    return open_bundle(str(default_bundle_dir))
+
+
+def test_the_spelling_the_documents_use_is_searched_too(bundle):
+    lx = bundle.lexical
+    # the Stacks project writes quasi-coherent, never quasicoherent
+    assert lx.spellings("quasicoherent sheaf", ["quasicoherent", "sheaf"]) == ['"quasi coherent"']
+    # written with the hyphen: also joined where the joined form is the usual one
+    assert lx.spellings("non-negative matrix", ["non", "negative", "matrix"]) == ["nonnegative"]
+    # the usual spelling already, or a word that only looks prefixed: nothing more
+    assert lx.spellings("quasi-coherent sheaf", ["quasi", "coherent", "sheaf"]) == []
+    assert lx.spellings("nonnegative matrix", ["nonnegative", "matrix"]) == []
+    assert lx.spellings("subgroup cohomology", ["subgroup", "cohomology"]) == []
+    assert lx.spellings("a union of sets", ["a", "union", "of", "sets"]) == []
+
+
+def test_quasicoherent_finds_what_quasi_coherent_finds(bundle):
+    lx = bundle.lexical
+    joined = lx.search("quasicoherent", 20, Filters())
+    hyphen = lx.search("quasi-coherent", 20, Filters())
+    assert len(joined) == 20   # was none: no document writes "quasicoherent"
+    assert set(joined.keys.tolist()) & set(hyphen.keys.tolist())
+    ids = bundle.column("id")
+    assert all(ids[k].as_py().startswith("stacks:") for k in joined.keys[:5].tolist())
+
+
+def test_a_formal_bundle_searches_its_words_as_typed(tiny):
+    # the tiny bundle is informal: its channel looks for other spellings; a formal one's never does
+    lx = tiny.lexical
+    saved = lx.identifiers
+    try:
+        lx.identifiers = "tokenizer"
+        assert lx.spellings("quasicoherent", ["quasicoherent"]) == []
+    finally:
+        lx.identifiers = saved
