@@ -75,8 +75,12 @@ def test_add_list_duplicate_remove(data):
     assert not list((data / "findings").glob(".tmp-*"))  # the rewrite left no temp file
 
 
-def test_list_says_how_to_get_vectors(data, capsys):
+def test_list_says_how_to_get_vectors(data, capsys, monkeypatch):
     """``findings list`` right after ``findings add`` said "0 with vectors" and nothing more."""
+    from mathlas.engine import OPEN_BUNDLES
+
+    # as in a new process: no bundle with its encoder loaded (an earlier test's would embed the finding)
+    monkeypatch.setattr(OPEN_BUNDLES, "loaded", lambda: [])
     rc, out = cli("add", NAKAYAMA, URL)
     assert rc == 0 and out.endswith("  added\n")
     assert "no vector yet (no encoder was loaded): `mathlas findings reindex` embeds and stores it" in capsys.readouterr().err
