@@ -240,7 +240,7 @@ def _formal_available() -> bool:
 
 def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> SearchDirective:
     """An offline plan for a literature search on a problem: arXiv query strings, the sub-fields and
-    arXiv categories the bundle's best hits point to, named results worth checking (ids), and the
+    arXiv categories the bundle's best hits point to, named results worth checking, and the
     tools to run next.
 
     Args:

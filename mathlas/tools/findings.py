@@ -57,7 +57,7 @@ def _embed_now(store, finding) -> bool:
 
 def add_finding(statement: str, source_url: str, name: str | None = None,
                 slogan: str | None = None) -> FindingResult:
-    """Save a result you found on the web (paper, wiki, forum) so that search_existing_math returns it
+    """Save a result you found on the web so that search_existing_math returns it
     from now on (source "findings") with its link. The same statement is stored once. For checked
     results, not your own conjectures.
 

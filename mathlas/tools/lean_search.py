@@ -48,8 +48,7 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
 def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, limit: int = DEFAULT_LIMIT,
                      bundle: str | None = None) -> DependencyResult:
     """The Lean declarations a declaration uses (direction uses) or that use it (used_by), up to `depth`
-    steps, nearest first. Not elaborated: uses through dot notation, notation or tactics are not
-    counted.
+    steps, nearest first. Uses through dot notation, notation or tactics are not seen.
 
     Args:
         id: e.g. "lean:Nat.Prime.two_le".

@@ -323,12 +323,11 @@ MAPPING_INSTRUCTIONS = (
 
 def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) -> MappingScaffold:
     """What a candidate result needs against what a problem gives: the problem's objects, hypotheses
-    and goal, the candidate's checklist, one question per precondition and one for the conclusion,
-    and a JSON answer template to fill in.
+    and goal, the candidate's checklist, a question per precondition and for the conclusion, and an
+    answer template.
 
     Args:
-        candidate: its statement, a stable id such as "stacks:00DV", or its name ("Nakayama's lemma"):
-            a name is looked up in the bundle and its first hit used only on a strong match.
+        candidate: its statement, a stable id ("stacks:00DV") or a name.
     """
     ptext, _ = _text_arg(problem, "problem")
     ctext, _ = _text_arg(candidate, "candidate")

@@ -127,14 +127,12 @@ def _scan_messages(region: str, problems: list[str]) -> list[LeanMessage]:
 
 def verify_formal(statement: str | None = None, proof: str | None = None, snippet: str | None = None,
                   imports: list[str] | str | None = None, timeout_s: float = 60.0) -> FormalResult:
-    """Check Lean 4 with the real Lean kernel (needs a toolchain). Proof mode (statement, proof):
-    VERIFIED_PROOF, REFUTED (Lean's errors, on your lines; or sorry) or UNDETERMINED (also: a command
-    refused before Lean ran). Snippet mode (a whole
+    """Check Lean 4 with the Lean kernel (needs a toolchain). Proof mode (statement, proof):
+    VERIFIED_PROOF, REFUTED (Lean's errors, on your lines) or UNDETERMINED. Snippet mode (a whole
     file): TYPECHECKS, INCOMPLETE (sorry), FAILS or UNDETERMINED. Well-typed is not applicable: see `caveat`.
 
     Args:
-        statement: the theorem's type, e.g. "∀ a b : ℕ, a + b = b + a" (no `:=`); a pasted header
-            "theorem t (a b : ℕ) : a + b = b + a" is read as binders and type.
+        statement: the type, e.g. "∀ a b : ℕ, a + b = b + a"; a "theorem t (…) :" before it is read.
         proof: a term or tactic block, e.g. "by omega".
         snippet: instead: a whole Lean file.
         imports: e.g. ["Mathlib"].

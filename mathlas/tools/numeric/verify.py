@@ -84,7 +84,7 @@ def verify_numeric(claim: str | None = None, expression: str | None = None,
                    timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
     """Check a numeric claim ("sum_{n>=1} 1/n^2 = pi^2/6"), or expression against value, at high
     precision: VERIFIED, REFUTED or UNDETERMINED. Constants, functions, sums, products, integrals
-    and LaTeX are understood (docs/numeric.md).
+    and LaTeX are understood.
 
     Args:
         claim: "left = right"; or expression and value.

@@ -213,8 +213,8 @@ def _match(idx: OeisIndex, seq: int, offset: int, transform: str | None) -> Sequ
 
 
 def identify_sequence(terms: list[int | str], max_results: int = 10, transforms: bool = True) -> SequenceResult:
-    """OEIS sequences containing the given terms contiguously, from your local copy of the OEIS files
-    (exact integers); without an exact match, transforms are tried (signs, gcd, shift, differences,
+    """OEIS sequences containing the given terms contiguously, from your local copy of the OEIS files;
+    without an exact match, transforms are tried (signs, gcd, shift, differences,
     sums). No files: data_available is false, with how to get them.
 
     Args:
