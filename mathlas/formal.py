@@ -227,6 +227,12 @@ def ids_elsewhere(b: Bundle, doc_id: str) -> tuple[list[str], str]:
     from mathlas.engine import ID_SHOWN
 
     if "module" in b.table.column_names:
+        from mathlas.ranking.names import NameIndex, absent_reason, pagerank_of
+
+        found = NameIndex.of(b).identifier_why(doc_id, pagerank_of(b))
+        if found is not None and found[1] != "spelling":  # not a slip: a name the bundle lacks (Lean core's)
+            return declarations_like(b, doc_id), absent_reason(b, doc_id) + (
+                ": its unprimed form" if found[1] == "prime" else ": these end the same way")
         return declarations_like(b, doc_id), "the nearest declaration names"
     if "lean" in b.manifest.sources or len(doc_id) > ID_SHOWN:
         return [], ""

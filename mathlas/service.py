@@ -281,7 +281,8 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     match, confidence, note = a.match, a.confidence, a.note
     # the query named the first hit (its exact name or id, or the end of its name that no other
     # declaration shares): an answer by name, not a guess
-    if len(head) and named_first(b, req.query, int(head.keys[0])):
+    absent = fixed is not None and bool(fixed.note)  # the declaration named is not in the bundle (absent_note)
+    if len(head) and not absent and named_first(b, req.query, int(head.keys[0])):
         match, confidence, note = "strong", max(confidence, 0.99), ""
     elif "shape" in head.marks and head.marks["shape"][:1].any() and shape_first(b, req.query, int(head.keys[0])):
         # the query is the first hit's statement, up to the names of its variables (a + b = b + a)
@@ -294,9 +295,12 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
         match, note = "weak", NOTES["weak"]  # declarations named so, or stating it, were found: not "nothing close"
     elif match == "strong" and is_statement(b, req.query):
         match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
+    elif match == "strong" and absent:
+        match, note = "weak", NOTES["weak"]  # the declaration named is not in the bundle (names.absent_note)
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
-            "searched_for": fixed.query if fixed is not None else "", "cut": _cut(b, ranked)}
+            "searched_for": fixed.query if fixed is not None and fixed.query != req.query else "",
+            "cut": _cut(b, ranked)}
 
 
 def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
@@ -353,7 +357,8 @@ def _same_name(name: str, query: str) -> bool:
 
 def document(doc_id: str, bundle: BundleSpec = None) -> Document:
     """The whole document behind a stable id: a saved finding (``finding:``), a Lean declaration
-    (``lean:``, from the formal bundle when no bundle is named) or a document of ``bundle``. A
+    (``lean:``, from the formal bundle when no bundle is named; its prefix may be left out when a
+    formal bundle is named) or a document of ``bundle``. A
     Stacks document also lists the Lean declarations tagged with it (``fields["formal"]``)."""
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise UsageError("an id is required, e.g. stacks:00FN")
@@ -366,6 +371,16 @@ def document(doc_id: str, bundle: BundleSpec = None) -> Document:
         b = open_formal_holding(doc_id, None)  # Lean declarations live in the formal bundles
     else:
         b = _open(bundle)
+    if ":" not in doc_id and "module" in b.table.column_names:
+        # a Lean declaration's name without its lean: prefix (as `mathlas lean deps` takes it), where
+        # exactly one declaration has that id
+        from mathlas.ranking.names import LEAN_PREFIX
+
+        try:
+            b.key_of(LEAN_PREFIX + doc_id)
+            doc_id = LEAN_PREFIX + doc_id
+        except UsageError:
+            pass
     try:
         doc = b.get(doc_id)
     except UsageError as e:  # an id the bundle lacks: the nearest declaration, or one of another bundle

@@ -29,6 +29,21 @@ def test_lean_deps_of_a_misspelt_name_suggests_the_declaration(formal_bundle_dir
              "no document with id 'lean:zzqqxx_wvv' in bundle formaltest; a search shows a document's id")
 
 
+def test_a_lean_core_name_is_said_to_be_missing_and_show_takes_a_bare_name(formal_bundle_dir):
+    """`lean deps Nat.add_comm` (Lean core's, not in a Mathlib bundle) answered "did you mean
+    'lean:add_comm'? (the nearest declaration names)", as if mistyped; `show add_comm --bundle` refused
+    the name `lean deps` takes without its lean: prefix."""
+    line = one_line(mathlas("lean", "deps", "Nat.add_comm", "--bundle", str(formal_bundle_dir)), 2)
+    assert line == ("mathlas: no document with id 'lean:Nat.add_comm' in bundle formaltest; did you mean "
+                    "'lean:add_comm'? (Nat.add_comm is not in this bundle (Mathlib; Lean core's Init and Std are "
+                    "not indexed): these end the same way)"), line
+    p = mathlas("show", "add_comm", "--bundle", str(formal_bundle_dir))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == "lean:add_comm"
+    p = mathlas("show", "add_comm", "--bundle", str(formal_bundle_dir), "--json")
+    assert json.loads(p.stdout)["id"] == "lean:add_comm"
+
+
 def test_library_lookups_by_id_suggest_the_nearest_declaration(formal_bundle_dir):
     from mathlas.errors import UsageError
     from mathlas.tools.lean_search import get_dependencies

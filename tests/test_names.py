@@ -419,6 +419,74 @@ def test_a_slip_is_never_two_letters_of_a_short_word_and_a_foreign_namespace_dro
     assert NameIndex(["lean:Nat.avg_comm"]).identifier("Nat.add_comm") is None
     assert NameIndex(["lean:Nat.avg_comm"]).identifier("Nat.avg_com") == "Nat.avg_comm"   # one letter: a slip
     assert NameIndex(["lean:mul_comm_assoc"]).identifier("mul_comm_asoc") == "mul_comm_assoc"
+    # dropping the namespace is no slip: the answer says the name is not in the bundle
+    assert index.identifier_why("Nat.add_comm") == ("add_comm", "namespace")
+    assert NameIndex(["lean:Nat.avg_comm"]).identifier_why("Nat.avg_com") == ("Nat.avg_comm", "spelling")
+
+
+def test_a_known_last_component_or_a_namespace_is_no_slip():
+    """Mathlib has no `Function.Injective` (Lean core's), but `Function.Injective2`, `Module.Injective`
+    and 253 `Function.Injective.…`: the typed name was corrected to `Function.Injective2`. A last
+    component that some declaration has is a name, not a slip; a namespace of declarations is not
+    corrected at all (the answer says it is not a declaration of the bundle)."""
+    index = NameIndex(["lean:Function.Injective2", "lean:Module.Injective"])
+    assert index.identifier_why("Function.Injective") == ("Injective", "namespace")
+    index = NameIndex(["lean:Function.Injective2", "lean:Module.Injective", "lean:Function.Injective.comp"])
+    assert index.identifier("Function.Injective") is None
+    assert index.namespace_size("Function.Injective") == 1 and index.namespace_size("Function") == 2
+    assert index.namespace_size("Module.Injective") == 0
+    # an unknown last component is still a slip
+    assert NameIndex(["lean:Function.Injective2", "lean:Function.Injective.comp"]).identifier("Function.Injectiv2") \
+        == "Function.Injective2"
+
+
+def test_a_primed_name_tries_its_unprimed_form_before_any_edit():
+    """`add_comm'` (not in Mathlib) was corrected to `MeasureTheory.Measure.add_comp'`, one edit away."""
+    index = NameIndex(["lean:add_comm", "lean:MeasureTheory.Measure.add_comp'", "lean:Nat.Prime.two_le"])
+    assert index.identifier_why("add_comm'") == ("add_comm", "prime")
+    assert index.identifier_why("Prime.two_le''") == ("Prime.two_le", "prime")
+    assert index.identifier("add_comp'") is None                       # it ends a name as typed
+    assert index.identifier_why("add_comp''") == ("add_comp'", "prime")
+
+
+def test_a_namespace_is_not_a_concept_predicate():
+    """"Nat" found Mathlib's `IsNat` (the "Is" form of a concept) and answered `strong`: a word that
+    is a namespace of the bundle's declarations names that namespace's type (Lean core's `Nat`)."""
+    assert NameIndex(["lean:Mathlib.Meta.NormNum.IsNat"]).concept("nat") == [0]
+    assert NameIndex(["lean:Mathlib.Meta.NormNum.IsNat", "lean:Nat.succ_le"]).concept("Nat") == []
+    assert NameIndex(["lean:AlgebraicGeometry.IsClosedImmersion", "lean:Nat.succ_le"]).concept("closed immersion") == [0]
+
+
+def test_a_word_whose_inflections_the_vocabulary_holds_is_a_word():
+    """"how do I bake bread" was searched as "how do I base bread": a WordPiece vocabulary of 30k
+    words holds "baked", "baker" and "baking" but not "bake". One inflection alone is chance."""
+    from mathlas.ranking.names import in_language
+
+    vocab = {"baked", "baker", "baking", "field", "theorem"}.__contains__
+    assert in_language(vocab, "bake") and in_language(vocab, "theorem")
+    assert not in_language(vocab, "fiel") and not in_language(vocab, "theorm")
+    index = NameIndex(["lean:base_le", "lean:Field.foo"])
+    assert index.correct("how do I bake bread", known=lambda w: in_language(vocab, w)).query == "how do I bake bread"
+    assert index.correct("how do I bake bread").query == "how do I base bread"   # without the vocabulary
+
+
+def test_a_name_the_bundle_lacks_is_said_plainly(formal_bundle_dir):
+    """Lean core's names in a bundle of Mathlib files: `Nat.add_comm` said "searched for: add_comm
+    (Nat.add_comm -> add_comm)", a spelling correction; now every surface (``expanded``) says the
+    name is not in the bundle and what it holds, and the answer is never `strong`."""
+    from mathlas.request import LeanSearchRequest
+    from mathlas.service import lean_search
+
+    r = lean_search(LeanSearchRequest.make("Nat.add_comm", k=3), formal_bundle_dir)
+    assert r.expanded == ("Nat.add_comm is not in this bundle (Mathlib; Lean core's Init and Std are not indexed): "
+                          "showing declarations that end the same way, add_comm"), r.expanded
+    assert r.hits[0].id == "lean:add_comm" and r.match != "strong" and r.searched_for == "add_comm"
+    r = lean_search(LeanSearchRequest.make("Nat", k=3), formal_bundle_dir)
+    assert r.expanded.startswith("Nat is not in this bundle (Mathlib; Lean core's Init and Std are not indexed): ")
+    assert r.expanded.endswith("declarations are in its namespace (Nat.…)") and r.match != "strong"
+    assert r.searched_for == ""
+    r = lean_search(LeanSearchRequest.make("mul_comm'", k=3), formal_bundle_dir)
+    assert r.expanded.endswith(": showing mul_comm") and r.hits[0].id == "lean:mul_comm" and r.match != "strong"
 
 
 def test_lean_search_says_what_it_searched_for_a_misspelt_name(formal_bundle_dir):

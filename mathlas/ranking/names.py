@@ -91,10 +91,15 @@ class Correction:
 
     query: str
     corrected: dict[str, str] = field(default_factory=dict)
+    # a declaration name the bundle lacks, said plainly instead of as a slip (``absent_note``): "Nat.succ_le_iff
+    # is not in this bundle (…): showing declarations that end the same way, succ_le_iff"
+    note: str = ""
 
     def describe(self) -> str:
         """One line for the answer: ``searched for: fundamental theorem of algebra (theorm -> theorem,
-        algrebra -> algebra)``; "" when nothing was corrected."""
+        algrebra -> algebra)``, or the ``note`` on a name the bundle lacks; "" when nothing was corrected."""
+        if self.note:
+            return self.note
         if not self.corrected:
             return ""
         fixes = ", ".join(f"{a} -> {b}" for a, b in self.corrected.items())
@@ -418,7 +423,16 @@ class NameIndex:
         # as typed, else with some of its plural words made singular ("sheaves of modules": SheafOfModules);
         # failing those, as the predicate Mathlib names with "Is" ("dedekind domain": IsDedekindDomain)
         forms = list(dict.fromkeys("".join(f) for f in itertools.product(*((w, singular(w)) for w in words))))
-        for name in forms + ["is" + form for form in forms]:
+        # not for a namespace of declarations: "nat", "list", "option" are Lean core's Nat, List, Option
+        # (Nat.succ_le_iff...), not Mathlib's IsNat, Lists.IsList, SetTheory.PGame.IsOption
+        low = self._sorted("_lower")
+
+        def namespace(form: str) -> bool:
+            lo, hi = low.range(LEAN_PREFIX + form + ".")
+            return hi > lo
+
+        predicates = ["is" + form for form in forms if not namespace(form)]
+        for name in forms + predicates:
             keys = sorted(k for tail in (".", ":") for k in idx.keys_in(*idx.range(name[::-1] + tail)))
             keys = [k for k in keys
                     if self._ids[k].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX)[:1].isupper()]
@@ -432,17 +446,31 @@ class NameIndex:
 
     # -- misspelt identifiers (formal bundles) ----------------------------------------------------
     def identifier(self, query: str, popularity: Callable[[list[int]], list[float]] | None = None) -> str | None:
-        """A declaration name typed with a slip, as the name it is (formal bundles; None when ``query``
-        is no identifier, names a declaration as typed or ends one's name, or nothing is close):
+        """The name ``query`` is searched as when it is a declaration name the bundle lacks
+        (``identifier_why``'s name), else None."""
+        found = self.identifier_why(query, popularity)
+        return found[0] if found is not None else None
 
-        * typed in another case or without its underscores (``Nat.Prime.twoLe``, ``nat.prime.two_le``
-          is ``exact``'s already): the name whose components, lower-cased without underscores, end
-          the same way (``Nat.Prime.two_le``);
-        * its last component within ``allowed_edits`` of a declaration's (``mul_com``: ``mul_comm``),
-          its other components as typed: the nearest, then the likeliest slip, then the most used
-          (``popularity``: one figure per key, the PageRank; else how many declarations end so);
-        * else, a namespace no declaration of that name has (Lean core's ``Nat.add_comm`` in a Mathlib
-          bundle): its last component alone, when declarations end with it (``add_comm``).
+    def identifier_why(self, query: str,
+                       popularity: Callable[[list[int]], list[float]] | None = None) -> tuple[str, str] | None:
+        """A declaration name the bundle lacks, as the name to search instead and why (formal bundles;
+        None when ``query`` is no identifier, names a declaration as typed, ends one's name, is a
+        namespace of the bundle's declarations (``Function.Injective``: ``namespace_size``), or
+        nothing is close):
+
+        * ``spelling``, typed in another case or without its underscores (``Nat.Prime.twoLe``,
+          ``nat.prime.two_le`` is ``exact``'s already): the name whose components, lower-cased without
+          underscores, end the same way (``Nat.Prime.two_le``);
+        * ``prime``, a primed name: its unprimed form, when that names or ends declarations
+          (``add_comm'``: ``add_comm``), before any edit;
+        * ``spelling``, its last component, which no declaration's is, within ``allowed_edits`` of
+          a declaration's (``mul_com``: ``mul_comm``), its other components as typed: the nearest,
+          then the likeliest slip, then the most used (``popularity``: one figure per key, the
+          PageRank; else how many declarations end so). A last component some declaration has is a
+          name, not a slip (``Function.Injective`` is not ``Function.Injective2``);
+        * ``namespace``, a namespace no declaration of that name has (Lean core's ``Nat.add_comm`` in
+          a Mathlib bundle): its last component alone, when declarations end with it (``add_comm``).
+          Not a slip: the name is not in the bundle, and the answer says so (``absent_note``).
         """
         q = name_query(query)
         if q is None or not self.formal or not _IDENTIFIER.search(q):
@@ -450,20 +478,22 @@ class NameIndex:
         q = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
         if not _LEAN_NAME.fullmatch(q):
             return None  # "π-system" is a word, not a name with a slip
-        if self.exact(q) or self.suffix(q):
+        if self.exact(q) or self.suffix(q) or self.namespace_size(q):
             return None
         parts = q.split(".")
         idx = self._sorted("_reversed_folded")
         rq = fold_identifier(q)[::-1]
         keys = [k for tail in (".", ":") for k in idx.keys_in(*idx.range(rq + tail))]
         if keys:
-            return self._named(self._most_used(keys, popularity)[0], len(parts))
+            return self._named(self._most_used(keys, popularity)[0], len(parts)), "spelling"
+        for n in range(1, len(q) - len(q.rstrip("'")) + 1):  # add_comm'' : add_comm', then add_comm
+            if self.exact(q[:-n]) or self.suffix(q[:-n]):
+                return q[:-n], "prime"
         last = parts[-1].lower()
         edits = allowed_edits(last)
-        if not edits:
-            return None
+        known = len(parts) > 1 and bool(self.suffix(parts[-1]))  # a name of its own, not a slip
         best: tuple | None = None
-        for cand, distance in sorted(self._last_components().within(last, edits).items()):
+        for cand, distance in sorted(self._last_components().within(last, edits).items()) if edits and not known else ():
             if not _parts_close(last, cand):
                 continue  # add_comm is no slip of avg_comm: two letters of a three-letter word
             keys = self.suffix(".".join(parts[:-1] + [cand]))
@@ -474,12 +504,22 @@ class NameIndex:
             if best is None or rank < best[0]:
                 best = (rank, key)
         if best is not None:
-            return self._named(best[1], len(parts))
+            return self._named(best[1], len(parts)), "spelling"
         if len(parts) > 1 and self.suffix(parts[-1]):
             # a namespace the bundle does not hold, a name it does: Lean core's Nat.add_comm (not in
             # Mathlib's bundle) is searched as add_comm, and the answer says so
-            return parts[-1]
+            return parts[-1], "namespace"
         return None
+
+    def namespace_size(self, name: str) -> int:
+        """How many declarations (formal bundles) are named ``name.…``, as typed: ``Nat`` in a Mathlib
+        bundle, where Lean core's ``Nat`` itself is not; 0 for an informal bundle."""
+        q = name_query(name)
+        if q is None or not self.formal:
+            return 0
+        q = q[len(LEAN_PREFIX):] if q.startswith(LEAN_PREFIX) else q
+        lo, hi = self._sorted("_exact").range(LEAN_PREFIX + q + ".")
+        return hi - lo
 
     @staticmethod
     def _most_used(keys: list[int], popularity) -> tuple[int, float]:
@@ -760,20 +800,74 @@ def correction_for(bundle: Bundle, query: str) -> Correction:
     if name_query(query) is not None and index.exact(query):
         return Correction(query)
     if index.formal:  # a declaration name with a slip: mul_com is mul_comm, Nat.Prime.twoLe Nat.Prime.two_le
-        fixed = index.identifier(query, pagerank_of(bundle))
-        if fixed is not None:  # the query is a name, then (name_query)
-            return Correction(fixed, {name_query(query): fixed})
+        found = index.identifier_why(query, pagerank_of(bundle))
+        if found is not None:  # the query is a name, then (name_query)
+            fixed, why = found
+            if why == "spelling":
+                return Correction(fixed, {name_query(query): fixed})
+            return Correction(fixed, note=absent_note(bundle, query, fixed, why))
+        if name_query(query) is not None and _LEAN_NAME.fullmatch(query.strip().strip("`").strip()) \
+                and index.namespace_size(query):  # Nat, Function.Injective: a namespace, not a declaration
+            return Correction(query.strip(), note=absent_note(bundle, query, "", "namespace"))
     if _names_a_result(bundle, query):
         return Correction(query)  # "Wald's equation" is a name the bundle holds, not a slip for "Walk's"
     owned = _possessive_name(bundle, query)
     if owned is not None:
         return owned  # "fatous lemma": Fatou's lemma
-    known = lambda w: bool((vocabulary_of(bundle) or (lambda _: False))(w))  # noqa: E731
+    vocab = vocabulary_of(bundle)
+    known = (lambda w: in_language(vocab, w)) if vocab else (lambda _: False)  # noqa: E731
     count = text_counter(bundle)
     got = index.correct(query, count, known, name_counter(bundle))
     if got.corrected:
         return got
     return name_phrase(bundle, query, index) or name_in_context(bundle, query, index, count, known) or got
+
+
+def absent_note(bundle: Bundle, query: str, searched: str, why: str) -> str:
+    """The line that says a declaration name ``query`` is not in ``bundle`` and what is shown instead
+    (``searched``, for ``why`` of ``NameIndex.identifier_why``; "" when it is searched as typed, a
+    namespace of the bundle's declarations): "Nat.succ_le_iff is not in this bundle (Mathlib, Batteries,
+    …; Lean core's Init and Std are not indexed): showing declarations that end the same way,
+    succ_le_iff". Every surface shows it (the answer's ``expanded``)."""
+    name = (name_query(query) or query.strip()).removeprefix(LEAN_PREFIX)
+    if why == "prime":
+        shown = f"showing {searched}"
+    elif searched:
+        shown = f"showing declarations that end the same way, {searched}"
+    else:
+        shown = f"{NameIndex.of(bundle).namespace_size(name):,} declarations are in its namespace ({name}.…)"
+    return f"{absent_reason(bundle, name)}: {shown}"
+
+
+def absent_reason(bundle: Bundle, name: str) -> str:
+    """"Nat.add_comm is not in this bundle (Mathlib, Batteries, …; Lean core's Init and Std are not
+    indexed)": a declaration name ``bundle`` lacks, and what it holds (``bundle_holds``)."""
+    return f"{name.removeprefix(LEAN_PREFIX)} is not in this bundle ({bundle_holds(bundle)})"
+
+
+_HOLDS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+# the top modules of Lean's own library: a project's bundle indexes its folders and .lake/packages, never these
+LEAN_CORE_ROOTS = ("Init", "Std")
+
+
+def bundle_holds(bundle: Bundle) -> str:
+    """What a formal bundle indexes, in words: its modules' first components, the most declarations
+    first, and that Lean core's are not among them ("Mathlib, Batteries, Archive, Counterexamples;
+    Lean core's Init and Std are not indexed"); kept per bundle."""
+    with _CACHE_LOCK:
+        if bundle in _HOLDS:
+            return _HOLDS[bundle]
+    import pyarrow.compute as pc
+
+    roots = pc.value_counts(pc.list_element(pc.split_pattern(bundle.table.column("module").combine_chunks(), "."), 0))
+    ranked = sorted(zip(roots.field(1).to_pylist(), roots.field(0).to_pylist()), key=lambda x: (-x[0], x[1] or ""))
+    names = [r for _, r in ranked if r]
+    shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+    if not set(LEAN_CORE_ROOTS) & set(names):
+        shown += "; Lean core's Init and Std are not indexed"
+    with _CACHE_LOCK:
+        _HOLDS[bundle] = shown
+    return shown
 
 
 # A query of at most NAME_PHRASE_WORDS words that reads as a result's name: a possessive ("Bear's
@@ -996,6 +1090,27 @@ def fold(word: str) -> str:
     return strip_accents(word)
 
 
+def inflections(word: str) -> set[str]:
+    """The regular inflections of an English word: ``bake``: bakes, baked, baker, baking, ...."""
+    forms = {word + e for e in ("s", "es", "ed", "er", "ing", "ly")}
+    if word.endswith("e"):
+        forms |= {word + "d", word + "r", word[:-1] + "ing"}
+    return forms - {word}
+
+
+# A word at least this many of whose inflections are words of the language is one (``bake``: baked,
+# baker, baking), though the encoder's vocabulary lacks it; one alone may be a misspelling's chance
+# ("fiel" + d is "field")
+INFLECTIONS_KNOWN = 2
+
+
+def in_language(vocab: Callable[[str], bool], word: str) -> bool:
+    """Whether ``word`` is a word of the language by ``vocab`` (the encoder's vocabulary,
+    ``vocabulary_of``): one of it, or a word ``INFLECTIONS_KNOWN`` of whose inflections are (a
+    WordPiece vocabulary of 30k words holds "baked", "baker" and "baking" but not "bake")."""
+    return vocab(word) or sum(1 for f in inflections(word) if vocab(f)) >= INFLECTIONS_KNOWN
+
+
 _VOCABULARIES: weakref.WeakKeyDictionary[Any, Callable[[str], bool]] = weakref.WeakKeyDictionary()
 
 
@@ -1151,9 +1266,18 @@ def named_first(bundle: Bundle, query: str, key: int) -> bool:
     exact = index.exact(query)
     if exact:
         return key in exact
-    if concept_keys(bundle, query) == [key]:
+    if concept_keys(bundle, query) == [key] and _last_is(index, key, query):
         return True
     return index.suffix(query, limit=2) == [key]
+
+
+def _last_is(index: NameIndex, key: int, word: str) -> bool:
+    """Whether the declaration ``key``'s last component is ``word`` in any case, or its singular: a
+    one-word query names the concept ``Bicategory`` ("bicategory", "bicategories"), not ``IsNat``
+    ("Nat", which only the name stage's "Is" form found)."""
+    last = index._ids[key].as_py().rsplit(".", 1)[-1].removeprefix(LEAN_PREFIX).lower()
+    w = word.strip().strip("`").lower()
+    return last in (w, singular(w))
 
 
 def pagerank_of(bundle) -> Callable[[list[int]], list[float]] | None:

@@ -289,7 +289,7 @@ def make_plan(bundle, req: SearchRequest, *, masks: Masks, vectors, findings: An
                 filters=filters, bundle_part=bundle_part, key_weights=kw, priors=priors, depth=depth, top=top,
                 rerank_depth=rerank_depth, about=about, extra=extra, extra_weight=f_weight,
                 intent="definition" if intent else None, expansions=used,
-                correction=correction if correction is not None and correction.corrected else None)
+                correction=correction if correction is not None and (correction.corrected or correction.note) else None)
 
 
 def bundle_rerank_depth(bundle, req: SearchRequest) -> int:
