@@ -111,8 +111,16 @@ def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEA
     for lead in leads:
         if lead and text.lower().startswith(lead.lower()):
             text = text[len(lead):].lstrip(" .:;,")
-    first = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)[0]
+    first, *rest = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)
+    if rest and first.startswith(DEFINES) and rest[0].strip():
+        # the retrieval text's list of the terms an entry defines ("Defines factorial ring, prime
+        # factor, …."): the statement follows it
+        first = re.split(r"(?<=[.;!?])\s", rest[0].strip(), maxsplit=1)[0]
     return _cut(first.rstrip("."), limit)
+
+
+# how a retrieval text lists the terms its entry defines, after the name (PlanetMath's and Napkin's readers)
+DEFINES = "Defines "
 
 
 def _untitled(kind: str, context: str) -> str:
