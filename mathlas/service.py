@@ -292,11 +292,17 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
         # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it
         match, confidence, note = "strong", max(confidence, 0.95), ""
     elif match == "none" and any(m in head.marks and head.marks[m][:1].any() for m in ("names", "shape")):
-        match, note = "weak", NOTES["weak"]  # declarations named so, or stating it, were found: not "nothing close"
+        # declarations named so, or stating it, were found: not "nothing close"
+        match, note = "weak", NOTES["named" if "names" in head.marks and head.marks["names"][:1].any() else "weak"]
     elif match == "strong" and is_statement(b, req.query):
         match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
     elif match == "strong" and absent:
         match, note = "weak", NOTES["weak"]  # the declaration named is not in the bundle (names.absent_note)
+    if match == "weak" and note == NOTES["weak"]:
+        if req.mode in ("lexical", "dense"):
+            note = NOTES["channel"]
+        elif len(head) and _unnamed(b, searched, head):
+            note = NOTES["unnamed"]
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
             "searched_for": fixed.query if fixed is not None and fixed.query != req.query else "",
@@ -322,6 +328,28 @@ def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
         if at is not None:
             out["lexical"] = {"words": at[0], "of": at[1]}
     return out
+
+
+def _unnamed(b: Bundle, query: str, head) -> bool:
+    """Whether ``query`` reads as a result's name of two words or more ("Erdős–Ko–Rado theorem",
+    "Green-Tao theorem") and none of the answer's first hits (``head``, the answer before its offset)
+    is named so, nor a statement shown with one as "also in" (``mathlas.ranking.named``): the hits
+    are other results with names like it (the Erdős–Rado theorem, Green's theorem). Informal
+    bundles (a formal bundle's names are declarations': ``mathlas.ranking.names``)."""
+    from mathlas.ranking.learned import _POSSESSIVE, words
+    from mathlas.ranking.named import _KIND, _copies, _formal, doc_cores, query_cores, reads_as_name
+
+    # a name's shape: a kind word ("theorem", "lemma") or a possessive, and no formula; not a statement
+    cores = query_cores(query)
+    if (not reads_as_name(query) or not (set(words(query.lower())) & _KIND or _POSSESSIVE.search(query.lower()))
+            or not any(len(c) > 1 for c in cores) or _formal(b)):
+        return False
+    n = len(b)
+    keys = [k for k in head.keys[:10].tolist() if k < n]
+    copies = _copies(b)
+    keys += [c for k in keys for c in copies(k)]
+    wanted = {frozenset(c) for c in cores}   # in any order: the Artin-Wedderburn theorem is Wedderburn-Artin's
+    return bool(keys) and not any(frozenset(c) in wanted for cs in doc_cores(b, keys) for c in cs)
 
 
 def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:

@@ -637,9 +637,11 @@ def serve_command(check: Serve, request, tmp_path: Path) -> None:
     proc = subprocess.Popen(_argv(f"mathlas serve {args}"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL)
     try:
-        line = proc.stderr.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert match, f"mathlas serve printed {line!r}"
+        lines = []   # a formal bundle's statement index is read (or built) first, saying so
+        while not lines or ("http://" not in lines[-1] and lines[-1] and len(lines) < 5):
+            lines.append(proc.stderr.readline())
+        match = re.search(r"http://127\.0\.0\.1:\d+/", lines[-1])
+        assert match, f"mathlas serve printed {lines!r}"
         deadline = time.monotonic() + 120  # the address is printed once bound, before the app starts
         while True:
             try:

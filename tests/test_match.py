@@ -189,3 +189,27 @@ def test_http_json_carries_it(default_bundle_dir):
     data = api_search(OFF_TOPIC, k=3)
     assert data["match"] == "none" and data["note"].startswith("nothing close was found")
     assert api_search("Nakayama lemma", k=3)["match"] == "strong"
+
+
+def test_a_weak_answer_says_why(default_bundle_dir):
+    """Three forms of `weak` that say why it is weak: a name no hit bears (the first hit another result
+    with a name like it), a channel alone (never strong, whatever its confidence)."""
+    from mathlas import service
+    from mathlas.ranking.confidence import NOTES
+    from mathlas.request import SearchRequest
+
+    def answer(q, **kw):
+        return service.search(SearchRequest.make(q, 10, **kw), None, findings=False)
+
+    ekr = answer("Erdős–Ko–Rado theorem")   # the sources hold the Erdős–Rado theorem, not this one
+    assert ekr.match == "weak" and ekr.note == NOTES["unnamed"], (ekr.match, ekr.note)
+    assert ekr.hits[0].id == "planetmath:ErdHosRadoTheorem"
+    # a name some hit bears, in any order of its names: not this note
+    assert answer("Artin-Wedderburn theorem").note != NOTES["unnamed"]
+    assert answer("Banach fixed point theorem").match == "strong"
+    # a statement is no name: the note is the plain one
+    fid = answer("every finite integral domain is a field", mode="dense")
+    assert fid.match == "weak" and fid.confidence >= 0.9 and fid.note == NOTES["channel"]
+    line = run("search", "every finite integral domain is a field", "--mode", "dense", "-k", "1").stderr
+    assert line.startswith("mathlas: likely among these hits, but not sure: one channel alone never says strong "
+                           "(match: weak, confidence 0.9"), line

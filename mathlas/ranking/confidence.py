@@ -62,15 +62,21 @@ FEATURES = {
 FITTED_ON = "informal-1.6.0"  # the bundle DEFAULT_MATCH was fitted on (refit after a rebuild)
 NEVER = 1.0001  # a strong_at no confidence reaches
 DEFAULT_MATCH: dict[str, dict] = {
-    "hybrid": {"weights": [8.9431, 2.9275, -0.0909, 0.1981, 0.2629, 0.1788, 0.3134], "bias": -7.1636,
-               "none_below": 0.223, "strong_at": 0.9058},
+    "hybrid": {"weights": [8.943, 2.9078, -0.0866, 0.1979, 0.2451, 0.1929, 0.3133], "bias": -7.1346,
+               "none_below": 0.221, "strong_at": 0.9053},
     "dense": {"weights": [9.7356, 4.72, -0.1537], "bias": -5.9966, "none_below": 0.2271, "strong_at": NEVER},
-    "lexical": {"weights": [0.562, 0.2823, -1.1704], "bias": -2.4356, "none_below": 0.3132, "strong_at": NEVER},
+    "lexical": {"weights": [0.5626, 0.2653, -1.1709], "bias": -2.4003, "none_below": 0.3141, "strong_at": NEVER},
 }
 
 NOTES = {
     "none": "nothing close was found: the sources may not hold this",
     "weak": "likely among these hits, but not sure",
+    # weak, and why it says so (mathlas.service): a channel alone is never strong (its strong_at is NEVER)
+    "channel": "likely among these hits, but not sure: one channel alone never says strong",
+    # declarations named so were found where the channels found little: not "nothing close"
+    "named": "declarations of this name were found, but the search's own confidence is low",
+    # a query that reads as a result's name, and no hit is named so (mathlas.service._unnamed)
+    "unnamed": "no hit is named exactly so: likely among these hits, but not sure",
     "empty": "nothing was found",
     "findings": "only saved findings were searched; their confidence is not calibrated",
 }
