@@ -21,7 +21,8 @@ from typing import Any
 
 from mathlas.checks import integer
 from mathlas.errors import UsageError
-from mathlas.tools.scaffold import MAX_CHARS, key_terms, words
+from mathlas.tools.key_phrases import key_phrases
+from mathlas.tools.scaffold import MAX_CHARS, words
 
 # MSC 2020 top-level class -> (name as PlanetMath spells its folders, arXiv categories, best first)
 MSC_ARXIV: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -257,7 +258,7 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS]
         notes.append(f"problem cut at {MAX_CHARS} characters")
-    terms = key_terms(text)
+    terms = key_phrases(text)
     query = text if len(text) <= 2000 else " ".join(terms)
     res = search_existing_math(query, k=k, bundle=bundle)
 
@@ -307,8 +308,9 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
             queries.append(ArxivQuery(q3, _arxiv_url(q3), f"papers that use or extend {r.name} ({r.id})"))
         if len(queries) >= 5:
             break
-    if singles and len(queries) < 6:
-        q4 = " AND ".join(f"all:{t}" for t in singles[:3])
+    words_all = [t for t in terms if " " not in t][:5]
+    if words_all and len(queries) < 6:
+        q4 = " AND ".join(f"all:{t}" for t in words_all)
         queries.append(ArxivQuery(q4, _arxiv_url(q4), "broad: the problem's content words anywhere"))
 
     tools = set(available_tool_names())
