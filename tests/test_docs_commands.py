@@ -411,6 +411,9 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "Prove that $M = 0$.' --candidate \"Nakayama's lemma\"": Run((SHOWN,), data="session"),
     "mathlas scaffold --problem 'Let $M$ be a finitely generated module over a local ring with $\\mathfrak m M = M$. "
     "Prove that $M = 0$.' --candidate \"Krull's theorem\"": Run((SHOWN,), rc=2, data="session"),
+    "mathlas checklist \"Nakayama's lemma\"": Run((SHOWN,), data="session"),
+    # the directive's key phrases follow the noun phrases (tests/test_key_phrases.py)
+    'mathlas directive "is every finitely generated flat module over a local ring free?"': Run((SHOWN,), data="session"),
     'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '
     "--citations-min 50 --journal yes": NotRun("needs a papers bundle built from the TheoremSearch dataset; "
                                                "tests/test_paper_filters.py runs these filters on a small one"),

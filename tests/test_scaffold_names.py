@@ -138,3 +138,65 @@ def test_over_mcp(bundle, first_hit):
         assert not server.stream_errors and "Traceback" not in server.stderr()
     finally:
         server.close()
+
+
+# ------------------------------------------------------------------------------ applicability_checklist
+# The same walkthrough found `mathlas checklist "Nakayama's lemma"` splitting the name as the statement.
+
+def test_checklist_looks_a_name_up(bundle, first_hit):
+    from mathlas.tools.scaffold import applicability_checklist
+
+    c = applicability_checklist(NAME, bundle=bundle)
+    assert c.by_name is not None and (c.by_name.name, c.by_name.id, c.by_name.match) == (NAME, first_hit.id, "strong")
+    assert c.source == first_hit.id and c.conclusion != NAME and c.preconditions
+    c = applicability_checklist(NAME, problem=PROBLEM, bundle=bundle)
+    assert c.by_name.id == first_hit.id and c.problem_goal
+    # a statement or an id: no lookup, as before
+    assert applicability_checklist(first_hit.id, bundle=bundle).by_name is None
+    c = applicability_checklist("Let $G$ be a cyclic group. Then $G$ is abelian.")
+    assert c.by_name is None and c.source == "text" and c.conclusion == "$G$ is abelian"
+    with pytest.raises(UsageError) as e:
+        applicability_checklist(UNKNOWN, bundle=bundle)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"the statement {UNKNOWN!r} reads as a result's name")
+    assert "pass the statement itself or a stable id; top ids found: " in message
+
+
+def test_checklist_cli_human_and_json(bundle, first_hit, capsys):
+    from mathlas.cli.main import main
+
+    assert main(["checklist", NAME, "-b", bundle]) == 0
+    out = capsys.readouterr().out.splitlines()
+    title = first_hit.name or first_hit.title
+    assert out[0] == f"statement read as a name: using {first_hit.id} {title} (match strong)"
+    assert out[1] == f"statement ({first_hit.id}):"
+    assert out[out.index("conclusion:") + 1] != f"  {NAME}"
+    assert main(["checklist", NAME, "-b", bundle, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["by_name"] == {"name": NAME, "id": first_hit.id, "title": title, "match": "strong"}
+    assert answer["source"] == first_hit.id and answer["preconditions"]
+    assert main(["checklist", "Let $G$ be a group. Then $G$ is a group.", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["by_name"] is None
+    assert main(["checklist", UNKNOWN, "-b", bundle]) == 2
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("mathlas:")]
+    assert out == "" and len(lines) == 1 and "top ids found: " in lines[0]
+
+
+@pytest.mark.slow
+def test_checklist_over_mcp(bundle, first_hit):
+    pytest.importorskip("mcp")
+    from test_mcp import McpServer, error_text, ok, server_env
+
+    server = McpServer(server_env(MATHLAS_BUNDLE=bundle))
+    try:
+        c = ok(server.call("applicability_checklist", statement=NAME))
+        assert c["by_name"]["id"] == first_hit.id and c["by_name"]["match"] == "strong"
+        assert c["source"] == first_hit.id and c["conclusion"] != NAME
+        text = error_text(server.call("applicability_checklist", statement=UNKNOWN))
+        assert "reads as a result's name" in text and "top ids found: " in text
+        c = ok(server.call("applicability_checklist", statement=first_hit.id))
+        assert c.get("by_name") is None and c["source"] == first_hit.id
+        assert not server.stream_errors and "Traceback" not in server.stderr()
+    finally:
+        server.close()

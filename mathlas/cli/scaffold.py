@@ -28,7 +28,8 @@ def add_parser(subparsers) -> None:
                               description="Split a theorem's statement (LaTeX or prose, or a stable id "
                                           "such as stacks:00DV) into a checklist of preconditions and its "
                                           "conclusion, for marking against a problem.")
-    p.add_argument("statement", help="the statement, or a stable id like stacks:00DV; '-' reads stdin")
+    p.add_argument("statement", help="the statement, a stable id like stacks:00DV, or a name (\"Nakayama's "
+                   "lemma\": looked up in the bundle, used on a strong match); '-' reads stdin")
     p.add_argument("--problem", "-p", help="problem text to split the same way, side by side")
     _bundle(p)
     p = subparsers.add_parser("scaffold", help="needs<->guarantees between a problem and a candidate result",
@@ -140,6 +141,8 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     if args.command == "checklist":
+        if (named := result.by_name) is not None:
+            print(f"statement read as a name: using {named.id} {named.title} (match {named.match})")
         _print_checklist(result)
     elif args.command == "scaffold":
         if (named := result.candidate_by_name) is not None:

@@ -56,6 +56,18 @@ CHECKLIST_INSTRUCTIONS = (
 # ------------------------------------------------------------------------------ results
 
 @dataclass
+class NameLookup:
+    """A candidate given by its name ("Nakayama's lemma"), not its statement: the name, the document
+    used for it (the bundle search's first hit, taken only when the search's match is strong), that
+    document's name in the bundle, and the match."""
+
+    name: str
+    id: str
+    title: str
+    match: str
+
+
+@dataclass
 class Checklist:
     """A statement split into preconditions and conclusion, ready to be marked against a problem.
 
@@ -75,6 +87,8 @@ class Checklist:
     problem_goal: str = ""
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    # set when the statement was a result's name, looked up in the bundle (None: a statement or an id)
+    by_name: NameLookup | None = None
 
 
 @dataclass
@@ -107,18 +121,6 @@ class MappingQuestion:
     problem_side: str
     question: str
     likely_matches: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NameLookup:
-    """A candidate given by its name ("Nakayama's lemma"), not its statement: the name, the document
-    used for it (the bundle search's first hit, taken only when the search's match is strong), that
-    document's name in the bundle, and the match."""
-
-    name: str
-    id: str
-    title: str
-    match: str
 
 
 @dataclass
@@ -167,10 +169,11 @@ def reads_as_name(text: str) -> bool:
     return bool(_POSSESSIVE.search(text) or _RESULT_NOUN.search(text))
 
 
-def look_up_name(name: str, bundle: str | None) -> NameLookup:
+def look_up_name(name: str, bundle: str | None, what: str = "candidate") -> NameLookup:
     """The document a result's name stands for: the first hit of the bundle's search
     (``mathlas.service``, as every surface searches) when the match is strong; otherwise
-    ``UsageError`` in one line naming the ids found and what to pass instead."""
+    ``UsageError`` in one line naming the ids found and what to pass instead (``what``: the
+    argument's name in that line)."""
     from mathlas.request import SearchRequest
     from mathlas.service import search
 
@@ -179,7 +182,7 @@ def look_up_name(name: str, bundle: str | None) -> NameLookup:
         h = res.hits[0]
         return NameLookup(name=name, id=h.id, title=h.name or h.title, match=res.match)
     found = ", ".join(f"{h.id} ({h.name or h.title})" for h in res.hits) or "none"
-    raise UsageError(f"the candidate {name!r} reads as a result's name, not a statement, and the bundle's search "
+    raise UsageError(f"the {what} {name!r} reads as a result's name, not a statement, and the bundle's search "
                      f"finds no strong match for it (match {res.match}): pass the statement itself or a stable id; "
                      f"top ids found: {found}")
 
@@ -195,16 +198,17 @@ def _resolve(statement: str, bundle: str | None) -> tuple[str, str, str]:
 
 
 def applicability_checklist(statement: str, problem: str | None = None, bundle: str | None = None) -> Checklist:
-    """Split a theorem's statement into atomic preconditions and its conclusion: a checklist for you
-    to mark against your problem (`satisfied` and `evidence` left null). mathlas only structures
-    the text; it judges nothing.
+    """Split a theorem's statement into atomic preconditions and its conclusion: a checklist to mark
+    against your problem (`satisfied`, `evidence` left null). mathlas only structures the text; it
+    judges nothing.
 
     Args:
-        statement: LaTeX or prose, or a stable id such as "stacks:00DV".
-        problem: optional; split the same way, for side-by-side reading.
+        statement: LaTeX, prose, a stable id ("stacks:00DV") or a name.
+        problem: optional; split likewise, side by side.
     """
     text, truncated = _text_arg(statement, "statement")
-    source, body, kind = _resolve(text, bundle)
+    lookup = look_up_name(text, bundle, "statement") if reads_as_name(text) else None
+    source, body, kind = _resolve(lookup.id if lookup else text, bundle)
     notes = []
     if source != "text":
         notes.append(f"statement fetched from the bundle by id {source}")
@@ -225,7 +229,8 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
         notes.append(f"no let/if/assume: P1 is the sentence's subject ('{pre[0].text}'); each property in it "
                      "(an adjective, an 'of'/'on'/'over'/'with' phrase) is a hypothesis to check on its own")
     out = Checklist(source=source, statement=clean_statement(body), preconditions=pre, conclusion=conclusion,
-                    parts=parts, instructions=CHECKLIST_INSTRUCTIONS, truncated=truncated, notes=notes)
+                    parts=parts, instructions=CHECKLIST_INSTRUCTIONS, truncated=truncated, notes=notes,
+                    by_name=lookup)
     if problem is not None:
         ptext, ptrunc = _text_arg(problem, "problem")
         out.problem = ptext
