@@ -339,10 +339,15 @@ def _unnamed(b: Bundle, query: str, head) -> bool:
     from mathlas.ranking.learned import _POSSESSIVE, words
     from mathlas.ranking.named import _KIND, _copies, _formal, doc_cores, query_cores, reads_as_name
 
-    # a name's shape: a kind word ("theorem", "lemma") or a possessive, and no formula; not a statement
-    cores = query_cores(query)
-    if (not reads_as_name(query) or not (set(words(query.lower())) & _KIND or _POSSESSIVE.search(query.lower()))
-            or not any(len(c) > 1 for c in cores) or _formal(b)):
+    # a name's shape: a kind word ("theorem", "lemma") or a possessive, and no formula; not a statement.
+    # The name is what comes up to its kind word: "the compactness theorem for first-order logic" names
+    # the compactness theorem, "Young's inequality for products" Young's inequality
+    ws = words(query.lower())
+    kind = next((i for i, w in enumerate(ws) if w in _KIND), None)
+    if not reads_as_name(query) or not (kind is not None or _POSSESSIVE.search(query.lower())) or _formal(b):
+        return False
+    cores = query_cores(" ".join(ws[:kind + 1]) if kind is not None else query)
+    if not any(len(c) > 1 for c in cores):   # one name word: too little to say no hit bears it
         return False
     n = len(b)
     keys = [k for k in head.keys[:10].tolist() if k < n]
