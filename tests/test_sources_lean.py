@@ -533,3 +533,40 @@ def test_twin_dependencies_go_through_the_translation_dictionary(tmp_path):
     to_base = docs["lean:AddSub.toAddBase"].extra
     assert to_base["dependencies"] == ["AddBase", "AddSub"] and to_base["parent"] == "AddBase"
     assert docs["lean:MulSub.toMulBase"].extra["dependencies"] == ["MulBase", "MulSub"]   # untouched
+
+
+ALIASES = TWINS + """
+section
+variable {G : Type} [CommMagma G]
+
+@[to_additive]
+theorem mul_swap (a b : G) : a * b = b * a := mul_comm a b
+
+@[to_additive]
+theorem mul_eq_iff (a b : G) : a * b = b * a ↔ b * a = a * b := Iff.rfl
+
+end
+
+alias add_swap' := add_swap
+@[deprecated (since := "2025-01-01")] alias add_swap_old := add_swap
+@[to_additive] alias mul_swap'' := mul_swap
+alias add_swap''' := add_swap''
+alias ⟨add_eq_mp, add_eq_mpr⟩ := add_eq_iff
+"""
+
+
+def test_an_alias_of_a_twin_states_the_twins_statement(tmp_path):
+    """``alias dist_eq_norm := dist_eq_norm_sub`` (a generated additive twin) states ``‖a - b‖``; it showed
+    ``dist_eq_norm_div``'s ``‖a / b‖``: the alias of a twin, a deprecated one, the twin of an
+    ``@[to_additive] alias`` and an alias of that twin, and the directions of an ``↔`` twin."""
+    docs = _snippet(tmp_path, ALIASES)
+    add = "{G : Type} [AddCommMagma G] (a b : G) : a + b = b + a"
+    assert docs["lean:add_swap"].extra["signature"] == add
+    for name in ("add_swap'", "add_swap_old", "add_swap''", "add_swap'''"):
+        assert docs[f"lean:{name}"].extra["signature"] == add, name
+    assert docs["lean:add_swap_old"].extra["replaced_by"] == "lean:add_swap"
+    assert docs["lean:add_swap''"].extra["alias_of"] == "lean:add_swap"
+    assert docs["lean:mul_swap''"].extra["signature"] == "{G : Type} [CommMagma G] (a b : G) : a * b = b * a"
+    assert docs["lean:add_eq_mp"].extra["signature"] == \
+        "{G : Type} [AddCommMagma G] (a b : G) : a + b = b + a → b + a = a + b"
+    assert docs["lean:add_eq_mpr"].extra["signature"].endswith(": b + a = a + b → a + b = b + a")

@@ -910,20 +910,33 @@ def _show_variables(extra: dict) -> None:
         extra.pop("variables", None)
 
 
-def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.Resolver) -> dict[str, str]:
+def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.Resolver,
+                      statement_name) -> dict[str, str]:
     """Each ``alias``'s target (full name -> full name), and its signature set to the statement it
     stands for (``alias_signature``; "" where the target is not among the declarations read or is no
-    ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none."""
+    ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none. A
+    generated twin's statement is its original's translated (``statement_name``, as the twin itself
+    shows it), so that ``alias dist_eq_norm := dist_eq_norm_sub`` states ``‖a - b‖``, not
+    ``dist_eq_norm_div``'s ``‖a / b‖``; the twin of an ``@[to_additive] alias`` states its alias's."""
     sig_of: dict[str, str] = {}
     vars_of: dict[str, str] = {}   # the section variables of each statement (an alias takes its target's)
+    keep_of: dict[str, frozenset[str]] = {}   # a twin's (dont_translate := ..) types
+
+    def translate(text: str, add: str) -> str:
+        return additive_statement(text, statement_name, keep_of[add])
+
     for d in decls:
         if not d["full"]:
             continue
         own = "" if d["alias_target"] else d["signature"]
-        for name in (d["full"], add_of.get(d["full"])):
-            if name:
-                sig_of.setdefault(name, own)
-                vars_of.setdefault(name, "" if d["alias_target"] else d["variables"])
+        own_vars = "" if d["alias_target"] else d["variables"]
+        sig_of.setdefault(d["full"], own)
+        vars_of.setdefault(d["full"], own_vars)
+        add = add_of.get(d["full"])
+        if add:
+            keep_of[add] = _dont_translate(d["attributes"])
+            sig_of.setdefault(add, translate(own, add))
+            vars_of.setdefault(add, translate(own_vars, add))
         for g in d["gen"]:
             sig_of.setdefault(g["name"], g["signature"])
     target_of: dict[str, str] = {}
@@ -938,13 +951,13 @@ def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.
         for d in aliases:
             target = target_of.get(d["full"])
             new = alias_signature(sig_of.get(target, ""), d["alias_dir"]) if target else ""
-            if new != sig_of.get(d["full"]):
-                sig_of[d["full"]] = new
-                changed = True
             new_vars = vars_of.get(target, "") if new else ""
-            if new_vars != vars_of.get(d["full"]):
-                vars_of[d["full"]] = new_vars
-                changed = True
+            add = add_of.get(d["full"])
+            for name, sig, var in ((d["full"], new, new_vars),
+                                   *([(add, translate(new, add), translate(new_vars, add))] if add else [])):
+                if (sig, var) != (sig_of.get(name), vars_of.get(name)):
+                    sig_of[name], vars_of[name] = sig, var
+                    changed = True
         if not changed:
             break
     for d in aliases:
@@ -1143,11 +1156,11 @@ def read(root: Path, **options) -> Iterator[Document]:
     for k, names in simps.items():
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
-    alias_of = _alias_statements(decls, add_of, resolver)
+    statement_name = gen.statement_names(translations)   # the names of a translated statement
+    alias_of = _alias_statements(decls, add_of, resolver, statement_name)
     # a twin's dependencies, alias and replacement are its original's through Lean's translation dictionary
     twin = lt.twin_names(decls, translations, add_of, seen, simps)
     stats["twins_known"] = len(twin)
-    statement_name = gen.statement_names(translations)   # the names of a translated statement
     t_names = time.time() - t0 - t_parse
     aliases_of = la.alias_table(roots) if options.get("aliases", True) else {}
     stacks_names = la.stacks_aliases(options.get("stacks_bundle"))
