@@ -424,6 +424,7 @@ def test_pack_of_a_changed_build_says_rebuild(tmp_path, encoder_dir, capsys):
     assert "rebuild the bundle (mathlas-build RECIPE --out DIR --force)" in err and "reinstall" not in err
 
 
+@pytest.mark.slow   # packs a whole release with zstd (~25 s)
 def test_pack_says_what_it_compresses_unless_quiet(tmp_path, encoder_dir, capsys):
     from mathlas_build.cli import main
 
@@ -451,6 +452,7 @@ def test_dry_run_counts_a_ranker_only_when_the_recipe_has_one(tmp_path, encoder_
     assert "learned ranker" in capsys.readouterr().out
 
 
+@pytest.mark.slow   # packs and unpacks a release (~13 s)
 def test_a_damaged_unpacked_release_is_unpacked_again(tiny_bundle_dir, tmp_path, capsys):
     # work/releases/<name>-<version>-<sha12>/ is a copy of a verified archive: when a file of it changes
     # size or goes, the next build unpacks the archive again instead of failing with "reinstall the bundle"

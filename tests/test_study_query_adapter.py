@@ -18,6 +18,7 @@ def unit(x: np.ndarray) -> np.ndarray:
     return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
 
 
+@pytest.mark.slow   # trains the adapter (~15 s)
 def test_the_adapter_learns_a_rotation_the_queries_need():
     rng = np.random.default_rng(0)
     D = unit(rng.normal(size=(400, 16)))
