@@ -90,6 +90,20 @@ def test_verify_numeric_holds_a_literal_exactly():
                           "--json").stdout)["verdict"] == "VERIFIED"
 
 
+def test_a_literal_too_large_to_hold_exactly_is_never_expanded():
+    """Whether a decimal can be held exactly is read from its digits and exponent: Fraction("1e10000000")
+    builds 10^10^7 first (seconds each time), and 1e-999999 can never be dyadic."""
+    from mathlas.tools.numeric.evaluate import EXACT_LITERAL_BITS, _literal, _may_be_exact
+
+    for exact in ("1e100", "0.5", "25e-2", "0.0625", "3e5", "1e19728"):
+        assert _may_be_exact(exact), exact
+    for inexact in ("1e10000000", "1e-999999", "1e19729", "0.1e-30", "1e9999999999"):
+        assert not _may_be_exact(inexact), inexact
+    assert 10 ** 19728 < 2 ** EXACT_LITERAL_BITS < 10 ** 19729   # where the line is drawn
+    assert _literal("1e100") == 10 ** 100 and _literal("0.5") == 0.5   # held exactly
+    assert str(_literal("1e10000000")).startswith("1.0e+10000000")
+
+
 @pytest.mark.slow
 def test_conjecture():
     out = run("conjecture", SQRT2, "--json")

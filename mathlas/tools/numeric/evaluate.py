@@ -6,6 +6,7 @@ turn into an honest UNDETERMINED rather than a verdict.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import mpmath
@@ -86,6 +87,23 @@ def evaluate(node: Node, dps: int) -> Any:
 
 
 EXACT_LITERAL_BITS = 1 << 16
+_DECIMAL = re.compile(r"(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+
+
+def _may_be_exact(text: str) -> bool:
+    """Whether the decimal ``text`` can be a number of at most ``EXACT_LITERAL_BITS`` bits that binary
+    holds exactly, read from its digits and exponent alone: ``Fraction("1e10000000")`` builds 10^10^7
+    first (6 s). Its digits D times 10^e: for e >= 0 it needs more than e * log2(10) bits; for e < 0
+    it is dyadic only if 5^-e divides D, impossible when 5^-e has more digits than D."""
+    m = _DECIMAL.fullmatch(text)
+    if not m:
+        return True   # not a plain decimal: Fraction says what it is
+    whole, frac, exp = m.group(1), m.group(2) or "", m.group(3)
+    if exp is not None and len(exp.lstrip("+-")) > 9:
+        return False
+    e = (int(exp) if exp else 0) - len(frac)
+    digits = len((whole + frac).lstrip("0")) or 1
+    return e * 3.3219 <= EXACT_LITERAL_BITS if e >= 0 else -e * 0.699 <= digits
 
 
 def _literal(text: str) -> Any:
@@ -95,6 +113,8 @@ def _literal(text: str) -> Any:
     the last place moves it by many periods), and the two evaluations would disagree for no reason."""
     from fractions import Fraction
 
+    if not _may_be_exact(text):
+        return mp.mpf(text)
     try:
         q = Fraction(text)
     except (ValueError, ZeroDivisionError):
