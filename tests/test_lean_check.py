@@ -325,6 +325,10 @@ def test_pasted_theorem_header_is_read_not_refuted(no_lean):
     r = verify_formal(statement="example : 1 = 1", proof="rfl")
     assert "theorem _mathlas_check : (\n    1 = 1\n  )" in r.source and r.header.startswith("read `example`")
     assert verify_formal(statement="1 = 1", proof="rfl").header is None
+    # the header as Lean reads it: a comment before it, a colon glued to the name
+    assert verify_formal(statement="/- doc -/ theorem t : True", proof="trivial").header.startswith(
+        "read `theorem t` as a header:")
+    assert verify_formal(statement="theorem foo: 1 = 1", proof="rfl").header.startswith("read `theorem foo` as")
     # a header's binders get the same checks as the type
     r = verify_formal(statement="theorem t (h : sorry) : 1 = 1", proof="rfl")
     assert (r.status, r.stage) == ("UNDETERMINED", "scan") and "sorry" in r.reason
@@ -337,6 +341,7 @@ def test_pasted_theorem_header_is_read_not_refuted(no_lean):
     ("theorem t.{u} (α : Sort u) : α = α", "expected binders in brackets"),
     ("theorem t (a : Nat) -- c\n : a = a", "comment"),
     ("theorem (a : Nat) : a = a", "not followed by a name"),
+    ("theorem t (n : Nat) :", "no type after its `:`"),
     ("theorem t ⟨a, b⟩ : 1 = 1", "is not a binder"),
     ("1 = (1", "unbalanced bracket"),
 ])

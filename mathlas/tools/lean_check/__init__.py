@@ -181,14 +181,14 @@ def _proof(statement: str, proof: str, extra: list[str], timeout: float, started
         raise UsageError("statement and proof must hold more than import lines")
     if st_imp or pr_imp:
         raise UsageError("; ".join(st_imp + pr_imp))
-    pasted = statement
-    binders, statement, header_problem = scan.split_header(statement, scan.tokenize(statement))
+    pasted = scan.tokenize(statement)
+    binders, statement, header_problem = scan.split_header(statement, pasted)
     if header_problem:
         raise UsageError(header_problem)
     kw: dict = {"imports": imports}
-    if statement != pasted:
-        head = pasted[:len(pasted) - len(statement.lstrip())].split()
-        kw["header"] = (f"read `{' '.join(head[:2 if head[0] != 'example' else 1])}` as a header: "
+    if binders or pasted.tokens and pasted.tokens[0].text in scan.DECLARATION_WORDS:
+        head = [t.text for t in pasted.tokens[:1 if pasted.tokens[0].text == "example" else 2]]
+        kw["header"] = (f"read `{' '.join(head)}` as a header: "
                         + (f"binders `{' '.join(binders.split())}` on the checked theorem, " if binders else "")
                         + "the type after `:` as the statement")
     st_scan, pr_scan, bd_scan = scan.tokenize(statement), scan.tokenize(proof), scan.tokenize(binders)

@@ -403,5 +403,7 @@ def split_header(text: str, sc: Scan) -> tuple[str, str, str | None]:
         binders = text[_offset(text, toks[first].line, toks[first].col):colon].strip()
         if "--" in binders or "/-" in binders:
             return "", "", f"the `{toks[0].text}` header's binders hold a comment; remove it, or {usage}"
+    if not text[colon + 1:].strip():
+        return "", "", f"the `{toks[0].text}` header has no type after its `:`; {usage}"
     rest = "".join(c if c == "\n" else " " for c in text[:colon + 1]) + text[colon + 1:]
     return binders, rest, None
