@@ -142,6 +142,12 @@ def test_completion_scripts_come_from_the_parser():
                          text=True, timeout=30, check=False)
     assert out.returncode == 0, out.stderr
     assert set(out.stdout.split()) == {"constant", "conjecture"}
+    # the script offers the shells after `completion`
+    shells = ('source /dev/stdin; COMP_WORDS=(mathlas completion ""); COMP_CWORD=2; COMP_LINE="mathlas completion "; '
+              'COMP_POINT=${#COMP_LINE}; _shtab_mathlas mathlas "" completion; echo "${COMPREPLY[@]}"')
+    out = subprocess.run(["bash", "-c", shells], input=script.stdout, capture_output=True, text=True, timeout=30,
+                         check=False)
+    assert set(out.stdout.split()) == {"bash", "zsh", "tcsh"}, (out.stdout, out.stderr)
     fish = run("completion", "fish")  # no "did you mean 'zsh'?": the shells there are, plainly
     assert fish.returncode == 2 and fish.stdout == ""
     assert "no completion script for 'fish': mathlas writes them for bash, zsh, tcsh only" in fish.stderr
