@@ -111,15 +111,16 @@ def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEA
     for lead in leads:
         if lead and text.lower().startswith(lead.lower()):
             text = text[len(lead):].lstrip(" .:;,")
-    first, *rest = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)
-    if rest and first.startswith(DEFINES) and rest[0].strip():
+    if text.startswith(DEFINES) and ". " in text:
         # the retrieval text's list of the terms an entry defines ("Defines factorial ring, prime
-        # factor, …."): the statement follows it
-        first = re.split(r"(?<=[.;!?])\s", rest[0].strip(), maxsplit=1)[0]
+        # factor, …."; a sentence the build ends with a period, whatever the terms hold): the statement follows
+        text = text.split(". ", 1)[1].strip() or text
+    first = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)[0]
     return _cut(first.rstrip("."), limit)
 
 
-# how a retrieval text lists the terms its entry defines, after the name (PlanetMath's and Napkin's readers)
+# how a retrieval text lists the terms its entry defines, after the name (mathlas_build.retrieval_text, for
+# every source whose reader gives the terms a statement defines)
 DEFINES = "Defines "
 
 

@@ -75,6 +75,17 @@ def test_a_finding_without_a_name_is_headed_by_its_first_words():
     assert hit.label == doc.label == "0123456789abcdef" and hit.context == doc.context == ""
 
 
+def test_first_words_skip_the_list_of_defined_terms():
+    """The retrieval text's "Defines …" sentence (mathlas_build.retrieval_text) ends with a period,
+    whatever its terms hold: two PlanetMath entries end their terms with ';'."""
+    from mathlas.headings import first_words
+
+    assert first_words("UFD. Defines factorial ring, UFD. An integral domain D such that", ("UFD",)) == \
+        "An integral domain D such that"
+    assert first_words("X. Defines a; b; c. The statement here. More.", ("X",)) == "The statement here"
+    assert first_words("Defines a, b", ()) == "Defines a, b"   # nothing after it: kept
+
+
 def test_a_summary_does_not_repeat_the_heading():
     hit = Hit(id="metamath:fta", source="metamath", kind="theorem", name="fta",
               title="The Fundamental Theorem of Algebra",

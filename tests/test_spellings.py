@@ -39,12 +39,14 @@ def test_quasicoherent_finds_what_quasi_coherent_finds(bundle):
     assert all(ids[k].as_py().startswith("stacks:") for k in joined.keys[:5].tolist())
 
 
-def test_a_formal_bundle_searches_its_words_as_typed(tiny):
-    # the tiny bundle is informal: its channel looks for other spellings; a formal one's never does
-    lx = tiny.lexical
-    saved = lx.identifiers
-    try:
-        lx.identifiers = "tokenizer"
+def test_a_formal_bundle_searches_its_words_as_typed(bundle, monkeypatch):
+    # the same index read as a formal bundle's (Mathlib's names split by the tokenizer, notation as
+    # words): no other spelling, where the informal reading finds one
+    lx = bundle.lexical
+    assert lx.spellings("quasicoherent", ["quasicoherent"]) == ['"quasi coherent"']
+    with monkeypatch.context() as m:
+        m.setattr(lx, "identifiers", "tokenizer")
         assert lx.spellings("quasicoherent", ["quasicoherent"]) == []
-    finally:
-        lx.identifiers = saved
+    with monkeypatch.context() as m:
+        m.setattr(lx, "symbols", "lean")
+        assert lx.spellings("quasicoherent", ["quasicoherent"]) == []

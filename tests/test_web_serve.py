@@ -286,6 +286,7 @@ def test_two_workers(tiny_bundle_dir):
     assert_clean(server)
 
 
+@pytest.mark.slow
 def test_a_formal_bundle_is_ready_for_statements_before_the_server_listens(formal_bundle_dir, tmp_path):
     """The statement index of the Lean endpoints' bundle is read, or built once and kept, before the
     server listens: built during the first statement request it outlasted the request's timeout on

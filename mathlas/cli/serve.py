@@ -163,6 +163,9 @@ def prepare_statement_search(formal: str | None) -> None:
             ShapeIndex.of(open_formal(spec))
         except MathlasError:
             continue
+        except Exception as e:  # noqa: BLE001 - a server that cannot prepare this still serves (built on first use)
+            print(f"mathlas serve: search by statement of {spec} not prepared ({type(e).__name__}: {e}); the first "
+                  "statement query builds it", file=sys.stderr, flush=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -127,7 +127,7 @@ class LexicalChannel:
         out: list[str] = []
         for word in dict.fromkeys(terms):
             m = _PREFIXED.fullmatch(word)
-            if m and not word.isdigit():
+            if m:
                 phrase = f'"{m.group(1)} {m.group(2)}"'
                 if self._used(phrase) > self._used(word):
                     out.append(phrase)

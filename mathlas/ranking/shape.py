@@ -34,7 +34,7 @@ them (and only where they leave the total within ``MAX_SHARED``), each with the 
 those in a namespace the query names (``Nat.gcd``), the most used first (PageRank). A shape that more
 than ``MAX_SHARED`` declarations share (``a = b``) says too little and places nothing.
 
-The index is built once per bundle (about 25 s for Mathlib's 288k declarations on one core of this
+The index is built once per bundle (about 41 s for Mathlib's 288k declarations on one core of this
 project's machine), kept in memory (sorted 64-bit hashes of the shapes beside their rows, 17 bytes a
 shape, and one byte a declaration for its hypotheses) and in the data directory's cache, where the
 next process reads it back.
@@ -519,7 +519,7 @@ def is_statement(bundle: Bundle, query: str) -> bool:
 def may_be_statement(query: str) -> bool:
     """Whether ``query`` could read as a statement at all (a relation or an operator, ``MIN_TOKENS``
     tokens, not too long), known without the index: words and names never make a bundle read its
-    statements (on Mathlib, 19 s and 14 MB the first time)."""
+    statements (on Mathlib, some 41 s and 14 MB the first time)."""
     if not query or len(query) > MAX_QUERY_CHARS:
         return False
     toks = tokens(query)

@@ -67,7 +67,7 @@ NOT_ADVERBS = frozenset("family assembly anomaly italy reply apply supply multip
                         "monopoly butterfly only early holy ally fly ply".split())
 
 _TOKEN = re.compile(
-    r"(?P<prefix>(?:" + MATH_SPAN.pattern + r"|\d+)-(?=[^\W\d_]))"   # "$R$-module", "3-manifold": a word's prefix
+    r"(?P<prefix>(?:" + MATH_SPAN.pattern + r"|(?<!\d)\d++)-(?=[^\W\d_]))"   # "$R$-module", "3-manifold": a word's prefix
     r"|(?P<math>" + MATH_SPAN.pattern + r"|\\[A-Za-z]+)"
     r"|(?P<word>[^\W\d_](?:[\w'’-]*[^\W\d_])?(?:['’]s?)?)"
     r"|(?P<space>\s+)"
