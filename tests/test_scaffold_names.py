@@ -62,9 +62,9 @@ def test_statements_and_ids_do_not(text):
 
 def test_a_name_is_looked_up(bundle, first_hit):
     m = mapping_scaffold(PROBLEM, NAME, bundle=bundle)
-    assert m.candidate_by_name is not None
-    assert (m.candidate_by_name.name, m.candidate_by_name.id, m.candidate_by_name.match) == (NAME, first_hit.id, "strong")
-    assert m.candidate_by_name.title == (first_hit.name or first_hit.title)
+    assert m.candidate.by_name is not None
+    assert (m.candidate.by_name.name, m.candidate.by_name.id, m.candidate.by_name.match) == (NAME, first_hit.id, "strong")
+    assert m.candidate.by_name.title == (first_hit.name or first_hit.title)
     # the checklist is the document's, not the name's
     assert m.candidate.source == first_hit.id and m.answer_template["candidate"] == first_hit.id
     assert m.candidate.conclusion != NAME and m.candidate.preconditions
@@ -73,9 +73,9 @@ def test_a_name_is_looked_up(bundle, first_hit):
 
 def test_statements_and_ids_are_as_before(bundle, first_hit):
     m = mapping_scaffold(PROBLEM, first_hit.id, bundle=bundle)
-    assert m.candidate_by_name is None and m.candidate.source == first_hit.id
+    assert m.candidate.by_name is None and m.candidate.source == first_hit.id
     m = mapping_scaffold(PROBLEM, "Let $G$ be a cyclic group. Then $G$ is abelian.")  # no bundle opened
-    assert m.candidate_by_name is None and m.candidate.source == "text" and m.candidate.conclusion == "$G$ is abelian"
+    assert m.candidate.by_name is None and m.candidate.source == "text" and m.candidate.conclusion == "$G$ is abelian"
 
 
 def test_a_name_without_a_strong_match_is_refused(bundle):
@@ -103,12 +103,12 @@ def test_cli_human_and_json(bundle, first_hit, capsys):
     assert f"  {NAME}" not in out[2:out.index("preconditions:")]  # the document's statement, not the name
     assert main(["scaffold", "--problem", PROBLEM, "--candidate", NAME, "-b", bundle, "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert answer["candidate_by_name"] == {"name": NAME, "id": first_hit.id, "title": title, "match": "strong"}
+    assert answer["candidate"]["by_name"] == {"name": NAME, "id": first_hit.id, "title": title, "match": "strong"}
     assert answer["candidate"]["source"] == first_hit.id and answer["answer_template"]["candidate"] == first_hit.id
     # a statement: no lookup, the field null
     assert main(["scaffold", "--problem", PROBLEM, "--candidate", "Let $G$ be a group. Then $G$ is a group.",
                  "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["candidate_by_name"] is None
+    assert json.loads(capsys.readouterr().out)["candidate"]["by_name"] is None
 
 
 def test_cli_refusal_is_one_line(bundle, capsys):
@@ -129,12 +129,12 @@ def test_over_mcp(bundle, first_hit):
     server = McpServer(server_env(MATHLAS_BUNDLE=bundle))
     try:
         m = ok(server.call("mapping_scaffold", problem=PROBLEM, candidate=NAME))
-        assert m["candidate_by_name"]["id"] == first_hit.id and m["candidate_by_name"]["match"] == "strong"
+        assert m["candidate"]["by_name"]["id"] == first_hit.id and m["candidate"]["by_name"]["match"] == "strong"
         assert m["candidate"]["source"] == first_hit.id and m["candidate"]["conclusion"] != NAME
         text = error_text(server.call("mapping_scaffold", problem=PROBLEM, candidate=UNKNOWN))
         assert "reads as a result's name" in text and "top ids found: " in text
         m = ok(server.call("mapping_scaffold", problem=PROBLEM, candidate=first_hit.id))
-        assert m.get("candidate_by_name") is None and m["candidate"]["source"] == first_hit.id
+        assert m["candidate"].get("by_name") is None and m["candidate"]["source"] == first_hit.id
         assert not server.stream_errors and "Traceback" not in server.stderr()
     finally:
         server.close()

@@ -145,7 +145,7 @@ def run(args) -> int:
             print(f"statement read as a name: using {named.id} {named.title} (match {named.match})")
         _print_checklist(result)
     elif args.command == "scaffold":
-        if (named := result.candidate_by_name) is not None:
+        if (named := result.candidate.by_name) is not None:
             print(f"--candidate read as a name: using {named.id} {named.title} (match {named.match})")
         _print_checklist(result.candidate)
         _print_questions(result.questions)

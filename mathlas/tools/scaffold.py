@@ -133,8 +133,6 @@ class MappingScaffold:
     questions: list[MappingQuestion]
     answer_template: dict[str, Any]
     instructions: str
-    # set when the candidate was a result's name, looked up in the bundle (None: a statement or an id)
-    candidate_by_name: NameLookup | None = None
 
 
 # ------------------------------------------------------------------------------ tools
@@ -338,6 +336,7 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     ctext, _ = _text_arg(candidate, "candidate")
     lookup = look_up_name(ctext, bundle) if reads_as_name(ctext) else None
     checklist = applicability_checklist(lookup.id if lookup else candidate, problem=ptext, bundle=bundle)
+    checklist.by_name = lookup   # the candidate's own lookup (the checklist was given the id it found)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
     sig = ProblemSignature(objects=problem_objects(clean_statement(ptext)), hypotheses=hyps, goal=goal,
                            terms=key_terms(ptext))
@@ -374,4 +373,4 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
         "verdict_choices": ["applies", "applies_after_work", "does_not_apply", "unknown"],
     }
     return MappingScaffold(problem_signature=sig, candidate=checklist, questions=questions,
-                           answer_template=template, instructions=MAPPING_INSTRUCTIONS, candidate_by_name=lookup)
+                           answer_template=template, instructions=MAPPING_INSTRUCTIONS)
