@@ -14,7 +14,7 @@ import json
 import pytest
 
 from mathlas.errors import UsageError
-from mathlas.tools.scaffold import mapping_scaffold, reads_as_name
+from mathlas.tools.scaffold import mapping_scaffold, names_a_result
 
 PROBLEM = ("Let $R$ be a local ring with maximal ideal $\\mathfrak m$ and let $M$ be a finitely generated "
            "$R$-module with $\\mathfrak m M = M$. Prove that $M = 0$.")
@@ -42,7 +42,7 @@ def first_hit(bundle):
                                   "Gauss' lemma", "Hilbert's Nullstellensatz", "Cauchy–Schwarz inequality",
                                   "Lagrange's theorem on group orders"])
 def test_names_read_as_names(text):
-    assert reads_as_name(text)
+    assert names_a_result(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -57,7 +57,7 @@ def test_names_read_as_names(text):
     "Krull's theorem for every Noetherian local ring of finite dimension",  # too many words
 ])
 def test_statements_and_ids_do_not(text):
-    assert not reads_as_name(text)
+    assert not names_a_result(text)
 
 
 def test_a_name_is_looked_up(bundle, first_hit):

@@ -20,8 +20,8 @@ from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_C
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
 __all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "NameLookup", "Precondition",
-           "applicability_checklist", "is_stable_id", "key_terms", "mapping_scaffold", "problem_objects",
-           "protected_mask", "reads_as_name", "split_problem", "split_statement", "words"]
+           "applicability_checklist", "is_stable_id", "key_terms", "mapping_scaffold", "names_a_result",
+           "problem_objects", "protected_mask", "split_problem", "split_statement", "words"]
 
 MAX_CHARS = 20_000          # statement or problem text read; the rest is cut and reported
 
@@ -153,8 +153,10 @@ def is_stable_id(text: str) -> bool:
     return bool(_ID_RE.match(text.strip()))
 
 
-def reads_as_name(text: str) -> bool:
+def names_a_result(text: str) -> bool:
     """Whether ``text`` names a result ("Nakayama's lemma", "the snake lemma") rather than states one:
+    the whole text a name, for a tool that must tell a name from a statement (the search's
+    ``mathlas.ranking.named.reads_as_name`` asks only whether a query could be one, loosely).
     not a stable id, no math, at most ``NAME_WORDS`` words, nothing the splitter reads as a hypothesis
     or as a claim (no cue, no verb: its conclusion is the text itself), and a name's shape (a
     possessive, or theorem, lemma, inequality... among its words)."""
@@ -205,7 +207,7 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
         problem: optional; split likewise, side by side.
     """
     text, truncated = _text_arg(statement, "statement")
-    lookup = look_up_name(text, bundle, "statement") if reads_as_name(text) else None
+    lookup = look_up_name(text, bundle, "statement") if names_a_result(text) else None
     source, body, kind = _resolve(lookup.id if lookup else text, bundle)
     notes = []
     if source != "text":
@@ -334,7 +336,7 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     """
     ptext, _ = _text_arg(problem, "problem")
     ctext, _ = _text_arg(candidate, "candidate")
-    lookup = look_up_name(ctext, bundle) if reads_as_name(ctext) else None
+    lookup = look_up_name(ctext, bundle) if names_a_result(ctext) else None
     checklist = applicability_checklist(lookup.id if lookup else candidate, problem=ptext, bundle=bundle)
     checklist.by_name = lookup   # the candidate's own lookup (the checklist was given the id it found)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
