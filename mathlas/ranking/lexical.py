@@ -44,7 +44,6 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # tantivy's simple tokenizer: runs 
 PREFIXES = ("quasi", "semi", "non", "pseudo", "multi", "anti", "sub", "super", "hyper", "co", "bi", "pre", "poly",
             "para", "ultra", "infra", "inter", "intra", "counter", "un")
 _PREFIXED = re.compile(r"(%s)([a-z]{4,})" % "|".join(sorted(PREFIXES, key=len, reverse=True)))
-_HYPHENATED = re.compile(r"(?<![\w-])(%s)-([A-Za-z]{4,})(?![\w-])" % "|".join(PREFIXES), re.IGNORECASE)
 # the other spelling is searched too only where the documents write it more often than the query's
 SPELLINGS_KEPT = 4096
 
@@ -118,10 +117,12 @@ class LexicalChannel:
             return 0
 
     def spellings(self, query: str, terms: list[str]) -> list[str]:
-        """The other spelling of each prefixed word of ``query`` where the bundle's documents write that
-        one more often: ``quasicoherent`` also searched as the phrase ``"quasi coherent"`` (the Stacks
-        project writes "quasi-coherent" 964 times, "quasicoherent" never), ``semi-simple`` also as
-        ``semisimple``. Informal bundles only (a formal bundle's words are Mathlib's names)."""
+        """The hyphenated spelling of each prefixed word of ``query`` where the bundle's documents write
+        that one more often: ``quasicoherent`` also searched as the phrase ``"quasi coherent"`` (the
+        Stacks project writes "quasi-coherent" 964 times, "quasicoherent" never). Informal bundles only
+        (a formal bundle's words are Mathlib's names). The other way round (``semi-simple`` also as
+        ``semisimple``) was tried and left out: no judged query writes so, and "semi-simple" alone went
+        from weak to none over the same poor first hits (docs/benchmarks.md)."""
         if self.identifiers != "split" or self.symbols == "lean":
             return []
         out: list[str] = []
@@ -131,10 +132,6 @@ class LexicalChannel:
                 phrase = f'"{m.group(1)} {m.group(2)}"'
                 if self._used(phrase) > self._used(word):
                     out.append(phrase)
-        for m in _HYPHENATED.finditer(query):
-            joined = (m.group(1) + m.group(2)).lower()
-            if self._used(joined) > self._used(f'"{m.group(1).lower()} {m.group(2).lower()}"'):
-                out.append(joined)
         return out
 
     def _text_query(self, terms: list[str]):
