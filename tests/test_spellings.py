@@ -27,6 +27,13 @@ def test_the_spelling_the_documents_use_is_searched_too(bundle):
     assert lx.spellings("nonnegative matrix", ["nonnegative", "matrix"]) == []
     assert lx.spellings("subgroup cohomology", ["subgroup", "cohomology"]) == []
     assert lx.spellings("a union of sets", ["a", "union", "of", "sets"]) == []
+    # the counts are the same the name correction reads, and a benchmark's new query forgets both
+    from mathlas.ranking.names import forget_word_counts, text_counter
+
+    assert text_counter(bundle)("quasicoherent") == lx.documents_using("quasicoherent") == 0
+    assert lx.documents_using('"quasi coherent"') > 0 and lx._used.snapshot()
+    forget_word_counts(bundle)
+    assert not lx._used.snapshot()
 
 
 def test_quasicoherent_finds_what_quasi_coherent_finds(bundle):

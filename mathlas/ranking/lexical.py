@@ -107,14 +107,19 @@ class LexicalChannel:
         self._doc_is_key = self.searcher.num_segments == 1
         from mathlas.ranking.query import Kept
 
-        self._used = Kept(self._documents_using, SPELLINGS_KEPT)
+        self._used = Kept(self.documents_using, SPELLINGS_KEPT)
 
-    def _documents_using(self, words: str) -> int:
-        """How many documents' retrieval text holds ``words`` (one word, or a phrase of two)."""
+    def documents_using(self, words: str) -> int:
+        """How many documents' retrieval text holds ``words`` (a word, stemmed as the index stems it,
+        or a quoted phrase); 0 for what tantivy's parser refuses."""
         try:
             return int(self.searcher.search(self.index.parse_query(words, ["text"]), 1).count)
         except ValueError:
             return 0
+
+    def forget_counts(self) -> None:
+        """Drop the kept counts ``spellings`` read (a benchmark's new query counts its words again)."""
+        self._used.forget()
 
     def spellings(self, query: str, terms: list[str]) -> list[str]:
         """The hyphenated spelling of each prefixed word of ``query`` where the bundle's documents write

@@ -720,6 +720,9 @@ def forget_word_counts(bundle: Bundle) -> None:
         kept = list(_COUNTERS.get(bundle, {}).values())
     for k in kept:
         k.forget()
+    lexical = getattr(bundle, "_lexical", None)   # opened: its spelling counts too (never opened for this)
+    if lexical is not None:
+        lexical.forget_counts()
 
 
 def text_counter(bundle: Bundle) -> Callable[[str], int]:
@@ -730,12 +733,7 @@ def text_counter(bundle: Bundle) -> Callable[[str], int]:
         lexical = bundle.lexical
 
         def count(word: str) -> int:
-            if not _WORD.fullmatch(word):
-                return 0
-            try:
-                return int(lexical.searcher.search(lexical.index.parse_query(word, ["text"]), 1).count)
-            except ValueError:  # a word tantivy's parser refuses: no count, no guard
-                return 0
+            return lexical.documents_using(word) if _WORD.fullmatch(word) else 0
 
         return count
 
