@@ -268,6 +268,7 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     abbreviations the query was searched with, and where a long query was cut (``_cut``)."""
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
+    from mathlas.ranking.named import named_by_none
     from mathlas.ranking.names import named_first
     from mathlas.ranking.shape import is_statement, shape_first
 
@@ -301,7 +302,7 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     if match == "weak" and note == NOTES["weak"]:
         if req.mode in ("lexical", "dense"):
             note = NOTES["channel"]
-        elif len(head) and _unnamed(b, searched, head):
+        elif len(head) and named_by_none(b, searched, head.keys[:10].tolist()):
             note = NOTES["unnamed"]
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
@@ -328,33 +329,6 @@ def _cut(b: Bundle, ranked: Ranked) -> dict[str, dict[str, int]]:
         if at is not None:
             out["lexical"] = {"words": at[0], "of": at[1]}
     return out
-
-
-def _unnamed(b: Bundle, query: str, head) -> bool:
-    """Whether ``query`` reads as a result's name of two words or more ("Erdős–Ko–Rado theorem",
-    "Green-Tao theorem") and none of the answer's first hits (``head``, the answer before its offset)
-    is named so, nor a statement shown with one as "also in" (``mathlas.ranking.named``): the hits
-    are other results with names like it (the Erdős–Rado theorem, Green's theorem). Informal
-    bundles (a formal bundle's names are declarations': ``mathlas.ranking.names``)."""
-    from mathlas.ranking.learned import _POSSESSIVE, words
-    from mathlas.ranking.named import _KIND, _copies, _formal, doc_cores, query_cores, reads_as_name
-
-    # a name's shape: a kind word ("theorem", "lemma") or a possessive, and no formula; not a statement.
-    # The name is what comes up to its kind word: "the compactness theorem for first-order logic" names
-    # the compactness theorem, "Young's inequality for products" Young's inequality
-    ws = words(query.lower())
-    kind = next((i for i, w in enumerate(ws) if w in _KIND), None)
-    if not reads_as_name(query) or not (kind is not None or _POSSESSIVE.search(query.lower())) or _formal(b):
-        return False
-    cores = query_cores(" ".join(ws[:kind + 1]) if kind is not None else query)
-    if not any(len(c) > 1 for c in cores):   # one name word: too little to say no hit bears it
-        return False
-    n = len(b)
-    keys = [k for k in head.keys[:10].tolist() if k < n]
-    copies = _copies(b)
-    keys += [c for k in keys for c in copies(k)]
-    wanted = {frozenset(c) for c in cores}   # in any order: the Artin-Wedderburn theorem is Wedderburn-Artin's
-    return bool(keys) and not any(frozenset(c) in wanted for cs in doc_cores(b, keys) for c in cs)
 
 
 def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:

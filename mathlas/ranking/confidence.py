@@ -75,7 +75,7 @@ NOTES = {
     "channel": "likely among these hits, but not sure: one channel alone never says strong",
     # declarations named so were found where the channels found little: not "nothing close"
     "named": "declarations of this name were found, but the search's own confidence is low",
-    # a query that reads as a result's name, and no hit is named so (mathlas.service._unnamed)
+    # a query that reads as a result's name, and no hit is named so (mathlas.ranking.named.named_by_none)
     "unnamed": "no hit is named exactly so: likely among these hits, but not sure",
     "empty": "nothing was found",
     "findings": "only saved findings were searched; their confidence is not calibrated",

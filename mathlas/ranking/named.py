@@ -152,6 +152,30 @@ def named_keys(bundle: Any, query: str, keys: list[int]) -> list[bool]:
     return named
 
 
+def named_by_none(bundle: Any, query: str, keys: list[int]) -> bool:
+    """Whether ``query`` reads as a result's name of two words or more ("Erdős–Ko–Rado theorem",
+    "Green-Tao theorem") and none of ``keys`` (an answer's first hits) is named so, nor a statement
+    shown with one as "also in": the hits are other results with names like it (the Erdős–Rado
+    theorem, Green's theorem). A name's shape: a kind word ("theorem", "lemma") or a possessive, and
+    no formula; the name is what comes up to its kind word ("the compactness theorem for first-order
+    logic" names the compactness theorem: one name word, too little to say no hit bears it); its words
+    in any order (the Artin-Wedderburn theorem is Wedderburn-Artin's). Informal bundles (a formal
+    bundle's names are declarations': ``mathlas.ranking.names``)."""
+    ws = words(query.lower())
+    kind = next((i for i, w in enumerate(ws) if w in _KIND), None)
+    if not reads_as_name(query) or not (kind is not None or _POSSESSIVE.search(query.lower())) or _formal(bundle):
+        return False
+    cores = query_cores(" ".join(ws[:kind + 1]) if kind is not None else query)
+    if not any(len(c) > 1 for c in cores):
+        return False
+    n = len(bundle)
+    keys = [k for k in keys if k < n]
+    copies = _copies(bundle)
+    keys += [c for k in keys for c in copies(k)]
+    wanted = {frozenset(c) for c in cores}
+    return bool(keys) and not any(frozenset(c) in wanted for cs in doc_cores(bundle, keys) for c in cs)
+
+
 def word_cores(query: str) -> frozenset:
     """The names a one-word query may be (``defined_word``), as typed and in the singular ("groups":
     group); empty for anything else."""
