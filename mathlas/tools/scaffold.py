@@ -155,11 +155,11 @@ def is_stable_id(text: str) -> bool:
 
 def names_a_result(text: str) -> bool:
     """Whether ``text`` names a result ("Nakayama's lemma", "the snake lemma") rather than states one:
-    the whole text a name, for a tool that must tell a name from a statement (the search's
-    ``mathlas.ranking.named.reads_as_name`` asks only whether a query could be one, loosely).
     not a stable id, no math, at most ``NAME_WORDS`` words, nothing the splitter reads as a hypothesis
     or as a claim (no cue, no verb: its conclusion is the text itself), and a name's shape (a
-    possessive, or theorem, lemma, inequality... among its words)."""
+    possessive, or theorem, lemma, inequality... among its words). Strict, for a tool that must tell a
+    name from a statement; the search's ``mathlas.ranking.named.reads_as_name`` asks only whether a
+    query could be a name at all."""
     text = text.strip().rstrip(".")
     if not text or is_stable_id(text) or _MATH_MARK.search(text) or len(text.split()) > NAME_WORDS:
         return False
