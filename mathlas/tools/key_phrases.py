@@ -51,7 +51,7 @@ rational irrational algebraic transcendental convergent divergent invertible uni
 homeomorphic diffeomorphic orientable contractible even odd faithful exact unitary symmetric hermitian
 orthogonal diagonalizable periodic analytic holomorphic differentiable nonempty empty stable decidable
 undecidable torsion-free square-free finite-dimensional infinite-dimensional well-defined
-semisimple reflexive metrizable paracompact discrete perfect local global commutative""".split())
+reflexive metrizable paracompact discrete perfect local global commutative""".split())
 _ADJ_SUFFIX = re.compile(r"(?:able|ible|ous|ive)$")
 NOT_ADJECTIVES = frozenset("derivative primitive objective alternative directive representative narrative "
                            "imperative initiative executive".split())
