@@ -21,6 +21,8 @@ from fractions import Fraction
 from .relations import CONFIDENCE
 
 MAX_CF_TERMS = 2000
+# past 10^±MAX_CF_EXPONENT, the exact rational of a decimal takes unbounded time (1e-999999999)
+MAX_CF_EXPONENT = 1000
 
 
 def _cf(q: Fraction, limit: int) -> list[int]:
@@ -36,7 +38,15 @@ def _cf(q: Fraction, limit: int) -> list[int]:
 
 
 def reliable_cf(x, limit: int = MAX_CF_TERMS) -> list[int]:
-    """Simple CF terms valid for every number within one unit of the last digit of ``x``."""
+    """Simple CF terms valid for every number within one unit of the last digit of ``x``.
+
+    Read from the digits alone where ``x`` is past 10^±``MAX_CF_EXPONENT``: above, a unit of its last
+    digit is 1 or more, so not even the integer part is known (no term); below, the integer part (0, or
+    -1 for a negative number) is the only term given, the next being past 10^MAX_CF_EXPONENT."""
+    if not x.is_zero and x.lead - x.digits >= 0:
+        return []
+    if not x.is_zero and x.lead < -MAX_CF_EXPONENT:
+        return [-1 if x.negative else 0]
     v, ulp = x.fraction(), x.ulp()
     lo, hi = _cf(v - ulp, limit), _cf(v + ulp, limit)
     out = []

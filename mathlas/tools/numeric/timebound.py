@@ -91,9 +91,9 @@ def warm_up() -> None:
             _start_server()
 
 
-def _launch(fn: Callable, args: tuple, kwargs: dict) -> tuple[int, int]:
-    """Send a job to the server; return (child pid, read end of the child's pipe)."""
-    payload = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+def _launch(fn: Callable, args: tuple, kwargs: dict, seconds: float) -> tuple[int, int]:
+    """Send a job with its time bound to the server; return (child pid, read end of the child's pipe)."""
+    payload = pickle.dumps((fn, args, kwargs, seconds), protocol=pickle.HIGHEST_PROTOCOL)
     with _lock:
         for attempt in (0, 1):
             if _server is None or _server.poll() is not None:
@@ -171,7 +171,7 @@ def run_bounded(fn: Callable, *args: Any, timeout: float, **kwargs: Any) -> Outc
         out.elapsed = time.monotonic() - start
         return out
     try:
-        pid, r = _launch(fn, args, kwargs)
+        pid, r = _launch(fn, args, kwargs, timeout)
         final = None
         try:
             final = _read_messages(r, start, deadline, out)

@@ -142,16 +142,55 @@ def _agree(a, b, absolute: bool) -> int:
     Not what a person reads as "digits agreed" (2 and 3 are within one unit of the first digit); the
     verdicts use it because it measures the distance, which is what a side's error is compared with.
     """
+    return max(0, _agree_raw(a, b, absolute))
+
+
+def _agree_raw(a, b, absolute: bool) -> int:
+    """``_agree`` below zero too: a distance of 10^25 is -25 decimal places. The verdicts compare these
+    (1e999999 = 0: the left side's error, 10^999974, is far below its distance from 0), the texts the
+    clamped count."""
     from mpmath import mp
 
     d = abs(a - b)
     if d == 0:
         return _INF
     if absolute:
-        return max(0, math.floor(-float(mp.log10(d))))
+        return math.floor(-float(mp.log10(d)))
     m = max(abs(a), abs(b))
     lead = math.floor(float(mp.log10(m))) + 1
-    return max(0, math.floor(lead - float(mp.log10(d))))
+    return math.floor(lead - float(mp.log10(d)))
+
+
+# Exact decimals (Fractions) of numbers past 10^±READ_EXPONENT take unbounded time (10^(10^11) has 10^11
+# digits): their digits are read off both sides shifted by one power of ten (``_shift``).
+READ_EXPONENT = 1000
+
+
+def _shift(values, absolute: bool) -> int:
+    """The power of ten the sides are divided by before their digits are read: the largest side's
+    exponent when it is past ``READ_EXPONENT`` either way and the count is relative (significant digits
+    do not change under it), else 0. Absolute counts (decimal places, a side is 0) read huge and tiny
+    parts through ``_known_decimal``'s bounds instead."""
+    from mpmath import mp
+
+    if absolute:
+        return 0
+    m = max(abs(v) for v in values)
+    if m == 0:
+        return 0
+    e = int(mp.floor(mp.log10(m)))
+    return e if abs(e) > READ_EXPONENT else 0
+
+
+def _shifted(v, shift: int):
+    from mpmath import mp
+
+    return v if not shift else v / mp.power(10, shift)
+
+
+def _shifted_decimal(d: DecimalValue, shift: int) -> DecimalValue:
+    """``d`` divided by 10^shift, exactly (its text unchanged: it names the number given)."""
+    return d if not shift or d.is_zero else DecimalValue(d.text, d.negative, d.mantissa, d.lead - shift)
 
 
 def _known_decimal(v, digits: int) -> tuple[Fraction, Fraction]:
@@ -164,7 +203,21 @@ def _known_decimal(v, digits: int) -> tuple[Fraction, Fraction]:
     from mpmath import mp
 
     n = max(1, digits)
-    return tuple(Fraction(mp.nstr(part, n)) if part != 0 else Fraction(0) for part in (mp.re(v), mp.im(v)))
+    return tuple(_part_decimal(part, n) for part in (mp.re(v), mp.im(v)))
+
+
+def _part_decimal(part, n: int) -> Fraction:
+    """One part for ``_known_decimal``, within 10^±READ_EXPONENT (an exact Fraction past that takes
+    unbounded time). A part below it is read as 0 and one above it as ±10^READ_EXPONENT: only absolute
+    counts meet them (``_shift`` brings relative ones within), where the other side is 0 or below
+    10^-digits, so neither changes a decimal place compared (MAX_DIGITS < READ_EXPONENT)."""
+    from mpmath import mp
+
+    if part == 0 or abs(part) < mp.mpf(10) ** -READ_EXPONENT:
+        return Fraction(0)
+    if abs(part) > mp.mpf(10) ** READ_EXPONENT:
+        return Fraction(10) ** READ_EXPONENT * (1 if part > 0 else -1)
+    return Fraction(mp.nstr(part, n))
 
 
 def _shared_digits(a: tuple[Fraction, Fraction], b: tuple[Fraction, Fraction], limit: int, absolute: bool) -> int:
@@ -260,17 +313,19 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
     trust_L = _agree(L, L_low, absolute)
     trust_R = _INF if decimal is not None else _agree(R, R_low, absolute)
     trusted = min(trust_L, trust_R)
-    close = _agree(L, R, absolute)
-    # each side as the decimal it is known to be; a decimal value exactly as written
-    Lq = _known_decimal(L, min(trust_L, target + 10))
-    Rq = (decimal.fraction(), Fraction(0)) if decimal is not None else _known_decimal(R, min(trust_R, target + 10))
+    # each side as the decimal it is known to be; a decimal value exactly as written; past
+    # 10^±READ_EXPONENT, both divided by one power of ten first
+    shift = _shift((L, R), absolute)
+    Lq = _known_decimal(_shifted(L, shift), min(trust_L, target + 10))
+    Rq = (_shifted_decimal(decimal, shift).fraction(), Fraction(0)) if decimal is not None else \
+        _known_decimal(_shifted(R, shift), min(trust_R, target + 10))
     agreed = _shared_digits(Lq, Rq, target, absolute)
     reevaluated = f"{show(L)}" if decimal is not None else f"left = {show(L)}; right = {show(R)}"
 
     if decimal is not None:
         # the digits compared: all those given, or the first ``digits`` of them (rounding or truncating
         # to a decimal implies truncating or rounding to its leading digits, so this refutes nothing true)
-        checked = decimal.truncated(target)
+        checked = _shifted_decimal(decimal.truncated(target), shift)
         given = (f"the {digits_text(target)} given" if target == decimal.digits else
                  f"the first {target} of the {decimal.digits:,} digits given, as many as were asked for")
         evaluated = f"independent evaluation at {target + 10} and {target + 25} digits"
@@ -281,7 +336,7 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
         if _rounds_to(Lq, checked):
             return VerifyResult("VERIFIED", True, target, reevaluated,
                                 f"the expression rounds or truncates to {given} ({evaluated})", target, ltext, rtext)
-        if double is not None:
+        if double is not None and not shift:  # a double lies within 10^±324: never shifted
             n = min(target, DOUBLE_DIGITS)
             if _double_agrees(Lq, double, n):
                 return VerifyResult("VERIFIED", True, n, reevaluated,
@@ -300,8 +355,14 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
                             f"both sides {_agree_text(target, absolute)} (independent evaluations at "
                             f"{target + 10} and {target + 25} digits agree)", digits, ltext, rtext)
     # refuted only when each side's evaluation error is far below the distance between the sides
-    if trusted >= close + 3:
-        known = _refuted_sides(left, right, Lq, Rq, trust_L, trust_R, target, step)
+    # (counted below zero too: 1e999999 = 0 is refuted though no decimal place of the left is known)
+    raw_trusted = min(_INF if trust_L == _INF else _agree_raw(L, L_low, absolute),
+                      _INF if trust_R == _INF else _agree_raw(R, R_low, absolute))
+    if raw_trusted >= _agree_raw(L, R, absolute) + 3:
+        if absolute:  # how well a side is known, in significant digits where no decimal place is
+            trust_L = trust_L or (_agree(L, L_low, False) if L != 0 else trust_L)
+            trust_R = trust_R or (_agree(R, R_low, False) if R != 0 else trust_R)
+        known = _refuted_sides(left, right, Lq, Rq, trust_L, trust_R, target, step, shift)
         return VerifyResult("REFUTED", False, agreed, reevaluated, f"{_differ_text(agreed, absolute)}{known}",
                             digits, ltext, rtext)
     return VerifyResult("UNDETERMINED", None, agreed, reevaluated,
@@ -311,9 +372,10 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
 
 
 def _refuted_sides(left: Node, right: Node, L: tuple, R: tuple, trust_L: int, trust_R: int, target: int,
-                   step) -> str:
+                   step, shift: int = 0) -> str:
     """How well each side of a refuted claim is known; when one side is a decimal that the other side does
-    round or truncate to (the claim is false only because the decimal is exact), the next ``step``."""
+    round or truncate to (the claim is false only because the decimal is exact), the next ``step``.
+    ``L`` and ``R`` are divided by 10^shift (``_shift``)."""
     lit = {"left": _literal(left), "right": _literal(right)}
     trust = {"left": trust_L, "right": trust_R}
     value = {"left": L, "right": R}
@@ -329,8 +391,11 @@ def _refuted_sides(left: Node, right: Node, L: tuple, R: tuple, trust_L: int, tr
     known = f": {number} is read as an exact number, and {expr} is known to at least {digits_text(t)}"
     if not any(c in number for c in ".eE"):
         return known  # an integer in a claim is meant exactly; a decimal may have been cut short
-    dec = parse_value(number)
-    if trust[other] >= dec.digits + 2 and _rounds_to(value[other], dec):
+    try:
+        dec = parse_value(number)
+    except UsageError:  # a literal the decimal reader refuses (an exponent of ten digits or more)
+        return known
+    if trust[other] >= dec.digits + 2 and _rounds_to(value[other], _shifted_decimal(dec, shift)):
         template, quote = step
         return (f"{known}; {expr} does round or truncate to {number}, so if {number} is known only to its "
                 f"digits, " + template.format(expression=quote(expr), value=quote(number)))
