@@ -129,7 +129,9 @@ def test_a_served_bundle_by_name_or_label(web):
     ("/api/search", {"q": "ring", "kind_weight": "proof=-1"}, 422, "must be a finite number >= 0"),
     ("/api/search", {"q": "ring", "rerank": "maybe"}, 422, "rerank must be true or false"),
     ("/api/search", {"q": "ring", "rerank": "true"}, 422, "has no reranker"),
-    ("/api/search", {"q": "ring", "offset": -1}, 422, "offset must be an integer"),
+    # -1 is an integer: the message says the range (offset + k is at most 1000)
+    ("/api/search", {"q": "ring", "offset": -1}, 422, "offset must be an integer from 0 to 990, got '-1'"),
+    ("/api/search", {"q": "ring", "k": 5, "offset": 999}, 422, "offset must be an integer from 0 to 995, got '999'"),
     ("/api/search", {"q": "ring", "year_min": "1990s"}, 422, "year_min must be an integer"),
     ("/api/search", {"q": "ring", "journal": "maybe"}, 422, "journal must be yes or no"),
     ("/api/search", {"q": "ring", "colour": "red"}, 422, "unknown parameter 'colour'"),
@@ -156,7 +158,13 @@ def test_an_id_without_its_source_says_the_full_id(web, tiny):
 
 
 def test_wrong_method(web):
-    one_line_error(web.post("/api/search"), 405, "POST is not allowed")
+    """A 405 says what to do instead, not only what was refused."""
+    one_line_error(web.post("/api/search"), 405,
+                   'POST is not allowed on /api/search; use GET /api/search?q=..., or POST a JSON body {"query": "..."} to /search')
+    one_line_error(web.get("/search", params={"q": "x"}), 405,
+                   'GET is not allowed on /search; POST a JSON body {"query": "..."} here, or GET /api/search?q=...')
+    one_line_error(web.client.delete("/health"), 405, "DELETE is not allowed on /health; use GET")
+    one_line_error(web.client.put("/openapi.json"), 405, "PUT is not allowed on /openapi.json; use GET")
 
 
 # What a CLI user is told of a missing formal bundle, which an HTTP client cannot act on (issue: the walk-through's #5)

@@ -39,7 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mathlas.request import SURFACE_MAX_K, query_too_long
+from mathlas.request import MAX_K, SURFACE_MAX_K, query_too_long
 from mathlas.web import api, theoremsearch
 from mathlas.web.guard import (ApiError, Guard, Json, RequestLog, TrackedSend, error, is_loopback,
                                without_server_paths)
@@ -113,12 +113,23 @@ def _mathlas_error(e: Exception) -> ApiError:
     return ApiError(500, f"{type(e).__name__}: {e}")
 
 
+# What to do instead of a method a route does not take, where its Allow header alone would not say it
+WRONG_METHOD_STEPS = {
+    "/search": 'POST a JSON body {"query": "..."} here, or GET /api/search?q=...',
+    "/api/search": 'use GET /api/search?q=..., or POST a JSON body {"query": "..."} to /search',
+}
+
+
 async def _http_exception(request: Request, exc: HTTPException) -> Response:
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and not isinstance(exc, ApiError):
         return error(404, f"no endpoint {request.url.path}; see /openapi.json", headers)
     if exc.status_code == 405:
-        return error(405, f"{request.method} is not allowed on {request.url.path}", headers)
+        path = request.url.path
+        # Starlette's Allow header lists a route's methods in no fixed order, HEAD beside GET
+        allowed = sorted(m for m in (headers.get("Allow") or "").split(", ") if m and m != "HEAD")
+        step = WRONG_METHOD_STEPS.get(path) or (f"use {' or '.join(allowed)}" if allowed else "see /openapi.json")
+        return error(405, f"{request.method} is not allowed on {path}; {step}", headers)
     return error(exc.status_code, str(exc.detail), headers)
 
 
@@ -160,7 +171,8 @@ class Params:
         except ValueError:
             v = None
         if v is None or (lo is not None and v < lo) or (hi is not None and v > hi):
-            span = f" from {lo} to {hi}" if lo is not None and hi is not None else ""
+            span = (f" from {lo} to {hi}" if lo is not None and hi is not None else f" of at least {lo}"
+                    if lo is not None else f" of at most {hi}" if hi is not None else "")
             raise ApiError(422, f"{name} must be an integer{span}, got {raw!r}")
         return v
 
@@ -205,8 +217,10 @@ def _search_args(p: Params) -> dict[str, Any]:
           "citations_max": p.integer("citations_max"), "journal_published": None if journal is None else journal == "yes"}
     rerank = p.boolean("rerank", None)
     all_copies = p.boolean("all_copies", False, "true shows every copy of a theorem")
-    return {"query": p.text("q", "query") or "", "k": p.integer("k", 10, 1, SURFACE_MAX_K),
-            "offset": p.integer("offset", 0, 0), "mode": p.text("mode") or "hybrid",
+    k = p.integer("k", 10, 1, SURFACE_MAX_K)
+    return {"query": p.text("q", "query") or "", "k": k,
+            # the deepest hit a request reaches is offset + k <= MAX_K (mathlas.request), said here with its range
+            "offset": p.integer("offset", 0, 0, MAX_K - k), "mode": p.text("mode") or "hybrid",
             "sources": p.texts("source"), "exclude": p.texts("exclude_source"), "kinds": p.texts("kind"),
             "paper_filter": {key: v for key, v in pf.items() if v is not None} or None,
             "priors": _name_weights(p, "prior", "citations=0.002"),

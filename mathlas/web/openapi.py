@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol
 
-from mathlas.request import SURFACE_MAX_K
+from mathlas.request import MAX_K, SURFACE_MAX_K
 from mathlas.web import api, theoremsearch
 
 REF = "#/components/schemas/{model}"
@@ -112,7 +112,8 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
     search_params = [
         _q("q", STR, "the query: words, a claim or a formula (LaTeX welcome); `query` is an alias", required=True),
         _q("k", {"type": "integer", "minimum": 1, "maximum": SURFACE_MAX_K, "default": 10}, "number of hits"),
-        _q("offset", {"type": "integer", "minimum": 0, "default": 0}, "skip this many of the best hits (next page: offset + k)"),
+        _q("offset", {"type": "integer", "minimum": 0, "maximum": MAX_K - 1, "default": 0},
+           f"skip this many of the best hits (next page: offset + k; offset + k is at most {MAX_K})"),
         _q("mode", MODE, "hybrid, lexical (BM25) or dense"),
         _q("source", STR, "only these sources", many=True), _q("exclude_source", STR, "drop these sources", many=True),
         _q("kind", STR, "only these kinds, e.g. theorem", many=True),
