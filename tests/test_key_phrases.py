@@ -1,4 +1,5 @@
-"""search_directive's key terms follow a problem's mathematical noun phrases (mathlas/tools/key_phrases.py).
+"""search_directive's key terms, and mapping_scaffold's signature terms, follow a problem's mathematical noun
+phrases (mathlas/tools/key_phrases.py).
 
 Before, a phrase was the last three words of a run between stop words: "is every finitely generated flat
 module over a local ring free?" gave "generated flat module", "local ring free" and the lone adverb
@@ -102,6 +103,16 @@ def test_the_flat_module_question():
     assert ("path", "connected") in COMPOUND_MODIFIERS
     assert noun_phrases("Is every path connected space locally path connected?")[0] == ["path connected space",
                                                                                          "locally path connected"]
+
+
+def test_mapping_scaffold_terms_are_the_key_phrases():
+    # one rule for a problem's key terms: mapping_scaffold's signature had its own (the last three words of a
+    # run between stop words: "generated flat module", "local ring free", the lone adverb "finitely")
+    from mathlas.tools.scaffold import mapping_scaffold
+
+    m = mapping_scaffold(FLAT, "Let $R$ be a local ring. Then every finitely generated projective $R$-module is free.")
+    assert m.problem_signature.terms == key_phrases(FLAT)
+    assert m.problem_signature.terms[:2] == ["finitely generated flat module", "local ring"]
 
 
 def test_directive_queries_follow_the_phrases(default_bundle_dir, capsys):

@@ -184,7 +184,6 @@ _GENERIC = {"theory", "general", "other", "analysis", "systems", "equations", "f
 _STATEMENT_KINDS = ("theorem", "lemma", "proposition", "corollary", "definition", "axiom", "result")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+\.\d{4,}(?![\w.])")
 _INT_LIST = re.compile(r"(?<![\w.])-?\d+(?:\s*,\s*-?\d+){4,}")
-_PROPER = re.compile(r"[A-Z][a-z]+(?:['’]s)?|theorem|lemma|conjecture|inequality", re.I)
 
 
 def msc_for(source: str, title: str) -> str | None:
@@ -216,6 +215,11 @@ def _quoted(term: str) -> str:
 
 
 def _looks_named(name: str) -> bool:
+    """Whether a hit's name reads as a result's name: a possessive in any case ("Nakayama's", "nakayama's")
+    or one of seven kind words. Not ``mathlas.tools.scaffold.names_a_result``'s shape (a capitalised
+    possessive or any of its kind words, laws, rules and tests included): that one tells a name a person
+    typed from a statement; this one picks which bundle hits are listed as named results and quoted in a
+    ``ti:`` query, and sharing the other's rule would change that choice unmeasured."""
     return bool(re.search(r"[A-Z][a-z]+['’]s\b|\b(theorem|lemma|conjecture|inequality|formula|principle|criterion)\b",
                           name, re.I))
 

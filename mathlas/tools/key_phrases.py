@@ -21,11 +21,21 @@ from __future__ import annotations
 import re
 
 from mathlas.tools.latex_split import MATH_SPAN
-from mathlas.tools.scaffold import _STOP
 
 MAX_PHRASE_WORDS = 5
 
-STOP = _STOP | frozenset("""how why who whom whose many much more most less least other another same such
+# words of statements and problems that carry no content: determiners, connectives, quantifiers, the
+# verbs of a task (prove, show, find), enumerators
+STOP_WORDS = frozenset("""a an the of and or to in on for with by at from as is are be been being let suppose
+assume if then where such that this these those it its any all every each some there exists exist
+given prove show find determine compute whether which what when whenever hence therefore thus
+implies we us our one has have not no into over under than also both either neither only so
+does do can must may might will would should shall let's i.e e.g resp i ii iii iv v""".split())
+
+# a phrase's boundaries: the words above, and question, quantity, number and filler words ("how", "many",
+# "two", "example"). mapping_scaffold's word overlap (mathlas.tools.scaffold) skips STOP_WORDS alone: a
+# precondition and a hypothesis that share "two" ("of order two") still share a word
+STOP = STOP_WORDS | frozenset("""how why who whom whose many much more most less least other another same such
 very always never often sometimes usually still already again just true false possible impossible known
 unknown example examples two three four five six seven eight nine ten here there way case cases""".split())
 

@@ -1,9 +1,9 @@
 """Applicability scaffolds: ``applicability_checklist`` and ``mapping_scaffold``.
 
 Both turn text into structure for an agent to fill in; neither judges anything. Splitting a statement
-(math protected, lists, sentences and cues, conjunctions) is ``mathlas.tools.latex_split``; this module
-reads the tools' arguments, fetches a statement by its id, and builds the checklist, the problem's
-signature and the mapping questions.
+(math protected, lists, sentences and cues, conjunctions) is ``mathlas.tools.latex_split``, and picking a
+problem's key terms is ``mathlas.tools.key_phrases``; this module reads the tools' arguments, fetches a
+statement by its id, and builds the checklist, the problem's signature and the mapping questions.
 
 Input is bounded (``MAX_CHARS``); longer text is cut at that bound and reported as ``truncated``.
 """
@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlas.errors import UsageError
+from mathlas.tools.key_phrases import STOP_WORDS, key_phrases
 from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_CUES, ChecklistPart, Precondition,
                                        clean_statement, complete_clause, protected_mask, split_problem, split_statement,
                                        tidy)
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
 __all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "NameLookup", "Precondition",
-           "applicability_checklist", "is_stable_id", "key_terms", "mapping_scaffold", "names_a_result",
+           "applicability_checklist", "is_stable_id", "mapping_scaffold", "names_a_result",
            "problem_objects", "protected_mask", "split_problem", "split_statement", "words"]
 
 MAX_CHARS = 20_000          # statement or problem text read; the rest is cut and reported
@@ -101,7 +102,8 @@ class MathObject:
 
 @dataclass
 class ProblemSignature:
-    """What a problem gives and asks: objects named, hypotheses, goal, and its key terms."""
+    """What a problem gives and asks: objects named, hypotheses, goal, and its key terms (its noun phrases,
+    then its content words: ``mathlas.tools.key_phrases``, the same rule as search_directive's key terms)."""
 
     objects: list[MathObject]
     hypotheses: list[str]
@@ -243,11 +245,6 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
 
 # ------------------------------------------------------------------------------ mapping
 
-_STOP = frozenset("""a an the of and or to in on for with by at from as is are be been being let suppose
-assume if then where such that this these those it its any all every each some there exists exist
-given prove show find determine compute whether which what when whenever hence therefore thus
-implies we us our one has have not no into over under than also both either neither only so
-does do can must may might will would should shall let's i.e e.g resp i ii iii iv v""".split())
 _WORD = re.compile(r"(?<![\w\\])[A-Za-z][A-Za-z'-]*[A-Za-z]|(?<![\w\\])[A-Za-z](?![\w])")
 _OBJ_BE = re.compile(r"(\$[^$]{1,60}\$(?:\s*(?:,|and)\s*\$[^$]{1,60}\$)*)\s+(?:be|is|are|denotes?)\s+"
                      r"(?:an?|the|two|three|some)\s+([^.;,$]{2,80}?(?:\$[^$]{1,40}\$[^.;,$]{0,40}?)?)"
@@ -261,26 +258,6 @@ def words(text: str) -> list[str]:
     plain = MATH_SPAN.sub(" ", text)
     plain = re.sub(r"\\[A-Za-z]+", " ", plain)
     return [w.lower() for w in _WORD.findall(plain)]
-
-
-def key_terms(text: str, limit: int = 12) -> list[str]:
-    """Content words and two/three-word phrases of a text, most specific first, stop words dropped."""
-    toks = words(text)
-    phrases: list[str] = []
-    run: list[str] = []
-    for w in toks + ["."]:
-        if w in _STOP or w == "." or len(w) < 3 and w != ".":
-            if len(run) >= 2:
-                phrases.append(" ".join(run[-3:]))
-            run = []
-        else:
-            run.append(w)
-    singles = [w for w in toks if w not in _STOP and len(w) >= 3]
-    out: list[str] = []
-    for t in phrases + singles:
-        if t not in out:
-            out.append(t)
-    return out[:limit]
 
 
 _PREPOSITION = re.compile(r"(?<![\w-])(of|in|on|at|to|by|with|from|over|under|for|into|than)(?![\w-])", re.I)
@@ -306,8 +283,8 @@ def problem_objects(text: str) -> list[MathObject]:
 
 
 def _overlap(a: str, b: str) -> int:
-    wa = {w for w in words(a) if w not in _STOP and len(w) > 2}
-    return len(wa & {w for w in words(b) if w not in _STOP and len(w) > 2})
+    wa = {w for w in words(a) if w not in STOP_WORDS and len(w) > 2}
+    return len(wa & {w for w in words(b) if w not in STOP_WORDS and len(w) > 2})
 
 
 def _likely(text: str, hyps: list[str]) -> list[str]:
@@ -341,7 +318,7 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     checklist.by_name = lookup   # the candidate's own lookup (the checklist was given the id it found)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
     sig = ProblemSignature(objects=problem_objects(clean_statement(ptext)), hypotheses=hyps, goal=goal,
-                           terms=key_terms(ptext))
+                           terms=key_phrases(ptext))
     cand_objs = problem_objects(checklist.statement)
     questions: list[MappingQuestion] = []
     if cand_objs or sig.objects:
