@@ -172,3 +172,38 @@ def test_kept_names_serve_a_later_mixed_request(default_bundle_dir):
     assert doc_cores(b, [stacks]) == [frozenset()]
     got = doc_cores(b, [stacks, fatou])
     assert got[0] == frozenset() and ("fatou",) in got[1]
+
+
+@pytest.mark.parametrize("query", ["Kőnig's theorem", "Konig's theorem", "König's theorem"])
+def test_the_kind_word_chooses_between_two_results_of_one_name(answer, query):
+    """Kőnig's lemma (OpenLogic) and König's theorem (PlanetMath) share the core "konig": the first
+    named row was the lemma, answered `strong` to "Kőnig's theorem". A named row whose name has the
+    query's kind word too now comes first; a query with the lemma's kind word keeps the lemma."""
+    got = answer(query)
+    assert got.hits[0].id == "planetmath:KonigsTheorem", [h.id for h in got.hits[:3]]
+    assert answer("Kőnig's lemma").hits[0].id == "openlogic:sets-functions-relations/relations/trees#6"
+
+
+def test_a_bare_possessive_before_a_word_ending_in_s(answer, default_bundle_dir):
+    """'Hilberts basis theorem' read only as "Hilbert's basi's theorem" (every word ending in s made a
+    possessive): no name matched, and the answer said "no hit is named exactly so" over the Hilbert
+    basis theorem. Each choice of the words is read now."""
+    from mathlas.ranking.named import spellings
+
+    assert "Hilbert's basis theorem" in spellings("Hilberts basis theorem")
+    assert spellings("Hilberts basis theorem")[:2] == ["Hilberts basis theorem", "Hilbert's basi's theorem"]
+    got = answer("Hilberts basis theorem")
+    assert got.searched_for == "Hilbert's basis theorem" and got.match == "strong"
+    assert got.hits[0].id == "napkin:H113/ring-intro:14", [h.id for h in got.hits[:3]]
+
+
+def test_joined_names_in_either_order(answer):
+    """PlanetMath calls it the Wedderburn-Artin theorem; "Artin-Wedderburn" put Wedderburn's (little)
+    theorem first."""
+    from mathlas.ranking.named import orders
+
+    assert orders("Artin-Wedderburn theorem") == ["Artin-Wedderburn theorem", "Wedderburn-Artin theorem"]
+    assert orders("semi-simple ring") == ["semi-simple ring"]            # a prefixed word is no pair of names
+    for query in ("Artin-Wedderburn", "Artin–Wedderburn theorem"):
+        got = answer(query)
+        assert got.hits[0].id == "planetmath:WedderburnArtinTheorem" and got.match == "strong", query

@@ -24,6 +24,7 @@ a definition of that name (``defined_word``): it asks what the word means, not f
 """
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import weakref
@@ -88,18 +89,56 @@ def _possessive(m: re.Match) -> str:
     return m.group(1) + "'s"   # what the template r"\1's" writes, without parsing the template each call
 
 
+MAX_BARE = 3  # words that could be bare possessives, past which only "all of them" is tried
+
+
 def spellings(query: str) -> list[str]:
     """The query, and where a word could be a possessive typed without its apostrophe ("Hensels
     lemma", "itos lemma": a word ending in one s, before another word), the query with it ("Hensel's
-    lemma"); "Stokes theorem" keeps its own spelling first, and "Banach spaces" has no other."""
-    bare = _BARE_POSSESSIVE.sub(_possessive, query)
-    return [query] if bare == query else [query, bare]
+    lemma"): every such word made a possessive first, then each choice of them (up to ``MAX_BARE``
+    words), so that "Hilberts basis theorem" also reads as "Hilbert's basis theorem", not only as
+    "Hilbert's basi's theorem"; "Stokes theorem" keeps its own spelling first, and "Banach spaces" has
+    no other."""
+    found = list(_BARE_POSSESSIVE.finditer(query))
+    if not found:
+        return [query]
+    out = [query, _BARE_POSSESSIVE.sub(_possessive, query)]
+    if 1 < len(found) <= MAX_BARE:
+        for size in range(1, len(found)):
+            for chosen in itertools.combinations(found, size):
+                text, at = [], 0
+                for m in chosen:
+                    text += [query[at:m.start()], _possessive(m)]
+                    at = m.end()
+                out.append("".join(text) + query[at:])
+    return out
+
+
+# two or three words joined by hyphens or dashes, as names of people are ("Artin-Wedderburn", "Erdős–Ko–Rado")
+_JOINED = re.compile(r"[^\W\d_]{3,}(?:[-–—][^\W\d_]{3,}){1,2}")
+
+
+def orders(query: str) -> list[str]:
+    """The query, and the same with its first hyphen-joined names in each other order: the
+    Artin-Wedderburn theorem is PlanetMath's Wedderburn-Artin theorem. Not a prefixed word
+    ("semi-simple", ``mathlas.ranking.lexical.PREFIXES``)."""
+    from mathlas.ranking.lexical import PREFIXES
+
+    m = _JOINED.search(query)
+    if not m:
+        return [query]
+    parts = re.split("[-–—]", m.group())
+    if any(p.lower() in PREFIXES for p in parts):
+        return [query]
+    return [query] + [query[:m.start()] + "-".join(p) + query[m.end():]
+                      for p in itertools.permutations(parts) if list(p) != parts]
 
 
 def query_cores(query: str) -> frozenset:
-    """The core words of the names ``query`` may be, one tuple per spelling (``spellings``); empty
-    when it reads as no name. Made once for every document it is held against."""
-    return frozenset(c for q in spellings(query.lower()) if (c := _core(q)))
+    """The core words of the names ``query`` may be, one tuple per spelling (``spellings``) and order
+    of its joined names (``orders``); empty when it reads as no name. Made once for every document it
+    is held against."""
+    return frozenset(c for q0 in orders(query.lower()) for q in spellings(q0) if (c := _core(q)))
 
 
 def name_cores(source: str, name: str, heading: str, aliases) -> frozenset:
@@ -176,6 +215,32 @@ def named_by_none(bundle: Any, query: str, keys: list[int]) -> bool:
     return bool(keys) and not any(frozenset(c) in wanted for cs in doc_cores(bundle, keys) for c in cs)
 
 
+def kinded_core(query: str) -> tuple[tuple[str, ...], frozenset] | None:
+    """(core words, kind words) of a name query that says what kind of result it names ("Kőnig's
+    theorem": (("konig",), {"theorem"})); None without a kind word, or when it reads as no name."""
+    c = name_core(query)
+    kinds = frozenset(w for w in words(query.lower()) if w in _KIND)
+    return (c, kinds) if c and kinds else None
+
+
+def doc_kinded(bundle: Any, keys: list[int]) -> set:
+    """``kinded_core`` of every name of ``keys`` (name, heading, aliases; only aliases where the
+    source names statements by their labels' words, as ``name_cores``). Read on demand: a name query
+    with a kind word reads it for its first named rows only."""
+    aliases = bundle.strings("aliases")(keys) if bundle.has_column("aliases") else [None] * len(keys)
+    out: set = set()
+    for hit, al in zip(bundle.hits(keys), aliases):
+        names = [hit.name or "", hit.heading or ""] if hit.source not in LABEL_NAMED else []
+        names += al if isinstance(al, list) else (al or "").split(";")
+        for nm in names:
+            if nm and nm.strip():
+                ws = words(nm)
+                kinds = frozenset(w for w in ws if w in _KIND)
+                if kinds:
+                    out.add((core(ws), kinds))
+    return out
+
+
 def word_cores(query: str) -> frozenset:
     """The names a one-word query may be (``defined_word``), as typed and in the singular ("groups":
     group); empty for anything else."""
@@ -209,6 +274,7 @@ class NamedFirst:
         # the rows in order, each with its copies; the first named one wins (mostly the first row):
         # the first row's names read alone, the others' in one call
         rows = [(i, key) for i, key in enumerate(pool.keys[:DEPTH].tolist()) if key < n]
+        named_as = None if definitions else kinded_core(query)
         for batch in (rows[:1], rows[1:]):
             members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
             read = doc_cores(bundle, [m for ms in members for m in ms])
@@ -216,9 +282,22 @@ class NamedFirst:
             at = 0
             for j, ((i, _), ms) in enumerate(zip(batch, members)):
                 if (kinds is None or kinds[j] in DEFINITION_KINDS) and any(c & cores for c in read[at:at + len(ms)]):
+                    if named_as is not None:  # "Kőnig's theorem": a row named so, kind word too, before "Kőnig's lemma"
+                        i = self._kind_too(bundle, named_as, rows[rows.index((i, batch[j][1])):], copies, i)
                     return pool if i == 0 else self._first(pool, i)
                 at += len(ms)
         return pool
+
+    @staticmethod
+    def _kind_too(bundle, named_as, rows, copies, first: int) -> int:
+        """The row to put first, from the first named one on (``rows``): the first whose name (or a
+        copy's) has the query's kind words too ("Kőnig's theorem" names the PlanetMath entry König's
+        theorem, not Kőnig's lemma, whose name only shares the core), else the first named (``first``)."""
+        for i, key in rows:
+            members = [key, *copies(key)[:MAX_COPIES]] if copies is not None else [key]
+            if named_as in doc_kinded(bundle, members):
+                return i
+        return first
 
     def _first(self, pool, j: int):
         order = np.r_[j, np.arange(j), np.arange(j + 1, len(pool))].astype(np.int64)

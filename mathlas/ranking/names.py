@@ -969,17 +969,17 @@ def _possessive_name(bundle: Bundle, query: str) -> Correction | None:
     from mathlas.ranking.named import spellings
 
     forms = spellings(query)
-    if len(forms) < 2:
-        return None
-    typed, meant = query.split(), forms[1].split()
-    if len(typed) != len(meant):
-        return None
-    fixes = {a.lower(): b.lower() for a, b in zip(typed, meant) if a != b}
-    # each word made a possessive is one that a name holds as one ("Fatou's"), not a plural ("circles")
     owners = _possessors(bundle)
-    if not fixes or any(strip_accents(b[:-2]) not in owners for b in fixes.values()):
-        return None
-    return Correction(forms[1], fixes) if _names_a_result(bundle, forms[1]) else None
+    typed = query.split()
+    for meant in forms[1:]:  # every candidate made a possessive first, then each choice of them
+        words_meant = meant.split()
+        if len(typed) != len(words_meant):
+            continue
+        fixes = {a.lower(): b.lower() for a, b in zip(typed, words_meant) if a != b}
+        # each word made a possessive is one that a name holds as one ("Fatou's"), not a plural ("circles")
+        if fixes and all(strip_accents(b[:-2]) in owners for b in fixes.values()) and _names_a_result(bundle, meant):
+            return Correction(meant, fixes)
+    return None
 
 
 _POSSESSORS: weakref.WeakKeyDictionary[Any, frozenset] = weakref.WeakKeyDictionary()
