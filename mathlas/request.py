@@ -87,6 +87,32 @@ def echoed(query: str) -> str:
     and an ellipsis (a 10,000-character query is not sent back in full)."""
     return query if len(query) <= ECHO_CHARS else query[:ECHO_CHARS - 1].rstrip() + "…"
 
+def source_spellings(names: tuple[str, ...], known: list[str], what: str, label: str,
+                     extra: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """``names`` each in the spelling of bundle ``label``'s sources ``known`` (and of ``extra``, a
+    name and what it holds, such as saved findings): a name that differs only in case is that source
+    (``Stacks`` is ``stacks``, as TheoremSearch's ``POST /search`` reads it); another is ``UsageError``
+    naming the closest source, if one is close, and every source."""
+    extra = dict(extra or {})
+    every = [*known, *extra]
+    by_case: dict[str, str] = {}
+    for name in reversed(every):  # of two spellings that differ only in case, the first wins
+        by_case[name.lower()] = name
+    out = []
+    for name in names:
+        right = name if name in every else by_case.get(name.strip().lower())
+        if right is None:
+            import difflib
+
+            close = difflib.get_close_matches(name.strip().lower(), list(by_case), n=1, cutoff=0.6)
+            also = "".join(f" and {n} ({holds})" for n, holds in extra.items())
+            raise UsageError(f"unknown source {name!r} in {what}"
+                             + (f" (did you mean {by_case[close[0]]!r}?)" if close else "")
+                             + f"; this bundle has: {', '.join(known)}{also} (bundle {label})")
+        out.append(right)
+    return tuple(dict.fromkeys(out))
+
+
 # The argument names error messages use; a surface with other names passes its own (``labels``).
 LABELS = {"sources": "sources", "exclude_sources": "exclude_sources", "source_weights": "source_weights",
           "kinds": "kinds", "priors": "priors", "kind_weights": "kind_weights"}
@@ -176,6 +202,23 @@ class SearchRequest:
                    channel_weights=channel_weights,
                    pool=None if pool is None else integer(pool, "pool", 1, 1_000_000),
                    mask=mask, offset=offset, rerank=rerank, collapse=collapse, labels=names)
+
+    def in_spelling_of(self, bundle: Any) -> SearchRequest:
+        """This request with its ``sources`` and ``exclude_sources`` in the spelling of the open
+        ``bundle``'s sources and saved findings (``source_spellings``: any case; the closest name on a
+        miss). The surfaces that open their bundle before the search call it (the CLI, the REST API);
+        the ranking's plan then checks the names again, exactly."""
+        if not (self.sources or self.exclude_sources):
+            return self
+        from dataclasses import replace
+
+        from mathlas.findings import SOURCE as FINDINGS
+
+        extra = {FINDINGS: "results saved with add_finding"}
+        return replace(self, sources=source_spellings(self.sources, bundle.source_names, self.labels["sources"],
+                                                      bundle.label, extra),
+                       exclude_sources=source_spellings(self.exclude_sources, bundle.source_names,
+                                                        self.labels["exclude_sources"], bundle.label, extra))
 
     @property
     def filtered(self) -> bool:

@@ -52,6 +52,37 @@ def test_cli_names_the_source_flag_not_the_mcp_argument(tiny_bundle_dir):
     one_line(p, 2, "unknown source 'nope' in --exclude-source")
 
 
+@pytest.mark.slow
+def test_cli_reads_a_source_in_any_case_and_names_the_closest_on_a_miss(tiny_bundle_dir):
+    """``--source Stacks`` is ``stacks`` (TheoremSearch's POST /search reads names so too); ``--source stack``
+    is refused naming the closest source (walk14 #14)."""
+    def ids(*flags: str) -> list[str]:
+        p = mathlas("search", "ring", "-k", "5", "--json", "--bundle", str(tiny_bundle_dir), *flags)
+        assert p.returncode == 0, p.stderr
+        return [h["id"] for h in json.loads(p.stdout)["hits"]]
+
+    assert ids("--source", "Stacks") == ids("--source", "stacks") and all(i.startswith("stacks:") for i in ids("--source", "STACKS"))
+    assert not any(i.startswith("stacks:") for i in ids("--exclude-source", "Stacks"))
+    p = mathlas("search", "ring", "--source", "stack", "--bundle", str(tiny_bundle_dir))
+    one_line(p, 2, "unknown source 'stack' in --source (did you mean 'stacks'?); this bundle has:")
+    p = mathlas("search", "ring", "--exclude-source", "Hot", "--bundle", str(tiny_bundle_dir))
+    one_line(p, 2, "unknown source 'Hot' in --exclude-source (did you mean 'hott'?)")
+
+
+def test_source_spellings():
+    from mathlas import UsageError
+    from mathlas.request import source_spellings
+
+    known = ["hott", "stacks", "proofwiki"]
+    assert source_spellings(("Stacks", "PROOFWIKI", "stacks"), known, "--source", "b") == ("stacks", "proofwiki")
+    assert source_spellings(("Findings",), known, "--source", "b", {"findings": "saved"}) == ("findings",)
+    with pytest.raises(UsageError, match=r"unknown source 'Stacks Project' in --source \(did you mean 'stacks'\?\); "
+                                         r"this bundle has: hott, stacks, proofwiki and findings \(saved\) \(bundle b\)"):
+        source_spellings(("Stacks Project",), known, "--source", "b", {"findings": "saved"})
+    with pytest.raises(UsageError, match=r"unknown source 'zzz' in --source; this bundle has"):
+        source_spellings(("zzz",), known, "--source", "b")
+
+
 def test_library_refuses_an_unknown_kind(tiny):
     from mathlas import UsageError
 
@@ -64,6 +95,10 @@ def test_http_refuses_an_unknown_kind_naming_its_parameter(web):
                    "unknown kind 'theorm' in the `kind` query parameter (did you mean 'theorem'?)")
     one_line_error(web.get("/api/search", params={"q": "ring", "source": "nope"}), 422,
                    "unknown source 'nope' in the `source` query parameter; this bundle has")
+    one_line_error(web.get("/api/search", params={"q": "ring", "source": "stack"}), 422,
+                   "unknown source 'stack' in the `source` query parameter (did you mean 'stacks'?)")
+    r = web.get("/api/search", params={"q": "ring", "source": "Stacks", "k": 3})
+    assert r.status_code == 200 and r.json()["hits"] and all(h["source"] == "stacks" for h in r.json()["hits"]), r.text
     r = web.post("/search", json={"query": "Sylow", "types": ["theorm"]})
     one_line_error(r, 422, "unknown kind 'theorm' in types")
 

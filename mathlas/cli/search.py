@@ -32,7 +32,7 @@ def _add_search(sub) -> None:
     p.add_argument("query", help="words, a claim, or a formula (LaTeX welcome)")
     p.add_argument("-k", type=int, default=10, help=K_HELP)
     p.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
-    p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable)")
+    p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable; any case)")
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
     p.add_argument("--mode", choices=MODES, default="hybrid")
@@ -129,6 +129,10 @@ def cmd_search(args) -> int:
                              rerank=args.rerank, collapse=not args.all_copies,
                              kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"),
                              labels=CLI_LABELS)
+    if req.sources or req.exclude_sources:  # --source Stacks is stacks; a miss names the closest source
+        from mathlas.engine import open_bundle
+
+        req = req.in_spelling_of(open_bundle(args.bundle))  # the bundle the search opens (shared in the process)
     result = search(req, args.bundle)
     if args.json:
         print_json(result)
