@@ -84,3 +84,16 @@ def test_conjecture_counts_the_transforms_and_skips_the_gcf_search_below_17_digi
     assert "gcf:" not in out.stdout
     out = run("conjecture", "2.718281828459045235360287471352")
     assert out.returncode == 0 and "against 1,008 Moebius transforms of x" in out.stderr
+
+
+@pytest.mark.parametrize("basis, line", [
+    ("zeta3", "mathlas: unknown name 'zeta3'; did you mean zeta(3)? The constants are pi, e, gamma (Euler's), "
+              "Catalan and phi, and a function takes its argument in parentheses, as in zeta(3), log(2), sqrt(2) "
+              "(docs/numeric.md lists them)\n"),
+    ("", "mathlas: the expression is empty; write a number or closed form, e.g. pi, zeta(3) or sqrt(2)/2\n"),
+])
+def test_a_bad_basis_is_one_line_with_what_to_write(basis, line):
+    """walk14: ``--basis zeta3`` listed only five constants and said the name twice; ``--basis ''`` said
+    only 'empty expression'."""
+    out = run("constant", "1.2020569031595942854", "--basis", basis)
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", line)

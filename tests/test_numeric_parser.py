@@ -90,6 +90,35 @@ def test_refusals_name_the_problem():
         parse_expression("1/inf")
 
 
+@pytest.mark.parametrize("text, meant", [("zeta3", "zeta(3)"), ("sqrt2", "sqrt(2)"), ("ln2", "ln(2)"),
+                                         ("Pii", "pi"), ("Catalann", "Catalan")])
+def test_an_unknown_name_says_what_it_likely_means_once(text, meant):
+    """``--basis zeta3`` (walk14): the closest form that works, the name said once, and the constants and
+    function forms that work (the list had left out zeta(3), log(2), sqrt(2))."""
+    with pytest.raises(UsageError) as e:
+        parse_expression(text)
+    line = str(e.value)
+    assert line.startswith(f"unknown name {text!r}; did you mean {meant}? The constants are pi, e, gamma"), line
+    assert "zeta(3), log(2), sqrt(2)" in line and line.count(text) == 1 and "\n" not in line
+
+
+def test_an_unknown_name_in_a_longer_expression_names_both_and_no_guess():
+    with pytest.raises(UsageError, match=r"^unknown name 'foo' in 'foo \+ 1'; the constants are pi, e, .*zeta\(3\)"):
+        parse_expression("foo + 1")
+
+
+def test_a_function_name_that_ends_in_digits_also_offers_the_constant():
+    with pytest.raises(UsageError, match=r"log2 is a function: call it with an argument, e.g. log2\(2\); "
+                                         r"or did you mean log\(2\)\?"):
+        parse_expression("log2")
+
+
+def test_an_empty_expression_says_what_to_write():
+    for empty in ("", "   "):
+        with pytest.raises(UsageError, match=r"^the expression is empty; write a number or closed form, e.g. pi, zeta\(3\)"):
+            parse_expression(empty)
+
+
 def test_deep_and_long_inputs_fail_fast():
     t = time.monotonic()
     for bad in ["(" * 10_000 + "1" + ")" * 10_000, "-" * 5000 + "1", "2^" * 3000 + "2", "1+" * 20_000 + "1"]:

@@ -25,6 +25,7 @@ put several terms in parentheses. An integral's body runs to its ``dx``.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -440,6 +441,32 @@ class _Parser:
         return Node(kind, name=var, args=(low, high, body))
 
 
+# What an unknown name's message lists: the constants by their usual names, and functions as they are called
+KNOWN_NAMES = ("the constants are pi, e, gamma (Euler's), Catalan and phi, and a function takes its argument in "
+               "parentheses, as in zeta(3), log(2), sqrt(2) (docs/numeric.md lists them)")
+
+
+def _meant(name: str) -> str | None:
+    """What an unknown ``name`` likely means: a function with its argument run on (``zeta3``: zeta(3),
+    ``sqrt2``: sqrt(2)), or a constant spelt a little differently (``Pii``: pi)."""
+    if (m := re.fullmatch(r"(.*?\D)_?(\d+)", name)) and 1 in FUNCTIONS.get(m[1], ((), ()))[1]:
+        return f"{m[1]}({m[2]})"
+    constants = [c for c, canon in CONSTANTS.items() if canon != "inf"]
+    by_case = {c.lower(): c for c in reversed(constants)}
+    close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.75)
+    return by_case[close[0]] if close else None
+
+
+def _unknown_name(name: str, source: str, hint: str) -> str:
+    """One line for a name that is neither a constant, a function nor a bound variable: the name (and
+    the expression, when it is more than the name), what it likely means, and the names that work."""
+    where = "" if source.strip() == name else f" in {_clip(source)!r}"
+    meant = _meant(name)
+    if meant:
+        return f"unknown name {name!r}{where}{hint}; did you mean {meant}? {KNOWN_NAMES[0].upper()}{KNOWN_NAMES[1:]}"
+    return f"unknown name {name!r}{where}{hint}; {KNOWN_NAMES}"
+
+
 def _resolve(node: Node, bound: frozenset[str], source: str) -> Node:
     """Turn every ``var`` node into a bound variable or a named constant, or fail clearly."""
     k = node.kind
@@ -449,12 +476,13 @@ def _resolve(node: Node, bound: frozenset[str], source: str) -> Node:
         if node.name in CONSTANTS:
             return Node("const", name=CONSTANTS[node.name])
         if node.name in FUNCTIONS:
-            raise UsageError(f"{node.name} is a function: call it with an argument, e.g. {node.name}(2)")
+            meant = _meant(node.name)  # log2 is log to base 2; log(2) is a constant
+            raise UsageError(f"{node.name} is a function: call it with an argument, e.g. {node.name}(2)"
+                             + (f"; or did you mean {meant}?" if meant else ""))
         hint = ""
         if len(node.name) <= 2 and any(w in source for w in ("sum", "prod", "Σ", "∏")):
             hint = (" (a sum's body is one product term; write sum_{n>=1} (a + b) to sum several terms)")
-        raise UsageError(f"unknown name {node.name!r} in {_clip(source)!r}{hint}; "
-                         "known constants: pi, e, gamma (Euler), Catalan, phi; see docs/numeric.md for functions")
+        raise UsageError(_unknown_name(node.name, source, hint))
     if k in ("sum", "prod", "integral"):
         low, high, body = node.args
         return Node(k, name=node.name, args=(_resolve(low, bound, source), _resolve(high, bound, source),
@@ -487,7 +515,7 @@ def parse_expression(source: str) -> Node:
     """Parse one expression (no ``=``) into a resolved tree, or raise ``UsageError``."""
     p = _Parser(source.strip() if isinstance(source, str) else source)
     if p.peek().kind == "end":
-        raise UsageError("empty expression")
+        raise UsageError("the expression is empty; write a number or closed form, e.g. pi, zeta(3) or sqrt(2)/2")
     node = p.expr()
     if p.peek().kind != "end":
         t = p.peek()
