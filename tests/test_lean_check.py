@@ -472,6 +472,41 @@ def test_cli_json_and_exit_codes(no_lean, capsys):
     assert "`:=` at top level" in capsys.readouterr().err
 
 
+def test_cli_file_errors_are_one_line_and_stdin_is_read(no_lean, tmp_path, monkeypatch, capsys):
+    """`--file t.lean` missing named the file twice with Python's errno text; `--file -` was a file
+    named '-'; bytes that are not UTF-8 and an endless file (/dev/zero: read whole before the size
+    check, it hung) are refused in one line, exit 2."""
+    import io
+    import subprocess
+
+    from mathlas.cli.main import main
+
+    missing = tmp_path / "t.lean"
+    assert main(["verify-formal", "--file", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"mathlas: cannot read the Lean file {missing}: No such file or directory; "
+                   "give the path of a readable file, or - for stdin\n")
+    bad = tmp_path / "bad.lean"
+    bad.write_bytes(b"\xff\xfe theorem")
+    assert main(["verify-formal", "--file", str(bad)]) == 2
+    assert capsys.readouterr().err == (f"mathlas: cannot read the Lean file {bad}: not UTF-8 text; save it as "
+                                       "UTF-8 and try again\n")
+    for stdin, rc, says in ((b"theorem t : 1 = 1 := rfl\n", 1, "UNDETERMINED: No Lean toolchain found"),
+                            (b"  \n", 2, "mathlas: snippet is empty"),
+                            (b"\xff", 2, "mathlas: cannot read the Lean file from stdin: not UTF-8 text")):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        assert main(["verify-formal", "--file", "-"]) == rc
+        out = capsys.readouterr()
+        assert (out.out if rc == 1 else out.err).startswith(says), out
+    if os.path.exists("/dev/zero"):
+        for name in ("/dev/zero", "-"):
+            with open("/dev/zero", "rb") as zeros:
+                done = subprocess.run([sys.executable, "-m", "mathlas", "verify-formal", "--file", name],
+                                      stdin=zeros, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and done.stderr.endswith(
+                "is longer than the limit of 200,000 characters; shorten it\n"), done.stderr
+
+
 # ------------------------------------------------------------------------------ the real kernel
 
 TOOLCHAIN, _ = find_toolchain()

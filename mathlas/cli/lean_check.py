@@ -5,6 +5,7 @@
     mathlas verify-formal --statement "∀ a b : Nat, a + b = b + a" --proof "fun a b => Nat.add_comm a b"
     mathlas verify-formal --snippet "theorem t : 1 + 1 = 2 := rfl" --json
     mathlas verify-formal --file Scratch.lean --imports Mathlib --timeout 120
+    cat Scratch.lean | mathlas verify-formal --file -
 
 Exit codes: 0 VERIFIED_PROOF / TYPECHECKS, 1 anything else (REFUTED, FAILS, INCOMPLETE,
 UNDETERMINED), 2 usage error (also input not shaped as asked: a statement with `:=`, brackets that
@@ -16,7 +17,6 @@ import argparse
 import dataclasses
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from mathlas.errors import UsageError
@@ -33,7 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                        "'theorem t (n : Nat) : n + 0 = n' is read as binders and type")
     p.add_argument("--proof", help="the proof term or tactic block, e.g. 'by simp'")
     p.add_argument("--snippet", help="a whole Lean 4 snippet to typecheck")
-    p.add_argument("--file", type=Path, help="a Lean file to typecheck as a snippet")
+    p.add_argument("--file", metavar="PATH", help="a Lean file (UTF-8) to typecheck as a snippet; - reads stdin")
     p.add_argument("--imports", nargs="+", metavar="MODULE", help="modules to import, e.g. Mathlib")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock limit in seconds, 1..600 (default 60)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -43,16 +43,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run verify_formal and print the verdict, Lean's errors, and the caveat."""
-    from mathlas.tools.lean_check import verify_formal
+    from mathlas.cli.user_file import read_text
+    from mathlas.tools.lean_check import MAX_CHARS, verify_formal
 
     snippet = args.snippet
     if args.file is not None:
         if snippet is not None:
             raise UsageError("give --snippet or --file, not both")
-        try:
-            snippet = args.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError(f"cannot read {args.file}: {e}") from None
+        snippet = read_text(args.file, MAX_CHARS, "the Lean file")
     r = verify_formal(statement=args.statement, proof=args.proof, snippet=snippet, imports=args.imports,
                       timeout_s=args.timeout)
     ok = r.status in ("VERIFIED_PROOF", "TYPECHECKS")

@@ -1,0 +1,48 @@
+"""Reading a file a user names on the command line (``-``: stdin) as text, bounded.
+
+A tool refuses input over its size limit, but a command that read the whole file first never got
+to refuse ``/dev/zero`` or an endless pipe: it hung. :func:`read_text` reads at most one character
+past the limit and answers each failure (missing file, a directory, bytes that are not UTF-8, too
+long) in one line that says what to do, as a :class:`UsageError` (exit 2).
+"""
+from __future__ import annotations
+
+import io
+import sys
+
+from mathlas.errors import UsageError
+
+
+def read_text(name: str, limit: int, what: str) -> str:
+    """The UTF-8 text of the file ``name`` (``-``: standard input), at most ``limit`` characters.
+
+    ``what`` names the input in the messages ("the program", "the Lean file"). Raises UsageError when
+    the file cannot be opened or read, is not UTF-8, or holds more than ``limit`` characters (after
+    reading ``limit + 1`` of them, never the rest)."""
+    shown = f"{what} from stdin" if name == "-" else f"{what} {name}"
+    try:
+        if name == "-":
+            text = _read_stdin(limit + 1)
+        else:
+            with open(name, encoding="utf-8") as f:
+                text = f.read(limit + 1)
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read {shown}: not UTF-8 text; save it as UTF-8 and try again") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {shown}: {e.strerror or e}"
+                         + ("" if name == "-" else "; give the path of a readable file, or - for stdin")) from None
+    if len(text) > limit:
+        raise UsageError(f"{shown} is longer than the limit of {limit:,} characters; shorten it")
+    return text
+
+
+def _read_stdin(n: int) -> str:
+    """At most ``n`` characters of standard input, decoded as UTF-8 whatever the locale says."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # stdin replaced by a text stream (a test, an embedding program)
+        return sys.stdin.read(n)
+    wrapper = io.TextIOWrapper(buffer, encoding="utf-8")
+    try:
+        return wrapper.read(n)
+    finally:
+        wrapper.detach()  # leave sys.stdin's buffer open
