@@ -272,7 +272,7 @@ def test_register_ignores_the_claimed_score_and_keeps_elites(data_dir):
     # the better program comes last, as in FunSearch's prompts
     assert s.prompt.index("[0] * (len(bins) - 1)") < s.prompt.index("-(b - item)")
     empty = funsearch("status", "cap_set", params={"n": 3})
-    assert empty.programs == 0 and "priority_v0" in empty.prompt and "empty" in empty.note
+    assert empty.programs == 0 and "priority_v0" in empty.prompt and "no programs for n=3 yet" in empty.note
 
 
 @pytest.mark.slow
@@ -349,6 +349,65 @@ def test_cli_evaluate_register_status(tmp_path, data_dir):
     assert json.loads(out.stdout)["best"][0]["score"] == 8.0
     assert cli("status", "--param", "n=99").returncode == 2
     assert cli("evaluate", str(tmp_path / "missing.py")).returncode == 2
+
+
+def test_cli_refuses_what_is_not_utf8_text_or_never_ends(tmp_path, capsys):
+    """A program that is not UTF-8 gave a traceback; /dev/zero (as a file or on stdin) hung: it was
+    read whole before the size check. Now one line each, exit 2, after reading at most the limit + 1."""
+    from mathlas.cli.main import main
+    from mathlas.tools.funsearch import MAX_SOURCE
+
+    bad = tmp_path / "b.py"
+    bad.write_bytes(b"\xff\xfe")
+    assert main(["funsearch", "evaluate", str(bad), "--param", "n=3"]) == 2
+    assert capsys.readouterr().err == (f"mathlas: cannot read the program {bad}: not UTF-8 text; save it as UTF-8 "
+                                       "and try again\n")
+    if os.path.exists("/dev/zero"):
+        for name in ("/dev/zero", "-"):
+            with open("/dev/zero", "rb") as zeros:
+                done = subprocess.run([sys.executable, "-m", "mathlas", "funsearch", "evaluate", name, "--param", "n=3"],
+                                      stdin=zeros, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and done.stderr.endswith(
+                f"is longer than the limit of {MAX_SOURCE:,} characters; shorten it\n"), done.stderr
+
+
+def test_cli_register_says_what_it_filed_and_status_names_the_archives_that_exist(tmp_path, data_dir, capsys):
+    """register printed only evaluate's score line (what it filed was in --json alone); status of an
+    empty archive said "empty" without naming the archive that had the programs, and made its directory."""
+    from mathlas.cli.main import main
+
+    prog = tmp_path / "p.py"
+    prog.write_text("def priority(el, n):\n    return -sum(el)\n")
+
+    def cli(*args):
+        rc = main(["funsearch", *args])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    def register(body):  # every one of these scores 8 for n=3
+        prog.write_text(f"def priority(el, n):\n    return {body}\n")
+        rc, out, _ = cli("register", str(prog), "--param", "n=3", "-q")
+        assert rc == 0 and out.startswith("score 8  cell ")
+        return out.splitlines()[1]
+
+    assert register("-sum(el)") == "registered: the archive's new best, elite of cell len0-stat2; 1 program in 1 cell"
+    assert register("-sum(el)") == ("registered: stored, not an elite: cell len0-stat2 keeps its elite (a higher "
+                                    "score, or as high and shorter); 2 programs in 1 cell")
+    # as high a score in shorter source: the new best; longer, in a cell of its own: an elite only
+    assert register("0") == "registered: the archive's new best, elite of cell len0-stat0; 3 programs in 2 cells"
+    assert register("el[0]") == ("registered: the new elite of cell len0-stat1; the best is still 8; "
+                                 "4 programs in 3 cells")
+    rc, out, err = cli("status")
+    assert rc == 0 and out.startswith("0 programs, 0 cells")
+    assert err == ("mathlas: no programs for n=8; archives exist for n=3 (4 programs): "
+                   "mathlas funsearch status --param n=3\n")
+    assert sorted(p.name for p in (data_dir / "funsearch" / "cap_set").iterdir()) == ["n=3"]  # no n=8 made
+    rc, out, err = cli(*err.split(": mathlas funsearch ")[1].split())  # the command it names
+    assert rc == 0 and out.startswith("4 programs, 3 cells") and err == ""
+    rc, out, err = cli("status", "--problem", "bin_packing", "--param", "n_items=60")
+    assert err == ("mathlas: no programs for bin_packing n_items=60 yet: `mathlas funsearch register PROGRAM.py "
+                   "--problem bin_packing --param n_items=60` files one; the prompt starts from the baseline program\n")
+    assert not (data_dir / "funsearch" / "bin_packing").exists()
 
 
 LOOP = "def priority(el, n):\n    while True:\n        pass\n"

@@ -16,7 +16,6 @@ import dataclasses
 import json
 import sys
 
-from mathlas.errors import UsageError
 from mathlas.progress import Call, running
 
 
@@ -65,7 +64,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                          ("status", "best programs and the few-shot prompt for the next version")):
         a = sub.add_parser(action, help=text, description=text)
         if action != "status":
-            a.add_argument("program", help="Python source file defining priority(...), or - for stdin")
+            a.add_argument("program", help="Python source file (UTF-8) defining priority(...), or - for stdin")
         a.add_argument("--problem", default="cap_set", choices=("cap_set", "bin_packing"))
         a.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=N",
                        help="problem parameter, e.g. n=8 (cap_set) or n_items=500 (bin_packing); repeatable")
@@ -86,14 +85,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run one funsearch action; MathlasErrors propagate to ``mathlas.cli.main`` (exit 2 / 1)."""
-    from mathlas.tools.funsearch import funsearch
+    from mathlas.cli.user_file import read_text
+    from mathlas.tools.funsearch import MAX_SOURCE, funsearch
 
     source = None
     if getattr(args, "program", None):
-        try:
-            source = sys.stdin.read() if args.program == "-" else open(args.program, encoding="utf-8").read()
-        except OSError as e:
-            raise UsageError(f"cannot read the program {args.program}: {e.strerror}") from None
+        source = read_text(args.program, MAX_SOURCE, "the program")
     params = dict(args.param) or None
     timeout = getattr(args, "timeout", 60.0)
     call = Call(on_progress=None if getattr(args, "quiet", True) else _say_limit_once(args.program, timeout))
@@ -114,13 +111,56 @@ def run(args) -> int:
                 print(f"{ev.status}: {ev.error}{more}")
             else:
                 print(f"score {ev.score:g}  cell {ev.cell}  ({ev.wall_s:.2f} s; sandbox: {', '.join(ev.isolation)})")
+        if result.registered and result.registered.get("stored"):
+            print(_registered_line(result))
         if args.funsearch_action == "status":
             print(f"{result.programs} programs, {result.cells} cells  ({result.database})")
             for e in result.best:
                 print(f"{e.score:>12g}  {e.cell:<12} {e.lines:>4} lines  {e.program_hash}")
             if args.prompt and result.prompt:
                 print(result.prompt)
+            if not result.programs:  # said with the flags that show the archives that do have programs
+                result.note = _empty_archive_note(result)
     if result.note:
         print(f"mathlas: {result.note}", file=sys.stderr)
     ev = result.evaluation
     return 1 if ev is not None and ev.score is None else 0
+
+
+def _registered_line(result) -> str:
+    """What ``register`` did to the archive, in words: new best, new elite of its cell, or only stored."""
+    r = result.registered
+    counts = f"{result.programs} program{'s' * (result.programs != 1)} in {result.cells} cell{'s' * (result.cells != 1)}"
+    if r["new_best"]:
+        what = f"the archive's new best, elite of cell {r['cell']}"
+    elif r["new_elite"]:
+        what = (f"the new elite of cell {r['cell']}" + (f", replacing {r['replaced']}" if r["replaced"] else "")
+                + (f"; the best is still {result.best[0].score:g}" if result.best else ""))
+    else:
+        what = f"stored, not an elite: cell {r['cell']} keeps its elite (a higher score, or as high and shorter)"
+    return f"registered: {what}; {counts}"
+
+
+def _empty_archive_note(result) -> str:
+    """``no programs for n=8 yet; archives exist for n=4: mathlas funsearch status --param n=4``."""
+    from mathlas.tools.funsearch.problems import PROBLEMS
+
+    asked, others, defaults = result.params, result.other_archives, PROBLEMS[result.problem].defaults
+    # the parameters that tell the archives apart; with no other archive, those not at their default
+    differ = [k for k in asked if any(o["params"].get(k) != asked[k] for o in others)] if others else \
+        [k for k in asked if asked[k] != defaults.get(k)]
+
+    def shown(params):
+        return ", ".join(f"{k}={v}" for k, v in params.items() if k in differ or not differ)
+
+    def flags(params):
+        return "".join(f" --param {k}={v}" for k, v in params.items() if v != defaults.get(k))
+
+    problem = "" if result.problem == "cap_set" else f" --problem {result.problem}"
+    if not others:
+        return (f"no programs for {result.problem} {shown(asked)} yet: `mathlas funsearch register PROGRAM.py"
+                f"{problem}{flags(asked)}` files one; the prompt starts from the baseline program")
+    first = flags(others[0]["params"])
+    listed = "; ".join(f"{shown(o['params'])} ({o['programs']} program{'s' * (o['programs'] != 1)})"
+                       for o in others)
+    return f"no programs for {shown(asked)}; archives exist for {listed}: mathlas funsearch status{problem}{first}"

@@ -68,6 +68,8 @@ class FunSearchResult:
     cells: int = 0
     prompt: str | None = None
     database: str = ""
+    other_archives: list[dict[str, Any]] = field(default_factory=list)  # status of an empty archive: the
+    # archives of this problem with programs, {params, programs} each (another n, another instance set)
     note: str = ""
 
 
@@ -154,5 +156,16 @@ def funsearch(action: Action, problem: str = "cap_set", program: str | None = No
     if action == "status":
         result.prompt = _prompt(spec, elites)
         if not elites:
-            result.note = "the archive is empty: the prompt starts from the baseline program"
+            others = result.other_archives = Database.others(problem, full)
+            differ = {k for o in others for k in full if o["params"].get(k) != full[k]}
+            result.note = (f"no programs for {_shown(full, differ)} yet: the prompt starts from the baseline "
+                           "program")
+            if others:
+                result.note += "; archives with programs exist for " + "; ".join(
+                    _shown(o["params"], differ) for o in others) + " (other_archives)"
     return result
+
+
+def _shown(params: dict[str, Any], keys: set[str]) -> str:
+    """``n=4``: an archive's parameters, only ``keys`` (those that tell the archives apart) when any."""
+    return ", ".join(f"{k}={v}" for k, v in params.items() if k in keys or not keys)

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from mathlas.atomic import atomic_file
 
 LENGTH_BUCKETS = (5, 15, 40, 100)
+_SLUG = re.compile(r"[A-Za-z_]+=-?\d+(,[A-Za-z_]+=-?\d+)*")  # params_slug of integer parameters
 STAT_BUCKETS = 4
 
 
@@ -97,9 +98,35 @@ class Database:
             os.close(dfd)
 
     def state(self) -> dict[str, Any]:
-        """The archive as it is now (cells, best, number of programs registered)."""
+        """The archive as it is now (cells, best, number of programs registered). Reading an archive
+        that does not exist yet creates nothing: no directory for every parameter set asked about."""
+        if not self.root.is_dir():
+            return {"cells": {}, "best": None, "programs": 0}
         with self.locked():
             return self._read_state()
+
+    @classmethod
+    def others(cls, problem: str, params: dict[str, Any], base: Path | None = None) -> list[dict[str, Any]]:
+        """The other archives of ``problem`` that hold programs: ``{"params": {...}, "programs": n}``
+        each, most programs first. Read without the lock: ``elites.json`` is only ever renamed into
+        place, so it is whole or absent."""
+        here = cls.open(problem, params, base).root
+        found = []
+        try:
+            roots = sorted(p for p in here.parent.iterdir() if p.is_dir() and p != here)
+        except OSError:  # no archive of this problem yet
+            return []
+        for root in roots:
+            if not _SLUG.fullmatch(root.name):
+                continue
+            try:
+                programs = int(json.loads((root / "elites.json").read_text(encoding="utf-8")).get("programs", 0))
+            except (OSError, ValueError, AttributeError):
+                continue
+            if programs:
+                them = {k: int(v) for k, v in (pair.split("=") for pair in root.name.split(","))}
+                found.append({"params": them, "programs": programs})
+        return sorted(found, key=lambda o: -o["programs"])
 
     def add(self, source: str, score: float, statistic: float, details: dict[str, Any]) -> dict[str, Any]:
         """Record a program the harness scored; returns what changed (new elite, new best, cell)."""
