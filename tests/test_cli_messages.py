@@ -92,3 +92,38 @@ def test_lean_search_and_search_give_k_the_same_range(capsys):
         assert rc == 0
         helps.append(" ".join(out.split("  -k K", 1)[1].split("--offset", 1)[0].split()))
     assert helps == [f"number of hits, 1..{MAX_K} (default 10)"] * 2
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["identify", "1.6449"], "unknown command 'identify'; did you mean `mathlas constant 1.6449`? "
+                             "(`mathlas constant --help` shows the usage)"),
+    (["identify", "1", "1", "2", "3"], "unknown command 'identify'; did you mean `mathlas sequence 1 1 2 3`?"),
+    (["identify"], "unknown command 'identify'; did you mean 'constant' or 'sequence'?"),
+    (["oeis", "1", "1", "2", "3"], "unknown command 'oeis'; did you mean `mathlas sequence 1 1 2 3`?"),
+    (["identify_sequence", "1", "2"], "unknown command 'identify_sequence'; did you mean `mathlas sequence 1 2`?"),
+    (["identify_constant", "1.6449"], "unknown command 'identify_constant'; did you mean `mathlas constant 1.6449`?"),
+    (["verify", "1=1"], "unknown command 'verify'; did you mean 'verify-numeric' or 'verify-formal'?"),
+    (["search_formal_math", "a+b=b+a"], "unknown command 'search_formal_math'; did you mean "
+                                        "`mathlas lean search a+b=b+a`? (`mathlas lean search --help` shows"),
+    (["oeiss", "1", "2"], "unknown command 'oeiss'; did you mean `mathlas sequence 1 2`?"),  # misspelt alias
+])
+def test_another_name_for_a_command_names_the_command(argv, says, capsys):
+    """`mathlas identify 1.6449` and `mathlas oeis 1 1 2 3` answered only 'unknown command ... one of:
+    (every command)'; the MCP tools are identify_constant and identify_sequence."""
+    rc, out, err = run_main(argv, capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("mathlas: " + says), err
+
+
+def test_every_alias_leads_to_a_command_and_every_mcp_tool_has_one():
+    from mathlas.cli.main import ALIASES, build_parser
+    from mathlas.tools import available_tool_names
+
+    parser = build_parser()
+    for alias, commands in ALIASES.items():
+        for command in commands:
+            with pytest.raises(SystemExit) as e:  # --help exits 0 for a command that exists
+                parser.parse_args([*command.split(), "--help"])
+            assert e.value.code == 0, (alias, command)
+    roots = {a for a in parser._subparsers._group_actions[0].choices}
+    assert all(t.replace("_", "-") in ALIASES or t in roots for t in available_tool_names())

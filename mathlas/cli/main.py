@@ -83,8 +83,63 @@ def _log_to_stderr(quiet: bool) -> None:
     log_to_stderr("mathlas", quiet)
 
 
+# Names a user may try for a command: the MCP tools' names (identify_constant is `mathlas constant`)
+# and a few words from elsewhere (an OEIS lookup). Read after the spelling is normalised (lower
+# case, '_' as '-'); a name that is a command is never looked up here.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "search-existing-math": ("search",), "find": ("search",), "get-by-id": ("show",),
+    "get-statement": ("show",), "get": ("show",), "search-formal-math": ("lean search",),
+    "get-dependencies": ("lean deps",), "deps": ("lean deps",), "dependencies": ("lean deps",),
+    "identify-constant": ("constant",), "identify": ("constant", "sequence"), "closed-form": ("constant",),
+    "identify-sequence": ("sequence",), "oeis": ("sequence",), "verify-numeric": ("verify-numeric",),
+    "verify": ("verify-numeric", "verify-formal"),
+    "conjecture-relation": ("conjecture",), "relation": ("conjecture",), "pslq": ("conjecture",),
+    "applicability-checklist": ("checklist",), "mapping-scaffold": ("scaffold",),
+    "search-directive": ("directive",), "add-finding": ("findings add",), "finding": ("findings",),
+    "verify-formal": ("verify-formal",), "lean-check": ("verify-formal",), "prove": ("verify-formal",),
+}
+
+
+def alias_hint(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The one-line error for a command given by another name (``identify``, ``oeis``, an MCP tool's
+    name): which command to run instead, with the arguments given; None when the name is a command
+    or no alias (argparse then answers, naming the closest spelling)."""
+    import difflib
+    import re
+    import shlex
+
+    given = next((a for a in argv if not a.startswith("-")), None)
+    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if given is None or given in commands:
+        return None
+    name = given.lower().replace("_", "-")
+    if name not in ALIASES and not difflib.get_close_matches(given, list(commands), n=1, cutoff=0.5):
+        # misspelt alias ('idenitfy', 'oeiss'); a close command is argparse's to suggest, as for 'serch'
+        name = next(iter(difflib.get_close_matches(name, list(ALIASES), n=1, cutoff=0.8)), name)
+    meant = ALIASES.get(name)
+    if meant is None:
+        return None
+    args = argv[argv.index(given) + 1:]
+    terms = [a for a in args if not a.startswith("--")]
+    if meant == ("constant", "sequence") and terms:  # `identify`: a decimal is a constant, integers a sequence
+        if len(terms) == 1 and re.fullmatch(r"[-+]?\d*\.\d+(e[-+]?\d+)?", terms[0], re.I):
+            meant = ("constant",)
+        elif len(terms) > 1 and all(re.fullmatch(r"-?\d+,?", a) for a in terms):
+            meant = ("sequence",)
+    if len(meant) > 1:  # the arguments fit one of them at most: named without them
+        return f"unknown command {given!r}; did you mean {' or '.join(map(repr, meant))}? (`mathlas --help` shows the usage)"
+    rest = shlex.join(args)
+    run = f"mathlas {meant[0]}" + (f" {rest}" if rest and len(rest) <= 60 else "")
+    return f"unknown command {given!r}; did you mean `{run}`? (`mathlas {meant[0]} --help` shows the usage)"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    hint = alias_hint(parser, sys.argv[1:] if argv is None else argv)
+    if hint:
+        print(f"mathlas: {hint}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     _log_to_stderr(bool(getattr(args, "quiet", False)))
     try:
         if args.command in COMMANDS:  # a command of an extra: one line naming it, not a traceback
