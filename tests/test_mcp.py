@@ -609,6 +609,8 @@ def test_toolbox_tools_good_and_bad_over_mcp(tiny_bundle_dir, tmp_path):
         for tool, good, bad, key in TOOLBOX_CALLS:
             assert key in ok(server.call(tool, **good)), tool
             assert error_text(server.call(tool, **bad)), tool
+        # a bad term is counted from 1, as in the CLI (walk14)
+        assert "term 2 of 3 is 'x'" in error_text(server.call("identify_sequence", terms=[1, "x", 3]))
         r = ok(server.call("verify_formal", statement="theorem t (a b : Nat) : a + b = b + a", proof="by omega"))
         assert r["header"].startswith("read `theorem t` as a header") and r["proof_status"] != "REFUTED"
         assert "snippet" in error_text(server.call("verify_formal", statement="theorem t : 1 = 1 := rfl", proof="rfl"))

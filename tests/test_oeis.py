@@ -101,6 +101,27 @@ def test_bad_terms_are_usage_errors(oeis, terms):
     assert "\n" not in str(e.value)
 
 
+def test_a_bad_term_is_counted_from_one(oeis):
+    """walk14: ``mathlas sequence a b`` said 'term 0 is 'a''; people count the first term as 1."""
+    with pytest.raises(UsageError, match=r"^term 1 of 2 is 'a': terms must be integers"):
+        identify_sequence(["a", "b"])
+    with pytest.raises(UsageError, match=r"^term 3 of 3 has more than 1000 digits"):
+        identify_sequence([1, 2, "9" * 1001])
+
+
+@pytest.mark.slow
+def test_cli_a_bad_term_is_counted_from_one(tmp_path):
+    """The line a person reads: one line, exit 2, the term counted from 1."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MATHLAS_OEIS_DIR": str(tmp_path / "none"), "MATHLAS_DATA_DIR": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-m", "mathlas", "sequence", "1", "2", "x", "4"], capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert (p.returncode, p.stdout, p.stderr) == (
+        2, "", "mathlas: term 3 of 4 is 'x': terms must be integers (or decimal integer strings)\n")
+
+
 @pytest.mark.parametrize("kwargs", [{"max_results": 0}, {"max_results": 1001}, {"max_results": True},
                                     {"max_results": "3"}, {"transforms": "yes"}])
 def test_bad_options_are_usage_errors(oeis, kwargs):

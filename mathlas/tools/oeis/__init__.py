@@ -142,14 +142,15 @@ def _parse_terms(terms: Any) -> list[int]:
     if len(terms) > MAX_TERMS:
         raise UsageError(f"give at most {MAX_TERMS} terms (got {len(terms)})")
     out: list[int] = []
-    for i, t in enumerate(terms):
+    for i, t in enumerate(terms, start=1):  # counted as people count them: the first term is term 1
+        which = f"term {i} of {len(terms)}"
         if isinstance(t, bool) or not isinstance(t, (int, str)) or isinstance(t, str) and not _INT.fullmatch(t):
-            raise UsageError(f"term {i} is {t!r}: terms must be integers (or decimal integer strings)")
+            raise UsageError(f"{which} is {t!r}: terms must be integers (or decimal integer strings)")
         if isinstance(t, str) and len(t.strip().lstrip("+-")) > MAX_DIGITS:
-            raise UsageError(f"term {i} has more than {MAX_DIGITS} digits")
+            raise UsageError(f"{which} has more than {MAX_DIGITS} digits")
         v = int(t)
         if v.bit_length() > 3322:  # about MAX_DIGITS decimal digits
-            raise UsageError(f"term {i} has more than {MAX_DIGITS} digits")
+            raise UsageError(f"{which} has more than {MAX_DIGITS} digits")
         out.append(v)
     return out
 
