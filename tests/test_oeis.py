@@ -112,9 +112,6 @@ def test_a_bad_term_is_counted_from_one(oeis):
 @pytest.mark.slow
 def test_cli_a_bad_term_is_counted_from_one(tmp_path):
     """The line a person reads: one line, exit 2, the term counted from 1."""
-    import subprocess
-    import sys
-
     env = {**os.environ, "MATHLAS_OEIS_DIR": str(tmp_path / "none"), "MATHLAS_DATA_DIR": str(tmp_path)}
     p = subprocess.run([sys.executable, "-m", "mathlas", "sequence", "1", "2", "x", "4"], capture_output=True,
                        text=True, timeout=120, env=env)
@@ -339,6 +336,46 @@ def test_pull_installs_and_indexes(http_root, tmp_path, monkeypatch):
     assert (dest / "stripped.gz").read_bytes() == (www / "stripped.gz").read_bytes()
     assert (dest / "index-v1" / "stamp.json").is_file()
     assert found(identify_sequence([1, 1, 2, 3, 5, 8])) == [("A000045", 1)]
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then released): a fetch from it fails at once, as offline."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_pull_that_cannot_fetch_says_how_to_install_by_hand_and_the_way_works(tmp_path, monkeypatch):
+    """walk14: offline, 'could not fetch ... Name or service not known' and nothing to do next. The
+    message says how to install the files fetched elsewhere; doing what it says installs them."""
+    from mathlas.tools.oeis.pull import pull
+
+    dest = tmp_path / "installed"
+    monkeypatch.setenv("MATHLAS_OEIS_DIR", str(dest))
+    base = f"http://127.0.0.1:{_closed_port()}"
+    with pytest.raises(InstallError) as e:
+        pull(base, quiet=True)
+    line = str(e.value)
+    assert line.startswith(f"could not fetch {base}/stripped.gz: ") and "\n" not in line
+    assert (f"; without the network here, download stripped.gz and names.gz from {base} elsewhere, then run "
+            f"`mathlas data pull oeis --url file:///FOLDER/WITH/THEM` to check and install them into {dest}, "
+            "or copy them there yourself ($MATHLAS_OEIS_DIR sets the folder lookups read") in line
+    fetched = write_oeis(tmp_path / "fetched elsewhere")
+    assert pull(fetched.as_uri(), quiet=True) == dest
+    assert found(identify_sequence([1, 1, 2, 3, 5, 8])) == [("A000045", 1)]
+    with pytest.raises(InstallError, match=r"could not fetch file://.*; put stripped.gz and names.gz in that folder$"):
+        pull((tmp_path / "empty").as_uri(), quiet=True)
+
+
+@pytest.mark.slow
+def test_cli_pull_that_cannot_fetch_is_one_line_with_the_next_step(tmp_path):
+    env = {**os.environ, "MATHLAS_OEIS_DIR": str(tmp_path / "oeis"), "MATHLAS_DATA_DIR": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-m", "mathlas", "data", "pull", "oeis", "--url",
+                        f"http://127.0.0.1:{_closed_port()}", "-q"], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 1 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("mathlas: could not fetch http://127.0.0.1:") and "--url file:///FOLDER/WITH/THEM" in p.stderr
 
 
 def _truncated(www: Path) -> None:

@@ -47,6 +47,20 @@ def check_file(path: Path, kind: str) -> int:
     return n
 
 
+def by_hand(base: str, dest: Path) -> str:
+    """What to do when the files cannot be fetched from ``base`` (no network, a proxy, a mirror
+    down): fetch them elsewhere, then install them from a folder (``--url file:///...``, checked as
+    a download is), or copy them into ``dest`` yourself."""
+    from .index import NAMES, STRIPPED
+
+    if base.startswith("file:"):
+        return f"; put {STRIPPED} and {NAMES} in that folder"
+    return (f"; without the network here, download {STRIPPED} and {NAMES} from {base} elsewhere, then "
+            f"run `mathlas data pull oeis --url file:///FOLDER/WITH/THEM` to check and install them into {dest}, "
+            f"or copy them there yourself ($MATHLAS_OEIS_DIR sets the folder lookups read; "
+            "`mathlas data path oeis` prints it)")
+
+
 def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = False,
          build_index: bool = True) -> Path:
     """Download ``stripped.gz`` and ``names.gz`` from ``base_url`` into ``dest`` (default: where
@@ -68,7 +82,10 @@ def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = F
                 tmp = dest / f"{TMP_PREFIX}{os.getpid()}-{name}"
                 staged[name] = tmp
                 talk(f"[oeis] downloading {url}", quiet)
-                _download(url, tmp, quiet=quiet)
+                try:
+                    _download(url, tmp, quiet=quiet)
+                except InstallError as e:
+                    raise InstallError(f"{e}{by_hand(base, dest)}") from None
                 try:
                     n = check_file(tmp, kind)
                 except OeisDataError as e:
