@@ -134,6 +134,20 @@ def test_remove_by_hash_in_its_human_form(data):
     assert (p.returncode, p.stdout, p.stderr) == (0, "", f"removed {f.id}\n")
 
 
+@pytest.mark.slow
+def test_a_url_with_a_bad_port_is_refused_in_one_line(data):
+    """walk14: ``findings add S http://localhost:99999/x`` was stored; urllib cannot open such a URL."""
+    p = subprocess.run([sys.executable, "-m", "mathlas", "findings", "add", NAKAYAMA, "http://localhost:99999/x"],
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "MATHLAS_DATA_DIR": str(data)})
+    assert (p.returncode, p.stdout, p.stderr) == (
+        2, "", "mathlas: source_url's port must be a number from 1 to 65535, got 'http://localhost:99999/x'; "
+               "correct it or leave it out (https://host/path)\n")
+    assert not store_file(data).exists()
+    from mathlas.tools.findings import add_finding
+
+    assert add_finding(NAKAYAMA, "http://localhost:8080/x").source_url == "http://localhost:8080/x"
+
+
 @pytest.mark.parametrize("args, message", [
     (("", URL), "statement is empty"),
     (("   \n", URL), "statement is empty"),
@@ -145,6 +159,10 @@ def test_remove_by_hash_in_its_human_form(data):
     ((NAKAYAMA, "javascript:alert(1)"), "http(s) URL"),
     ((NAKAYAMA, "https://"), "http(s) URL"),
     ((NAKAYAMA, "https://exa mple.org"), "http(s) URL"),
+    ((NAKAYAMA, "http://:80/x"), "http(s) URL"),  # a port and no host
+    ((NAKAYAMA, "http://localhost:99999/x"), "source_url's port must be a number from 1 to 65535"),
+    ((NAKAYAMA, "https://example.org:http/x"), "source_url's port must be a number from 1 to 65535"),
+    ((NAKAYAMA, "https://example.org:0/x"), "source_url's port must be a number from 1 to 65535"),
     ((NAKAYAMA, URL, "n" * 501), "name is 501"),
     ((NAKAYAMA, URL, None, 3), "slogan must be text"),
 ])

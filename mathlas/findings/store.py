@@ -133,9 +133,16 @@ def validate(statement, source_url, name=None, slogan=None) -> tuple[str, str, s
         raise UsageError("source_url is required: the http(s) address where the result was found")
     source_url = source_url.strip()
     parsed = urlparse(source_url)
-    if (parsed.scheme.lower() not in ("http", "https") or not parsed.netloc or len(source_url) > MAX_URL_CHARS
+    if (parsed.scheme.lower() not in ("http", "https") or not parsed.hostname or len(source_url) > MAX_URL_CHARS
             or any(c.isspace() for c in source_url)):
         raise UsageError(f"source_url must be an http(s) URL like https://arxiv.org/abs/2101.00001, got {source_url[:200]!r}")
+    try:
+        port = parsed.port  # ValueError for a port that is no number or past 65535
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise UsageError(f"source_url's port must be a number from 1 to 65535, got {source_url[:200]!r}; "
+                         "correct it or leave it out (https://host/path)")
     return statement, source_url, _optional(name, "name"), _optional(slogan, "slogan")
 
 
