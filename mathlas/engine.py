@@ -25,7 +25,7 @@ import numpy as np
 from mathlas.bundle import (ENCODER_DIR, MANIFEST, META, META_ARROW, RERANKER_DIR, Manifest,
                             encoder_fingerprint, verify)
 from mathlas.errors import BundleCorruptError, UsageError
-from mathlas.headings import old_bundle_heading
+from mathlas.headings import old_bundle_heading, stacks_heading
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 import mathlas.ranking.settings as settings
 
@@ -365,6 +365,7 @@ class Bundle:
             ids, names, titles, texts, links, licenses = (r(keys) for r in readers)
         wanted = {c: self.strings(c)(keys) for c in fields if self.has_column(c)}
         sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
+        headings = _headings(self, keys, ids, sources, kinds, names, titles)
         out = []
         for i in range(len(keys)):
             extra = {c: v for c, values in wanted.items() if (v := values[i]) is not None}
@@ -374,8 +375,7 @@ class Bundle:
             source, kind = (self.source_names[sources[i]] if sources[i] >= 0 else None,
                             self._kind_names[kinds[i]] if kinds[i] >= 0 else None)
             out.append(Hit(id=ids[i], source=source, kind=kind, name=names[i] or "", title=titles[i] or "",
-                           heading=old_bundle_heading(self.manifest, ids[i], source, kind, names[i], titles[i]),
-                           text=snippet(texts[i]),
+                           heading=headings[i], text=snippet(texts[i]),
                            link=links[i] or "", license=licenses[i] or "",
                            score=0.0 if scores is None else float(scores[i]),
                            ranks={"lexical": None, "dense": None, **(ranks[i] if ranks is not None else {})},
@@ -430,9 +430,29 @@ class Bundle:
         extra = {k: v for k, v in row.items() if k not in CORE_COLUMNS and v is not None}
         return Document(id=row["id"], source=row["source"], kind=row["kind"], name=row["name"] or "",
                         title=row["title"] or "", body=row["body"] or "", slogan=row.get("slogan") or "",
-                        heading=old_bundle_heading(self.manifest, *(row[c] for c in ("id", "source", "kind", "name", "title"))),
+                        heading=_heading(self.manifest, row),
                         text=row["text"] or "", link=row["link"] or "", license=row["license"] or "",
                         bundle=self.label, fields=extra)
+
+
+def _heading(manifest, row: Mapping[str, Any]) -> str:
+    """A document's heading where its columns alone do not make it (``Hit.heading``; "" otherwise): a
+    Stacks statement named by its \\label's words (``stacks_heading``), an old bundle's ProofWiki title."""
+    if row["source"] == "stacks":
+        return stacks_heading(row["kind"], row["name"], row["title"], row.get("label"))
+    return old_bundle_heading(manifest, *(row[c] for c in ("id", "source", "kind", "name", "title")))
+
+
+def _headings(bundle: Bundle, keys: list[int], ids, sources, kinds, names, titles) -> list[str]:
+    """``_heading`` of each of ``keys`` (the columns already read; the ``label`` column read for the
+    Stacks statements among them only)."""
+    stacks = bundle.source_names.index("stacks") if "stacks" in bundle.source_names else None
+    labels = (bundle.strings("label")(keys) if stacks is not None and stacks in sources
+              and bundle.has_column("label") else [None] * len(keys))
+    return [_heading(bundle.manifest, {"id": ids[i], "kind": bundle._kind_names[kinds[i]] if kinds[i] >= 0 else None,
+                                       "source": bundle.source_names[sources[i]] if sources[i] >= 0 else None,
+                                       "name": names[i], "title": titles[i], "label": labels[i]})
+            for i in range(len(keys))]
 
 
 # ------------------------------------------------------------------------------ the one way in

@@ -15,7 +15,9 @@ reads them, with the id and the source, into three fields that mean one thing ev
 * ``context``: where it lives: a breadcrumb (Stacks, HoTT, Open Logic, Napkin), PlanetMath's category,
   a ProofNet book, a Lean module; empty where the bundle does not say.
 
-A saved finding is headed by its name, else by the first words of its statement.
+A saved finding is headed by its name, else by the first words of its statement. A Stacks statement
+whose name is only its ``\\label``'s words is headed by its kind and section (``stacks_heading``, which
+the bundle calls with its ``label`` column).
 
 The function reads only ``id``, ``source``, ``kind``, ``name`` and ``title``, which every hit and every
 document carry, so ``mathlas search`` and ``mathlas show`` (CLI, ``--json``, MCP, ``/api``, the page) agree
@@ -100,6 +102,32 @@ def old_bundle_heading(manifest, doc_id: str, source: str | None, kind: str | No
     if source != "proofwiki" or not old_proofwiki_titles(manifest.name, manifest.version):
         return ""
     return describe(doc_id, source, kind or "", name or "", title or "", formulas_as_words=True).heading
+
+
+# a Stacks \label as the bundle's ``label`` column holds it: the chapter's file stem, the environment, the words
+_STACKS_LABEL = re.compile(r"(?:^|-)(?:lemma|theorem|proposition|definition|corollary|remark|remarks|example|"
+                           r"exercise|situation|section|subsection|equation|item)-(.+)$")
+
+
+def stacks_heading(kind: str | None, name: str | None, title: str | None, tex_label: str | None) -> str:
+    r"""The heading of a Stacks statement whose name is its ``\label``'s words ("when surjective local"
+    of ``algebra-lemma-when-surjective-local``, "NAK localization", "PID UFD"): by its kind and section,
+    as any untitled statement (``Lemma in Nakayama's lemma``); "" when the name is the source's own
+    (``[Nakayama's lemma]``, "Key Lemma (secondary ramification)") or the label is not read. The label's
+    words stay what search reads (the retrieval text), and the tag is the hit's label."""
+    m = _STACKS_LABEL.search(tex_label or "")
+    if not name or not m:
+        return ""
+    words = " ".join(re.split(r"[-_:]+", m.group(1))).strip()
+    if _folded(name) != _folded(words):
+        return ""
+    return _untitled(kind or "", tidy(title))
+
+
+def _folded(text: str) -> str:
+    from mathlas.ranking.text import strip_accents
+
+    return " ".join(strip_accents(text).casefold().split())
 
 
 def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEADING_CHARS) -> str:

@@ -307,3 +307,38 @@ def test_a_metamath_comment_that_compares_is_its_heading_and_an_old_section_path
     assert describe("metamath:frgrareggt1", "metamath", "theorem", "frgrareggt1", sentence).heading == sentence
     old = describe("metamath:x", "metamath", "theorem", "x", "GRAPH THEORY > Friendship graphs")
     assert (old.heading, old.context) == ("x", "GRAPH THEORY > Friendship graphs")
+
+
+def test_a_stacks_statement_named_by_its_label_is_headed_by_its_kind_and_section():
+    from mathlas.headings import stacks_heading
+
+    title = "Commutative Algebra > Nakayama's lemma"
+    assert stacks_heading("lemma", "when surjective local", title, "algebra-lemma-when-surjective-local") == \
+        "Lemma in Nakayama's lemma"
+    assert stacks_heading("lemma", "NAK localization", title, "algebra-lemma-NAK-localization") == \
+        "Lemma in Nakayama's lemma"
+    # accents the reader put back, a chapter stem with a hyphen
+    assert stacks_heading("definition", "étale", "More on Algebra > Étale", "more-algebra-definition-etale") == \
+        "Definition in Étale"
+    # a name the source gives is the heading
+    assert stacks_heading("lemma", "Nakayama's lemma", title, "algebra-lemma-NAK") == ""
+    assert stacks_heading("lemma", "Key Lemma (secondary ramification)", "X > Y", "x-lemma-secondary-ramification") == ""
+    assert stacks_heading("lemma", "when surjective local", title, None) == ""
+
+
+def test_stacks_label_headings_on_every_surface(default_bundle_dir):
+    """A walkthrough read Stacks headings as junk: "0E8M when surjective local", "034V PID UFD" (the
+    \\label's words, which the Stacks site never shows). Search, show, the API's document and the MCP
+    summary head them by kind and section now; a Stacks name of its own (Nakayama's lemma) stays."""
+    from mathlas.hit import summarize
+    from mathlas.request import SearchRequest
+    from mathlas.service import document, search
+
+    doc = document("stacks:0E8M")
+    assert (doc.heading, doc.label, doc.name) == ("Lemma in Nakayama's lemma", "0E8M", "when surjective local")
+    got = search(SearchRequest.make("Nakayama lemma", 10), default_bundle_dir, findings=False)
+    hit = next(h for h in got.hits if h.id == "stacks:0E8M")
+    assert hit.heading == doc.heading and summarize(hit).heading == doc.heading
+    assert document("stacks:00DV").heading == "Nakayama's lemma"
+    listing = run("search", "Nakayama lemma", "-k", "10", "-q").stdout
+    assert "stacks:0E8M  Lemma in Nakayama's lemma" in listing and "when surjective local\n" not in listing
