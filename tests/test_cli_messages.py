@@ -127,3 +127,24 @@ def test_every_alias_leads_to_a_command_and_every_mcp_tool_has_one():
             assert e.value.code == 0, (alias, command)
     roots = {a for a in parser._subparsers._group_actions[0].choices}
     assert all(t.replace("_", "-") in ALIASES or t in roots for t in available_tool_names())
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["checklist", "-"], "mathlas: the text from stdin is longer than the limit of 1,000,000 characters"),
+    (["directive", "-"], "mathlas: the text from stdin is longer than the limit of 1,000,000 characters"),
+    (["findings", "add", "-", "https://example.org/x"],
+     "mathlas: the statement from stdin is longer than the limit of 20,000 characters"),
+])
+def test_an_endless_stdin_is_refused_not_read_to_its_end(argv, says, tmp_path):
+    """`checklist -`, `directive -` and `findings add -` read stdin whole before any limit was checked:
+    an endless pipe hung them. They read one character past the limit now, and refuse."""
+    import os
+
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(tmp_path)}
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run([sys.executable, "-m", "mathlas", *argv], stdin=zeros, capture_output=True, text=True,
+                              timeout=60, env=env)
+    assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
+    assert not any(tmp_path.iterdir())        # nothing stored

@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     if action == "add":
         from mathlas.tools.findings import add_finding
 
-        statement = sys.stdin.read() if args.statement == "-" else args.statement
+        from mathlas.cli.user_file import read_text
+        from mathlas.findings.store import MAX_STATEMENT_CHARS
+
+        # stdin read to the store's limit and one character more, never to its end (an endless pipe)
+        statement = read_text("-", MAX_STATEMENT_CHARS, "the statement") if args.statement == "-" else args.statement
         r = add_finding(statement, args.source_url, name=args.name, slogan=args.slogan)
         if args.json:
             print(json.dumps(dataclasses.asdict(r), ensure_ascii=False))

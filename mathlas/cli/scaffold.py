@@ -47,8 +47,15 @@ def add_parser(subparsers) -> None:
     _bundle(p)
 
 
+# stdin is read to this many characters, never to its end (an endless pipe hung the command); the tools
+# cut what they read at their own limit and say so (mathlas.tools.scaffold.MAX_CHARS)
+MAX_STDIN_CHARS = 1_000_000
+
+
 def _text(value: str) -> str:
-    return sys.stdin.read() if value == "-" else value
+    from mathlas.cli.user_file import read_text
+
+    return read_text("-", MAX_STDIN_CHARS, "the text") if value == "-" else value
 
 
 def _print_checklist(c) -> None:
