@@ -148,3 +148,42 @@ def test_an_endless_stdin_is_refused_not_read_to_its_end(argv, says, tmp_path):
                               timeout=60, env=env)
     assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
     assert not any(tmp_path.iterdir())        # nothing stored
+
+
+def _run_on_a_terminal(argv: list[str], timeout: float = 120) -> tuple[int, str]:
+    """Run ``mathlas ARGV`` with stdout and stderr on a pseudo-terminal, as a person's shell does."""
+    import os
+
+    main_fd, tty = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "mathlas", *argv], stdout=tty, stderr=tty,
+                            stdin=subprocess.DEVNULL)
+    os.close(tty)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:   # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main_fd)
+    return proc.wait(timeout), out.decode()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="no pseudo-terminals")
+def test_a_long_tool_shows_its_progress_on_a_terminal_and_erases_it():
+    """`conjecture` on a long decimal ran 25 s without a word. On a terminal a progress line now says
+    what it computes and for how long, and is erased before the answer is printed."""
+    pytest.importorskip("mpmath")
+    x = "3.1415926535897932384626433832795028841971693993751" + "5" * 300
+    rc, out = _run_on_a_terminal(["conjecture", x, "--timeout", "4"])
+    assert rc == 1, out
+    assert "\r\x1b[Kmathlas: computing (" in out and " s of 4 s" in out
+    progress_end = out.rindex(" s of 4 s") + len(" s of 4 s")
+    assert out[progress_end:].startswith("\r\x1b[K") and "continued fraction: [3; 7, 15" in out[progress_end:]
+    assert "no relation found" in out[progress_end:]            # the answer after the erased line
+    # not on a pipe: a log gets the answer alone
+    piped = subprocess.run([sys.executable, "-m", "mathlas", "conjecture", x, "--timeout", "2"],
+                           capture_output=True, text=True, timeout=120)
+    assert "computing (" not in piped.stderr and "\x1b[K" not in piped.stderr + piped.stdout

@@ -7,7 +7,9 @@ exit codes and the shared options are ``mathlas.cli.common``'s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 
 # light: every command module imports its tool (and numpy, the mcp SDK...) inside run()
 from mathlas.cli import (
@@ -133,6 +135,68 @@ def alias_hint(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     return f"unknown command {given!r}; did you mean `{run}`? (`mathlas {meant[0]} --help` shows the usage)"
 
 
+PROGRESS_AFTER_S = 1.0  # a tool that waits this long on its child (numeric, Lean, a program) says so
+
+
+@contextlib.contextmanager
+def progress_on_terminal(quiet: bool, stream=None) -> Iterator[None]:
+    """While a long tool waits on its child process (``mathlas.progress``: the numeric worker, Lean, the
+    FunSearch sandbox), one line on a terminal's stderr says what it does and for how long ("mathlas:
+    computing (2 partial results) … 12 s of 30 s"), rewritten in place and erased before anything else
+    is written (the answer, on stdout or stderr). Nothing when stderr is not a terminal (a log, a pipe)
+    or with ``-q``."""
+    from mathlas.progress import Call, running
+
+    stream = sys.stderr if stream is None else stream
+    if quiet or not stream.isatty():
+        yield
+        return
+    line = _ProgressLine(stream)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Erasing(sys.stdout, line), _Erasing(sys.stderr, line)
+    try:
+        with running(Call(on_progress=line.show)):
+            yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        line.erase()
+
+
+class _ProgressLine:
+    """The one progress line of ``progress_on_terminal``."""
+
+    def __init__(self, stream):
+        self.stream, self.shown = stream, False
+
+    def show(self, done: float, total: float | None, message: str | None) -> None:
+        if done < PROGRESS_AFTER_S:
+            return
+        of = f" of {total:.0f} s" if total else ""
+        self.stream.write(f"\r\033[Kmathlas: {message or 'working'} … {done:.0f} s{of}")
+        self.stream.flush()
+        self.shown = True
+
+    def erase(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+class _Erasing:
+    """A text stream that erases the progress line before it writes."""
+
+    def __init__(self, inner, line: _ProgressLine):
+        self._inner, self._line = inner, line
+
+    def write(self, text: str) -> int:
+        self._line.erase()
+        return self._inner.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     hint = alias_hint(parser, sys.argv[1:] if argv is None else argv)
@@ -144,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in COMMANDS:  # a command of an extra: one line naming it, not a traceback
             require(COMMANDS[args.command], f"mathlas {args.command}")
-        return args.run(args)
+        if args.command in ("mcp", "serve"):  # a server reports each call's progress to its own client
+            return args.run(args)
+        with progress_on_terminal(bool(getattr(args, "quiet", False))):
+            return args.run(args)
     except UsageError as e:
         print(f"mathlas: {e}", file=sys.stderr)
         return 2
