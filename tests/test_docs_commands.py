@@ -412,6 +412,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas scaffold --problem 'Let $M$ be a finitely generated module over a local ring with $\\mathfrak m M = M$. "
     "Prove that $M = 0$.' --candidate \"Krull's theorem\"": Run((SHOWN,), rc=2, data="session"),
     "mathlas checklist \"Nakayama's lemma\"": Run((SHOWN,), data="session"),
+    # a Lean declaration read from its signature: the tests' formal bundle holds Mathlib's Nat/Prime/Defs
+    "mathlas checklist lean:Nat.Prime.two_le --bundle mathlib": Run((SHOWN,), subst={"mathlib": "{formal}"}),
     # the directive's key phrases follow the noun phrases (tests/test_key_phrases.py)
     'mathlas directive "is every finitely generated flat module over a local ring free?"': Run((SHOWN,), data="session"),
     'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '

@@ -1,7 +1,8 @@
 """Applicability scaffolds: ``applicability_checklist`` and ``mapping_scaffold``.
 
 Both turn text into structure for an agent to fill in; neither judges anything. Splitting a statement
-(math protected, lists, sentences and cues, conjunctions) is ``mathlas.tools.latex_split``, and picking a
+(math protected, lists, sentences and cues, conjunctions) is ``mathlas.tools.latex_split``, splitting a
+formal bundle's Lean declaration (binders, premises, target) ``mathlas.tools.lean_split``, and picking a
 problem's key terms is ``mathlas.tools.key_phrases``; this module reads the tools' arguments, fetches a
 statement by its id, and builds the checklist, the problem's signature and the mapping questions.
 
@@ -18,6 +19,7 @@ from mathlas.tools.key_phrases import STOP_WORDS, key_phrases
 from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_CUES, ChecklistPart, Precondition,
                                        clean_statement, complete_clause, protected_mask, split_problem, split_statement,
                                        tidy)
+from mathlas.tools.lean_split import split_declaration
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
 __all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "NameLookup", "Precondition",
@@ -189,14 +191,42 @@ def look_up_name(name: str, bundle: str | None, what: str = "candidate") -> Name
                      f"top ids found: {found}")
 
 
-def _resolve(statement: str, bundle: str | None) -> tuple[str, str, str]:
-    """(source label, statement text, kind): a stable id is fetched from the bundle (lazily)."""
+def _resolve(statement: str, bundle: str | None) -> tuple[str, str, str, Any]:
+    """(source label, statement text, kind, the document or None): a stable id is fetched from the
+    bundle (lazily)."""
     if is_stable_id(statement):
         from mathlas.tools.informal import get_by_id
 
         doc = get_by_id(statement.strip(), bundle=bundle)
-        return doc.id, doc.body or doc.text, doc.kind or ""
-    return "text", statement, ""
+        return doc.id, doc.body or doc.text, doc.kind or "", doc
+    return "text", statement, "", None
+
+
+def _lean_checklist(doc: Any) -> tuple[str, list[Precondition], str, list[MathObject], list[str]] | None:
+    """A formal bundle's declaration read by ``mathlas.tools.lean_split`` from its signature: (the
+    statement shown, preconditions, conclusion, its variables as objects, notes); None for any other
+    document (its text is LaTeX or prose, for the LaTeX splitter)."""
+    signature = doc.fields.get("signature") if doc is not None and doc.source == "lean" else None
+    if signature is None:
+        return None
+    signature = " ".join(signature.split())[:MAX_CHARS]
+    kind = doc.kind or "declaration"
+    split = split_declaration(kind, signature)
+    objects: dict[str, MathObject] = {}
+    for name, type_ in split.variables:
+        objects.setdefault(name, MathObject(symbol=name, description=type_))
+    notes = []
+    if split.definition:
+        notes.append(f"{doc.id} is a {kind}, a definition: it states no result, so there is no conclusion to check"
+                     + ("; its binders are listed as preconditions" if split.preconditions else ""))
+    elif not signature:
+        made, origin = doc.fields.get("generated"), doc.fields.get("generated_from")
+        notes.append(f"the bundle holds no signature for {doc.id}: nothing to split"
+                     + (f"; @[{made}] makes it from lean:{origin}" if made and origin else ""))
+    elif not split.conclusion:
+        notes.append(f"{doc.id}'s signature has no type after its binders: no conclusion to check")
+    statement = f"{kind} {doc.name} {signature}".strip() if signature else (doc.body or doc.text)
+    return statement, split.preconditions, split.conclusion, list(objects.values()), notes
 
 
 def applicability_checklist(statement: str, problem: str | None = None, bundle: str | None = None) -> Checklist:
@@ -208,29 +238,43 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
         statement: LaTeX, prose, a stable id ("stacks:00DV") or a name.
         problem: optional; split likewise, side by side.
     """
+    return _checklist(statement, problem, bundle)[0]
+
+
+def _checklist(statement: str, problem: str | None, bundle: str | None) -> tuple[Checklist, list[MathObject] | None]:
+    """The checklist, and for a Lean declaration its variables as the objects to map (None otherwise:
+    the objects are read off the statement's text)."""
     text, truncated = _text_arg(statement, "statement")
     lookup = look_up_name(text, bundle, "statement") if names_a_result(text) else None
-    source, body, kind = _resolve(lookup.id if lookup else text, bundle)
+    source, body, kind, doc = _resolve(lookup.id if lookup else text, bundle)
     notes = []
     if source != "text":
         notes.append(f"statement fetched from the bundle by id {source}")
-    if kind == "proof":
-        notes.append(f"{source} is a proof, not a statement: what it splits into are steps of the proof; "
-                     "check the statement it proves instead (search for its title)")
-    if len(body) > MAX_CHARS:
-        body, truncated = body[:MAX_CHARS], True
-    if truncated:
-        notes.append(f"input cut at {MAX_CHARS} characters")
-    pre, conclusion, parts = split_statement(body)
-    if not conclusion:
-        notes.append("no conclusion found: the statement may be a definition or only hypotheses")
-    if not pre and not parts and kind != "proof":
-        notes.append("no explicit hypotheses (no let/if/assume...): they may sit in the subject's noun "
-                     "phrase, e.g. 'A uniformly continuous map on a compact space ...'; read them off it")
-    elif len(pre) == 1 and pre[0].cue in SUBJECT_CUES:
-        notes.append(f"no let/if/assume: P1 is the sentence's subject ('{pre[0].text}'); each property in it "
-                     "(an adjective, an 'of'/'on'/'over'/'with' phrase) is a hypothesis to check on its own")
-    out = Checklist(source=source, statement=clean_statement(body), preconditions=pre, conclusion=conclusion,
+    lean = _lean_checklist(doc)
+    objects = None
+    if lean is not None:
+        shown, pre, conclusion, objects, lean_notes = lean
+        parts: list[ChecklistPart] = []
+        notes += lean_notes
+    else:
+        if kind == "proof":
+            notes.append(f"{source} is a proof, not a statement: what it splits into are steps of the proof; "
+                         "check the statement it proves instead (search for its title)")
+        if len(body) > MAX_CHARS:
+            body, truncated = body[:MAX_CHARS], True
+        if truncated:
+            notes.append(f"input cut at {MAX_CHARS} characters")
+        pre, conclusion, parts = split_statement(body)
+        shown = clean_statement(body)
+        if not conclusion:
+            notes.append("no conclusion found: the statement may be a definition or only hypotheses")
+        if not pre and not parts and kind != "proof":
+            notes.append("no explicit hypotheses (no let/if/assume...): they may sit in the subject's noun "
+                         "phrase, e.g. 'A uniformly continuous map on a compact space ...'; read them off it")
+        elif len(pre) == 1 and pre[0].cue in SUBJECT_CUES:
+            notes.append(f"no let/if/assume: P1 is the sentence's subject ('{pre[0].text}'); each property in it "
+                         "(an adjective, an 'of'/'on'/'over'/'with' phrase) is a hypothesis to check on its own")
+    out = Checklist(source=source, statement=shown, preconditions=pre, conclusion=conclusion,
                     parts=parts, instructions=CHECKLIST_INSTRUCTIONS, truncated=truncated, notes=notes,
                     by_name=lookup)
     if problem is not None:
@@ -240,7 +284,7 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
         if ptrunc:
             out.truncated = True
             notes.append(f"problem cut at {MAX_CHARS} characters")
-    return out
+    return out, objects
 
 
 # ------------------------------------------------------------------------------ mapping
@@ -303,6 +347,13 @@ MAPPING_INSTRUCTIONS = (
 )
 
 
+def _shown(o: MathObject, lean: bool) -> str:
+    """An object as the objects question lists it: ``$M$: finite module`` from LaTeX, ``p : ℕ`` from Lean."""
+    if lean:
+        return f"{o.symbol} : {o.description}" if o.description else o.symbol
+    return f"${o.symbol}$: {o.description}"
+
+
 def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) -> MappingScaffold:
     """What a candidate result needs against what a problem gives: the problem's objects, hypotheses
     and goal, the candidate's checklist, a question per precondition and for the conclusion, and an
@@ -314,17 +365,18 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     ptext, _ = _text_arg(problem, "problem")
     ctext, _ = _text_arg(candidate, "candidate")
     lookup = look_up_name(ctext, bundle) if names_a_result(ctext) else None
-    checklist = applicability_checklist(lookup.id if lookup else candidate, problem=ptext, bundle=bundle)
+    checklist, lean_objects = _checklist(lookup.id if lookup else candidate, ptext, bundle)
     checklist.by_name = lookup   # the candidate's own lookup (the checklist was given the id it found)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
     sig = ProblemSignature(objects=problem_objects(clean_statement(ptext)), hypotheses=hyps, goal=goal,
                            terms=key_phrases(ptext))
-    cand_objs = problem_objects(checklist.statement)
+    # a Lean declaration's objects are its variables, written as Lean writes them (p : ℕ)
+    cand_objs = problem_objects(checklist.statement) if lean_objects is None else lean_objects
     questions: list[MappingQuestion] = []
     if cand_objs or sig.objects:
         questions.append(MappingQuestion(
             id="objects", kind="objects",
-            candidate_side="; ".join(f"${o.symbol}$: {o.description}" for o in cand_objs),
+            candidate_side="; ".join(_shown(o, lean_objects is not None) for o in cand_objs),
             problem_side="; ".join(f"${o.symbol}$: {o.description}" for o in sig.objects),
             question="Which object of the problem plays the role of each symbol of the candidate?"))
     all_pre = list(checklist.preconditions) + [q for part in checklist.parts for q in part.preconditions]
