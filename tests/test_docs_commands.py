@@ -414,6 +414,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "mathlas checklist \"Nakayama's lemma\"": Run((SHOWN,), data="session"),
     # a Lean declaration read from its signature: the tests' formal bundle holds Mathlib's Nat/Prime/Defs
     "mathlas checklist lean:Nat.Prime.two_le --bundle mathlib": Run((SHOWN,), subst={"mathlib": "{formal}"}),
+    # a problem with nothing to search is refused before any search
+    'mathlas directive "🙂🙂🙂"': Run((SHOWN,), rc=2),
     # the directive's key phrases follow the noun phrases (tests/test_key_phrases.py)
     'mathlas directive "is every finitely generated flat module over a local ring free?"': Run((SHOWN,), data="session"),
     'mathlas search "bounded gaps between primes" --author "T. Tao" --category math.NT --year-min 2010 '

@@ -291,6 +291,53 @@ def test_search_directive_bad_input(bundle):
         search_directive("groups", k=0, bundle=bundle)
 
 
+# A new user's `mathlas directive "🙂🙂🙂"` made a plan from nothing: no key terms, an arXiv query for
+# Hilbert's epsilon-operator and ten unrelated "named results", exit 0.
+NOTHING_TO_SEARCH = ["🙂🙂🙂", "Is it true?", "a b c", "x", "?!"]
+
+
+@pytest.mark.parametrize("problem", NOTHING_TO_SEARCH)
+def test_directive_refuses_a_problem_with_nothing_to_search(bundle, problem):
+    from mathlas.tools.directive import search_directive
+
+    with pytest.raises(UsageError) as e:
+        search_directive(problem, bundle=bundle)
+    assert str(e.value).startswith("no mathematical terms found in the problem: describe it in words or LaTeX")
+
+
+@pytest.mark.parametrize("problem", ["$x^2 + y^2 = z^2$", "1, 1, 2, 3, 5, 8, 13", "π", "∫ f = 0", "primes"])
+def test_directive_plans_for_a_formula_or_a_word(bundle, problem):
+    """Math without a word still has something to search (a formula, a sequence, a constant), and so has a word."""
+    from mathlas.tools.directive import has_math, search_directive
+
+    d = search_directive(problem, k=3, bundle=bundle)
+    assert d.key_terms or has_math(problem)
+
+
+def test_directive_cli_refuses_nothing_to_search(bundle, capsys):
+    rc, out, err = _cli(["directive", "🙂🙂🙂", "-b", bundle], capsys)
+    assert rc == 2 and out == ""
+    assert err.splitlines() == ["mathlas: no mathematical terms found in the problem: describe it in words or LaTeX "
+                                "(e.g. 'is every finitely generated flat module over a local ring free?')"]
+    rc, out, _ = _cli(["directive", "🙂🙂🙂", "-b", bundle, "--json"], capsys)
+    assert rc == 2 and out == ""
+
+
+@pytest.mark.slow
+def test_directive_over_mcp_refuses_nothing_to_search(bundle):
+    pytest.importorskip("mcp")
+    from test_mcp import McpServer, error_text, ok, server_env
+
+    server = McpServer(server_env(MATHLAS_BUNDLE=bundle))
+    try:
+        text = error_text(server.call("search_directive", problem="🙂🙂🙂"))
+        assert "no mathematical terms found in the problem: describe it in words or LaTeX" in text
+        assert ok(server.call("search_directive", problem="$x^2 + y^2 = z^2$", k=3))["named_results"] is not None
+        assert not server.stream_errors and "Traceback" not in server.stderr()
+    finally:
+        server.close()
+
+
 # ------------------------------------------------------------------------------ CLI and registry
 
 def test_tools_registered():

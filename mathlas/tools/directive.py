@@ -214,6 +214,19 @@ def _quoted(term: str) -> str:
     return f'"{term}"' if " " in term else term
 
 
+# math a problem may be made of without a word: LaTeX, a digit, an operator or relation, a Greek letter,
+# ℕ ℤ ℚ ℝ ℂ and the like (Unicode's math symbols, category Sm, are checked apart)
+_MATH_CHAR = re.compile(r"[$\\0-9=<>+*/^_|∣Α-Ωα-ωϑϕϵℂℕℙℚℝℤℵ]")
+
+
+def has_math(text: str) -> bool:
+    """Whether ``text`` holds math to search for without words (``$x^2+y^2=z^2$``, ``1, 1, 2, 3, 5``,
+    ``π``, ``∫ f``): LaTeX, a digit, an operator, a Greek or a blackboard letter, a math symbol."""
+    import unicodedata
+
+    return bool(_MATH_CHAR.search(text)) or any(unicodedata.category(c) == "Sm" for c in text)
+
+
 def _looks_named(name: str) -> bool:
     """Whether a hit's name reads as a result's name: a possessive in any case ("Nakayama's", "nakayama's")
     or one of seven kind words. Not ``mathlas.tools.scaffold.names_a_result``'s shape (a capitalised
@@ -263,6 +276,10 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
         text = text[:MAX_CHARS]
         notes.append(f"problem cut at {MAX_CHARS} characters")
     terms = key_phrases(text)
+    if not terms and not has_math(text):
+        # nothing the search could take hold of: a plan would be the bundle's answer to noise
+        raise UsageError("no mathematical terms found in the problem: describe it in words or LaTeX "
+                         "(e.g. 'is every finitely generated flat module over a local ring free?')")
     query = text if len(text) <= 2000 else " ".join(terms)
     res = search_existing_math(query, k=k, bundle=bundle)
 
