@@ -206,8 +206,9 @@ class SearchRequest:
     def in_spelling_of(self, bundle: Any) -> SearchRequest:
         """This request with its ``sources`` and ``exclude_sources`` in the spelling of the open
         ``bundle``'s sources and saved findings (``source_spellings``: any case; the closest name on a
-        miss). The surfaces that open their bundle before the search call it (the CLI, the REST API);
-        the ranking's plan then checks the names again, exactly."""
+        miss). ``mathlas.service.search_ranked`` calls it, so every surface (the CLI, MCP, the REST API,
+        the library's service) reads a source the same way; the ranking's plan then checks the names
+        again, exactly."""
         if not (self.sources or self.exclude_sources):
             return self
         from dataclasses import replace

@@ -137,6 +137,7 @@ def search_ranked(req: SearchRequest, bundle: BundleSpec = None, *,
     from mathlas.ranking.pipeline import pipeline_for
 
     b = _open(bundle)
+    req = req.in_spelling_of(b)  # a source named in any case ("Stacks"); a miss names the closest source
     ranked = pipeline_for(b).rank(req, findings=open_store() if findings else None)
     hits = ranked.hits
     steps = [NextStep("get_by_id", {"id": h.id}, "the whole statement, link and license") for h in hits[:NEXT_FOR_TOP]]

@@ -69,6 +69,22 @@ def test_cli_reads_a_source_in_any_case_and_names_the_closest_on_a_miss(tiny_bun
     one_line(p, 2, "unknown source 'Hot' in --exclude-source (did you mean 'hott'?)")
 
 
+def test_the_mcp_tool_and_the_service_read_a_source_in_any_case(tiny_bundle_dir):
+    """The CLI and /api/search read `Stacks` as `stacks`; MCP's search_existing_math and the library's
+    service still refused it: the spelling is read in ``service.search_ranked`` now, for every surface."""
+    from mathlas import UsageError
+    from mathlas.request import SearchRequest
+    from mathlas.service import search
+    from mathlas.tools.informal import search_existing_math
+
+    got = search(SearchRequest.make("ring", 5, sources=["Stacks"]), tiny_bundle_dir, findings=False)
+    assert got.hits and all(h.source == "stacks" for h in got.hits)
+    tool = search_existing_math("ring", k=5, source_filter={"include": ["STACKS"]}, bundle=str(tiny_bundle_dir))
+    assert [h.id for h in tool.hits] == [h.id for h in got.hits]
+    with pytest.raises(UsageError, match=r"unknown source 'stack' in source_filter.include \(did you mean 'stacks'\?\)"):
+        search_existing_math("ring", k=5, source_filter={"include": ["stack"]}, bundle=str(tiny_bundle_dir))
+
+
 def test_source_spellings():
     from mathlas import UsageError
     from mathlas.request import source_spellings

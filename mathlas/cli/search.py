@@ -129,11 +129,7 @@ def cmd_search(args) -> int:
                              rerank=args.rerank, collapse=not args.all_copies,
                              kind_weights=name_weights(args.kind_weights, "--kind-weight", "proof=0.5"),
                              labels=CLI_LABELS)
-    if req.sources or req.exclude_sources:  # --source Stacks is stacks; a miss names the closest source
-        from mathlas.engine import open_bundle
-
-        req = req.in_spelling_of(open_bundle(args.bundle))  # the bundle the search opens (shared in the process)
-    result = search(req, args.bundle)
+    result = search(req, args.bundle)  # --source Stacks is stacks; a miss names the closest source (service)
     if args.json:
         print_json(result)
         return 0

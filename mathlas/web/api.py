@@ -244,10 +244,7 @@ def search(query: str, *, k: int = 10, mode: str = "hybrid", sources: list[str] 
     req = SearchRequest.make(query, k, mode=mode, sources=sources, exclude_sources=exclude, kinds=kinds,
                              paper_filter=paper_filter, priors=priors, offset=offset, rerank=rerank,
                              kind_weights=kind_weights, collapse=not all_copies, labels=HTTP_LABELS)
-    if req.sources or req.exclude_sources:  # source=Stacks is stacks; a miss names the closest source
-        b = open_bundle(bundle)
-        return _asdict(run_search(req.in_spelling_of(b), b))
-    return _asdict(run_search(req, bundle))
+    return _asdict(run_search(req, bundle))  # source=Stacks is stacks; a miss names the closest source (service)
 
 
 # The GET of this API that does what a ``next`` step's tool does (a tool not listed has none: identify_constant,
