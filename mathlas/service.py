@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from mathlas.errors import UsageError
@@ -179,7 +180,7 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
     every installed formal bundle, ``mathlas.formal.formal_bundle_specs``), with the bundle's PageRank
     prior unless the request sets its weight, and without the deprecated declarations when
     ``req.deprecated`` is False."""
-    from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_spec, formal_bundle_specs,
+    from mathlas.formal import (FORMAL_FIELDS, PRIOR, current_mask, formal_bundle_specs,
                                 formal_hit, formal_kinds, module_mask, open_formal)
     from mathlas.ranking.pipeline import pipeline_for
 
@@ -205,8 +206,7 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
                           collapse=req.collapse, labels={**LABELS, "kinds": req.labels["kinds"]})
     ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
     hits = [formal_hit(h) for h in ranked.hits]
-    spec = formal_bundle_spec(bundle) if bundle is None or isinstance(bundle, str) else b.name
-    steps = _lean_next(req, [(spec, h) for h in hits])
+    steps = _lean_next(req, [(_passed_back(bundle, b), h) for h in hits])
     return FormalSearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
                               next=steps, **_match(b, req, ranked))
 
@@ -231,25 +231,48 @@ def _lean_search_many(req: LeanSearchRequest, specs: list[str]) -> FormalSearchR
                               searched_for=best.searched_for, cut=best.cut)
 
 
-def _lean_next(req: LeanSearchRequest, page: list[tuple[str, Hit]]) -> list[NextStep]:
-    """The calls worth making after a Lean search, each hit with the formal bundle it came from:
-    the first two hits whole; what the best one is built on; and a proof that uses it, checked by
-    the Lean kernel, only when it is a theorem or lemma (``by exact`` of a def, structure or class
-    proves nothing): for any other kind, the declarations that use it (what is proved about it)."""
+def _passed_back(bundle: str | Bundle | None, b: Bundle) -> str | None:
+    """The ``bundle`` argument a next step of a Lean search passes back, so that the call reaches the
+    bundle searched: none where a call without one does (the default formal bundle, which a server's
+    ``--formal-bundle`` sets; an installed one, which ``get_by_id`` finds holding the id); an
+    installed bundle's name; else the caller's own spelling (a local path). Never the server's path
+    of a bundle it serves: over HTTP that argument is refused (and shows the server's disk)."""
+    from mathlas.formal import formal_bundle_specs
+    from mathlas.releases.install import bundles_dir
+
+    if not isinstance(bundle, str):
+        return None if bundle is None else b.name
+    here = b.root.resolve()
+    if any(Path(spec).expanduser().resolve() == here for spec in formal_bundle_specs(None) if "/" in spec or os.sep in spec):
+        return None
+    if bundles_dir().resolve() in here.parents:
+        return None if len(formal_bundle_specs(None)) > 1 or b.name in formal_bundle_specs(None) else b.name
+    return bundle
+
+
+def _lean_next(req: LeanSearchRequest, page: list[tuple[str | None, Hit]]) -> list[NextStep]:
+    """The calls worth making after a Lean search, each hit with the ``bundle`` argument that reaches
+    the formal bundle it came from (``_passed_back``; None: left out): the first two hits whole; what
+    the best one is built on; and a proof that uses it, checked by the Lean kernel, only when it is a
+    theorem or lemma (``by exact`` of a def, structure or class proves nothing): for any other kind,
+    the declarations that use it (what is proved about it)."""
     from mathlas.formal import PROOF_KINDS
 
-    steps = [NextStep("get_by_id", {"id": h.id, "bundle": spec}, "signature, docstring, module, link and dependencies")
+    def args(**given) -> dict:
+        return {k: v for k, v in given.items() if v is not None}
+
+    steps = [NextStep("get_by_id", args(id=h.id, bundle=spec), "signature, docstring, module, link and dependencies")
              for spec, h in page[:2]]
     if page:
         spec, best = page[0]
-        steps.append(NextStep("get_dependencies", {"id": best.id, "direction": "uses", "bundle": spec},
+        steps.append(NextStep("get_dependencies", args(id=best.id, direction="uses", bundle=spec),
                               "what the best hit is built on"))
         if best.kind in PROOF_KINDS:
             steps.append(NextStep("verify_formal", {"statement": "<your statement>", "proof": f"by exact {best.name} ..."},
                                   "check a proof that uses the hit with the Lean kernel"))
         else:
             kind = best.kind or "declaration"
-            steps.append(NextStep("get_dependencies", {"id": best.id, "direction": "used_by", "bundle": spec},
+            steps.append(NextStep("get_dependencies", args(id=best.id, direction="used_by", bundle=spec),
                                   f"the best hit is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a theorem: "
                                   "the declarations that use it (what is proved about it)"))
     elif req.modules:
