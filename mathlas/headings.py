@@ -110,24 +110,20 @@ _STACKS_LABEL = re.compile(r"(?:^|-)(?:lemma|theorem|proposition|definition|coro
 
 
 def stacks_heading(kind: str | None, name: str | None, title: str | None, tex_label: str | None) -> str:
-    r"""The heading of a Stacks statement whose name is its ``\label``'s words ("when surjective local"
-    of ``algebra-lemma-when-surjective-local``, "NAK localization", "PID UFD"): by its kind and section,
-    as any untitled statement (``Lemma in Nakayama's lemma``); "" when the name is the source's own
-    (``[Nakayama's lemma]``, "Key Lemma (secondary ramification)") or the label is not read. The label's
-    words stay what search reads (the retrieval text), and the tag is the hit's label."""
+    r"""The heading of a Stacks statement whose name is its ``\label``'s words as written ("when surjective
+    local" of ``algebra-lemma-when-surjective-local``, "NAK localization", "PID UFD"): by its kind and
+    section, as any untitled statement (``Lemma in Nakayama's lemma``); "" when the name is the source's
+    own or the label is not read. The comparison is exact: the reader keeps a ``[...]`` name equal to
+    the label's words but for case ("Popescu" of ``smoothing-theorem-popescu``, "Chinese remainder",
+    "Smooth base change"), and spells a label word with the accents or capital its chapter writes it
+    with, so a name that differs from the label's words in any letter is kept as the heading. The
+    label's words stay what search reads (the retrieval text), and the tag is the hit's label."""
     m = _STACKS_LABEL.search(tex_label or "")
     if not name or not m:
         return ""
-    words = " ".join(re.split(r"[-_:]+", m.group(1))).strip()
-    if _folded(name) != _folded(words):
+    if " ".join(name.split()) != " ".join(re.split(r"[-_:]+", m.group(1))).strip():
         return ""
     return _untitled(kind or "", tidy(title))
-
-
-def _folded(text: str) -> str:
-    from mathlas.ranking.text import strip_accents
-
-    return " ".join(strip_accents(text).casefold().split())
 
 
 def first_words(text: str, leads: tuple[str, ...] = (), limit: int = FINDING_HEADING_CHARS) -> str:

@@ -317,11 +317,15 @@ def test_a_stacks_statement_named_by_its_label_is_headed_by_its_kind_and_section
         "Lemma in Nakayama's lemma"
     assert stacks_heading("lemma", "NAK localization", title, "algebra-lemma-NAK-localization") == \
         "Lemma in Nakayama's lemma"
-    # accents the reader put back, a chapter stem with a hyphen
-    assert stacks_heading("definition", "étale", "More on Algebra > Étale", "more-algebra-definition-etale") == \
-        "Definition in Étale"
-    # a name the source gives is the heading
+    # a chapter stem with a hyphen
+    assert stacks_heading("lemma", "derived complete zero", "More on Algebra > Derived Completion",
+                          "more-algebra-lemma-derived-complete-zero") == "Lemma in Derived Completion"
+    # a name the source gives is the heading, also one equal to the label's words but for case
+    # (smoothing-theorem-popescu is [Popescu]), or a label word the reader spelt with its accents
     assert stacks_heading("lemma", "Nakayama's lemma", title, "algebra-lemma-NAK") == ""
+    assert stacks_heading("theorem", "Popescu", "Smoothing Ring Maps > The main theorem", "smoothing-theorem-popescu") == ""
+    assert stacks_heading("lemma", "Chinese remainder", "Algebra > Miscellany", "algebra-lemma-chinese-remainder") == ""
+    assert stacks_heading("definition", "étale", "More on Algebra > Étale", "more-algebra-definition-etale") == ""
     assert stacks_heading("lemma", "Key Lemma (secondary ramification)", "X > Y", "x-lemma-secondary-ramification") == ""
     assert stacks_heading("lemma", "when surjective local", title, None) == ""
 
@@ -340,5 +344,6 @@ def test_stacks_label_headings_on_every_surface(default_bundle_dir):
     hit = next(h for h in got.hits if h.id == "stacks:0E8M")
     assert hit.heading == doc.heading and summarize(hit).heading == doc.heading
     assert document("stacks:00DV").heading == "Nakayama's lemma"
+    assert document("stacks:07GC").heading == "Popescu" and document("stacks:00DT").heading == "Chinese remainder"
     listing = run("search", "Nakayama lemma", "-k", "10", "-q").stdout
     assert "stacks:0E8M  Lemma in Nakayama's lemma" in listing and "when surjective local\n" not in listing
