@@ -228,10 +228,11 @@ def test_every_tool_has_description_and_schemas(tool_list):
         assert t.description and len(t.description) > 40, t.name
         assert t.output_schema and t.output_schema.get("type") == "object", t.name
         assert t.input_schema["properties"], t.name
-    for t in tool_list:  # the Args: lines of the docstring describe each argument
-        if t.name in SEARCH_TOOLS:
-            for name, prop in t.input_schema["properties"].items():
-                assert prop.get("description"), f"{t.name}.{name} has no description"
+    for t in tool_list:  # the Args: lines of the docstring (else registry.SHARED_ARGS) describe every argument
+        for name, prop in t.input_schema["properties"].items():
+            assert prop.get("description"), f"{t.name}.{name} has no description"
+    params = next(t for t in tool_list if t.name == "funsearch").input_schema["properties"]["params"]
+    assert "cap_set {n: 1..8, default 8}" in params["description"]
     search = next(t for t in tool_list if t.name == "search_existing_math")
     assert search.input_schema["required"] == ["query"]
     assert {"query", "bundle", "mode", "hits", "next"} <= set(search.output_schema["properties"])

@@ -220,16 +220,22 @@ def _compact(schema: Any, *, output: bool) -> Any:
     return out
 
 
+# What an argument several tools share means, for a tool whose docstring does not say (the scaffold
+# tools' ``bundle``, the problem of mapping_scaffold and search_directive): every argument a client
+# sees is described (tests/test_mcp.py)
+SHARED_ARGS = {"bundle": "default: $MATHLAS_BUNDLE or the default bundle.", "problem": "words or LaTeX."}
+
+
 def argument_schema(tool: str, parameters: dict[str, Any], descriptions: dict[str, str]) -> dict[str, Any]:
-    """The input schema clients see: compacted, each argument described by its docstring line and
-    refined by ``FACTS[tool].args``."""
+    """The input schema clients see: compacted, each argument described by its docstring line (else
+    by ``SHARED_ARGS``) and refined by ``FACTS[tool].args``."""
     schema = compact(parameters)
     props = schema.get("properties", {})
     for name, extra in facts(tool).args.items():
         if name in props:
             props[name] = {**props[name], **extra}
-    for name, text in descriptions.items():
-        if name in props and text:
+    for name, text in {**SHARED_ARGS, **{k: v for k, v in descriptions.items() if v}}.items():
+        if name in props:
             props[name].setdefault("description", text)
     return schema
 

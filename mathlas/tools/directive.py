@@ -262,7 +262,7 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
     tools to run next.
 
     Args:
-        k: how many bundle hits to draw from.
+        k: bundle hits to draw on.
     """
     from mathlas.tools import available_tool_names
     from mathlas.tools.informal import search_existing_math

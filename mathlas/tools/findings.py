@@ -57,12 +57,13 @@ def _embed_now(store, finding) -> bool:
 
 def add_finding(statement: str, source_url: str, name: str | None = None,
                 slogan: str | None = None) -> FindingResult:
-    """Save a result you found on the web so that search_existing_math returns it
-    from now on (source "findings") with its link. The same statement is stored once. For checked
-    results, not your own conjectures.
+    """Save a result found on the web: search_existing_math returns it from now on (source
+    "findings") with its link. The same statement is stored once. For checked results, not your
+    own conjectures.
 
     Args:
         statement: as its source writes it (prose or LaTeX).
+        source_url: where you read it.
         name: its usual name, e.g. "Nakayama's lemma".
         slogan: one line on what it is good for.
     """

@@ -40,21 +40,20 @@ def search_existing_math(query: str, k: int = 10, source_filter: dict[str, list[
                          rerank: bool | None = None, kind_weights: dict[str, float] | None = None,
                          all_copies: bool = False) -> SearchResult:
     """Search known mathematics (Stacks Project, PlanetMath, HoTT book, Open Logic, Napkin, ProofNet,
-    ProofWiki, Metamath's set.mm, your add_finding results) for statements matching a question,
-    claim or formula: use it before proving something. Hits have stable ids for get_statement and get_by_id.
+    ProofWiki, Metamath; findings: your add_finding results): use it before proving something.
 
     Args:
-        query: words, a claim or a formula (LaTeX welcome).
+        query: a question, a claim or a formula (LaTeX welcome).
         k: hits per answer.
-        source_filter: e.g. {"include": ["stacks"]}; "findings" are add_finding results.
+        source_filter: e.g. {"include": ["stacks"]}.
         source_weights: factor on a source's score, e.g. {"stacks": 2}; 0 drops it.
         mode: hybrid fuses keywords (lexical) and meaning (dense).
         kinds: e.g. ["theorem", "definition"].
         bundle: default: $MATHLAS_BUNDLE or the default bundle.
         paper_filter: paper bundles: authors as whole words; a category without a dot takes its subcategories.
-        priors: weights of the bundle's document priors, e.g. {"citations": 0.002}.
+        priors: weights of the bundle's priors, e.g. {"citations": 0.002}.
         offset: skip this many hits (next page: offset + k).
-        rerank: rescore the top hits with the bundle's reranker; default: the bundle's choice.
+        rerank: rescore the top hits with the bundle's reranker (default: its choice).
         kind_weights: factor on a kind's score, e.g. {"proof": 0.5}; 0 drops it.
         all_copies: every copy of a theorem (default: one hit, the rest in also_in).
     """

@@ -23,8 +23,8 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
                        mode: Mode = "hybrid", prior_weight: float | None = None,
                        bundle: str | None = None, offset: int = 0, deprecated: bool = True,
                        all_copies: bool = False) -> FormalSearchResult:
-    """Search Lean 4 declarations (Mathlib or a project's) by name, words or statement. Hits: lean:<Name>
-    ids, kinds, signatures, modules, links.
+    """Search Lean 4 declarations (Mathlib or a project's). Hits: lean:<Name> ids, kinds, signatures,
+    modules, links.
 
     Args:
         query: a name (Nat.Prime.two_le), words or a statement (a + b = b + a).
@@ -47,11 +47,13 @@ def search_formal_math(query: str, k: int = 10, modules: list[str] | None = None
 
 def get_dependencies(id: str, direction: Direction = "uses", depth: int = 1, limit: int = DEFAULT_LIMIT,
                      bundle: str | None = None) -> DependencyResult:
-    """The Lean declarations a declaration uses (direction uses) or that use it (used_by), up to `depth`
-    steps, nearest first. Uses through dot notation, notation or tactics are not seen.
+    """The Lean declarations a declaration uses or that use it, nearest first. Uses through dot
+    notation, notation or tactics are not seen.
 
     Args:
         id: e.g. "lean:Nat.Prime.two_le".
+        direction: uses: what it uses; used_by: what uses it.
+        depth: steps followed.
         limit: at most this many; `total` counts all.
         bundle: default: $MATHLAS_FORMAL_BUNDLE or all installed.
     """

@@ -101,14 +101,14 @@ def funsearch(action: Action, problem: str = "cap_set", program: str | None = No
               params: dict[str, Any] | None = None, claimed_score: float | None = None,
               top_k: int = 5, timeout_s: float = 60.0) -> FunSearchResult:
     """FunSearch's harness: you write `priority`, mathlas runs it sandboxed (no network; CPU, memory and
-    time limits; stdlib and numpy) and scores it. evaluate scores; register also files it in a
-    MAP-Elites archive; status gives the best programs and the prompt for the next version.
+    time limits; stdlib and numpy) and scores it.
 
     Args:
-        action: evaluate, register (evaluate and file) or status.
+        action: evaluate scores; register also files it in a MAP-Elites archive; status: the best
+            programs and the next version's prompt.
         problem: cap_set: priority(el, n) -> float, el in F_3^n; score: size of the greedy cap set. bin_packing: priority(item, bins) -> a score per bin; score: minus the mean % of bins over the L2 bound.
         program: Python source (evaluate, register).
-        params: integers: cap_set {n: 1..8}; bin_packing {n_items, n_instances, capacity, min_size, max_size, seed}.
+        params: integers: cap_set {n: 1..8, default 8}; bin_packing {n_items, n_instances, capacity, min_size, max_size, seed}.
         claimed_score: register: compared with the measured score, never trusted.
         top_k: status: how many elites.
         timeout_s: wall-clock seconds (CPU: the same, at most 60).
@@ -158,11 +158,12 @@ def funsearch(action: Action, problem: str = "cap_set", program: str | None = No
         if not elites:
             others = result.other_archives = Database.others(problem, full)
             differ = {k for o in others for k in full if o["params"].get(k) != full[k]}
-            result.note = (f"no programs for {_shown(full, differ)} yet: the prompt starts from the baseline "
-                           "program")
-            if others:
-                result.note += "; archives with programs exist for " + "; ".join(
-                    _shown(o["params"], differ) for o in others) + " (other_archives)"
+            # the one note for every surface: the CLI prints it as it is
+            listed = "; ".join(f"{_shown(o['params'], differ)} ({o['programs']} program{'s' * (o['programs'] != 1)})"
+                               for o in others)
+            result.note = (f"no programs for {_shown(full, differ)} yet: the prompt starts from the baseline program; "
+                           + (f"archives with programs exist for {listed} (other_archives): status with their "
+                              "params shows them" if others else "register files the first"))
     return result
 
 

@@ -127,7 +127,7 @@ def _scan_messages(region: str, problems: list[str]) -> list[LeanMessage]:
 
 def verify_formal(statement: str | None = None, proof: str | None = None, snippet: str | None = None,
                   imports: list[str] | str | None = None, timeout_s: float = 60.0) -> FormalResult:
-    """Check Lean 4 with the Lean kernel (needs a toolchain). Proof mode (statement, proof):
+    """Check Lean 4 with its kernel (needs a toolchain). Proof mode (statement, proof):
     VERIFIED_PROOF, REFUTED (Lean's errors, on your lines) or UNDETERMINED. Snippet mode (a whole
     file): TYPECHECKS, INCOMPLETE (sorry), FAILS or UNDETERMINED. Well-typed is not applicable: see `caveat`.
 

@@ -68,7 +68,7 @@ class ConjectureResult:
 def conjecture_relation(value: str | float, digits: int | None = None, max_terms: int = 6, cf_depth: int = 200,
                         timeout: float = DEFAULT_TIMEOUT) -> ConjectureResult:
     """Search harder for relations a number satisfies: PSLQ over a rich basis, generalized continued
-    fractions, continued-fraction patterns. Each is verified to many digits and labelled
+    fractions, continued-fraction patterns, each verified to many digits and labelled
     conjectured_relation: evidence, not proof.
 
     Args:

@@ -73,9 +73,8 @@ def _check_digits(digits, given: int, name: str = "digits") -> int:
 
 def identify_constant(value: str | float | int, digits: int | None = None, basis: list[str] | None = None,
                       timeout: float = DEFAULT_TIMEOUT) -> IdentifyResult:
-    """Find closed forms for a decimal number from pi, e, gamma, Catalan, zeta(3), logs and roots
-    (PSLQ). Every candidate is re-evaluated by sympy to all given digits; `identified` is false,
-    with a reason, when none qualifies.
+    """Closed forms for a decimal from pi, e, gamma, Catalan, zeta(3), logs and roots (PSLQ), each
+    re-evaluated by sympy to all given digits; if none qualifies, `identified` is false, with a reason.
 
     Args:
         value: a decimal of any length (string), or a number.

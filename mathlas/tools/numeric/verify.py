@@ -82,12 +82,12 @@ ARGUMENTS_STEP = ("pass expression={expression}, value={value} instead", repr)
 def verify_numeric(claim: str | None = None, expression: str | None = None,
                    value: str | int | float | None = None, digits: int = 50,
                    timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
-    """Check a numeric claim ("sum_{n>=1} 1/n^2 = pi^2/6"), or expression against value, at high
-    precision: VERIFIED, REFUTED or UNDETERMINED. Constants, functions, sums, products, integrals
-    and LaTeX are understood.
+    """Check a numeric claim ("sum_{n>=1} 1/n^2 = pi^2/6") at high precision: VERIFIED, REFUTED or
+    UNDETERMINED. Constants, functions, sums, products, integrals and LaTeX are understood.
 
     Args:
-        claim: "left = right"; or expression and value.
+        claim: "left = right".
+        expression: with value, instead of claim.
         value: a decimal it must round or truncate to (a string keeps trailing zeros), or an
             expression.
         digits: digits to confirm.

@@ -214,13 +214,13 @@ def _match(idx: OeisIndex, seq: int, offset: int, transform: str | None) -> Sequ
 
 
 def identify_sequence(terms: list[int | str], max_results: int = 10, transforms: bool = True) -> SequenceResult:
-    """OEIS sequences containing the given terms contiguously, from your local copy of the OEIS files;
-    without an exact match, transforms are tried (signs, gcd, shift, differences,
-    sums). No files: data_available is false, with how to get them.
+    """OEIS sequences containing the given terms contiguously, from your local copy of the OEIS files
+    (no files: data_available is false, with how to get them).
 
     Args:
-        terms: consecutive terms; strings for huge values.
-        transforms: try transforms when nothing matches exactly.
+        terms: strings for huge values.
+        max_results: most matches returned.
+        transforms: when nothing matches exactly, try signs, gcd, shift, differences, sums.
     """
     q = _parse_terms(terms)
     limit = _parse_max_results(max_results)
