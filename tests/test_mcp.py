@@ -345,6 +345,16 @@ def test_formal_tools_refuse_unknown_arguments(srv):
     assert "unknown argument 'module' (did you mean 'modules'?)" in text and "\n" not in text
 
 
+def test_an_unknown_tool_names_the_closest_and_the_list(srv, tool_list):
+    """The SDK answered `Unknown tool: nonexistent_tool` and nothing else."""
+    names = [t.name for t in tool_list]
+    typo = error_text(srv.call("search_existing_maths", query="ring"))
+    assert typo.startswith("unknown tool 'search_existing_maths' (did you mean 'search_existing_math'?); ")
+    assert typo.endswith("this server's tools: " + ", ".join(names)) and "\n" not in typo
+    made_up = error_text(srv.call("nonexistent_tool"))
+    assert made_up == "unknown tool 'nonexistent_tool'; this server's tools: " + ", ".join(names)
+
+
 # ------------------------------------------------------------------------------ get_by_id
 
 def test_get_by_id(srv, some_ids):

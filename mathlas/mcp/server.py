@@ -292,6 +292,17 @@ def unknown_arguments(unknown: list[str], known: set[str]) -> str:
             f"this tool takes: {', '.join(sorted(known))}")
 
 
+def unknown_tool(name: Any, listed: list[str]) -> str:
+    """One line for a call of a tool this server does not have (the SDK says only ``Unknown tool: X``):
+    the closest listed name, where one is close, and the tools it lists."""
+    import difflib
+
+    shown = str(name)[:100]
+    close = difflib.get_close_matches(shown.lower(), listed, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown tool {shown!r}{hint}; this server's tools: {', '.join(listed)}"
+
+
 def validation_line(exc: ValidationError) -> str:
     """A pydantic ``ValidationError`` as one line: ``argument k: Input should be a valid integer (got 'x')``."""
     parts = []
@@ -400,7 +411,8 @@ class MathlasServer(MCPServer):
       ``tools/list`` on); called by name, such a tool still answers: from the bundle its ``bundle``
       argument names, else with the library's message saying how to get one;
     * a call of a tool removed after the server was built (``remove_tool``) says why (for a tool that
-      writes: ``WRITES_WITHHELD``), where the SDK answers ``Unknown tool: funsearch``;
+      writes: ``WRITES_WITHHELD``), where the SDK answers ``Unknown tool: funsearch``; a call of a
+      tool it never had names the closest listed tool and the list (``unknown_tool``);
     * ``prompts/get`` of a prompt it does not have is the JSON-RPC error -32602 (invalid params) and
       one log line, where the SDK logs a traceback per request and answers with code 0.
     """
@@ -424,6 +436,8 @@ class MathlasServer(MCPServer):
             if not registry.facts(name).read_only:
                 raise ToolError(WRITES_WITHHELD.format(name=name))
             raise ToolError(f"{name} is not served here")
+        if self._tool_manager.get_tool(name) is None:
+            raise ToolError(unknown_tool(name, [t.name for t in await self.list_tools()]))
         return await super().call_tool(name, arguments, context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
