@@ -150,13 +150,13 @@ def test_an_endless_stdin_is_refused_not_read_to_its_end(argv, says, tmp_path):
     assert not any(tmp_path.iterdir())        # nothing stored
 
 
-def _run_on_a_terminal(argv: list[str], timeout: float = 120) -> tuple[int, str]:
+def _run_on_a_terminal(argv: list[str], timeout: float = 120, env: dict | None = None) -> tuple[int, str]:
     """Run ``mathlas ARGV`` with stdout and stderr on a pseudo-terminal, as a person's shell does."""
     import os
 
     main_fd, tty = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "mathlas", *argv], stdout=tty, stderr=tty,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=env)
     os.close(tty)
     out = b""
     while True:
@@ -187,3 +187,21 @@ def test_a_long_tool_shows_its_progress_on_a_terminal_and_erases_it():
     piped = subprocess.run([sys.executable, "-m", "mathlas", "conjecture", x, "--timeout", "2"],
                            capture_output=True, text=True, timeout=120)
     assert "computing (" not in piped.stderr and "\x1b[K" not in piped.stderr + piped.stdout
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="no pseudo-terminals")
+def test_funsearch_shows_its_progress_on_a_terminal(tmp_path):
+    """funsearch ran the sandbox inside a call of its own (to say the time limit), which hid the
+    terminal's progress line: a program that waits out --timeout showed nothing after the start line."""
+    import os
+
+    prog = tmp_path / "wait.py"
+    prog.write_text("import time\n\ndef priority(el, n):\n    while True:\n        time.sleep(1)\n")
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(tmp_path / "data")}
+    rc, out = _run_on_a_terminal(["funsearch", "evaluate", str(prog), "--param", "n=3", "--timeout", "4"], env=env)
+    assert rc == 1, out
+    assert out.startswith(f"mathlas: running {prog} in the sandbox; time limit 4 s")  # said once, as before
+    assert "\r\x1b[Kmathlas: running the program … " in out and " s of 4 s" in out
+    progress_end = out.rindex(" s of 4 s") + len(" s of 4 s")
+    assert out[progress_end:] == ("\r\x1b[Ktimeout: the program ran past the wall-clock limit of 4 s; --timeout S "
+                                  "gives it longer (at most 600 s)\r\n")

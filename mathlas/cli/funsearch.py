@@ -16,7 +16,7 @@ import dataclasses
 import json
 import sys
 
-from mathlas.progress import Call, running
+from mathlas.progress import Call, current, running
 
 
 # mathlas.tools.funsearch's limits: --timeout from 1 to 600 wall-clock seconds, CPU seconds the same
@@ -39,6 +39,19 @@ def _say_limit_once(program: str, timeout: float):
         cpu = f" ({CPU_LIMIT_S} s of CPU time)" if timeout > CPU_LIMIT_S else ""
         print(f"mathlas: running {name} in the sandbox; time limit {timeout:g} s{cpu}, "
               f"--timeout S sets it (at most {MAX_TIMEOUT_S})", file=sys.stderr, flush=True)
+
+    return listen
+
+
+def _forwarding(say, outer: Call):
+    """The listener of the sandbox's call: ``say`` (the time limit, once), then the listener of the
+    call this command runs in (``mathlas.cli.main``'s progress line on a terminal), which the inner
+    ``running`` would otherwise hide."""
+    def listen(done: float, total: float | None, message: str | None) -> None:
+        if say is not None:
+            say(done, total, message)
+        if outer.on_progress is not None:
+            outer.on_progress(done, total, message)
 
     return listen
 
@@ -93,8 +106,8 @@ def run(args) -> int:
         source = read_text(args.program, MAX_SOURCE, "the program")
     params = dict(args.param) or None
     timeout = getattr(args, "timeout", 60.0)
-    call = Call(on_progress=None if getattr(args, "quiet", True) else _say_limit_once(args.program, timeout))
-    with running(call):
+    say = None if getattr(args, "quiet", True) else _say_limit_once(args.program, timeout)
+    with running(Call(on_progress=_forwarding(say, current()))):
         result = funsearch(args.funsearch_action, args.problem, source, params,
                            claimed_score=getattr(args, "claimed_score", None), top_k=getattr(args, "top", 5),
                            timeout_s=timeout)
@@ -119,8 +132,6 @@ def run(args) -> int:
                 print(f"{e.score:>12g}  {e.cell:<12} {e.lines:>4} lines  {e.program_hash}")
             if args.prompt and result.prompt:
                 print(result.prompt)
-            if not result.programs:  # said with the flags that show the archives that do have programs
-                result.note = _empty_archive_note(result)
     if result.note:
         print(f"mathlas: {result.note}", file=sys.stderr)
     ev = result.evaluation
@@ -140,27 +151,3 @@ def _registered_line(result) -> str:
         what = f"stored, not an elite: cell {r['cell']} keeps its elite (a higher score, or as high and shorter)"
     return f"registered: {what}; {counts}"
 
-
-def _empty_archive_note(result) -> str:
-    """``no programs for n=8 yet; archives exist for n=4: mathlas funsearch status --param n=4``."""
-    from mathlas.tools.funsearch.problems import PROBLEMS
-
-    asked, others, defaults = result.params, result.other_archives, PROBLEMS[result.problem].defaults
-    # the parameters that tell the archives apart; with no other archive, those not at their default
-    differ = [k for k in asked if any(o["params"].get(k) != asked[k] for o in others)] if others else \
-        [k for k in asked if asked[k] != defaults.get(k)]
-
-    def shown(params):
-        return ", ".join(f"{k}={v}" for k, v in params.items() if k in differ or not differ)
-
-    def flags(params):
-        return "".join(f" --param {k}={v}" for k, v in params.items() if v != defaults.get(k))
-
-    problem = "" if result.problem == "cap_set" else f" --problem {result.problem}"
-    if not others:
-        return (f"no programs for {result.problem} {shown(asked)} yet: `mathlas funsearch register PROGRAM.py"
-                f"{problem}{flags(asked)}` files one; the prompt starts from the baseline program")
-    first = flags(others[0]["params"])
-    listed = "; ".join(f"{shown(o['params'])} ({o['programs']} program{'s' * (o['programs'] != 1)})"
-                       for o in others)
-    return f"no programs for {shown(asked)}; archives exist for {listed}: mathlas funsearch status{problem}{first}"

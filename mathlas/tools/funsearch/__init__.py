@@ -157,13 +157,16 @@ def funsearch(action: Action, problem: str = "cap_set", program: str | None = No
         result.prompt = _prompt(spec, elites)
         if not elites:
             others = result.other_archives = Database.others(problem, full)
-            differ = {k for o in others for k in full if o["params"].get(k) != full[k]}
+            # the parameters that tell the archives apart; with no other archive, those not at their default
+            differ = {k for o in others for k in full if o["params"].get(k) != full[k]} if others else \
+                {k for k in full if full[k] != spec.defaults.get(k)}
             # the one note for every surface: the CLI prints it as it is
             listed = "; ".join(f"{_shown(o['params'], differ)} ({o['programs']} program{'s' * (o['programs'] != 1)})"
                                for o in others)
-            result.note = (f"no programs for {_shown(full, differ)} yet: the prompt starts from the baseline program; "
-                           + (f"archives with programs exist for {listed} (other_archives): status with their "
-                              "params shows them" if others else "register files the first"))
+            then = (f"archives with programs exist for {listed} (other_archives): status with their params shows "
+                    "them") if others else "register files the first"
+            result.note = (f"no programs for {problem} {_shown(full, differ)} yet: the prompt starts from the "
+                           f"baseline program; {then}")
     return result
 
 
