@@ -148,6 +148,20 @@ def test_a_url_with_a_bad_port_is_refused_in_one_line(data):
     assert add_finding(NAKAYAMA, "http://localhost:8080/x").source_url == "http://localhost:8080/x"
 
 
+def test_a_url_with_an_open_bracket_is_refused_in_one_line(data, capsys):
+    """``findings add S 'http://[::1/x'`` ended in urlparse's traceback (ValueError: Invalid IPv6 URL, exit 1)."""
+    from mathlas.cli.main import main
+    from mathlas.tools.findings import add_finding
+
+    assert main(["findings", "add", NAKAYAMA, "http://[::1/x"]) == 2
+    out = capsys.readouterr()
+    assert (out.out, out.err) == ("", "mathlas: source_url must be an http(s) URL like https://arxiv.org/abs/2101.00001, "
+                                  "got 'http://[::1/x'; correct its host (an IPv6 address goes whole in brackets: "
+                                  "http://[2001:db8::1]/paper)\n")
+    assert not store_file(data).exists()
+    assert add_finding(NAKAYAMA, "http://[::1]:8080/x").source_url == "http://[::1]:8080/x"
+
+
 @pytest.mark.parametrize("args, message", [
     (("", URL), "statement is empty"),
     (("   \n", URL), "statement is empty"),
@@ -163,6 +177,8 @@ def test_a_url_with_a_bad_port_is_refused_in_one_line(data):
     ((NAKAYAMA, "http://localhost:99999/x"), "source_url's port must be a number from 1 to 65535"),
     ((NAKAYAMA, "https://example.org:http/x"), "source_url's port must be a number from 1 to 65535"),
     ((NAKAYAMA, "https://example.org:0/x"), "source_url's port must be a number from 1 to 65535"),
+    ((NAKAYAMA, "http://[::1/x"), "correct its host"),  # urlparse's ValueError: a traceback, exit 1
+    ((NAKAYAMA, "http://[zz]/x"), "correct its host"),
     ((NAKAYAMA, URL, "n" * 501), "name is 501"),
     ((NAKAYAMA, URL, None, 3), "slogan must be text"),
 ])

@@ -132,10 +132,15 @@ def validate(statement, source_url, name=None, slogan=None) -> tuple[str, str, s
     if not isinstance(source_url, str) or not source_url.strip():
         raise UsageError("source_url is required: the http(s) address where the result was found")
     source_url = source_url.strip()
-    parsed = urlparse(source_url)
+    like = f"source_url must be an http(s) URL like https://arxiv.org/abs/2101.00001, got {source_url[:200]!r}"
+    try:
+        parsed = urlparse(source_url)  # ValueError for a bracket left open (http://[::1/x) or no IP inside
+    except ValueError:
+        raise UsageError(f"{like}; correct its host (an IPv6 address goes whole in brackets: "
+                         "http://[2001:db8::1]/paper)") from None
     if (parsed.scheme.lower() not in ("http", "https") or not parsed.hostname or len(source_url) > MAX_URL_CHARS
             or any(c.isspace() for c in source_url)):
-        raise UsageError(f"source_url must be an http(s) URL like https://arxiv.org/abs/2101.00001, got {source_url[:200]!r}")
+        raise UsageError(like)
     try:
         port = parsed.port  # ValueError for a port that is no number or past 65535
     except ValueError:
