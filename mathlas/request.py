@@ -204,22 +204,27 @@ class SearchRequest:
                    mask=mask, offset=offset, rerank=rerank, collapse=collapse, labels=names)
 
     def in_spelling_of(self, bundle: Any) -> SearchRequest:
-        """This request with its ``sources`` and ``exclude_sources`` in the spelling of the open
+        """This request with its ``sources``, ``exclude_sources`` and ``source_weights`` in the spelling of the open
         ``bundle``'s sources and saved findings (``source_spellings``: any case; the closest name on a
         miss). ``mathlas.service.search_ranked`` calls it, so every surface (the CLI, MCP, the REST API,
         the library's service) reads a source the same way; the ranking's plan then checks the names
         again, exactly."""
-        if not (self.sources or self.exclude_sources):
+        if not (self.sources or self.exclude_sources or self.source_weights):
             return self
         from dataclasses import replace
 
         from mathlas.findings import SOURCE as FINDINGS
 
         extra = {FINDINGS: "results saved with add_finding"}
-        return replace(self, sources=source_spellings(self.sources, bundle.source_names, self.labels["sources"],
-                                                      bundle.label, extra),
-                       exclude_sources=source_spellings(self.exclude_sources, bundle.source_names,
-                                                        self.labels["exclude_sources"], bundle.label, extra))
+
+        def spelt(names, what: str) -> tuple[str, ...]:
+            return source_spellings(tuple(names), bundle.source_names, self.labels[what], bundle.label, extra)
+
+        weights = self.source_weights
+        if weights:  # {"Stacks": 2} weighs stacks; two spellings of one source: the last given
+            weights = {spelt([name], "source_weights")[0]: w for name, w in weights.items()}
+        return replace(self, sources=spelt(self.sources, "sources"),
+                       exclude_sources=spelt(self.exclude_sources, "exclude_sources"), source_weights=weights)
 
     @property
     def filtered(self) -> bool:

@@ -83,6 +83,11 @@ def test_the_mcp_tool_and_the_service_read_a_source_in_any_case(tiny_bundle_dir)
     assert [h.id for h in tool.hits] == [h.id for h in got.hits]
     with pytest.raises(UsageError, match=r"unknown source 'stack' in source_filter.include \(did you mean 'stacks'\?\)"):
         search_existing_math("ring", k=5, source_filter={"include": ["stack"]}, bundle=str(tiny_bundle_dir))
+    # a weight's source too (the review found {"Stacks": 2} refused after the filters were read in any case)
+    weighed = search_existing_math("ring", k=5, source_weights={"Stacks": 0}, bundle=str(tiny_bundle_dir))
+    assert weighed.hits and not any(h.source == "stacks" for h in weighed.hits)
+    with pytest.raises(UsageError, match=r"unknown source 'stak' in source_weights \(did you mean 'stacks'\?\)"):
+        search_existing_math("ring", k=5, source_weights={"stak": 2}, bundle=str(tiny_bundle_dir))
 
 
 def test_source_spellings():

@@ -207,3 +207,17 @@ def test_joined_names_in_either_order(answer):
     for query in ("Artin-Wedderburn", "Artin–Wedderburn theorem"):
         got = answer(query)
         assert got.hits[0].id == "planetmath:WedderburnArtinTheorem" and got.match == "strong", query
+
+
+def test_joined_names_are_read_in_linear_time():
+    """``orders`` searched for joined names from every start of a long word: 20,000 letters took 4 s
+    (every surface reads a query's names). Anchored at a word's start, 100,000 take milliseconds; the
+    bound below is a thousandfold margin, not a benchmark."""
+    import time
+
+    from mathlas.ranking.named import orders, query_cores
+
+    t = time.monotonic()
+    assert orders("a" * 100_000) == ["a" * 100_000]
+    assert query_cores("a" * 100_000 + " theorem") is not None
+    assert time.monotonic() - t < 5

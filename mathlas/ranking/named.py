@@ -115,7 +115,7 @@ def spellings(query: str) -> list[str]:
 
 
 # two or three words joined by hyphens or dashes, as names of people are ("Artin-Wedderburn", "Erdős–Ko–Rado")
-_JOINED = re.compile(r"[^\W\d_]{3,}(?:[-–—][^\W\d_]{3,}){1,2}")
+_JOINED = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,40}(?:[-–—][^\W\d_]{3,40}){1,2}(?![^\W\d_])")
 
 
 def orders(query: str) -> list[str]:
@@ -224,13 +224,14 @@ def kinded_core(query: str) -> tuple[tuple[str, ...], frozenset] | None:
 
 
 def doc_kinded(bundle: Any, keys: list[int]) -> set:
-    """``kinded_core`` of every name of ``keys`` (name, heading, aliases; only aliases where the
-    source names statements by their labels' words, as ``name_cores``). Read on demand: a name query
-    with a kind word reads it for its first named rows only."""
+    """``kinded_core`` of every name of ``keys`` (name and aliases; only aliases where the source
+    names statements by their labels' words, as ``name_cores``), read from the columns. Read on
+    demand: a name query with a kind word reads it for its first named rows only."""
     aliases = bundle.strings("aliases")(keys) if bundle.has_column("aliases") else [None] * len(keys)
+    sources = bundle.source_codes[keys].tolist()
     out: set = set()
-    for hit, al in zip(bundle.hits(keys), aliases):
-        names = [hit.name or "", hit.heading or ""] if hit.source not in LABEL_NAMED else []
+    for name, code, al in zip(bundle.strings("name")(keys), sources, aliases):
+        names = [name or ""] if code < 0 or bundle.source_names[code] not in LABEL_NAMED else []
         names += al if isinstance(al, list) else (al or "").split(";")
         for nm in names:
             if nm and nm.strip():

@@ -969,6 +969,8 @@ def _possessive_name(bundle: Bundle, query: str) -> Correction | None:
     from mathlas.ranking.named import spellings
 
     forms = spellings(query)
+    if len(forms) < 2:   # no word that could be a bare possessive: the bundle's possessors are not read
+        return None
     owners = _possessors(bundle)
     typed = query.split()
     for meant in forms[1:]:  # every candidate made a possessive first, then each choice of them
