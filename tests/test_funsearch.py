@@ -187,6 +187,26 @@ def test_sockets_are_refused():
         assert ev.score is None and ev.status == "error", (prog, ev)
 
 
+def test_a_refused_import_says_why_and_what_a_program_may_import():
+    """`import socket` read `ModuleNotFoundError: No module named 'socket'`, as if the host were broken."""
+    from mathlas.tools.funsearch.sandbox import DRIVER, PROGRAM_MODULES, import_refused
+
+    ev = evaluate("import socket\ndef priority(el, n):\n    return 0\n")
+    assert ev.score is None and ev.status == "error"
+    # a root host's child cannot read the standard library it was not given; elsewhere the audit hook refuses
+    assert ("the sandbox blocks network, process and OS modules such as socket; a program may import math, " in ev.error
+            or "sandbox: socket." in ev.error), ev.error
+    offered = ", ".join(PROGRAM_MODULES)
+    assert f"import {offered}\n" in DRIVER  # what the driver loads for programs is what the message offers
+    said = {m: import_refused(f"ModuleNotFoundError: No module named '{m}'", True)
+            for m in ("urllib.request", "sympy", "typing")}
+    assert said["urllib.request"].endswith(f": the sandbox blocks network, process and OS modules such as urllib; "
+                                           f"a program may import {offered} and numpy")
+    assert ": sympy is not installed in the sandbox; a program may import math, " in said["sympy"]
+    assert ": typing is not among the sandbox's modules; " in said["typing"]
+    assert import_refused("ZeroDivisionError: division by zero", True) == "ZeroDivisionError: division by zero"
+
+
 def test_ctypes_is_refused():
     ev = evaluate("import ctypes\nctypes.CDLL(None).fork()\n")
     assert ev.score is None and "ctypes" in ev.error

@@ -40,6 +40,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -271,6 +272,37 @@ while True:
 '''
 
 
+# ------------------------------------------------------------------------------ what a program may import
+
+# The standard modules DRIVER imports for programs before it drops privileges: a root host's standard
+# library may be unreadable to the child afterwards, so these (and numpy) are what a program can count on
+PROGRAM_MODULES = ("math", "itertools", "functools", "collections", "heapq", "random", "statistics", "fractions",
+                   "bisect", "operator", "array", "string", "re")
+# standard modules for the network, other processes or the operating system: what the audit hook and
+# Landlock refuse to do (said so when a program's import of one fails)
+SYSTEM_MODULES = {"socket", "ssl", "select", "selectors", "asyncio", "socketserver", "subprocess", "multiprocessing",
+                  "concurrent", "threading", "signal", "pty", "urllib", "http", "ftplib", "smtplib", "poplib",
+                  "imaplib", "nntplib", "telnetlib", "xmlrpc", "webbrowser", "ctypes", "resource", "mmap", "fcntl",
+                  "shutil", "tempfile", "pathlib", "glob"}
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def import_refused(error: str, numpy: bool) -> str:
+    """``error`` (the child's ``Type: message``) with, for a module the program could not import, why
+    and what it may import instead: the bare ``No module named 'socket'`` read as a broken host."""
+    m = _NO_MODULE.match(error)
+    if m is None:
+        return error
+    top = m[1].split(".")[0]
+    if top in SYSTEM_MODULES:
+        why = f"the sandbox blocks network, process and OS modules such as {top}"
+    elif top in sys.stdlib_module_names:
+        why = f"{top} is not among the sandbox's modules"
+    else:
+        why = f"{top} is not installed in the sandbox"
+    return f"{error}: {why}; a program may import {', '.join(PROGRAM_MODULES)}{' and numpy' if numpy else ''}"
+
+
 # ------------------------------------------------------------------------------ host probing
 
 _NETNS: list[str] | None = None
@@ -328,6 +360,7 @@ class Sandbox:
         self.numpy = numpy
         self.isolation: list[str] = []
         self.names: list[str] = []
+        self._numpy_offered = False
         self.started = 0.0
         self._proc: subprocess.Popen | None = None
         self._workdir: str | None = None
@@ -340,7 +373,8 @@ class Sandbox:
             self._start()
             reply = self._recv()
             if "ready" not in reply:
-                raise SandboxFailure("error", f"the program failed to load: {reply.get('error', reply)}")
+                error = import_refused(str(reply.get("error", reply)), self._numpy_offered)
+                raise SandboxFailure("error", f"the program failed to load: {error}")
         except BaseException:
             self.close()
             raise
@@ -356,6 +390,7 @@ class Sandbox:
         if os.geteuid() == 0:
             os.chown(self._workdir, NOBODY, NOBODY)
         numpy_site, numpy_dirs = _numpy_path() if self.numpy else (None, [])
+        self._numpy_offered = bool(numpy_site)
         use_numpy = bool(numpy_site) and ("numpy" in self.source or "np." in self.source)
         read_fd, self._proto_w = os.pipe()
         self._proto_r = read_fd
@@ -450,7 +485,7 @@ class Sandbox:
         reply = self._recv()
         if "ok" in reply:
             return reply["ok"]
-        raise SandboxFailure("error", str(reply.get("error", "no answer")))
+        raise SandboxFailure("error", import_refused(str(reply.get("error", "no answer")), self._numpy_offered))
 
     def _send(self, obj: dict) -> None:
         try:
