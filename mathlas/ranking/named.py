@@ -224,14 +224,19 @@ def kinded_core(query: str) -> tuple[tuple[str, ...], frozenset] | None:
 
 
 def doc_kinded(bundle: Any, keys: list[int]) -> set:
-    """``kinded_core`` of every name of ``keys`` (name and aliases; only aliases where the source
-    names statements by their labels' words, as ``name_cores``), read from the columns. Read on
-    demand: a name query with a kind word reads it for its first named rows only."""
+    """``kinded_core`` of every name of ``keys`` (name, heading, aliases; only aliases where the
+    source names statements by their labels' words, as ``name_cores``), read from the columns (the
+    heading as ``mathlas.headings.describe`` makes it). Read on demand: a name query with a kind word
+    reads it for its first named rows only."""
+    from mathlas.headings import describe
+
     aliases = bundle.strings("aliases")(keys) if bundle.has_column("aliases") else [None] * len(keys)
-    sources = bundle.source_codes[keys].tolist()
+    sources = [bundle.source_names[c] if c >= 0 else "" for c in bundle.source_codes[keys].tolist()]
     out: set = set()
-    for name, code, al in zip(bundle.strings("name")(keys), sources, aliases):
-        names = [name or ""] if code < 0 or bundle.source_names[code] not in LABEL_NAMED else []
+    for doc_id, source, name, title, al in zip(bundle.strings("id")(keys), sources, bundle.strings("name")(keys),
+                                               bundle.strings("title")(keys), aliases):
+        names = ([name or "", describe(doc_id, source, "", name or "", title or "").heading]
+                 if source not in LABEL_NAMED else [])
         names += al if isinstance(al, list) else (al or "").split(";")
         for nm in names:
             if nm and nm.strip():
