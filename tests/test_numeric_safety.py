@@ -118,6 +118,11 @@ def test_conjecture_on_a_decimal_past_any_exponent():
     t = time.monotonic()
     assert conjecture_relation("1e999999999", timeout=10).cf == []
     assert conjecture_relation("1.2345e-999999999", timeout=10).cf == [0]
+    # a tiny negative: as the exact expansion of -0.5e-1001 begins (it was cut to [-1])
+    from mathlas.tools.numeric.contfrac import reliable_cf
+    from mathlas.tools.numeric.value import parse_value
+
+    assert reliable_cf(parse_value("-0.5e-1001")) == [-1, 1] == reliable_cf(parse_value("-0.5e-900"))[:2]
     assert time.monotonic() - t < 5
 
 

@@ -41,12 +41,13 @@ def reliable_cf(x, limit: int = MAX_CF_TERMS) -> list[int]:
     """Simple CF terms valid for every number within one unit of the last digit of ``x``.
 
     Read from the digits alone where ``x`` is past 10^±``MAX_CF_EXPONENT``: above, a unit of its last
-    digit is 1 or more, so not even the integer part is known (no term); below, the integer part (0, or
-    -1 for a negative number) is the only term given, the next being past 10^MAX_CF_EXPONENT."""
+    digit is 1 or more, so not even the integer part is known (no term); below, the terms before the
+    first past 10^MAX_CF_EXPONENT: [0] for a positive number, [-1, 1] for a negative one (-t =
+    -1 + 1/(1 + t/(1 - t)))."""
     if not x.is_zero and x.lead - x.digits >= 0:
         return []
     if not x.is_zero and x.lead < -MAX_CF_EXPONENT:
-        return [-1 if x.negative else 0]
+        return [-1, 1] if x.negative else [0]
     v, ulp = x.fraction(), x.ulp()
     lo, hi = _cf(v - ulp, limit), _cf(v + ulp, limit)
     out = []
