@@ -137,7 +137,7 @@ def test_every_alias_leads_to_a_command_and_every_mcp_tool_has_one():
 ])
 def test_an_endless_stdin_is_refused_not_read_to_its_end(argv, says, tmp_path):
     """`checklist -`, `directive -` and `findings add -` read stdin whole before any limit was checked:
-    an endless pipe hung them. They read one character past the limit now, and refuse."""
+    an endless pipe hung them. They read a bounded number of characters past the limit now, and refuse."""
     import os
 
     if not os.path.exists("/dev/zero"):
@@ -148,6 +148,68 @@ def test_an_endless_stdin_is_refused_not_read_to_its_end(argv, says, tmp_path):
                               timeout=60, env=env)
     assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
     assert not any(tmp_path.iterdir())        # nothing stored
+
+
+def _program_of(size: int) -> str:
+    """A FunSearch program of exactly ``size`` characters (a comment pads it)."""
+    body = "def priority(el, n):\n    return 0\n#"
+    return body + "x" * (size - len(body))
+
+
+# (argv, the limit, text of exactly that many characters, what the command does with it)
+AT_THE_LIMIT = [
+    (["findings", "add", "-", "https://example.org/x"], 20_000, lambda n: "x" * n, "finding:"),
+    (["funsearch", "evaluate", "-", "--param", "n=3", "-q"], 100_000, _program_of, "score "),
+    (["verify-formal", "--file", "-"], 200_000, lambda n: "-- " + "x" * (n - 3), ""),
+    (["checklist", "-"], 1_000_000, lambda n: "Let $x$ be real. Then $x^2 \\geq 0$. " + "y" * (n - 36), ""),
+    # the tool judges what it is given: search_directive refuses a problem this long (its search's query limit)
+    (["directive", "-"], 1_000_000, lambda n: "is every prime odd? " + "y" * (n - 20), None),
+]
+
+
+@pytest.mark.parametrize("argv, limit, text, does", AT_THE_LIMIT, ids=[a[0] for a, *_ in AT_THE_LIMIT])
+def test_stdin_at_the_limit_with_its_newline_is_taken_one_more_character_is_not(argv, limit, text, does, tmp_path):
+    """A statement of exactly 20,000 characters piped with its newline (echo, a heredoc, an editor's
+    file) was refused, exit 2, where the same text as an argument was stored: stdin's limit counted
+    the newline the store strips. Trailing whitespace past the limit is dropped now (at most
+    mathlas.cli.user_file.SLACK of it is read); a character more than the limit is still refused."""
+    import os
+
+    from mathlas.cli.user_file import SLACK
+
+    env = {**os.environ, "MATHLAS_DATA_DIR": str(tmp_path / "data")}
+
+    def mathlas(stdin: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mathlas", *argv], input=stdin, capture_output=True, text=True,
+                              timeout=120, env=env)
+
+    exact = text(limit)
+    assert len(exact) == limit
+    for tail in ("\n", " \n\n\t\n", "\n" * SLACK):
+        done = mathlas(exact + tail)
+        assert f"longer than the limit of {limit:,}" not in done.stderr, (tail, done.stderr[-300:])
+        if does is not None:
+            assert done.returncode != 2 and done.stdout.startswith(does), (done.stdout[:300], done.stderr[-300:])
+    refused = f"is longer than the limit of {limit:,} characters; shorten it\n"
+    for over in (exact + "y\n", exact + "\n" * (SLACK + 1)):   # content past the limit; whitespace past the slack
+        done = mathlas(over)
+        assert done.returncode == 2 and done.stderr.endswith(refused), done.stderr[-300:]
+
+
+def test_a_file_at_the_limit_with_trailing_whitespace_is_read_whole(tmp_path):
+    """The same bound for a named file (funsearch evaluate prog.py, verify-formal --file t.lean)."""
+    from mathlas.cli.user_file import SLACK, read_text
+    from mathlas.errors import UsageError
+
+    f = tmp_path / "t.lean"
+    f.write_text("x" * 10 + "\n\n  \n")
+    assert read_text(str(f), 10, "the Lean file") == "x" * 10
+    f.write_text("x" * 8 + "\n \n")
+    assert read_text(str(f), 10, "the Lean file") == "x" * 8 + "\n "  # cut at the limit: whitespace only
+    for over in ("x" * 11 + "\n", "x" * 10 + " " * (SLACK + 1)):
+        f.write_text(over)
+        with pytest.raises(UsageError, match=f"the Lean file {f} is longer than the limit of 10 characters; shorten it"):
+            read_text(str(f), 10, "the Lean file")
 
 
 def _run_on_a_terminal(argv: list[str], timeout: float = 120, env: dict | None = None) -> tuple[int, str]:

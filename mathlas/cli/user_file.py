@@ -1,9 +1,13 @@
 """Reading a file a user names on the command line (``-``: stdin) as text, bounded.
 
 A tool refuses input over its size limit, but a command that read the whole file first never got
-to refuse ``/dev/zero`` or an endless pipe: it hung. :func:`read_text` reads at most one character
-past the limit and answers each failure (missing file, a directory, bytes that are not UTF-8, too
-long) in one line that says what to do, as a :class:`UsageError` (exit 2).
+to refuse ``/dev/zero`` or an endless pipe: it hung. :func:`read_text` reads at most ``SLACK`` + 1
+characters past the limit and answers each failure (missing file, a directory, bytes that are not
+UTF-8, too long) in one line that says what to do, as a :class:`UsageError` (exit 2).
+
+The slack is for trailing whitespace: ``echo``, a heredoc or an editor ends the text with a newline
+the limit does not count (the tools strip it, or read it as nothing), so a statement exactly at its
+limit is taken from stdin as it is taken as an argument.
 """
 from __future__ import annotations
 
@@ -12,27 +16,32 @@ import sys
 
 from mathlas.errors import UsageError
 
+SLACK = 1_000  # trailing whitespace read past the limit before the text counts as too long
+
 
 def read_text(name: str, limit: int, what: str) -> str:
-    """The UTF-8 text of the file ``name`` (``-``: standard input), at most ``limit`` characters.
+    """The UTF-8 text of the file ``name`` (``-``: standard input), at most ``limit`` characters
+    once trailing whitespace past the limit is dropped (the tool that gets it judges the rest).
 
     ``what`` names the input in the messages ("the program", "the Lean file"). Raises UsageError when
-    the file cannot be opened or read, is not UTF-8, or holds more than ``limit`` characters (after
-    reading ``limit + 1`` of them, never the rest)."""
+    the file cannot be opened or read, is not UTF-8, or holds more than ``limit`` characters before
+    its trailing whitespace (after reading ``limit + SLACK + 1`` of them, never the rest)."""
     shown = f"{what} from stdin" if name == "-" else f"{what} {name}"
     try:
         if name == "-":
-            text = _read_stdin(limit + 1)
+            text = _read_stdin(limit + SLACK + 1)
         else:
             with open(name, encoding="utf-8") as f:
-                text = f.read(limit + 1)
+                text = f.read(limit + SLACK + 1)
     except UnicodeDecodeError:
         raise UsageError(f"cannot read {shown}: not UTF-8 text; save it as UTF-8 and try again") from None
     except OSError as e:
         raise UsageError(f"cannot read {shown}: {e.strerror or e}"
                          + ("" if name == "-" else "; give the path of a readable file, or - for stdin")) from None
     if len(text) > limit:
-        raise UsageError(f"{shown} is longer than the limit of {limit:,} characters; shorten it")
+        if len(text) > limit + SLACK or text[limit:].strip():
+            raise UsageError(f"{shown} is longer than the limit of {limit:,} characters; shorten it")
+        text = text[:limit]  # only whitespace was cut
     return text
 
 
