@@ -364,7 +364,8 @@ class Bundle:
         else:
             ids, names, titles, texts, links, licenses = (r(keys) for r in readers)
         wanted = {c: self.strings(c)(keys) for c in fields if self.has_column(c)}
-        sources, kinds = self.source_codes[keys].tolist(), self.kind_codes[keys].tolist()
+        sources = [self.source_names[c] if c >= 0 else None for c in self.source_codes[keys].tolist()]
+        kinds = [self._kind_names[c] if c >= 0 else None for c in self.kind_codes[keys].tolist()]
         headings = _headings(self, keys, ids, sources, kinds, names, titles)
         out = []
         for i in range(len(keys)):
@@ -372,8 +373,7 @@ class Bundle:
             by = -1 if statement_of is None else statement_of[i]
             if by >= 0:
                 extra["statement_of"] = self.strings("id")([by])[0]
-            source, kind = (self.source_names[sources[i]] if sources[i] >= 0 else None,
-                            self._kind_names[kinds[i]] if kinds[i] >= 0 else None)
+            source, kind = sources[i], kinds[i]
             out.append(Hit(id=ids[i], source=source, kind=kind, name=names[i] or "", title=titles[i] or "",
                            heading=headings[i], text=snippet(texts[i]),
                            link=links[i] or "", license=licenses[i] or "",
@@ -444,15 +444,12 @@ def _heading(manifest, row: Mapping[str, Any]) -> str:
 
 
 def _headings(bundle: Bundle, keys: list[int], ids, sources, kinds, names, titles) -> list[str]:
-    """``_heading`` of each of ``keys`` (the columns already read; the ``label`` column read for the
-    Stacks statements among them only)."""
-    stacks = bundle.source_names.index("stacks") if "stacks" in bundle.source_names else None
-    labels = (bundle.strings("label")(keys) if stacks is not None and stacks in sources
-              and bundle.has_column("label") else [None] * len(keys))
-    return [_heading(bundle.manifest, {"id": ids[i], "kind": bundle._kind_names[kinds[i]] if kinds[i] >= 0 else None,
-                                       "source": bundle.source_names[sources[i]] if sources[i] >= 0 else None,
-                                       "name": names[i], "title": titles[i], "label": labels[i]})
-            for i in range(len(keys))]
+    """``_heading`` of each of ``keys`` (the columns already read, sources and kinds by name; the
+    ``label`` column read only when a Stacks statement is among them)."""
+    labels = (bundle.strings("label")(keys) if "stacks" in sources and bundle.has_column("label")
+              else [None] * len(keys))
+    return [_heading(bundle.manifest, {"id": ids[i], "kind": kinds[i], "source": sources[i], "name": names[i],
+                                       "title": titles[i], "label": labels[i]}) for i in range(len(keys))]
 
 
 # ------------------------------------------------------------------------------ the one way in
