@@ -369,6 +369,59 @@ def test_pull_that_cannot_fetch_says_how_to_install_by_hand_and_the_way_works(tm
         pull((tmp_path / "empty").as_uri(), quiet=True)
 
 
+def test_pull_that_fails_here_does_not_say_to_download_elsewhere(http_root, tmp_path, monkeypatch):
+    """Every failed download ended with 'without the network here, download ... elsewhere', a full
+    disk and a download cut short too: only a network failure says so now."""
+    import errno
+    import socket
+    import threading
+
+    from mathlas.releases import archive
+    from mathlas.tools.oeis.pull import pull
+
+    www, base = http_root
+    write_oeis(www)
+    dest = tmp_path / "installed"
+
+    class FullDisk:  # the edge of the machine: the disk fills up as the download is written
+        def __init__(self, path, mode="r", *args, **kwargs):
+            self.inner = open(path, mode, *args, **kwargs)
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.inner.close()
+
+    with monkeypatch.context() as m:
+        m.setattr(archive, "open", FullDisk, raising=False)
+        with pytest.raises(InstallError) as e:
+            pull(base, dest, quiet=True)
+    assert "No space left on device" in str(e.value) and "elsewhere" not in str(e.value), e.value
+
+    # a server that announces more bytes than it sends, then closes
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve():
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n" + b"x" * 10)
+
+    threading.Thread(target=serve, daemon=True).start()
+    short = f"http://127.0.0.1:{server.getsockname()[1]}"
+    with pytest.raises(InstallError) as e:
+        pull(short, dest, quiet=True)
+    assert str(e.value) == f"download of {short}/stripped.gz stopped after 10 of 100000 bytes; try again"
+    assert sorted(p.name for p in dest.iterdir()) == [".install.lock"]
+
+
 @pytest.mark.slow
 def test_cli_pull_that_cannot_fetch_is_one_line_with_the_next_step(tmp_path):
     env = {**os.environ, "MATHLAS_OEIS_DIR": str(tmp_path / "oeis"), "MATHLAS_DATA_DIR": str(tmp_path)}

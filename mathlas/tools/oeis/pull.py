@@ -61,6 +61,18 @@ def by_hand(base: str, dest: Path) -> str:
             "`mathlas data path oeis` prints it)")
 
 
+def _network_failure(error: InstallError) -> bool:
+    """Whether a failed download failed on the network: the name did not resolve, the connection was
+    refused, reset or timed out, the server answered an HTTP error (the cause ``download`` leaves in
+    the context). Not a local write that failed (a full disk, a read-only folder) nor a download cut
+    short at a length the server announced: fetching the files elsewhere would not help those."""
+    import http.client
+    import urllib.error
+
+    return isinstance(error.__context__, (urllib.error.URLError, ConnectionError, TimeoutError,
+                                          http.client.HTTPException))
+
+
 def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = False,
          build_index: bool = True) -> Path:
     """Download ``stripped.gz`` and ``names.gz`` from ``base_url`` into ``dest`` (default: where
@@ -85,7 +97,7 @@ def pull(base_url: str = OEIS_BASE, dest: Path | None = None, *, quiet: bool = F
                 try:
                     _download(url, tmp, quiet=quiet)
                 except InstallError as e:
-                    raise InstallError(f"{e}{by_hand(base, dest)}") from None
+                    raise InstallError(f"{e}{by_hand(base, dest) if _network_failure(e) else ''}") from None
                 try:
                     n = check_file(tmp, kind)
                 except OeisDataError as e:
