@@ -212,6 +212,22 @@ def test_a_file_at_the_limit_with_trailing_whitespace_is_read_whole(tmp_path):
             read_text(str(f), 10, "the Lean file")
 
 
+def test_the_stdin_bound_and_source_case_are_documented():
+    """docs/scaffold.md did not say `checklist -` and `directive -` read 1,000,000 characters at most;
+    `search --exclude-source` took a source in any case but its help, unlike --source's, did not say so."""
+    from pathlib import Path
+
+    from mathlas.cli.main import build_parser
+    from mathlas.cli.scaffold import MAX_STDIN_CHARS
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "scaffold.md").read_text().split())
+    assert (f"`mathlas checklist -` and `mathlas directive -` read the statement or the problem from stdin, at most "
+            f"{MAX_STDIN_CHARS:,} characters (`mathlas.cli.scaffold.MAX_STDIN_CHARS`") in doc
+    search = build_parser()._subparsers._group_actions[0].choices["search"]
+    helps = {a.dest: a.help for a in search._actions}
+    assert helps["sources"].endswith("(repeatable; any case)") and helps["exclude"].endswith("(repeatable; any case)")
+
+
 def _run_on_a_terminal(argv: list[str], timeout: float = 120, env: dict | None = None) -> tuple[int, str]:
     """Run ``mathlas ARGV`` with stdout and stderr on a pseudo-terminal, as a person's shell does."""
     import os

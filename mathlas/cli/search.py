@@ -33,7 +33,7 @@ def _add_search(sub) -> None:
     p.add_argument("-k", type=int, default=10, help=K_HELP)
     p.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable; any case)")
-    p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable)")
+    p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable; any case)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
     p.add_argument("--mode", choices=MODES, default="hybrid")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
