@@ -295,10 +295,13 @@ def as_copy(x: Copy | Mapping[str, str] | str) -> Copy:
     return Copy(SOURCE_NAMES.get(source, source), "" if source in UNLABELLED else label, str(x))
 
 
-def also_in_line(copies: Sequence, limit: int = 6) -> str:
+def also_in_line(copies: Sequence, limit: int = 6, per_source: int = 2) -> str:
     """``also in ProofWiki, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when none):
-    copies of one source share its name (``Metamath `addcomd`/`addcomi```), ``limit`` labels at most.
-    ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
+    copies of one source share its name (``Metamath `addcomd`/`addcomi```), at most ``per_source``
+    labels a source and ``limit`` in all, the rest counted (``+4``). Every source keeps its first
+    label: the labels are dealt one a source at a time, so six Mathlib names no longer leave Stacks'
+    tag out (``Mathlib `a`/`b` +4, Stacks `00DV```). ``copies``: ``Copy``s, their JSON or bare ids
+    (``as_copy``)."""
     if not copies:
         return ""
     by_source: dict[str, list[str]] = {}
@@ -306,12 +309,17 @@ def also_in_line(copies: Sequence, limit: int = 6) -> str:
         by_source.setdefault(c.source, [])
         if c.label:
             by_source[c.source].append(c.label)
-    parts, shown = [], 0
+    room = {source: 0 for source in by_source}
+    left = limit
+    for turn in range(per_source):  # one label a source each turn, in the sources' order
+        for source, labels in by_source.items():
+            if left > 0 and len(labels) > turn:
+                room[source] += 1
+                left -= 1
+    parts = []
     for source, labels in by_source.items():
-        room = max(limit - shown, 0)
-        named = "/".join(f"`{x}`" for x in labels[:room])
-        shown += min(len(labels), room)
-        more = f" +{len(labels) - room}" if len(labels) > room else ""
+        named = "/".join(f"`{x}`" for x in labels[:room[source]])
+        more = f" +{len(labels) - room[source]}" if len(labels) > room[source] else ""
         parts.append(f"{source} {named}{more}".rstrip() if labels else source)
     return "also in " + ", ".join(parts)
 

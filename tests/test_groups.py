@@ -224,6 +224,13 @@ def test_also_in_names_the_other_sources_and_the_explicit_formal_copies():
     assert also_in_line(copies) == "also in Mathlib `Complex.exists_root`, Metamath `fta`, ProofWiki"
     assert also_in_line(g.also_in(2)) == "also in Metamath `addcomi`"
     assert g.also_in(0) == [] and also_in_line([]) == ""
+    # every source keeps its first label, two a source at most: seven Mathlib copies had filled the six
+    # places and left Stacks' tag out ("Mathlib `a`/…(6 names) +1, Stacks  +1")
+    lean = [Copy("Mathlib", f"Submodule.lemma{i}", f"lean:Submodule.lemma{i}") for i in range(7)]
+    assert also_in_line([*lean, Copy("Stacks", "00DV", "stacks:00DV")]) == \
+        "also in Mathlib `Submodule.lemma0`/`Submodule.lemma1` +5, Stacks `00DV`"
+    forms = [Copy("Metamath", f"addcom{x}", f"metamath:addcom{x}") for x in ("", "i", "d", "g")]
+    assert also_in_line(forms) == "also in Metamath `addcom`/`addcomi` +2"
     s = g.stats()
     assert s["groups"] == 2 and s["grouped"] == 5 and s["per_source"]["metamath"] == 3 and s["external"] == 1
 
