@@ -283,3 +283,17 @@ def test_funsearch_shows_its_progress_on_a_terminal(tmp_path):
     progress_end = out.rindex(" s of 4 s") + len(" s of 4 s")
     assert out[progress_end:] == ("\r\x1b[Ktimeout: the program ran past the wall-clock limit of 4 s; --timeout S "
                                   "gives it longer (at most 600 s)\r\n")
+
+
+def test_a_long_problem_is_planned_not_refused(default_bundle_dir):
+    """`directive` cut a problem at 20,000 characters but searched with up to 20,000 of its key terms,
+    which every search refuses past 10,000 ("the query is 19,990 characters long"): a long problem's
+    key terms are cut at a word to what a search takes."""
+    from mathlas.request import MAX_QUERY_CHARS
+    from mathlas.tools.directive import search_directive
+
+    words = [f"{w}{i}" for i in range(2500) for w in ("module", "ring")][:4000]
+    problem = "Let G be a finite group acting on a module. " + " ".join(words)
+    assert len(" ".join(words)) > MAX_QUERY_CHARS
+    plan = search_directive(problem, bundle=str(default_bundle_dir))
+    assert plan.key_terms and (plan.named_results or plan.subfields)

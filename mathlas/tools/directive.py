@@ -22,6 +22,7 @@ from typing import Any
 from mathlas.checks import integer
 from mathlas.errors import UsageError
 from mathlas.tools.key_phrases import key_phrases
+from mathlas.request import MAX_QUERY_CHARS
 from mathlas.tools.scaffold import MAX_CHARS, words
 
 # MSC 2020 top-level class -> (name as PlanetMath spells its folders, arXiv categories, best first)
@@ -281,6 +282,8 @@ def search_directive(problem: str, k: int = 15, bundle: str | None = None) -> Se
         raise UsageError("no mathematical terms found in the problem: describe it in words or LaTeX "
                          "(e.g. 'is every finitely generated flat module over a local ring free?')")
     query = text if len(text) <= 2000 else " ".join(terms)
+    if len(query) > MAX_QUERY_CHARS:  # a long problem's key terms, cut at a word to what a search takes
+        query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
     res = search_existing_math(query, k=k, bundle=bundle)
 
     weights: dict[str, float] = defaultdict(float)
