@@ -153,6 +153,61 @@ def test_add_finding_only_with_a_token(tiny_bundle_dir, tmp_path):
     assert_clean(server)
 
 
+def sdk_refusal(base: str, headers: dict[str, str] | None = None, work=None) -> tuple[int, str]:
+    """What the SDK's streamable-HTTP client raises when /mcp refuses a request: the JSON-RPC code
+    and message an agent sees (it shows the message only when the refusal is a JSON-RPC error)."""
+    from mcp.shared.exceptions import MCPError
+
+    async def main():
+        async with httpx.AsyncClient(headers=headers, timeout=TIMEOUT) as client:
+            async with streamable_http_client(base + "/mcp", http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    if work is not None:
+                        await work(session)
+
+    def first(e: BaseException) -> MCPError | None:  # the client's task group wraps it
+        if isinstance(e, MCPError):
+            return e
+        return next(filter(None, map(first, getattr(e, "exceptions", ()))), None)
+
+    with pytest.raises(BaseException) as caught:
+        anyio.run(main)
+    error = first(caught.value)
+    assert error is not None, caught.value
+    return error.error.code, error.error.message
+
+
+@pytest.mark.slow
+def test_the_sdk_client_sees_why_the_server_refused(tiny_bundle_dir, tmp_path):
+    """401 without a token or with a wrong one, 403 for another page's origin, 421 for a name that is
+    not this loopback server, 413 for a body over the limit: the SDK's client said only "Server
+    returned an error response" for each, since mathlas sent {"error": ..., "status": ...}."""
+    from mathlas.web.guard import NO_TOKEN, WRONG_TOKEN
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--token", TOKEN,
+                       env={"MATHLAS_DATA_DIR": str(tmp_path), "MATHLAS_FORMAL_BUNDLE": str(tmp_path / "none")})
+    good = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def too_big(session):
+        await session.call_tool("search_existing_math", {"query": "ring " * 14_000})
+
+    try:
+        assert sdk_refusal(server.base) == (-32600, NO_TOKEN)
+        assert sdk_refusal(server.base, {"Authorization": "Bearer not-the-token"}) == (-32600, WRONG_TOKEN)
+        origin = sdk_refusal(server.base, {**good, "Origin": "http://evil.example"})
+        assert origin[1].startswith("origin 'http://evil.example' may not call /mcp on this loopback server")
+        host = sdk_refusal(server.base, {**good, "Host": "evil.example"})
+        assert host[1].startswith("host 'evil.example' is not this loopback server")
+        body = sdk_refusal(server.base, good, too_big)
+        assert body[0] == -32600 and body[1].startswith("request body of ") and body[1].endswith("; at most 65536")
+        names = mcp_session(server.base, lambda s: s.list_tools(), token=TOKEN)  # the token still opens it
+        assert {t.name for t in names.tools} >= {"add_finding", "search_existing_math"}
+    finally:
+        server.stop()
+    assert_clean(server)
+
+
 @pytest.mark.slow
 def test_no_formal_bundle_over_http_says_what_the_operator_can_do(tiny_bundle_dir, tmp_path):
     """A server with no formal bundle (none installed, no --formal-bundle): the Lean tools over /mcp,

@@ -37,6 +37,22 @@ def is_json_error(r, status: int) -> dict:
     return body
 
 
+def is_mcp_error(r, status: int) -> dict:
+    """A refusal on /mcp: the HTTP status, and the same line as a JSON-RPC error (an MCP client shows an
+    agent only that shape); returned as ``is_json_error`` returns the REST shape."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"jsonrpc", "id", "error"} and body["jsonrpc"] == "2.0" and body["id"] is None, body
+    err = body["error"]
+    assert err["code"] == (-32603 if status >= 500 else -32600) and err["data"] == {"status": status}, body
+    assert "\n" not in err["message"] and "Traceback" not in r.text
+    return {"error": err["message"], "status": status}
+
+
+def refused(r, status: int, path: str) -> dict:
+    return (is_mcp_error if path == "/mcp" else is_json_error)(r, status)
+
+
 # ------------------------------------------------------------------------------ token
 
 @pytest.mark.parametrize("method, path", [("GET", "/health"), ("GET", "/"), ("GET", "/doc/{id}"),
@@ -58,12 +74,15 @@ def test_an_unknown_documents_page_is_404_without_the_token(guarded):
     ("GET", "/api/nowhere", None),
 ])
 def test_everything_else_needs_the_token(guarded, method, path, body):
+    from mathlas.web.guard import NO_TOKEN, WRONG_TOKEN
+
     r = guarded.client.request(method, path, json=body)
-    assert "token" in is_json_error(r, 401)["error"] and r.headers["www-authenticate"].startswith("Bearer")
+    assert refused(r, 401, path)["error"] == NO_TOKEN and r.headers["www-authenticate"].startswith("Bearer")
     wrong = guarded.client.request(method, path, json=body, headers=auth("not-the-token"))
-    assert is_json_error(wrong, 401)["error"] == "wrong token"
+    assert refused(wrong, 401, path)["error"] == WRONG_TOKEN and wrong.headers["www-authenticate"].startswith("Bearer")
+    assert WRONG_TOKEN.startswith("wrong token: ") and "whoever runs it" in WRONG_TOKEN
     basic = guarded.client.request(method, path, json=body, headers={"Authorization": f"Basic {TOKEN}"})
-    is_json_error(basic, 401)
+    refused(basic, 401, path)
 
 
 def test_the_token_opens_them(guarded):
@@ -81,7 +100,7 @@ def test_body_over_64_kb_is_413(guarded, web):
         r = server.post("/search", json=big, headers=headers)
         assert "at most 65536" in is_json_error(r, 413)["error"]
         r = server.post("/mcp", content=json.dumps(big).encode(), headers={**headers, "content-type": "application/json"})
-        is_json_error(r, 413)
+        assert "at most 65536" in is_mcp_error(r, 413)["error"]
     ok = web.post("/search", json={"query": "ring " * 1000, "n_results": 1})  # 5 KB is fine
     assert ok.status_code == 200
 
@@ -94,6 +113,8 @@ def test_streamed_body_over_64_kb_is_413(web):
 
     r = web.post("/search", content=chunks(), headers={"content-type": "application/json"})
     assert "over 65536 bytes" in is_json_error(r, 413)["error"]
+    r = web.post("/mcp", content=chunks(), headers=MCP_HEADERS)
+    assert "over 65536 bytes" in is_mcp_error(r, 413)["error"]
 
 
 # ------------------------------------------------------------------------------ host, CORS
@@ -143,6 +164,7 @@ def test_dns_rebinding_names_get_421_on_every_route(web, host):
         code, out = _raw(web, method, path, host, body)
         assert code == 421, (method, path, out[:300])
         assert b"not this loopback server" in out
+        assert (b'"jsonrpc":"2.0"' in out) == (path == "/mcp"), out[-300:]  # /mcp: a JSON-RPC error
 
 
 @pytest.mark.parametrize("host", LOOPBACK_HOSTS)
@@ -179,7 +201,7 @@ def test_allow_host_adds_names_to_rest_and_mcp_alike(tiny_bundle_dir):
 def test_mcp_refuses_pages_of_other_origins(web):
     for origin in ("http://evil.example", "http://127.0.0.1.nip.io:8765", "null", "file://"):
         r = web.post("/mcp", json=MCP_PING, headers={**MCP_HEADERS, "Origin": origin})
-        assert "may not call /mcp" in is_json_error(r, 403)["error"], origin
+        assert "may not call /mcp" in is_mcp_error(r, 403)["error"], origin
     for origin in ("http://127.0.0.1:8765", "http://localhost:3000", "http://[::1]:8765"):
         assert web.post("/mcp", json=MCP_PING, headers={**MCP_HEADERS, "Origin": origin}).status_code == 200
 
@@ -228,7 +250,7 @@ def test_unknown_fields_with_any_name_are_reported_not_500(web):
 def test_get_mcp_is_405_at_once(web):
     start = time.monotonic()
     r = web.get("/mcp", headers={"Accept": "text/event-stream"})
-    assert "opens no event stream" in is_json_error(r, 405)["error"] and time.monotonic() - start < 5
+    assert "opens no event stream" in is_mcp_error(r, 405)["error"] and time.monotonic() - start < 5
     assert r.headers["allow"] == "POST"
 
 
@@ -318,7 +340,7 @@ def test_mcp_tool_past_the_timeout_is_cancelled_and_its_worker_stopped(tiny_bund
         start = time.monotonic()
         r = server.post("/mcp", json=call, headers=MCP_HEADERS)
         took = time.monotonic() - start
-        assert "longer than 5 s" in is_json_error(r, 504)["error"] and took < timeout + 2, took
+        assert "longer than 5 s" in is_mcp_error(r, 504)["error"] and took < timeout + 2, took
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             left = {p for p, parent in _descendants(server.proc.pid).items() if parent != server.proc.pid}

@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mathlas.request import MAX_K, SURFACE_MAX_K, query_too_long
 from mathlas.web import api, theoremsearch
-from mathlas.web.guard import (ApiError, Guard, Json, RequestLog, TrackedSend, error, is_loopback,
+from mathlas.web.guard import (ApiError, Guard, Json, RequestLog, TrackedSend, error, is_loopback, is_mcp,
                                without_server_paths)
 from mathlas.web.limits import KEEP_ALIVE, MAX_CONNECTIONS, READ_TIMEOUT, Limits
 from mathlas.web.openapi import openapi_document
@@ -130,7 +130,7 @@ async def _http_exception(request: Request, exc: HTTPException) -> Response:
         allowed = sorted(m for m in (headers.get("Allow") or "").split(", ") if m and m != "HEAD")
         step = WRONG_METHOD_STEPS.get(path) or (f"use {' or '.join(allowed)}" if allowed else "see /openapi.json")
         return error(405, f"{request.method} is not allowed on {path}; {step}", headers)
-    return error(exc.status_code, str(exc.detail), headers)
+    return error(exc.status_code, str(exc.detail), headers, mcp=is_mcp(request.url.path))  # /mcp: 413 mid-body
 
 
 async def _library_error(request: Request, exc: Exception) -> Response:
@@ -399,7 +399,7 @@ class McpEndpoint:  # an ASGI app, not a function: starlette then passes every m
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") == "GET":  # the spec's answer when there is no server-sent stream
             return await error(405, "GET /mcp: this server opens no event stream (stateless, JSON responses); "
-                                    "POST JSON-RPC messages to /mcp", {"Allow": "POST"})(scope, receive, send)
+                                    "POST JSON-RPC messages to /mcp", {"Allow": "POST"}, mcp=True)(scope, receive, send)
         # The body is read here first: a client that leaves mid-body is then nobody to answer,
         # where the SDK would log it as its own error with a traceback and answer 500.
         body, more = bytearray(), True
@@ -424,8 +424,8 @@ class McpEndpoint:  # an ASGI app, not a function: starlette then passes every m
                 await self.sessions.handle_request(scope, replay, tracked)
         except TimeoutError:
             if not tracked.started:
-                await error(504, f"the request took longer than {self.timeout:g} s "
-                                 "(mathlas serve --timeout)")(scope, receive, send)
+                await error(504, f"the request took longer than {self.timeout:g} s (mathlas serve --timeout)",
+                            mcp=True)(scope, receive, send)
 
 
 # ------------------------------------------------------------------------------ the busiest routes

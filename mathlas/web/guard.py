@@ -3,8 +3,9 @@ look: one log line per request (``RequestLog``); the loopback Host check (one ``
 second, as a chunked trailer could add, is 400; mathlas.web.limits keeps trailers out of the
 headers), the Bearer token, a request target that is UTF-8 once percent-decoded (else 422, as the
 CLI refuses such text) and the body limit (``Guard``); JSON errors ``{"error": "<one line>",
-"status": N}`` (``error``, ``ApiError``). An exception no endpoint expected is logged here, once,
-with its traceback, and the client gets a 500 saying only that.
+"status": N}`` (``error``, ``ApiError``), and on ``/mcp`` the same line as a JSON-RPC error (an MCP
+client passes on a refusal's text only in that shape). An exception no endpoint expected is logged
+here, once, with its traceback, and the client gets a 500 saying only that.
 """
 from __future__ import annotations
 
@@ -104,8 +105,27 @@ class Json(JSONResponse):
             return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> Json:
+# JSON-RPC 2.0's codes for a request refused before any method ran (the MCP SDK's own HTTP refusals
+# use the first) and for a failure of the server
+INVALID_REQUEST, INTERNAL_ERROR = -32600, -32603
+
+
+def is_mcp(path: str) -> bool:
+    """Whether ``path`` is the MCP endpoint, whose refusals are JSON-RPC errors (``error``)."""
+    return path.rstrip("/") == "/mcp"
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None, *, mcp: bool = False) -> Json:
+    """A refusal with HTTP status ``status`` and one line: ``{"error": line, "status": status}``; with
+    ``mcp`` (the ``/mcp`` route) a JSON-RPC error, ``{"jsonrpc": "2.0", "id": null, "error": {"code":
+    -32600, "message": line, "data": {"status": status}}}`` (-32603 for a 5xx): the MCP SDK's client
+    shows an agent the message of a non-2xx answer only when its body is a JSON-RPC error, and else
+    says "Server returned an error response" (a 401's "this server needs a token" never arrived)."""
     message = without_server_paths(" ".join(str(message).split())) or "error"
+    if mcp:
+        code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
+        return Json({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": {"status": status}}},
+                    status_code=status, headers=headers)
     return Json({"error": message, "status": status}, status_code=status, headers=headers)
 
 
@@ -117,6 +137,12 @@ def without_server_paths(text: str) -> str:
     from mathlas.paths import without_local_paths
 
     return without_local_paths(text)
+
+
+# The 401's lines (the page shows its own, for a person with its token box: app.js)
+NO_TOKEN = "this server needs a token: send the header Authorization: Bearer <token>"
+WRONG_TOKEN = ("wrong token: it is not the one this server was started with (mathlas serve --token or $MATHLAS_TOKEN); "
+               "ask whoever runs it")
 
 
 class ApiError(HTTPException):
@@ -216,31 +242,32 @@ class Guard:
                 auth = v
             elif k == b"origin":
                 origin = v
-        if hosts > 1:  # RFC 9112 3.2: which one names the server?
-            return await error(400, "more than one Host header; send one")(scope, receive, send)
         path = scope.get("path", "")
+        mcp = is_mcp(path)
+        if hosts > 1:  # RFC 9112 3.2: which one names the server?
+            return await error(400, "more than one Host header; send one", mcp=mcp)(scope, receive, send)
         if self.loopback and not self._host_ok(host):
             return await error(421, f"host {host.decode('latin-1')[:100]!r} is not this loopback server (it "
                                     "answers to 127.0.0.1, localhost or [::1]; mathlas serve --allow-host NAME "
-                                    "adds a name)")(scope, receive, send)
-        if self.loopback and origin and path.rstrip("/") == "/mcp":
+                                    "adds a name)", mcp=mcp)(scope, receive, send)
+        if self.loopback and origin and mcp:
             shown = origin.decode("latin-1")
             if not origin_allowed(shown, self.allowed, self.cors):
                 return await error(403, f"origin {shown[:100]!r} may not call /mcp on this loopback server "
-                                        "(mathlas serve --cors ORIGIN allows one)")(scope, receive, send)
+                                        "(mathlas serve --cors ORIGIN allows one)", mcp=True)(scope, receive, send)
         if self.token is not None and scope.get("method") != "OPTIONS" and not _public(path):
             given_auth = auth.decode("latin-1") if auth is not None else ""
             scheme, _, given = given_auth.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
-                msg = "this server needs a token: send the header Authorization: Bearer <token>" if not given_auth \
-                    else "wrong token"
-                return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'})(scope, receive, send)
+                msg = NO_TOKEN if not given_auth else WRONG_TOKEN
+                return await error(401, msg, {"WWW-Authenticate": 'Bearer realm="mathlas"'}, mcp=mcp)(scope, receive, send)
         bad = _not_utf8(scope)
         if bad:  # decoded with replacement characters, it would search for "\ufffd" (the CLI refuses it too)
             return await error(422, f"the request's {bad} is not valid UTF-8 once percent-decoded; "
-                                    "percent-encode the text's UTF-8 bytes")(scope, receive, send)
+                                    "percent-encode the text's UTF-8 bytes", mcp=mcp)(scope, receive, send)
         if length is not None and length.isdigit() and int(length) > self.max_body:
-            return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}")(scope, receive, send)
+            return await error(413, f"request body of {int(length)} bytes; at most {self.max_body}",
+                               mcp=mcp)(scope, receive, send)
         size = 0
 
         async def limited() -> Message:
@@ -260,7 +287,7 @@ class Guard:
         except Exception as e:  # a bug: logged once here, never shown to the client
             log.error("mathlas serve: internal error on %s %s", scope.get("method"), path, exc_info=e)
             if not tracked.started:
-                await error(500, "internal error; the server log has the details")(scope, receive, send)
+                await error(500, "internal error; the server log has the details", mcp=mcp)(scope, receive, send)
 
 
 def _not_utf8(scope: Scope) -> str:
