@@ -269,6 +269,11 @@ def test_openapi_describes_every_endpoint(web):
     for path, item in doc["paths"].items():
         for op in item.values():
             assert op.get("summary") and op.get("responses"), path
+    # /mcp refuses with JSON-RPC errors (an MCP client passes on no other shape), the REST routes with Error
+    refs = {path: doc["paths"][path]["post"]["responses"]["401"]["content"]["application/json"]["schema"]["$ref"]
+            for path in ("/mcp", "/search")}
+    assert refs == {"/mcp": "#/components/schemas/JsonRpcError", "/search": "#/components/schemas/Error"}
+    assert schemas["JsonRpcError"]["required"] == ["jsonrpc", "id", "error"]
 
 
 def test_result_to_json_equals_dataclasses_asdict(tiny):

@@ -35,6 +35,11 @@ ERRORS = {str(code): {"description": what, "content": {"application/json": {"sch
                              (504, "the request took longer than the server's --timeout"))}
 
 
+# /mcp refuses with the same statuses, its body the same line as a JSON-RPC error (mathlas.web.guard.error)
+MCP_ERRORS = {code: {**answer, "content": {"application/json": {"schema": {"$ref": REF.format(model="JsonRpcError")}}}}
+              for code, answer in ERRORS.items()}
+
+
 def _ok(model: str, description: str) -> dict:
     return {"200": {"description": description, "content": {"application/json": {"schema": {"$ref": REF.format(model=model)}}}},
             **ERRORS}
@@ -80,8 +85,13 @@ def _ts_schemas() -> dict[str, Any]:
         "mathlas": {"type": "object", "properties": {"bundle": s, "mode": s, "notes": strings,
                                                       "ignored": {"type": "object", "additionalProperties": s}}}}}
     error = {"type": "object", "required": ["error", "status"], "properties": {"error": s, "status": {"type": "integer"}}}
+    rpc_error = {"type": "object", "required": ["jsonrpc", "id", "error"], "properties": {
+        "jsonrpc": {"const": "2.0"}, "id": {"type": "null"},
+        "error": {"type": "object", "required": ["code", "message", "data"], "properties": {
+            "code": {"type": "integer", "description": "-32600 (-32603 for a 5xx)"}, "message": s,
+            "data": {"type": "object", "properties": {"status": {"type": "integer"}}}}}}}
     return {"TheoremSearchRequest": request, "TheoremSearchResponse": response, "TheoremSearchTheorem": theorem,
-            "TheoremSearchPaper": paper, "Error": error}
+            "TheoremSearchPaper": paper, "Error": error, "JsonRpcError": rpc_error}
 
 
 @functools.lru_cache(maxsize=1)
@@ -170,7 +180,7 @@ def openapi_document(config: TokenConfig) -> dict[str, Any]:
         "/mcp": {"post": {"summary": "MCP over streamable HTTP (JSON-RPC; stateless, JSON responses)",
                           "operationId": "mcp", "description": "The tools of `mathlas mcp`; add_finding only on servers with a token.",
                           "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
-                          "responses": {"200": {"description": "a JSON-RPC response"}, **ERRORS}}},
+                          "responses": {"200": {"description": "a JSON-RPC response"}, **MCP_ERRORS}}},
         "/": {"get": {"summary": "the search page (HTML; no token needed)", "operationId": "page", "security": [],
                       "parameters": [_q("q", STR, "a query to run on load")],
                       "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}},
