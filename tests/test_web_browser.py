@@ -6,7 +6,8 @@ and press Enter, see hits with rendered mathematics (no ``$`` delimiter left, no
 draw), move with the arrow keys, open a document page, tick a filter and see the results change,
 pick a kind from the bundle's kinds, meet the server's refusal of a kind it does not know, be told
 what to try after an empty query or no results, share the URL, open a Lean declaration and follow a
-dependency link; and the page stays readable on a phone. The Lean project bundle and the default
+dependency link; give the token a server asks for, in the page's own words; and the page stays
+readable on a phone. The Lean project bundle and the default
 bundle have their own modules (test_web_browser_lean.py, test_web_browser_default.py), which reuse
 the helpers here; the fixtures (``web``, ``browser``, ``page``) are conftest.py's. Skips, saying why, only when no Chromium or no Playwright is
 installed (``.ci/run`` installs both).
@@ -434,3 +435,62 @@ def test_without_a_formal_bundle_the_landing_page_says_what_the_operator_can_do(
     finally:
         server.stop()
     assert_clean(server)
+
+
+# ------------------------------------------------------------------------------ a server with a token
+
+TOKEN = "browser-test-token-0123"
+
+
+@pytest.fixture(scope="module")
+def token_web(tiny_bundle_dir):
+    from test_web_serve import WebServer, assert_clean
+
+    server = WebServer("--bundle", str(tiny_bundle_dir), "--token", TOKEN)
+    yield server
+    server.stop()
+    assert_clean(server)
+
+
+def test_the_token_box_talks_to_a_person(token_web, page):
+    """Before a token the page showed nothing but the box, and a search the API's line ("send the header
+    Authorization: Bearer <token>"); a wrong token "wrong token"; the kind and source lists were empty
+    without a word. It now says what to do with the box, keeps a refused token in it to correct, and
+    fills everything once the token is accepted."""
+    from mathlas.web.guard import NO_TOKEN
+
+    page.expected_statuses = {401}
+    goto_ready(page, token_web.base + "/?q=group")
+    assert page.is_visible("#token-box")
+    status = page.inner_text("#status")
+    assert status.startswith("This server needs a token: paste it in the token box above and press Use token")
+    assert "Authorization" not in status and "header" not in status and NO_TOKEN not in status
+    assert page.evaluate("document.activeElement.id") == "token"
+    kinds = page.eval_on_selector_all("#kind option", "os => os.map(o => [o.value, o.textContent, o.disabled])")
+    assert kinds == [["", "any", False], ["", "(after the token)", True]]
+    assert page.text_content("#sources") == "The sources show once the token is accepted."  # inside the closed list
+
+    page.fill("#token", "not-the-token")
+    page.click("#token-save")
+    wait_js(page, "document.getElementById('status').textContent.startsWith('That token')")
+    assert page.inner_text("#status") == ("That token was not accepted: check it and paste it again, "
+                                          "or ask whoever runs the server for the right one.")
+    assert page.is_visible("#token-box") and page.input_value("#token") == "not-the-token"
+
+    page.fill("#token", TOKEN)
+    page.press("#token", "Enter")
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    assert page.is_hidden("#token-box") and "results from tiny-0.1.0" in page.inner_text("#status")
+    served = token_web.get("/api/bundles", headers={"Authorization": f"Bearer {TOKEN}"}).json()["served"][0]
+    assert page.eval_on_selector_all("#kind option", "os => os.map(o => o.value)") == ["", *served["kinds"]]
+    assert page.locator("#sources input").count() == len(served["sources"])
+
+    page.evaluate("localStorage.removeItem('mathlas-token')")  # a document page without it says the same
+    page.goto(token_web.base + "/doc/" + served_id(token_web))
+    wait_js(page, "document.getElementById('status').textContent.startsWith('This server needs a token')")
+    assert page.is_visible("#token-box")
+
+
+def served_id(server) -> str:
+    hits = server.get("/api/search", params={"q": "group", "k": 1}, headers={"Authorization": f"Bearer {TOKEN}"})
+    return hits.json()["hits"][0]["id"]

@@ -4,6 +4,11 @@
 // ----------------------------------------------------------------------------- the API
 
 const TOKEN_KEY = "mathlas-token";
+// What a 401 says to a person with the token box in front of them (the API's own line speaks of headers)
+const TOKEN_NEEDED = "This server needs a token: paste it in the token box above and press Use token "
+  + "(whoever runs the server can give it to you).";
+const TOKEN_WRONG = "That token was not accepted: check it and paste it again, or ask whoever runs the server for the right one.";
+let LOCKED = false;  // the server refused the page for want of a token: the filters it serves are not known yet
 
 class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
@@ -20,18 +25,26 @@ async function api(path, params) {
   const r = await fetch(url, {headers});
   let body = null;
   try { body = await r.json(); } catch (e) { /* not JSON */ }
-  if (!r.ok) {
-    if (r.status === 401) showToken();
-    throw new ApiError(r.status, (body && body.error) || r.statusText);
+  if (r.status === 401) {
+    LOCKED = true;
+    showToken(Boolean(token));
+    throw new ApiError(401, token ? TOKEN_WRONG : TOKEN_NEEDED);
   }
+  if (!r.ok) throw new ApiError(r.status, (body && body.error) || r.statusText);
+  LOCKED = false;
   return body;
 }
 
-function showToken() {
+// The token box, shown when the server asks for a token; a token it refused stays in the box, selected,
+// so it can be corrected or replaced.
+function showToken(refused) {
   const box = document.getElementById("token-box");
   if (!box) return;
-  box.hidden = false;
   const input = document.getElementById("token");
+  if (box.hidden) {
+    box.hidden = false;
+    if (refused) { input.value = localStorage.getItem(TOKEN_KEY) || ""; input.select(); } else input.focus();
+  }
   document.getElementById("token-save").onclick = () => {
     localStorage.setItem(TOKEN_KEY, input.value.trim());
     box.hidden = true;
@@ -655,6 +668,7 @@ function fillSources(wanted) {
   };
   for (const [name, info] of sources) add(name, (info.count || 0).toLocaleString());
   for (const name of keep) if (wanted && !Object.hasOwn(servedBundle().sources || {}, name)) add(name, "not in this bundle");
+  if (LOCKED && !sources.length) box.append(el("p", {class: "note", text: "The sources show once the token is accepted."}));
 }
 
 // The mode field: hybrid, lexical or dense; another (a shared URL's `mode=fuzzy`) stays selected, so
@@ -679,6 +693,7 @@ function fillKinds(wanted, dropUnknown) {
   for (const [k, n] of Object.entries(kinds)) sel.append(el("option", {value: k, text: `${k} (${n.toLocaleString()})`}));
   if (wanted && !Object.hasOwn(kinds, wanted) && dropUnknown) wanted = "";  // another bundle chosen: its own kinds only
   if (wanted && !Object.hasOwn(kinds, wanted)) sel.append(el("option", {value: wanted, text: `${wanted} (not in this bundle)`}));
+  if (LOCKED) sel.append(el("option", {value: "", disabled: true, text: "(after the token)"}));
   sel.value = wanted || "";
 }
 
@@ -687,7 +702,7 @@ async function loadBundles() {
     BUNDLES = await api("/api/bundles");
   } catch (e) {
     BUNDLES = {served: [], formal: {available: false}};
-    if (e.status === 401) return;
+    if (e.status === 401) { setStatus(e.message, true); return; }
   }
   const sel = document.getElementById("bundle");
   sel.textContent = "";
@@ -869,7 +884,8 @@ async function runSearch() {
   if (!f.q) {
     list.textContent = "";
     about.hidden = !BUNDLES || !BUNDLES.served.length;  // nothing to say before a token is given
-    setStatus("");
+    if (LOCKED) setStatus(localStorage.getItem(TOKEN_KEY) ? TOKEN_WRONG : TOKEN_NEEDED, true);
+    else setStatus("");
     document.title = "mathlas — search known mathematics";
     return;
   }
