@@ -240,6 +240,24 @@ class CopiesDeprecatedLeanHitSummary(CopiesLeanHitSummary):
     deprecated: str = ""
 
 
+SUMMARY_COPIES_PER_SOURCE = 2  # a summary's also_in: the first ids of each source (detail "full": every copy)
+
+
+def summary_copies(also_in: list[dict[str, str]]) -> list[str]:
+    """The ids a summary's ``also_in`` carries: the first ``SUMMARY_COPIES_PER_SOURCE`` of each
+    source, as the "also in" line names them (``mathlas.groups.also_in_line``). With a formal bundle,
+    Nakayama's lemma has seven Mathlib copies: all of them put a k=10 answer over its 3,000
+    characters."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in also_in:
+        n = seen.get(c["source"], 0)
+        if n < SUMMARY_COPIES_PER_SOURCE:
+            out.append(c["id"])
+        seen[c["source"]] = n + 1
+    return out
+
+
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     """``hit`` as a ``HitSummary``. The snippet is the signature when the hit has one (Lean), else
     its text without the label and heading it usually starts with, cut at a word boundary so that
@@ -253,7 +271,7 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     room = max(60, min(limit, limit + 20 - len(hit.heading)))
     summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
                "score": round(hit.score, 4)}
-    copies = {"also_in": [c["id"] for c in hit.also_in]} if hit.also_in else {}
+    copies = {"also_in": summary_copies(hit.also_in)} if hit.also_in else {}
     if "aliases" in hit.fields:
         said = deprecation(hit.fields)
         kind = {(False, False): LeanHitSummary, (True, False): CopiesLeanHitSummary,

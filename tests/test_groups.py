@@ -331,3 +331,15 @@ def test_groups_eval_refuses_a_rule_it_does_not_know(tmp_path):
     assert run.returncode != 0 and not (tmp_path / "s.jsonl").exists()
     assert run.stderr.strip().splitlines() == [
         "groups_eval.py: no rule 'restatment'; the rules are " + ", ".join(G.THRESHOLDS)]
+
+
+def test_a_summary_names_two_copies_a_source():
+    """A summary's also_in (MCP's default answer) carries the first two ids of each source, as the also-in
+    line names them; with a formal bundle, seven Mathlib copies of Nakayama's lemma put a k=10 answer
+    over its 3,000 characters. The full hit keeps every copy."""
+    from mathlas.hit import summary_copies
+
+    lean = [{"source": "Mathlib", "label": f"L{i}", "id": f"lean:L{i}"} for i in range(7)]
+    stacks = {"source": "Stacks", "label": "00DV", "id": "stacks:00DV"}
+    assert summary_copies([*lean, stacks]) == ["lean:L0", "lean:L1", "stacks:00DV"]
+    assert summary_copies([stacks]) == ["stacks:00DV"]
