@@ -136,3 +136,16 @@ def test_the_page_says_which_abbreviations_it_expanded(default_web, page):
     wait_js(page, "document.querySelector('#status').textContent.includes('results from')")
     line = page.inner_text("#match")   # how sure, and nothing about an expansion
     assert line.startswith("A clear match: most likely the first hit (match: strong") and "Searched" not in line
+
+
+def test_the_also_in_line_names_two_copies_a_source_and_counts_the_rest(default_web, page):
+    """The page listed every copy (with a formal bundle, seven Mathlib names on eight lines above
+    Nakayama's lemma): two a source now, linked, and "+N" for the rest, as the CLI's line."""
+    hits = cards_of(default_web, page, {"q": "product of positive numbers is positive"})
+    i = next(i for i, h in enumerate(hits) if h["id"] == "metamath:mulgt0ii")
+    assert len(hits[i]["also_in"]) == 3
+    line = page.locator("#results li.hit").nth(i).locator(".also-in")
+    assert " ".join(line.inner_text().split()) == "also in Metamath mulgt0 / mulgt0d +1"
+    links = line.locator("a")
+    assert links.count() == 2 and [links.nth(j).get_attribute("title") for j in range(2)] == \
+        ["metamath:mulgt0", "metamath:mulgt0d"]

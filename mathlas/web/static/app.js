@@ -772,19 +772,35 @@ function fillAbout() {
 }
 
 // Where else a hit's fact is stated (h.also_in: {source, label, id}, mathlas.groups) as one line:
-// "also in PlanetMath FundamentalTheoremOfAlgebra, Metamath fta"; each copy of this bundle links to
-// its document. null when the fact is stated nowhere else.
+// "also in PlanetMath FundamentalTheoremOfAlgebra, Metamath fta", two copies a source at most and the
+// rest counted ("Mathlib a, b +5"), as mathlas.groups.also_in_line; each copy links to its document:
+// this bundle's, and a Lean declaration's when the server has a formal bundle. null when the fact is
+// stated nowhere else.
+const ALSO_IN_PER_SOURCE = 2;
 function alsoIn(copies, bundle, lean) {
   if (!Array.isArray(copies) || !copies.length) return null;
+  const bySource = new Map();
+  copies.forEach(c => { if (!bySource.has(c.source)) bySource.set(c.source, []); bySource.get(c.source).push(c); });
+  const formal = !!(BUNDLES && BUNDLES.formal && BUNDLES.formal.available);
   const div = el("div", {class: "also-in", text: "also in "});
-  copies.forEach((c, n) => {
-    if (n) div.append(", ");
-    const here = lean ? c.id.startsWith("lean:") : !c.id.startsWith("lean:");
-    const label = c.label ? el("code", {text: c.label}) : null;
-    const what = here ? el("a", {href: docHref(c.id, lean ? null : bundle), title: c.id}) : el("span", {title: c.id});
-    what.append(c.source + (label ? " " : ""));
-    if (label) what.append(label);
-    div.append(what);
+  let n = 0;
+  bySource.forEach((group, source) => {
+    if (n++) div.append(", ");
+    group.slice(0, ALSO_IN_PER_SOURCE).forEach((c, i) => {
+      const isLean = c.id.startsWith("lean:");
+      const linked = lean ? isLean : (!isLean || formal);
+      const label = c.label ? el("code", {text: c.label}) : null;
+      const what = linked ? el("a", {href: docHref(c.id, lean || isLean ? null : bundle), title: c.id})
+                          : el("span", {title: c.id});
+      if (!i) what.append(source + (label ? " " : ""));
+      if (label) what.append(label);
+      if (i) div.append(" / ");
+      div.append(what);
+    });
+    if (group.length > ALSO_IN_PER_SOURCE) {
+      div.append(el("span", {class: "muted", text: ` +${group.length - ALSO_IN_PER_SOURCE}`,
+                             title: group.slice(ALSO_IN_PER_SOURCE).map(c => c.id).join(", ")}));
+    }
   });
   return div;
 }
