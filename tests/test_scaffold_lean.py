@@ -48,6 +48,8 @@ MATHLIB = [
                 "@fourierLp T hT p _ n =ᵐ[haarAddCircle] fourier n",
      ["for T : ℝ", "Fact (0 < T)", "for p : ℝ≥0∞", "Fact (1 ≤ p)", "for n : ℤ"],
      "@fourierLp T hT p _ n =ᵐ[haarAddCircle] fourier n"),
+    # ℚ≥0 is a type too (NNRat; 422 Mathlib signatures): it was read as a hypothesis, its variable lost
+    ("theorem", "(q : ℚ≥0) : ↑⌊q⌋₊ = ⌊(q : ℚ)⌋", ["for q : ℚ≥0"], "↑⌊q⌋₊ = ⌊(q : ℚ)⌋"),
     # a ∀ of bracketed binders, then an arrow premise
     ("field", "(self : FirstOrder.Language.Hom) : ∀ {n} (r : L.Relations n) (x), RelMap r x → RelMap r (toFun ∘ x)",
      ["for self : FirstOrder.Language.Hom", "for n", "for r : L.Relations n", "for x", "RelMap r x"],

@@ -43,7 +43,7 @@ _TO_THE_END = re.compile(r"∃!?|∀ᶠ|∃ᶠ|∀|λ|Π|Σ|(?<![\w.'])fun(?![\w
 _UNIVERSE = re.compile(r"^(?:Type|Sort)(?:\*|\s|_|$|\()")
 # relations and connectives that make a binder's type a statement (not ≃ ≅: equivalences are data)
 _RELATION = re.compile(r"[=≠≤<≥>↔∣∈∉⊆⊂⊇⊃∧∨¬]")
-_NNREAL = re.compile(r"ℝ≥0∞?")  # the type ℝ≥0 (NNReal), not a relation
+_NNREAL = re.compile(r"[ℝℚ]≥0∞?")  # the types ℝ≥0, ℝ≥0∞ and ℚ≥0 (NNReal, ENNReal, NNRat), not a relation
 _IDENTS = re.compile(r"[^\W\d][\w'!?]*(?:\s+[^\W\d][\w'!?]*)*\s*")  # names apart (one way to match: no backtracking)
 _IDENT = re.compile(r"[^\W\d][\w'!?]*")
 _NAME = re.compile(r"[^\W\d][\w'!?.]*")
