@@ -117,7 +117,7 @@ def test_theorem_environment_then_proof_from_the_bundle(bundle):
     # \begin{thm*} ... \end{thm*} \begin{proof} ...: the theorem is split, the proof is gone
     c = applicability_checklist("planetmath:FieldHomomorphismsFixPrimeSubfields", bundle=bundle)
     assert texts(c.preconditions) == ["Let $F$ and $K$ be fields having the same prime subfield $L$",
-                                      "$\\varphi \\colon F \\to K$ be a field homomorphism"]
+                                      "Let $\\varphi \\colon F \\to K$ be a field homomorphism"]
     assert c.conclusion == "$\\varphi$ fixes $L$"
     # {\em Proof.}\, after a displayed theorem, and a "Theorem." heading before it
     c = applicability_checklist("planetmath:MaximalIdealIsPrime", bundle=bundle)

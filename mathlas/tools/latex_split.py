@@ -1,5 +1,5 @@
 """The LaTeX statement splitter behind ``mathlas.tools.scaffold``: a theorem's text in, its
-preconditions, conclusion and parts out. Pure text work (no bundle, no I/O) in four passes over the
+preconditions, conclusion and parts out. Pure text work (no bundle, no I/O) in five passes over the
 cleaned text:
 
 1. **Protect.** Every math span (``$..$``, ``$$..$$``, ``\\(..\\)``, ``\\[..\\]``, math environments
@@ -18,9 +18,24 @@ cleaned text:
    "if and only if", "only if", "even if" are not cues. A conclusion that is itself conditional
    ("if A then (if B then C)") is split again: B becomes a precondition marked ``nested``.
 4. **Conjunctions.** A hypothesis clause is split at unprotected ", ", " and ", "; " only where both
-   sides are complete claims (a verb such as is/be/has, or a math relation such as ``=``, ``\\subset``,
-   ``\\to``), so "Let $A$ and $B$ be rings" stays one precondition while "Let $R$ be a ring and $M$ a
-   finite $R$-module" becomes two ("Let $M$ be a finite $R$-module" for the second).
+   sides are complete claims (a verb such as is/be/has, or a relation such as ``=``, ``\\subset``,
+   ``\\to`` in math or ``=``, ``≤``, ``∈`` in prose), so "Let $A$ and $B$ be rings" stays one precondition
+   while "Let $R$ be a ring and $M$ a finite $R$-module" becomes two ("Let $M$ be a finite $R$-module" for
+   the second). Symbols count with or without math delimiters ("Let G be a finite group and p a prime"). A
+   conjunct that leaves out its verb or subject gets them from the clause before it ("Suppose G is a group
+   and H a subgroup": "H is a subgroup"; "f is continuous on [a, b] and differentiable on (a, b)": "f is
+   differentiable on (a, b)"), but an "and" inside a noun phrase, a disjunction or a range stays ("a compact
+   and connected space", "$a$ and $b$ are coprime", "between A and B"). A participle right after the noun
+   is a claim of its own ("Let p be a prime dividing |G|": "Let p be a prime", "p divides |G|").
+5. **Notation.** "Let $n_p$ be the number of ..." (a definite noun phrase bringing in nothing new) and, between
+   a hypothesis and the conclusion, a sentence that defines ("A Sylow $p$-subgroup is ...", "Set $N = ...$",
+   "... is called ...") are neither preconditions nor conclusion: ``analyse_statement`` lists them apart.
+   A cueless claim about a symbol there ("$M$ is finite.") is a precondition.
+
+In a problem, a declarative part before its question or task is given, the rest asked: "G is a group of
+order 15; does it have an element of order 5?", "If $G$ is abelian, is $G$ cyclic?"; a task whose claim
+opens with a quantifier is read through its subject ("Show every group of order 15 is cyclic": given "it
+is a group of order 15", asked "Show it is cyclic").
 
 The cleaning before them (``clean_statement``) cuts the text where a proof starts, however LaTeX sets
 its heading (``\\begin{proof}``, ``{\\bf Proof:\\\\}``, ``\\textit{Proof.}``, "Proof." after a sentence:
@@ -28,8 +43,8 @@ its heading (``\\begin{proof}``, ``{\\bf Proof:\\\\}``, ``\\textit{Proof.}``, "P
 a statement of one sentence with no cue at all is read through its subject ("A finite integral domain
 is a field": ``subject_split``).
 
-Every piece is cut at ``MAX_ITEM_CHARS`` and at most ``MAX_ITEMS`` pieces are kept per list; the
-caller bounds the input.
+Every piece is cut at ``MAX_ITEM_CHARS`` and at most ``MAX_ITEMS`` pieces are kept per list; one
+hypothesis is tried for a split at its first ``_MAX_CUTS`` commas and "and"s; the caller bounds the input.
 """
 from __future__ import annotations
 
@@ -39,6 +54,7 @@ from dataclasses import dataclass, field
 MAX_ITEMS = 64              # preconditions / parts kept per checklist
 MAX_ITEM_CHARS = 1_000      # characters kept per precondition or conclusion
 _MAX_DEPTH = 4              # nesting of conditionals inside conclusions and lists
+_MAX_CUTS = 4 * MAX_ITEMS   # places one hypothesis is tried at for a split (", ", " and ", "; ")
 
 
 # ------------------------------------------------------------------------------ results
@@ -362,25 +378,56 @@ def _cues(text: str, mask: list[bool], regex: re.Pattern[str]) -> list[tuple[int
 
 # ------------------------------------------------------------------------------ splitting
 
-_VERB = re.compile(r"(?<![\w\\-])(is|are|be|been|being|has|have|had|holds?|satisf(?:y|ies|ied)|contains?|"
-                   r"divides?|lies|lie|belongs?|equals?|exists?|converges?|admits?|denotes?|commutes?|"
-                   r"vanish(?:es)?|generates?|acts?|maps?|sends?|preserves?|agrees?|extends?|factors?|"
-                   r"does|do|can|cannot|must|are not|is not)(?![\w-])", re.I)
+_VERB_WORDS = (r"is|are|be|been|being|has|have|had|holds?|satisf(?:y|ies|ied)|contains?|"
+               r"divides?|lies|lie|belongs?|equals?|exists?|converges?|admits?|denotes?|commutes?|"
+               r"vanish(?:es)?|generates?|acts?|maps?|sends?|preserves?|agrees?|extends?|factors?|"
+               r"does|do|can|cannot|must|are not|is not")
+_VERB = re.compile(r"(?<![\w\\-])(" + _VERB_WORDS + r")(?![\w-])", re.I)
 RELATION = re.compile(r"=|<|>|\\(?:le|leq|ge|geq|subset|subseteq|subsetneq|supset|supseteq|in|notin|ne|"
                        r"neq|cong|simeq|to|mid|nmid|equiv|approx|perp|rightarrow|longrightarrow|mapsto|"
                        r"hookrightarrow|twoheadrightarrow|iff|implies|sim|leqslant|geqslant|ll|gg|"
                        r"triangleleft|lhd|unlhd)(?![A-Za-z])|:")
-_LET_ELLIPSIS = re.compile(r"^(\$[^$]+\$(?:\s*,\s*\$[^$]+\$)*)\s+((?:a|an|the|some|two|three)\s.*)$", re.I)
+# A symbol written without math delimiters, as prose writes it ("G", "n_p", "|G|", "(X, d)", "T: X → X",
+# "f: [a,b] → R"): letters that stand alone (no two letters in a row but in a sub- or superscript),
+# brackets, and the arrow, colon and product of a map's type. Every part is bounded (no backtracking blow-up).
+_SCRIPT = r"(?:_\{[^{}\s$]{1,20}\}|_[A-Za-z0-9]{1,8}|\^\{[^{}\s$]{1,20}\}|\^[A-Za-z0-9*]{1,8}|[0-9]{1,3}|['′*]{1,3})"
+# ("a" before a word is the article: "$b_1$ and a height", but "a an integer" names a)
+_ATOM = (r"[(\[|]{0,2}(?:\[[^\]\s]{1,12}|(?![Aa]\s+(?!(?:an?|and|or|be|is|are|the|has|have|divides|does)\b)[a-z])[A-Za-zΑ-Ωα-ωℝℂℕℤℚ]" + _SCRIPT
+         + r"{0,3}(?![\w\\'′]))[)\]|]{0,2}")
+_ITEM = (r"(?:\$[^$]{1,200}\$|" + _ATOM + r"(?:\s{0,3}(?::|→|->|×|\\to)\s{0,3}" + _ATOM + r"){0,3})")
+_SYMBOLS = _ITEM + r"(?:\s{0,3}(?:,|,?\s+and)\s{0,3}" + _ITEM + r"){0,8}"
+PLAIN_SYMBOLS = re.compile(r"^(?:" + _SYMBOLS + r")$")  # a whole piece that is symbols only ("A", "$x$, $y$")
+# "$R$ a ring", "p a prime dividing |G|", "A, B disjoint closed subsets" (two or more symbols, no article):
+# the verb of a "Let X be A and Y B" left out
+_LET_ELLIPSIS = re.compile(r"^(" + _SYMBOLS + r")\s+((?:a|an|the|some|two|three|its|their)\s.*)$", re.I)
+_PLURAL_ELLIPSIS = re.compile(r"^(" + _ITEM + r"(?:\s{0,3}(?:,|,?\s+and)\s{0,3}" + _ITEM + r"){1,8})\s+"
+                              r"(?!(?:of|in|on|at|to|by|with|from|over|under|for|into|than|between|and|or|is|are|be|"
+                              r"such|that|which|where|if|then|when)\b)([a-z][a-z-]+\s.*)$")
 MATH_SPAN = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]")
+# a relation written in prose, outside math: "f(a) = f(b)", "|f_n| ≤ g", "x ∈ A"
+_PLAIN_RELATION = re.compile(r"[=≤≥≠<>∈∉⊂⊆⊊⊃⊇≅≃≡∣∤≈]|(?<![\w\\])(?:<=|>=|!=)")
+# a fragment that starts inside brackets ("v>| ≤ ||u||" of "|<u, v>|" cut at its comma) is no clause
+_DANGLING = re.compile(r"^[^(\[{<⟨]*?(?:(?<=\w)>|[)\]}⟩])")
+
+
+def _ellipsis(seg: str) -> re.Match[str] | None:
+    """"$R$ a ring", "p a prime", "A, B disjoint closed subsets of X": symbols and what they are, the
+    verb left out."""
+    seg = seg.strip()
+    return _LET_ELLIPSIS.match(seg) or _PLURAL_ELLIPSIS.match(seg)
 
 
 def complete_clause(seg: str) -> bool:
-    """A clause that can stand alone as a precondition: a verb, a math relation, or "$X$ a ..." (let)."""
-    if _VERB.search(MATH_SPAN.sub(" ", seg)):
+    """A clause that can stand alone as a precondition: a verb, a math relation (in math, or written in
+    prose), or "$X$ a ..." / "X a ..." (a let whose verb is left out)."""
+    plain = MATH_SPAN.sub(" ", seg)
+    if _VERB.search(plain):
         return True
     if any(RELATION.search(m.group(0)) for m in MATH_SPAN.finditer(seg)):
         return True
-    return bool(_LET_ELLIPSIS.match(seg.strip()))
+    if _PLAIN_RELATION.search(plain) and not _DANGLING.match(plain.strip()):
+        return True
+    return bool(_ellipsis(seg))
 
 
 def tidy(s: str) -> str:
@@ -391,13 +438,96 @@ def tidy(s: str) -> str:
     return s[:MAX_ITEM_CHARS] + (" …" if len(s) > MAX_ITEM_CHARS else "")
 
 
+# "Let X be A and Y B" / "X is A and B": a conjunct that left out its subject or verb gets them from the
+# clause before it. The subject carried is a symbol (or "it"/"they"), never a noun phrase ("the map").
+_HEAD = re.compile(r"^(let\s+)?(" + _SYMBOLS + r"|it|they)\s+(" + _VERB_WORDS + r")\s+(\S.*)$", re.I)
+# a predicate carried to the next conjunct only when it is one (an adjective, "continuous on [a, b]"), not
+# a noun phrase ("a compact and connected space"), a negation or a range ("between 0 and one")
+_NOUN_PREDICATE = re.compile(r"^(?:an?|the|some|any|every|each|all|no|not|one|two|three|its|their)\b"
+                             r"|(?<![\w-])(?:between|both|either|neither|from)(?![\w-])", re.I)
+# what a bare predicate cannot start with: a determiner, a preposition (it continues the one before:
+# "on A and on B"), a pronoun, a cue, a connective or a negation ("integers, not both zero": its scope
+# is the whole clause)
+_NOT_PREDICATE = re.compile(r"^(?:an?|the|some|any|every|each|all|no|not|of|in|on|at|to|by|with|from|over|under|for|"
+                            r"into|than|between|as|so|then|there|this|that|these|those|its|their|his|her|we|one|"
+                            r"or|and|if|when|where|which|who|whose|such|it|they|hence|thus|let|for)\b", re.I)
+_BARE_PREDICATE = re.compile(r"^[a-z][a-z-]+\b")
+_RELATIVE_WORD = re.compile(r"(?<![\w-])(?:which|whose|who|whom|where|that)(?![\w-])", re.I)
+_VERB_FIRST = re.compile(r"^(?:has|have|admits?|satisf(?:y|ies)|contains?|divides?|lies|belongs?|equals?|"
+                         r"converges?|commutes?|vanish(?:es)?|generates?|acts?|maps?|sends?|preserves?|"
+                         r"extends?|factors?|does|can|cannot|must|is|are)\b", re.I)
+# "a prime dividing |G|": a participle right after the noun (no preposition between) says a second thing
+# of the same symbol: "p divides |G|"
+_PARTICIPLES = {"dividing": ("divides", "divide"), "containing": ("contains", "contain"),
+                "satisfying": ("satisfies", "satisfy"), "acting": ("acts", "act"), "having": ("has", "have"),
+                "admitting": ("admits", "admit"), "preserving": ("preserves", "preserve"),
+                "fixing": ("fixes", "fix"), "lying": ("lies", "lie"), "vanishing": ("vanishes", "vanish"),
+                "converging": ("converges", "converge"), "commuting": ("commutes", "commute"),
+                "generating": ("generates", "generate")}
+_NOUN_WORD = (r"(?!(?:of|in|on|at|to|by|with|from|over|under|for|into|than|that|which|whose|such|and|or|not|"
+              + "|".join(_PARTICIPLES) + r")\b)[\w-]+")
+_PARTICIPLE = re.compile(r"^(let\s+)?(" + _ITEM + r")\s+(be|is)\s+(an?\s+(?:" + _NOUN_WORD + r"\s+){0,2}"
+                         + _NOUN_WORD + r")\s+(not\s+)?(" + "|".join(_PARTICIPLES) + r")\s+(\S.*)$", re.I)
+# "a finite group G", "a prime $p$ dividing |G|": an object brought in with its name (after "given")
+_OBJECT = re.compile(r"^(?:an?|some)\s+(?:" + _NOUN_WORD + r"\s+){1,4}?(?:" + _ITEM + r")(?:\s+(?:"
+                     + "|".join(_PARTICIPLES) + r"|in|of|on|over|with)\s+[^\s]+(?:\s+[^\s]+){0,4})?$", re.I)
+
+
+def _head(piece: str) -> tuple[str, str, str, str] | None:
+    """("Let " or "", subject, verb, the rest) of a clause whose subject is a symbol: "f is continuous
+    on [a, b]", "Let $G$ be a group". None also when a relative clause follows ("..., whose densities are
+    ..."): a conjunct after it may belong to that clause, not to the subject."""
+    m = _HEAD.match(piece.strip())
+    if m is None or _RELATIVE_WORD.search(MATH_SPAN.sub(" ", m.group(4))):
+        return None
+    return ("Let " if m.group(1) else ""), m.group(2), m.group(3), m.group(4)
+
+
+def _carried(piece: str, head: tuple[str, str, str, str] | None) -> str | None:
+    """``piece`` with the subject (and copula) of the clause before it, when it left them out: "f is
+    continuous and differentiable on (a, b)" gives "f is differentiable on (a, b)", "f is bounded and has a
+    maximum" gives "f has a maximum". None: nothing to carry."""
+    if head is None:
+        return None
+    let, subject, verb, rest = head
+    p = piece.strip()
+    if re.fullmatch(r"\w+ly", rest.strip()) or re.fullmatch(r"\w+ly", p) or re.match(r"\w+ing\b", p):
+        return None  # "identically and independently distributed", "bounded below and consisting of ..."
+    if verb.lower() in ("is", "are", "be"):
+        if (not complete_clause(p) and _BARE_PREDICATE.match(p) and not _NOT_PREDICATE.match(p)
+                and not _NOUN_PREDICATE.search(rest)):
+            return f"{let}{subject} {verb} {p}"
+    if not let and _VERB_FIRST.match(p):
+        return f"{subject} {p}"
+    return None
+
+
+def _participle(piece: str) -> list[str]:
+    """"Let p be a prime dividing |G|" -> "Let p be a prime", "p divides |G|" (see ``_PARTICIPLE``)."""
+    m = _PARTICIPLE.match(piece.strip())
+    if m is None or re.fullmatch(r"[a-z-]+", m.group(7).strip()):
+        return [piece]  # "a directed suprema preserving mapping": a compound adjective, not a participle
+    let, symbol, be, noun, negated, part, rest = m.groups()
+    third, base = _PARTICIPLES[part.lower()]
+    verb = f"does not {base}" if negated else third
+    # "$x' \in X_{k'}$ be a point lying over $x$": the point is $x'$
+    named = re.match(r"^\$\s*([^$]+?)\s*(?:\\in|\\subset|\\subseteq|:)(?![A-Za-z])", symbol)
+    who = f"${named.group(1)}$" if named else symbol
+    return [f"{let[:3] + ' ' if let else ''}{symbol} {be} {noun}", f"{who} {verb} {rest}"]
+
+
 def _split_conjuncts(seg: str, cue: str) -> list[str]:
-    """Split a hypothesis at unprotected ", ", " and ", "; " where both sides are complete claims."""
+    """Split a hypothesis at unprotected ", ", " and ", "; " where both sides are complete claims. A side
+    that left out its subject or verb gets them from the clause before it ("Let G be a group and H a
+    subgroup": "Let H be a subgroup"; "f is continuous and bounded": "f is bounded"); an "and" inside a noun
+    phrase ("a compact and connected space", "$a$ and $b$ are coprime", "between A and B") stays."""
     mask = protected_mask(seg)
     cuts = []
     for m in re.finditer(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+", seg):
         if not mask[m.start()] and not (m.end() < len(mask) and mask[m.end() - 1]):
             cuts.append((m.start(), m.end()))
+            if len(cuts) >= _MAX_CUTS:
+                break  # each cut reads the piece before it again: a bound keeps a long list linear
     pieces, seps, last = [], [], 0
     for a, b in cuts:
         pieces.append(seg[last:a])
@@ -405,20 +535,81 @@ def _split_conjuncts(seg: str, cue: str) -> list[str]:
         last = b
     pieces.append(seg[last:])
     seps.append("")
+    # a piece that is symbols only ("A" of "A, B disjoint closed subsets of X") goes with the next one
+    k = 0
+    while k < len(pieces) - 1:
+        if PLAIN_SYMBOLS.match(pieces[k].strip()) and not complete_clause(pieces[k]) and pieces[k + 1].strip():
+            pieces[k:k + 2] = [pieces[k] + seps[k] + pieces[k + 1]]
+            del seps[k]
+        else:
+            k += 1
+    if cue == "given" and len(pieces) > 1 and all(_OBJECT.match(p.strip()) for p in pieces):
+        return [t for t in (tidy(p) for p in pieces) if t]  # "Given a finite group G and a prime p dividing |G|"
+    let = cue == "let"
     out: list[str] = []
+    head = None  # the subject of the last clause, for a conjunct that leaves it out
     sep = ""
-    for piece, next_sep in zip(pieces, seps, strict=True):
+    for k, (piece, next_sep) in enumerate(zip(pieces, seps, strict=True)):
         if piece.strip():
-            if out and (not complete_clause(out[-1]) or not complete_clause(piece) or _EXISTENTIAL.search(out[-1])
-                        or _RELATIVE.match(piece.strip())):
-                out[-1] = out[-1] + sep + piece  # rejoined with its own separator
+            # "isotone, antitone, or monotone": a disjunction, nothing to carry
+            disjunction = k + 1 < len(pieces) and re.match(r"\s*(?:or|resp)\b", pieces[k + 1], re.I)
+            carried = (_carried(piece, head) if out and not disjunction and not _EXISTENTIAL.search(out[-1])
+                       else None)
+            own = _head(re.sub(r"^\s*(?:that|and)\s+", "", piece.strip(), flags=re.I))
+            if carried is not None and complete_clause(out[-1]):
+                out.append(carried)
+                own = _head(carried)
+            elif out and (not complete_clause(out[-1]) or not complete_clause(piece) or _EXISTENTIAL.search(out[-1])
+                          or _RELATIVE.match(piece.strip())):
+                # rejoined with its own separator; "Let a" + "b be integers" is one clause again; after
+                # "with mean $m$" a conjunct ("variance $v$") continues that phrase, not the subject's clause
+                if not complete_clause(out[-1]):
+                    own = _head(out[-1] + sep + piece)
+                elif not _RELATIVE.match(piece.strip()) and not _RELATIVE_WORD.search(MATH_SPAN.sub(" ", piece)):
+                    own = head
+                out[-1] = out[-1] + sep + piece
             else:
                 out.append(piece)
+                if re.match(r"\s*let\s", piece, re.I):
+                    let = True
+            head = own
         sep = next_sep
-    if cue == "let":
-        out = [out[0]] + [re.sub(_LET_ELLIPSIS, r"Let \1 be \2", p.strip()) if _LET_ELLIPSIS.match(p.strip())
-                          else p for p in out[1:]] if out else out
-    return [t for t in (tidy(p) for p in out) if t]
+    return [t for t in (tidy(p) for p in _with_verbs(out, let)) if t]
+
+
+def _with_verbs(clauses: list[str], let: bool) -> list[str]:
+    """The clauses of a split hypothesis, each with the verb it left out: "p a prime" after "Let G be a
+    group" is "Let p be a prime", after "G is a group" "p is a prime"; "H be a subgroup" after a let is
+    "Let H be a subgroup"; then a participle is read off ("a prime dividing |G|": ``_participle``)."""
+    done = []
+    for k, p in enumerate(clauses):
+        p = p.strip()
+        if k and (ell := _ellipsis(p)):
+            plural = bool(re.search(r",|\sand\s", MATH_SPAN.sub(" ", ell.group(1)))) or ell.re is _PLURAL_ELLIPSIS
+            before = _head(clauses[k - 1])
+            if let:
+                p = f"Let {ell.group(1)} be {ell.group(2)}"
+            elif before is not None and before[2].lower() in ("is", "are"):
+                p = f"{ell.group(1)} {'are' if plural else 'is'} {ell.group(2)}"
+        elif (k and let and (h := _HEAD.match(p)) and h.group(3).lower() in ("be", "denote")
+              and p[:4].lower() != "let "):
+            p = "Let " + p
+        done += _participle(p)
+    return done
+
+
+# "Let $n_p$ be the number of Sylow $p$-subgroups of $G$", "Let p be its characteristic polynomial": a name
+# given to an object the statement already has (a definite noun phrase, nothing new with an article
+# after it), not a condition the problem must meet. "Let $A$ be the ring of integers of a number field $K$"
+# stays a precondition: it brings in a number field.
+_NOTATION = re.compile(r"^let\s+(?:" + _SYMBOLS + r")\s+(?:be|denote)\s+(?:the|its|their)\s"
+                       r"(?!.*(?<![\w$\\-])(?:an?|some|any|every|each)\s)", re.I)
+# a sentence that defines a word ("A Sylow $p$-subgroup is a subgroup of order $p^n$", "... is called ...")
+_DEFINITION = re.compile(r"^(?:set|write|denote|define|put)\s"
+                         r"|^an?\s+(?!(?:is|are)\b)(?!(?:" + _ITEM + r")\s+(?:is|are)\b)\S.*?\s(?:is|are)\s"
+                         r"|(?<![\w-])(?:(?:is|are)\s+(?:called|said|defined|denoted)|we\s+(?:call|say|define|denote|write))"
+                         r"(?![\w-])", re.I)
+NOT_PRECONDITION_CUES = ("notation", "definition")  # kept apart from a statement's preconditions
 
 
 def _strip_cue(text: str, cue: str) -> str:
@@ -453,7 +644,7 @@ def _hypotheses(text: str, lead_cue: str, nested: bool) -> list[Precondition]:
     for c, seg in segments:
         seg = _strip_cue(seg.strip(), c)
         for piece in _split_conjuncts(seg, c):
-            out.append(Precondition(text=piece, cue=c, nested=nested))
+            out.append(Precondition(text=piece, cue="notation" if _NOTATION.match(piece) else c, nested=nested))
     return out
 
 
@@ -475,14 +666,21 @@ def _sentences(text: str) -> list[str]:
 
 @dataclass
 class _Split:
+    """What a sentence (or a text) splits into. ``concluded``: a cue gave the conclusion ("Then ...",
+    "If ..., then ...", even a bare "Then" before a list); ``cueless``: the sentence had no cue at all,
+    its whole text stands as the conclusion."""
+
     pre: list[Precondition] = field(default_factory=list)
     concl: list[str] = field(default_factory=list)
     parts: list[ChecklistPart] = field(default_factory=list)
+    concluded: bool = False
+    cueless: bool = False
 
     def add(self, other: _Split) -> None:
         self.pre += other.pre
         self.concl += other.concl
         self.parts += other.parts
+        self.concluded |= other.concluded
 
 
 def _unwrap(text: str) -> str:
@@ -528,19 +726,23 @@ def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = Fals
             if goal and goal[0][0] == 0:
                 rest = re.sub(r"^\s*that\b", "", s[goal[0][1]:], flags=re.I)
                 sub = _conclusion(rest, depth + 1)
-                if sub.concl:
-                    return _Split(pre=sub.pre, concl=[tidy(s[:goal[0][1]] + " " + sub.concl[0])] if sub.pre
-                                  else [tidy(s)])
+                if sub.concl and sub.pre:          # "Show that if $n$ is odd then ...": the if is given
+                    return _Split(pre=sub.pre, concl=[tidy(s[:goal[0][1]] + " " + sub.concl[0])])
+                read = subject_split(rest) if sub.concl else None
+                if read is not None:               # "Show every group of order 15 is cyclic"
+                    return _Split(pre=[read[0]], concl=[tidy(s[:goal[0][1]] + " " + read[1])])
             return _Split(concl=[tidy(s)])
     if con and con[0][0] == 0 and con[0][2] != "implies":       # "Then ...", "Hence ..."
         rest = re.sub(r"^\s*,?\s*(we have|one has)?\s*", "", s[con[0][1]:], flags=re.I)
-        return _conclusion(rest, depth)
+        out = _conclusion(rest, depth)
+        out.concluded = True
+        return out
     if hyp and hyp[0][0] == 0:                                  # "Let ...", "If ...", "For all x, ..."
         cue = hyp[0][2]
         later = [c for c in con if c[0] > 0]
         if later:
             a, b, c = later[0]
-            out = _Split(pre=_hypotheses(s[:a], cue, nested))
+            out = _Split(pre=_hypotheses(s[:a], cue, nested), concluded=True)
             out.add(_conclusion(s[b:], depth))
             return out
         if cue in ("if", "when", "whenever", "given", "for all", "for every", "for any", "for each",
@@ -550,7 +752,7 @@ def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = Fals
                 cut = commas[0] if cue.startswith("for") else commas[-1]
                 tail = s[cut + 1:].strip()
                 if not re.match(r"(and|or)\b", tail, re.I) and complete_clause(tail):
-                    out = _Split(pre=_hypotheses(s[:cut], cue, nested))
+                    out = _Split(pre=_hypotheses(s[:cut], cue, nested), concluded=True)
                     out.add(_conclusion(tail, depth))
                     return out
         if problem or cue not in ("for all", "for every", "for any", "for each"):
@@ -559,13 +761,13 @@ def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = Fals
     implies = [c for c in con if c[2] == "implies"]
     if implies:                                                 # "A implies B"
         a, b, _ = implies[0]
-        out = _Split(pre=_hypotheses(s[:a], "implies", nested))
+        out = _Split(pre=_hypotheses(s[:a], "implies", nested), concluded=True)
         out.add(_conclusion(s[b:], depth))
         return out
     mid = [c for c in hyp if c[2] in ("if", "whenever", "when", "provided", "provided that")]
     if mid:                                                     # "C if A": conclusion first
         a = mid[0][0]
-        out = _Split(pre=_hypotheses(s[a:], mid[0][2], nested))
+        out = _Split(pre=_hypotheses(s[a:], mid[0][2], nested), concluded=True)
         head = tidy(s[:a])
         if problem:
             return _Split(pre=[Precondition(text=head, cue="")] + out.pre) if head else out
@@ -573,7 +775,50 @@ def _sentence(s: str, depth: int = 0, nested: bool = False, problem: bool = Fals
         return out
     if problem:
         return _Split(pre=[Precondition(text=p, cue="") for p in _split_conjuncts(s, "")])
-    return _Split(concl=[tidy(s)])
+    return _Split(concl=[tidy(s)], cueless=True)
+
+
+# In a problem, where a declarative part ends and the question or the task begins: "G is a group of order
+# 15; does it have an element of order 5?", "If $G$ is abelian, is $G$ cyclic?", "..., prove that ...".
+_ASKS = re.compile(r"[;:,]\s+(?=(?:does|do|is|are|can|could|must|will|would|should|has|have|was|were|"
+                   r"how|what|which|why|who|whether)\b)", re.I)
+_TASK = re.compile(r"[;:,]\s+(?=(?:then\s+)?(?:prove|show|find|determine|compute|calculate|evaluate|decide|"
+                   r"verify|deduce|conclude|establish|disprove)\b)", re.I)
+
+
+def _problem_clauses(s: str) -> list[str]:
+    """A problem's sentence as (given part, question or task): cut at the first unprotected ";", ":" or ","
+    that a question word opens (the sentence asks: it ends with "?") or a task verb (prove, show, find...)."""
+    mask = protected_mask(s)
+    asks = s.rstrip().endswith("?")
+    for m in _TASK.finditer(s) if not asks else _ASKS.finditer(s):
+        if not mask[m.start()] and s[:m.start()].strip():
+            rest = re.sub(r"^then\s+", "", s[m.end():], flags=re.I)
+            return [s[:m.start()], rest[:1].upper() + rest[1:]]
+    return [s]
+
+
+def _symbol_subject(text: str) -> bool:
+    """Whether a sentence is a claim whose subject is a symbol ("$M$ is finite", "G has order 15")."""
+    m = _HEAD.match(text.strip())
+    return bool(m) and m.group(2).lower() not in ("it", "they")
+
+
+def _reclassify(splits: list[_Split]) -> None:
+    """A sentence with no cue between a hypothesis and the sentence a cue concludes is not the conclusion:
+    a definition ("A Sylow $p$-subgroup is a subgroup of order $p^n$", "... is called ...", "Set $N = ...$")
+    is set apart (cue ``definition``); a claim about a symbol ("Let $M$ be a module. $M$ is finite. Then
+    ...") is a precondition with no cue. Other prose ("Note that ...") and anything before the first
+    hypothesis ("We recall what a graph is.", a definition entry's opening) stay where they were."""
+    seen_hypothesis = False
+    for i, sp in enumerate(splits):
+        if seen_hypothesis and sp.cueless and sp.concl and any(later.concluded for later in splits[i + 1:]):
+            text = sp.concl[-1]
+            if _DEFINITION.search(MATH_SPAN.sub("$x$", text)):
+                sp.pre.append(Precondition(text=sp.concl.pop(), cue="definition"))
+            elif _symbol_subject(text) or (MATH_SPAN.fullmatch(text.strip()) and complete_clause(text)):
+                sp.pre.append(Precondition(text=sp.concl.pop(), cue=""))
+        seen_hypothesis |= any(p.cue and p.cue not in NOT_PRECONDITION_CUES for p in sp.pre)
 
 
 # ------------------------------------------------------------------------------ lists
@@ -611,8 +856,14 @@ def _analyse(text: str, depth: int = 0, problem: bool = False) -> _Split:
     found = _find_list(text) if depth < _MAX_DEPTH else None
     if found is None:
         out = _Split()
-        for s in _sentences(text):
-            out.add(_sentence(s, depth, problem=problem))
+        sentences = _sentences(text)
+        if problem:
+            sentences = [c for s in sentences for c in _problem_clauses(s)]
+        splits = [_sentence(s, depth, problem=problem) for s in sentences]
+        if not problem:
+            _reclassify(splits)
+        for sp in splits:
+            out.add(sp)
         return out
     prefix, _kind, items, suffix = found
     out = _analyse(prefix, depth + 1, problem) if prefix.strip() else _Split()
@@ -662,13 +913,9 @@ _NOT_AN_IMPLICATION = re.compile(r"(?<![\w-])(if and only if|iff|precisely when|
                                  r"said|defined|denoted|known)|we (?:call|say|define|denote))(?![\w-])", re.I)
 
 
-def subject_split(sentence: str) -> tuple[Precondition, str] | None:
-    """"A finite integral domain is a field": the subject's noun phrase is the hypothesis ("it is a
-    finite integral domain"), the predicate the conclusion ("it is a field"). A symbol closing the
-    subject names the object ("A graded ring $S$ is Noetherian": "$S$ is a graded ring", "$S$ is
-    Noetherian"). Only for a sentence that opens with a/an/every/each/any/all, is not a
-    characterisation or a definition ("iff", "is called"), and has its main verb outside math: the
-    first verb not taken by a relative clause ("A flat morphism which is ... is pseudo-coherent")."""
+def _subject_parts(sentence: str) -> tuple[str, str, str, str] | None:
+    """(determiner, subject, main verb, predicate) of a sentence read through its subject (see
+    ``subject_split``), or None."""
     s = tidy(sentence)
     m = _SUBJECT.match(s)
     if not m or _NOT_AN_IMPLICATION.search(MATH_SPAN.sub(" ", s)):
@@ -684,18 +931,46 @@ def subject_split(sentence: str) -> tuple[Precondition, str] | None:
     predicate = s[verb.start():].strip()
     if not subject or not re.search(r"[A-Za-z]", MATH_SPAN.sub("", subject)) or len(predicate.split()) < 2:
         return None
-    det = m.group(1).lower()
+    if re.match(r"of\b", subject, re.I):
+        return None  # "each of the formulas ...": the subject is a list, not one object
+    return m.group(1).lower(), subject, verb.group(1), predicate
+
+
+def _named(subject: str) -> re.Match[str] | None:
+    """"graded ring $S$": the symbol closing a subject names it (not "vectors over a field $F$")."""
+    named = re.match(r"^(.*\S)\s+(\$[^$]+\$)$", subject)
+    return None if named and _PREPOSITION.search(named.group(1)) else named
+
+
+def subject_object(sentence: str) -> tuple[str, str] | None:
+    """The object a sentence read through its subject speaks of, as (symbol or "", what it is):
+    "every group of order 15 is cyclic" gives ("", "group of order 15"), "a finite group $G$ is
+    solvable" ("G", "finite group")."""
+    parts = _subject_parts(sentence)
+    if parts is None:
+        return None
+    named = _named(parts[1])
+    return (named.group(2)[1:-1].strip(), named.group(1)) if named else ("", parts[1])
+
+
+def subject_split(sentence: str) -> tuple[Precondition, str] | None:
+    """"A finite integral domain is a field": the subject's noun phrase is the hypothesis ("it is a
+    finite integral domain"), the predicate the conclusion ("it is a field"). A symbol closing the
+    subject names the object ("A graded ring $S$ is Noetherian": "$S$ is a graded ring", "$S$ is
+    Noetherian"). Only for a sentence that opens with a/an/every/each/any/all, is not a
+    characterisation or a definition ("iff", "is called"), and has its main verb outside math: the
+    first verb not taken by a relative clause ("A flat morphism which is ... is pseudo-coherent")."""
+    parts = _subject_parts(sentence)
+    if parts is None:
+        return None
+    det, subject, verb, predicate = parts
 
     def article(noun: str) -> str:
         if det in ("a", "an"):
             return det
         return "an" if re.match(r"(?![Uu](?:ni|s[aeu]|ti))[AEIOUaeiouÉéÈè]", noun) else "a"
-    plural = det == "all" or verb.group(1).lower() in ("are", "have", "lie", "satisfy", "contain", "admit", "belong")
-    if re.match(r"of\b", subject, re.I):
-        return None  # "each of the formulas ...": the subject is a list, not one object
-    named = re.match(r"^(.*\S)\s+(\$[^$]+\$)$", subject)
-    if named and _PREPOSITION.search(named.group(1)):
-        named = None  # "a linear combination of vectors over a field $F$": $F$ names the field
+    plural = det == "all" or verb.lower() in ("are", "have", "lie", "satisfy", "contain", "admit", "belong")
+    named = _named(subject)
     if named and not plural:
         what, who = named.group(1), named.group(2)
         return Precondition(text=f"{who} is {article(what)} {what}", cue=det), f"{who} {predicate}"
@@ -706,17 +981,43 @@ def subject_split(sentence: str) -> tuple[Precondition, str] | None:
 
 # ------------------------------------------------------------------------------ entry points
 
-def split_statement(text: str, problem: bool = False) -> tuple[list[Precondition], str, list[ChecklistPart]]:
-    """The splitter alone: (preconditions, conclusion, parts) of a cleaned-or-raw statement. A statement
-    of one sentence with no cue at all is read through its subject (``subject_split``)."""
+@dataclass
+class StatementSplit:
+    """A statement split: its preconditions, conclusion and parts, and apart from them what it names or
+    defines (``notations``: "Let $n_p$ be the number of Sylow $p$-subgroups of $G$", "A Sylow
+    $p$-subgroup is a subgroup of order $p^n$"), which the problem need not provide."""
+
+    preconditions: list[Precondition]
+    conclusion: str
+    parts: list[ChecklistPart]
+    notations: list[str]
+
+
+def analyse_statement(text: str, problem: bool = False) -> StatementSplit:
+    """The splitter alone on a cleaned-or-raw statement (or, with ``problem``, a problem: its notations
+    stay among its hypotheses, since the problem gives them). A statement of one sentence with no cue at
+    all is read through its subject (``subject_split``)."""
     res = _analyse(clean_statement(text), problem=problem)
+    notations: list[str] = []
+    if not problem:
+        notations = [p.text for p in res.pre if p.text and p.cue in NOT_PRECONDITION_CUES]
+        res.pre = [p for p in res.pre if p.cue not in NOT_PRECONDITION_CUES]
+        for part in res.parts:
+            notations += [p.text for p in part.preconditions if p.cue in NOT_PRECONDITION_CUES]
+            part.preconditions = [p for p in part.preconditions if p.cue not in NOT_PRECONDITION_CUES]
     pre = [p for p in res.pre if p.text][:MAX_ITEMS]
     conclusion = tidy(". ".join(tidy(c) for c in res.concl if c))
     if not problem and not pre and not res.parts and len(res.concl) == 1 and len(_sentences(conclusion)) == 1:
         read = subject_split(conclusion)
         if read is not None:
             pre, conclusion = [read[0]], tidy(read[1])
-    return pre, conclusion, res.parts[:MAX_ITEMS]
+    return StatementSplit(pre, conclusion, res.parts[:MAX_ITEMS], notations[:MAX_ITEMS])
+
+
+def split_statement(text: str, problem: bool = False) -> tuple[list[Precondition], str, list[ChecklistPart]]:
+    """(preconditions, conclusion, parts) of ``analyse_statement``."""
+    res = analyse_statement(text, problem)
+    return res.preconditions, res.conclusion, res.parts
 
 
 def split_problem(problem: str) -> tuple[list[str], str]:

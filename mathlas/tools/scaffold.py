@@ -17,8 +17,8 @@ from typing import Any
 from mathlas.errors import UsageError
 from mathlas.tools.key_phrases import STOP_WORDS, key_phrases
 from mathlas.tools.latex_split import (MATH_SPAN, MAX_ITEMS, RELATION, SUBJECT_CUES, ChecklistPart, Precondition,
-                                       clean_statement, complete_clause, protected_mask, split_problem, split_statement,
-                                       tidy)
+                                       analyse_statement, clean_statement, complete_clause, protected_mask,
+                                       split_problem, split_statement, subject_object, tidy)
 from mathlas.tools.lean_split import split_declaration
 
 # the splitter's entry points are part of this module's interface (tests and callers import them here)
@@ -27,6 +27,7 @@ __all__ = ["MAX_CHARS", "Checklist", "ChecklistPart", "MappingScaffold", "NameLo
            "problem_objects", "protected_mask", "split_problem", "split_statement", "words"]
 
 MAX_CHARS = 20_000          # statement or problem text read; the rest is cut and reported
+NOTATIONS_SHOWN = 10        # a statement's notations and definitions named in its note
 
 # Stable id prefixes (DESIGN.md): a statement argument that is exactly "<prefix>:<key>" is fetched.
 ID_PREFIXES = ("stacks", "planetmath", "hott", "openlogic", "napkin", "proofnet", "proofwiki",
@@ -77,7 +78,8 @@ class Checklist:
     ``source`` is "text" or the stable id the statement was fetched by. ``parts`` is non-empty when
     the statement lists several results; each has its own preconditions on top of the shared ones.
     With a problem, ``problem_hypotheses`` and ``problem_goal`` are the problem split the same way,
-    for side-by-side reading."""
+    for side-by-side reading. What the statement only names or defines ("Let $n_p$ be the number of
+    Sylow $p$-subgroups") is neither a precondition nor the conclusion: a note lists it."""
 
     source: str
     statement: str
@@ -96,7 +98,8 @@ class Checklist:
 
 @dataclass
 class MathObject:
-    """A mathematical object a problem names: its symbol (LaTeX, may be empty) and what it is."""
+    """A mathematical object a problem names: its symbol (LaTeX or a letter of prose; empty for an object
+    the problem speaks of without naming it, "every group of order 15") and what it is."""
 
     symbol: str
     description: str
@@ -264,11 +267,17 @@ def _checklist(statement: str, problem: str | None, bundle: str | None) -> tuple
             body, truncated = body[:MAX_CHARS], True
         if truncated:
             notes.append(f"input cut at {MAX_CHARS} characters")
-        pre, conclusion, parts = split_statement(body)
+        split = analyse_statement(body)
+        pre, conclusion, parts = split.preconditions, split.conclusion, split.parts
         shown = clean_statement(body)
+        if split.notations:
+            shown_notations = [f"'{n[:300]}{' …' if len(n) > 300 else ''}'" for n in split.notations[:NOTATIONS_SHOWN]]
+            more = len(split.notations) - NOTATIONS_SHOWN
+            notes.append("not preconditions, what the statement names or defines (map its symbols, nothing to "
+                         "check): " + "; ".join(shown_notations) + (f" (+{more} more)" if more > 0 else ""))
         if not conclusion:
             notes.append("no conclusion found: the statement may be a definition or only hypotheses")
-        if not pre and not parts and kind != "proof":
+        if not pre and not parts and kind != "proof" and not split.notations:
             notes.append("no explicit hypotheses (no let/if/assume...): they may sit in the subject's noun "
                          "phrase, e.g. 'A uniformly continuous map on a compact space ...'; read them off it")
         elif len(pre) == 1 and pre[0].cue in SUBJECT_CUES:
@@ -295,6 +304,14 @@ _OBJ_BE = re.compile(r"(\$[^$]{1,60}\$(?:\s*(?:,|and)\s*\$[^$]{1,60}\$)*)\s+(?:b
                      r"(?=[.;,]|\s+(?:and|such|with|if|then|where|satisfying|which|that)\b|$)", re.I)
 _OBJ_NOUN = re.compile(r"(?<![\w-])(?:an?|the|every|each|any|some)\s+((?:[A-Za-z-]+\s+){0,3}?[A-Za-z-]+)\s+"
                        r"(\$[^$]{1,40}\$)", re.I)
+# the same without math delimiters, as prose writes a symbol: "G is a group of order 15", "Let p be a prime"
+_OBJ_BE_PLAIN = re.compile(r"(?<![\w$\\{^_'-])([A-Za-z](?:_\{[^{}$\s]{1,10}\}|_[A-Za-z0-9]{1,4})?)\s+"
+                           r"(?:be|is|denotes?)\s+(?:an?|the|some)\s+([^.;,:?!$]{2,80}?(?:\$[^$]{1,40}\$[^.;,:?!$]{0,40}?)?)"
+                           r"(?=[.;,:?!]|\s+(?:and|such|with|if|then|where|satisfying|which|that)\b|$)")
+# a quantified object the problem does not name ("every group of order 15 is cyclic"), read off the
+# sentence it is the subject of; at most MAX_ITEMS looked at
+_QUANTIFIER = re.compile(r"(?<![\w-])(?:every|each|any|all)\s+", re.I)
+_GOAL_SUBJECT = re.compile(r"(?<![\w-])(?:prove|show|verify|deduce|conclude|establish)(?:\s+that)?\s+(?=an?\s)", re.I)
 
 
 def words(text: str) -> list[str]:
@@ -307,8 +324,10 @@ def words(text: str) -> list[str]:
 _PREPOSITION = re.compile(r"(?<![\w-])(of|in|on|at|to|by|with|from|over|under|for|into|than)(?![\w-])", re.I)
 
 
-def problem_objects(text: str) -> list[MathObject]:
-    """Objects a problem names: "$G$ be a finite group" and "a finite group $G$" patterns."""
+def problem_objects(text: str, unnamed: bool = False) -> list[MathObject]:
+    """Objects a problem names: "$G$ be a finite group" and "a finite group $G$" patterns, with or without
+    math delimiters ("G is a group of order 15"); with ``unnamed``, also the objects it quantifies over
+    without a name ("Show every group of order 15 is cyclic": symbol "", "group of order 15")."""
     out: list[MathObject] = []
     seen: set[str] = set()
     for m in _OBJ_BE.finditer(text):
@@ -323,6 +342,22 @@ def problem_objects(text: str) -> list[MathObject]:
         if sym not in seen and RELATION.search(sym) is None:
             seen.add(sym)
             out.append(MathObject(symbol=sym, description=tidy(m.group(1))))
+    spans = [m.span() for m in MATH_SPAN.finditer(text)]
+    for m in _OBJ_BE_PLAIN.finditer(text):
+        sym = m.group(1)
+        if sym not in seen and not any(a <= m.start() < b for a, b in spans):
+            seen.add(sym)
+            out.append(MathObject(symbol=sym, description=tidy(m.group(2))))
+    if unnamed:
+        starts = [m.start() for m in _QUANTIFIER.finditer(text)] + [m.end() for m in _GOAL_SUBJECT.finditer(text)]
+        for start in sorted(starts)[:MAX_ITEMS]:
+            if any(a <= start < b for a, b in spans):
+                continue
+            sentence = re.split(r"(?<=[.;?!])\s", text[start:start + 400], maxsplit=1)[0]
+            read = subject_object(sentence)
+            if read is not None and read[1] not in seen and (read[0] == "" or read[0] not in seen):
+                seen.update(read)
+                out.append(MathObject(symbol=read[0], description=tidy(read[1])))
     return out[:MAX_ITEMS]
 
 
@@ -351,7 +386,7 @@ def _shown(o: MathObject, lean: bool) -> str:
     """An object as the objects question lists it: ``$M$: finite module`` from LaTeX, ``p : ℕ`` from Lean."""
     if lean:
         return f"{o.symbol} : {o.description}" if o.description else o.symbol
-    return f"${o.symbol}$: {o.description}"
+    return f"${o.symbol}$: {o.description}" if o.symbol else o.description
 
 
 def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) -> MappingScaffold:
@@ -368,8 +403,8 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
     checklist, lean_objects = _checklist(lookup.id if lookup else candidate, ptext, bundle)
     checklist.by_name = lookup   # the candidate's own lookup (the checklist was given the id it found)
     hyps, goal = checklist.problem_hypotheses, checklist.problem_goal
-    sig = ProblemSignature(objects=problem_objects(clean_statement(ptext)), hypotheses=hyps, goal=goal,
-                           terms=key_phrases(ptext))
+    sig = ProblemSignature(objects=problem_objects(clean_statement(ptext), unnamed=True), hypotheses=hyps,
+                           goal=goal, terms=key_phrases(ptext))
     # a Lean declaration's objects are its variables, written as Lean writes them (p : ℕ)
     cand_objs = problem_objects(checklist.statement) if lean_objects is None else lean_objects
     questions: list[MappingQuestion] = []
@@ -377,7 +412,7 @@ def mapping_scaffold(problem: str, candidate: str, bundle: str | None = None) ->
         questions.append(MappingQuestion(
             id="objects", kind="objects",
             candidate_side="; ".join(_shown(o, lean_objects is not None) for o in cand_objs),
-            problem_side="; ".join(f"${o.symbol}$: {o.description}" for o in sig.objects),
+            problem_side="; ".join(_shown(o, False) for o in sig.objects),
             question="Which object of the problem plays the role of each symbol of the candidate?"))
     all_pre = list(checklist.preconditions) + [q for part in checklist.parts for q in part.preconditions]
     for i, p in enumerate(all_pre):
