@@ -143,17 +143,21 @@ def test_an_orphaned_worker_dies_with_its_caller(tmp_path):
             "pid, r = timebound._launch(_spin, (), {}, 600)\n"
             "print(pid, flush=True)\n"
             "os._exit(0)\n")
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=str(root))
     with open(tmp_path / "stderr", "w") as err:  # not a pipe: a live worker would hold it open
-        out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True,
-                             timeout=60, env=env, cwd=root)
+        out = _python(code, stdout=subprocess.PIPE, stderr=err, text=True)
     assert out.returncode == 0, (tmp_path / "stderr").read_text()
     pid = int(out.stdout.split()[0])
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.1)
     assert not _alive(pid), "the orphaned worker is still running"
+
+
+def _python(code: str, **how) -> subprocess.CompletedProcess:
+    """``python -c code`` with this checkout importable (60 s at most)."""
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-c", code], timeout=60, env=dict(os.environ, PYTHONPATH=str(root)),
+                          cwd=root, **how)
 
 
 def _alive(pid: int) -> bool:
@@ -174,9 +178,7 @@ def test_a_worker_cannot_outlive_its_cpu_bound():
             "_zygote._limit(0)\n"
             "while True:\n"
             "    pass\n")
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=str(root))
     t = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env)
+    out = _python(code, capture_output=True)
     assert out.returncode != 0
     assert time.monotonic() - t < 1 + _zygote.CPU_GRACE_SECONDS + 20

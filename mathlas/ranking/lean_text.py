@@ -256,17 +256,24 @@ def big_operators(toks: list[str]) -> list[str]:
     return out
 
 
+def outside_brackets(items, opens=OPEN, closes=CLOSE, clamp: bool = True):
+    """(index, item) of each item of ``items`` (tokens, or a text's characters) outside brackets, the
+    brackets themselves left out. ``clamp``: an unmatched closing bracket does not take the depth
+    below zero (what follows it is outside again); without, nothing after it is."""
+    depth = 0
+    for i, t in enumerate(items):
+        if t in opens:
+            depth += 1
+        elif t in closes:
+            depth = max(0, depth - 1) if clamp else depth - 1
+        elif depth == 0:
+            yield i, t
+
+
 def split_binders(toks: list[str]) -> tuple[list[str], list[str]]:
     """(the binders, the statement) of a signature: split at the first top-level ``:``."""
-    depth = 0
-    for i, t in enumerate(toks):
-        if t in OPEN:
-            depth += 1
-        elif t in CLOSE:
-            depth = max(0, depth - 1)
-        elif t == ":" and depth == 0:
-            return toks[:i], toks[i + 1:]
-    return toks, []
+    i = next((i for i, t in outside_brackets(toks) if t == ":"), None)
+    return (toks, []) if i is None else (toks[:i], toks[i + 1:])
 
 
 def bound(binders: list[str], stmt: list[str] = ()) -> tuple[set[str], list[list[str]]]:
@@ -350,15 +357,8 @@ def strip_forall(toks: list[str], names: set[str]) -> list[str]:
 
 
 def top_level(toks: list[str], wanted) -> list[int]:
-    depth, at = 0, []
-    for i, t in enumerate(toks):
-        if t in OPEN:
-            depth += 1
-        elif t in CLOSE:
-            depth -= 1
-        elif depth == 0 and t in wanted:
-            at.append(i)
-    return at
+    """The places of ``wanted`` tokens outside brackets (none after an unmatched closing one)."""
+    return [i for i, t in outside_brackets(toks, clamp=False) if t in wanted]
 
 
 def binder_names(toks: list[str]) -> set[str]:

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from mathlas.lean_gloss import binders, conclusion
+from mathlas.ranking.lean_text import outside_brackets
 from mathlas.tools.latex_split import MAX_ITEMS, Precondition
 
 DEFINITION_KINDS = frozenset({"def", "abbrev", "structure", "class", "inductive", "opaque"})
@@ -62,14 +63,7 @@ class LeanSplit:
 
 def _top(text: str):
     """(index, character) of each character of ``text`` outside brackets."""
-    depth = 0
-    for i, c in enumerate(text):
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            yield i, c
+    return outside_brackets(text, _OPEN, _CLOSE)
 
 
 def _close(text: str, i: int) -> int:
