@@ -295,32 +295,47 @@ def as_copy(x: Copy | Mapping[str, str] | str) -> Copy:
     return Copy(SOURCE_NAMES.get(source, source), "" if source in UNLABELLED else label, str(x))
 
 
-def also_in_line(copies: Sequence, limit: int = 6, per_source: int = 2) -> str:
-    """``also in ProofWiki, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when none):
-    copies of one source share its name (``Metamath `addcomd`/`addcomi```), at most ``per_source``
-    labels a source and ``limit`` in all, the rest counted (``+4``). Every source keeps its first
-    label: the labels are dealt one a source at a time, so six Mathlib names no longer leave Stacks'
-    tag out (``Mathlib `a`/`b` +4, Stacks `00DV```). ``copies``: ``Copy``s, their JSON or bare ids
-    (``as_copy``)."""
-    if not copies:
-        return ""
-    by_source: dict[str, list[str]] = {}
+ALSO_IN_PER_SOURCE = 2   # copies an "also in" names of one source (the page's app.js says the same)
+ALSO_IN_LIMIT = 6        # and in all
+
+
+def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> list:
+    """The copies an "also in" names (``Copy``s, in their order): dealt one a source at a time, at most
+    ``per_source`` of a source and ``limit`` in all, so every source keeps its first (seven Mathlib
+    copies of Nakayama's lemma no longer leave Stacks' tag out). ``also_in_line`` and an MCP summary's
+    ``also_in`` (``mathlas.hit.summary_copies``) name these."""
+    by_source: dict[str, list] = {}
     for c in map(as_copy, copies):
-        by_source.setdefault(c.source, [])
-        if c.label:
-            by_source[c.source].append(c.label)
-    room = {source: 0 for source in by_source}
+        by_source.setdefault(c.source, []).append(c)
+    room = dict.fromkeys(by_source, 0)
     left = limit
-    for turn in range(per_source):  # one label a source each turn, in the sources' order
-        for source, labels in by_source.items():
-            if left > 0 and len(labels) > turn:
+    for turn in range(per_source):
+        for source, group in by_source.items():
+            if left > 0 and len(group) > turn:
                 room[source] += 1
                 left -= 1
+    chosen = {id(c) for source, group in by_source.items() for c in group[:room[source]]}
+    return [c for group in by_source.values() for c in group if id(c) in chosen]
+
+
+def also_in_line(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> str:
+    """``also in ProofWiki, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when none):
+    copies of one source share its name (``Metamath `addcomd`/`addcomi```); the copies
+    ``shown_copies`` picks are named, the rest of each source counted (``+4``): ``Mathlib `a`/`b` +5,
+    Stacks `00DV```. ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
+    if not copies:
+        return ""
+    every = [as_copy(c) for c in copies]
+    shown = {id(c) for c in shown_copies(every, limit, per_source)}
+    by_source: dict[str, list] = {}
+    for c in every:
+        by_source.setdefault(c.source, []).append(c)
     parts = []
-    for source, labels in by_source.items():
-        named = "/".join(f"`{x}`" for x in labels[:room[source]])
-        more = f" +{len(labels) - room[source]}" if len(labels) > room[source] else ""
-        parts.append(f"{source} {named}{more}".rstrip() if labels else source)
+    for source, group in by_source.items():
+        named = [c.label for c in group if id(c) in shown and c.label]
+        hidden = sum(1 for c in group if id(c) not in shown and c.label)
+        text = source + (" " + "/".join(f"`{x}`" for x in named) if named else "") + (f" +{hidden}" if hidden else "")
+        parts.append(text)
     return "also in " + ", ".join(parts)
 
 

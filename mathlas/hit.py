@@ -240,22 +240,14 @@ class CopiesDeprecatedLeanHitSummary(CopiesLeanHitSummary):
     deprecated: str = ""
 
 
-SUMMARY_COPIES_PER_SOURCE = 2  # a summary's also_in: the first ids of each source (detail "full": every copy)
-
-
 def summary_copies(also_in: list[dict[str, str]]) -> list[str]:
-    """The ids a summary's ``also_in`` carries: the first ``SUMMARY_COPIES_PER_SOURCE`` of each
-    source, as the "also in" line names them (``mathlas.groups.also_in_line``). With a formal bundle,
-    Nakayama's lemma has seven Mathlib copies: all of them put a k=10 answer over its 3,000
-    characters."""
-    seen: dict[str, int] = {}
-    out = []
-    for c in also_in:
-        n = seen.get(c["source"], 0)
-        if n < SUMMARY_COPIES_PER_SOURCE:
-            out.append(c["id"])
-        seen[c["source"]] = n + 1
-    return out
+    """The ids a summary's ``also_in`` carries: the copies the "also in" line names
+    (``mathlas.groups.shown_copies``: two a source, six in all); ``detail: "full"`` has every copy.
+    With a formal bundle, Nakayama's lemma has seven Mathlib copies: all of them put a k=10 answer
+    over its 3,000 characters."""
+    from mathlas.groups import shown_copies
+
+    return [c.id for c in shown_copies(also_in)]
 
 
 def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:

@@ -20,10 +20,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from mathlas.errors import UsageError
+from mathlas.errors import MathlasError, UsageError
 from mathlas.hit import Document, Hit, snippet
 from mathlas.request import LABELS, DependencyRequest, LeanSearchRequest, SearchRequest, echoed
 
@@ -234,19 +233,25 @@ def _lean_search_many(req: LeanSearchRequest, specs: list[str]) -> FormalSearchR
 def _passed_back(bundle: str | Bundle | None, b: Bundle) -> str | None:
     """The ``bundle`` argument a next step of a Lean search passes back, so that the call reaches the
     bundle searched: none where a call without one does (the default formal bundle, which a server's
-    ``--formal-bundle`` sets; an installed one, which ``get_by_id`` finds holding the id); an
-    installed bundle's name; else the caller's own spelling (a local path). Never the server's path
-    of a bundle it serves: over HTTP that argument is refused (and shows the server's disk)."""
-    from mathlas.formal import formal_bundle_specs
+    ``--formal-bundle`` sets; when several are installed and none is named, ``get_by_id`` finds the
+    one holding the id); an installed bundle's ``name-version``; else the caller's own spelling (a
+    local path). Never the server's path of a bundle it serves: over HTTP that argument is refused
+    (and shows the server's disk)."""
+    from mathlas.formal import formal_bundle_specs, open_formal
     from mathlas.releases.install import bundles_dir
 
     if not isinstance(bundle, str):
         return None if bundle is None else b.name
     here = b.root.resolve()
-    if any(Path(spec).expanduser().resolve() == here for spec in formal_bundle_specs(None) if "/" in spec or os.sep in spec):
-        return None
+    defaults = formal_bundle_specs(None)
+    if len(defaults) == 1:
+        try:
+            if open_formal(defaults[0]).root.resolve() == here:   # opened bundles are kept: no second read
+                return None
+        except MathlasError:
+            pass
     if bundles_dir().resolve() in here.parents:
-        return None if len(formal_bundle_specs(None)) > 1 or b.name in formal_bundle_specs(None) else b.name
+        return f"{b.name}-{b.version}"
     return bundle
 
 

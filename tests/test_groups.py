@@ -343,3 +343,23 @@ def test_a_summary_names_two_copies_a_source():
     stacks = {"source": "Stacks", "label": "00DV", "id": "stacks:00DV"}
     assert summary_copies([*lean, stacks]) == ["lean:L0", "lean:L1", "stacks:00DV"]
     assert summary_copies([stacks]) == ["stacks:00DV"]
+
+
+def test_the_page_names_the_copies_the_line_names():
+    """The page (app.js) deals the also-in copies as mathlas.groups.shown_copies does: the same limits."""
+    import re
+    from pathlib import Path
+
+    from mathlas.groups import ALSO_IN_LIMIT, ALSO_IN_PER_SOURCE
+
+    js = (Path(__file__).resolve().parents[1] / "mathlas" / "web" / "static" / "app.js").read_text(encoding="utf-8")
+    m = re.search(r"const ALSO_IN_PER_SOURCE = (\d+), ALSO_IN_LIMIT = (\d+);", js)
+    assert m and (int(m.group(1)), int(m.group(2))) == (ALSO_IN_PER_SOURCE, ALSO_IN_LIMIT)
+    # and a summary's ids are the line's copies, unlabelled ones included (ProofWiki)
+    from mathlas.hit import summary_copies
+
+    copies = [{"source": s, "label": lab, "id": f"{s.lower()}:{lab or 'x'}{i}"}
+              for i, (s, lab) in enumerate([("Mathlib", "a"), ("Mathlib", "b"), ("Mathlib", "c"), ("Stacks", "00DV"),
+                                            ("Metamath", "m"), ("Metamath", "n"), ("ProofWiki", ""), ("PlanetMath", "P")])]
+    assert summary_copies(copies) == ["mathlib:a0", "mathlib:b1", "stacks:00DV3", "metamath:m4", "proofwiki:x6",
+                                      "planetmath:P7"]

@@ -35,9 +35,14 @@ ERRORS = {str(code): {"description": what, "content": {"application/json": {"sch
                              (504, "the request took longer than the server's --timeout"))}
 
 
-# /mcp refuses with the same statuses, its body the same line as a JSON-RPC error (mathlas.web.guard.error)
-MCP_ERRORS = {code: {**answer, "content": {"application/json": {"schema": {"$ref": REF.format(model="JsonRpcError")}}}}
-              for code, answer in ERRORS.items()}
+# /mcp's refusals (mathlas.web.guard.error, the SDK's own for a body that is not JSON or another method), their
+# body a JSON-RPC error with the same line
+MCP_ERRORS = {str(code): {"description": what, "content": {"application/json": {"schema": {"$ref": REF.format(model="JsonRpcError")}}}}
+              for code, what in ((400, "the body is not JSON-RPC"), (401, "missing or wrong token (servers started with --token)"),
+                                 (403, "the Origin is not allowed"), (405, "a method /mcp does not take"),
+                                 (413, "request body over the limit"), (421, "the Host is not this server"),
+                                 (422, "a request the server refuses, with its message"), (500, "the server failed"),
+                                 (504, "the request took longer than the server's --timeout"))}
 
 
 def _ok(model: str, description: str) -> dict:
@@ -87,8 +92,10 @@ def _ts_schemas() -> dict[str, Any]:
     error = {"type": "object", "required": ["error", "status"], "properties": {"error": s, "status": {"type": "integer"}}}
     rpc_error = {"type": "object", "required": ["jsonrpc", "id", "error"], "properties": {
         "jsonrpc": {"const": "2.0"}, "id": {"type": "null"},
-        "error": {"type": "object", "required": ["code", "message", "data"], "properties": {
-            "code": {"type": "integer", "description": "-32600 (-32603 for a 5xx)"}, "message": s,
+        "error": {"type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "integer", "description": "a JSON-RPC error code: -32600, or -32603 for a 5xx, from "
+                                                        "mathlas; the SDK's own (-32700) for a body that is not JSON"},
+            "message": s,
             "data": {"type": "object", "properties": {"status": {"type": "integer"}}}}}}}
     return {"TheoremSearchRequest": request, "TheoremSearchResponse": response, "TheoremSearchTheorem": theorem,
             "TheoremSearchPaper": paper, "Error": error, "JsonRpcError": rpc_error}

@@ -772,21 +772,30 @@ function fillAbout() {
 }
 
 // Where else a hit's fact is stated (h.also_in: {source, label, id}, mathlas.groups) as one line:
-// "also in PlanetMath FundamentalTheoremOfAlgebra, Metamath fta", two copies a source at most and the
-// rest counted ("Mathlib a, b +5"), as mathlas.groups.also_in_line; each copy links to its document:
-// this bundle's, and a Lean declaration's when the server has a formal bundle. null when the fact is
-// stated nowhere else.
-const ALSO_IN_PER_SOURCE = 2;
+// "also in PlanetMath FundamentalTheoremOfAlgebra, Metamath fta": the copies mathlas.groups.shown_copies
+// names (dealt one a source at a time, two a source and six in all), the rest of a source counted
+// ("Mathlib a / b +5"), as the CLI's line; each copy links to its document: this bundle's, and a Lean
+// declaration's when the server has a formal bundle. null when the fact is stated nowhere else.
+const ALSO_IN_PER_SOURCE = 2, ALSO_IN_LIMIT = 6;
 function alsoIn(copies, bundle, lean) {
   if (!Array.isArray(copies) || !copies.length) return null;
   const bySource = new Map();
   copies.forEach(c => { if (!bySource.has(c.source)) bySource.set(c.source, []); bySource.get(c.source).push(c); });
+  const room = new Map([...bySource.keys()].map(s => [s, 0]));
+  let left = ALSO_IN_LIMIT;
+  for (let turn = 0; turn < ALSO_IN_PER_SOURCE; turn++) {
+    bySource.forEach((group, source) => {
+      if (left > 0 && group.length > turn) { room.set(source, room.get(source) + 1); left--; }
+    });
+  }
   const formal = !!(BUNDLES && BUNDLES.formal && BUNDLES.formal.available);
   const div = el("div", {class: "also-in", text: "also in "});
   let n = 0;
   bySource.forEach((group, source) => {
     if (n++) div.append(", ");
-    group.slice(0, ALSO_IN_PER_SOURCE).forEach((c, i) => {
+    const shown = group.slice(0, room.get(source)), rest = group.slice(room.get(source));
+    if (!shown.length) div.append(source);
+    shown.forEach((c, i) => {
       const isLean = c.id.startsWith("lean:");
       const linked = lean ? isLean : (!isLean || formal);
       const label = c.label ? el("code", {text: c.label}) : null;
@@ -797,9 +806,8 @@ function alsoIn(copies, bundle, lean) {
       if (i) div.append(" / ");
       div.append(what);
     });
-    if (group.length > ALSO_IN_PER_SOURCE) {
-      div.append(el("span", {class: "muted", text: ` +${group.length - ALSO_IN_PER_SOURCE}`,
-                             title: group.slice(ALSO_IN_PER_SOURCE).map(c => c.id).join(", ")}));
+    if (rest.length) {
+      div.append(el("span", {class: "muted", text: ` +${rest.length}`, title: rest.map(c => c.id).join(", ")}));
     }
   });
   return div;
