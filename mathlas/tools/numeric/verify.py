@@ -310,8 +310,10 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
     else:
         R, R_low = values["right"]
     absolute = L == 0 or R == 0 or max(abs(L), abs(R)) < mp.mpf(10) ** (-target)
-    trust_L = _agree(L, L_low, absolute)
-    trust_R = _INF if decimal is not None else _agree(R, R_low, absolute)
+    # how far each evaluation can be trusted, below zero too (the refutation compares these), and clamped
+    raw_L = _agree_raw(L, L_low, absolute)
+    raw_R = _INF if decimal is not None else _agree_raw(R, R_low, absolute)
+    trust_L, trust_R = max(0, raw_L), max(0, raw_R)
     trusted = min(trust_L, trust_R)
     # each side as the decimal it is known to be; a decimal value exactly as written; past
     # 10^±READ_EXPONENT, both divided by one power of ten first
@@ -356,9 +358,7 @@ def _verify_work(left: Node, right: Node | None, decimal: DecimalValue | None, d
                             f"{target + 10} and {target + 25} digits agree)", digits, ltext, rtext)
     # refuted only when each side's evaluation error is far below the distance between the sides
     # (counted below zero too: 1e999999 = 0 is refuted though no decimal place of the left is known)
-    raw_trusted = min(_INF if trust_L == _INF else _agree_raw(L, L_low, absolute),
-                      _INF if trust_R == _INF else _agree_raw(R, R_low, absolute))
-    if raw_trusted >= _agree_raw(L, R, absolute) + 3:
+    if min(raw_L, raw_R) >= _agree_raw(L, R, absolute) + 3:
         if absolute:  # how well a side is known, in significant digits where no decimal place is
             trust_L = trust_L or (_agree(L, L_low, False) if L != 0 else trust_L)
             trust_R = trust_R or (_agree(R, R_low, False) if R != 0 else trust_R)
