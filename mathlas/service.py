@@ -205,7 +205,8 @@ def lean_search(req: LeanSearchRequest, bundle: BundleSpec = None) -> FormalSear
                           collapse=req.collapse, labels={**LABELS, "kinds": req.labels["kinds"]})
     ranked = pipeline_for(b).rank(replace(inner, mask=mask, priors=priors), fields=FORMAL_FIELDS)
     hits = [formal_hit(h) for h in ranked.hits]
-    steps = _lean_next(req, [(_passed_back(bundle, b), h) for h in hits])
+    passed = _passed_back(bundle, b)  # one bundle: worked out once, not for each hit
+    steps = _lean_next(req, [(passed, h) for h in hits])
     return FormalSearchResult(query=echoed(req.query), bundle=b.label, mode=req.mode, prior_weight=weight, hits=hits,
                               next=steps, **_match(b, req, ranked))
 
