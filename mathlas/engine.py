@@ -430,17 +430,18 @@ class Bundle:
         extra = {k: v for k, v in row.items() if k not in CORE_COLUMNS and v is not None}
         return Document(id=row["id"], source=row["source"], kind=row["kind"], name=row["name"] or "",
                         title=row["title"] or "", body=row["body"] or "", slogan=row.get("slogan") or "",
-                        heading=_heading(self.manifest, row),
+                        heading=_heading(self.manifest, *map(row.get, ("id", "source", "kind", "name", "title", "label"))),
                         text=row["text"] or "", link=row["link"] or "", license=row["license"] or "",
                         bundle=self.label, fields=extra)
 
 
-def _heading(manifest, row: Mapping[str, Any]) -> str:
+def _heading(manifest, doc_id: str, source: str | None, kind: str | None, name: str | None, title: str | None,
+             tex_label: str | None) -> str:
     """A document's heading where its columns alone do not make it (``Hit.heading``; "" otherwise): a
     Stacks statement named by its \\label's words (``stacks_heading``), an old bundle's ProofWiki title."""
-    if row["source"] == "stacks":
-        return stacks_heading(row["kind"], row["name"], row["title"], row.get("label"))
-    return old_bundle_heading(manifest, *(row[c] for c in ("id", "source", "kind", "name", "title")))
+    if source == "stacks":
+        return stacks_heading(kind, name, title, tex_label)
+    return old_bundle_heading(manifest, doc_id, source, kind, name, title)
 
 
 def _headings(bundle: Bundle, keys: list[int], ids, sources, kinds, names, titles) -> list[str]:
@@ -448,8 +449,7 @@ def _headings(bundle: Bundle, keys: list[int], ids, sources, kinds, names, title
     ``label`` column read only when a Stacks statement is among them)."""
     labels = (bundle.strings("label")(keys) if "stacks" in sources and bundle.has_column("label")
               else [None] * len(keys))
-    return [_heading(bundle.manifest, {"id": ids[i], "kind": kinds[i], "source": sources[i], "name": names[i],
-                                       "title": titles[i], "label": labels[i]}) for i in range(len(keys))]
+    return [_heading(bundle.manifest, *row) for row in zip(ids, sources, kinds, names, titles, labels)]
 
 
 # ------------------------------------------------------------------------------ the one way in
