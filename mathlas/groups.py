@@ -299,13 +299,11 @@ ALSO_IN_PER_SOURCE = 2   # copies an "also in" names of one source (the page's a
 ALSO_IN_LIMIT = 6        # and in all
 
 
-def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> list:
-    """The copies an "also in" names (``Copy``s, in their order): dealt one a source at a time, at most
-    ``per_source`` of a source and ``limit`` in all, so every source keeps its first (seven Mathlib
-    copies of Nakayama's lemma no longer leave Stacks' tag out). ``also_in_line`` and an MCP summary's
-    ``also_in`` (``mathlas.hit.summary_copies``) name these."""
+def _dealt(copies: list[Copy], limit: int, per_source: int) -> dict[str, tuple[list, int]]:
+    """Each source's copies (in their order) and how many of them an "also in" names: dealt one a
+    source at a time, at most ``per_source`` of a source and ``limit`` in all."""
     by_source: dict[str, list] = {}
-    for c in map(as_copy, copies):
+    for c in copies:
         by_source.setdefault(c.source, []).append(c)
     room = dict.fromkeys(by_source, 0)
     left = limit
@@ -314,8 +312,17 @@ def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int =
             if left > 0 and len(group) > turn:
                 room[source] += 1
                 left -= 1
-    chosen = {id(c) for source, group in by_source.items() for c in group[:room[source]]}
-    return [c for group in by_source.values() for c in group if id(c) in chosen]
+    return {source: (group, room[source]) for source, group in by_source.items()}
+
+
+def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> list:
+    """The copies an "also in" names (``Copy``s, in their order): dealt one a source at a time, at most
+    ``per_source`` of a source and ``limit`` in all, so every source keeps its first (seven Mathlib
+    copies of Nakayama's lemma no longer leave Stacks' tag out). ``also_in_line`` and an MCP summary's
+    ``also_in`` (``mathlas.hit.summary_copies``) name these."""
+    every = [as_copy(c) for c in copies]
+    chosen = {id(c) for group, room in _dealt(every, limit, per_source).values() for c in group[:room]}
+    return [c for c in every if id(c) in chosen]
 
 
 def also_in_line(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> str:
@@ -325,17 +332,11 @@ def also_in_line(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int =
     Stacks `00DV```. ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
     if not copies:
         return ""
-    every = [as_copy(c) for c in copies]
-    shown = {id(c) for c in shown_copies(every, limit, per_source)}
-    by_source: dict[str, list] = {}
-    for c in every:
-        by_source.setdefault(c.source, []).append(c)
     parts = []
-    for source, group in by_source.items():
-        named = [c.label for c in group if id(c) in shown and c.label]
-        hidden = sum(1 for c in group if id(c) not in shown and c.label)
-        text = source + (" " + "/".join(f"`{x}`" for x in named) if named else "") + (f" +{hidden}" if hidden else "")
-        parts.append(text)
+    for source, (group, room) in _dealt([as_copy(c) for c in copies], limit, per_source).items():
+        named = [c.label for c in group[:room] if c.label]
+        hidden = sum(1 for c in group[room:] if c.label)
+        parts.append(source + (" " + "/".join(f"`{x}`" for x in named) if named else "") + (f" +{hidden}" if hidden else ""))
     return "also in " + ", ".join(parts)
 
 
