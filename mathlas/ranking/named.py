@@ -141,13 +141,19 @@ def query_cores(query: str) -> frozenset:
     return frozenset(c for q0 in orders(query.lower()) for q in spellings(q0) if (c := _core(q)))
 
 
-def name_cores(source: str, name: str, heading: str, aliases) -> frozenset:
-    """The core words of a document's names: its name and heading, and its aliases (a list, or the
-    column's ``;``-separated text). Stacks and the HoTT book name a statement by its \\label's words
-    ("hensel"), which say what it is about, not what it is called: there only aliases count."""
+def own_names(source: str, name: str, heading: str, aliases) -> list[str]:
+    """A document's names: its name and heading, and its aliases (a list, or the column's
+    ``;``-separated text), the empty ones left out. Stacks and the HoTT book name a statement by its
+    \\label's words ("hensel"), which say what it is about, not what it is called: there only aliases
+    count."""
     names = [name or "", heading or ""] if source not in LABEL_NAMED else []
     names += aliases if isinstance(aliases, list) else (aliases or "").split(";")
-    return frozenset(c for c in (core(words(n)) for n in names if n and n.strip()) if c)
+    return [n for n in names if n and n.strip()]
+
+
+def name_cores(source: str, name: str, heading: str, aliases) -> frozenset:
+    """The core words of a document's names (``own_names``)."""
+    return frozenset(c for c in (core(words(n)) for n in own_names(source, name, heading, aliases)) if c)
 
 
 # Per bundle, the core words of each document's names (name, heading, aliases) a query was held
@@ -215,19 +221,23 @@ def named_by_none(bundle: Any, query: str, keys: list[int]) -> bool:
     return bool(keys) and not any(frozenset(c) in wanted for cs in doc_cores(bundle, keys) for c in cs)
 
 
+def _kind_words(ws: list[str]) -> frozenset:
+    """The words of ``ws`` that say what kind of result a name is ("theorem", "lemma")."""
+    return frozenset(w for w in ws if w in _KIND)
+
+
 def kinded_core(query: str) -> tuple[tuple[str, ...], frozenset] | None:
     """(core words, kind words) of a name query that says what kind of result it names ("Kőnig's
     theorem": (("konig",), {"theorem"})); None without a kind word, or when it reads as no name."""
     c = name_core(query)
-    kinds = frozenset(w for w in words(query.lower()) if w in _KIND)
+    kinds = _kind_words(words(query.lower()))
     return (c, kinds) if c and kinds else None
 
 
 def doc_kinded(bundle: Any, keys: list[int]) -> set:
-    """``kinded_core`` of every name of ``keys`` (name, heading, aliases; only aliases where the
-    source names statements by their labels' words, as ``name_cores``), read from the columns (the
-    heading as ``mathlas.headings.describe`` makes it). Read on demand: a name query with a kind word
-    reads it for its first named rows only."""
+    """(core words, kind words) of every name of ``keys`` that has a kind word (``own_names``, read
+    from the columns: the heading as ``mathlas.headings.describe`` makes it). Read on demand: a name
+    query with a kind word reads it for its first named rows only."""
     from mathlas.headings import describe
 
     aliases = bundle.strings("aliases")(keys) if bundle.has_column("aliases") else [None] * len(keys)
@@ -235,15 +245,10 @@ def doc_kinded(bundle: Any, keys: list[int]) -> set:
     out: set = set()
     for doc_id, source, name, title, al in zip(bundle.strings("id")(keys), sources, bundle.strings("name")(keys),
                                                bundle.strings("title")(keys), aliases):
-        names = ([name or "", describe(doc_id, source, "", name or "", title or "").heading]
-                 if source not in LABEL_NAMED else [])
-        names += al if isinstance(al, list) else (al or "").split(";")
-        for nm in names:
-            if nm and nm.strip():
-                ws = words(nm)
-                kinds = frozenset(w for w in ws if w in _KIND)
-                if kinds:
-                    out.add((core(ws), kinds))
+        heading = describe(doc_id, source, "", name or "", title or "").heading
+        for ws in map(words, own_names(source, name, heading, al)):
+            if kinds := _kind_words(ws):
+                out.add((core(ws), kinds))
     return out
 
 
@@ -282,7 +287,7 @@ class NamedFirst:
         rows = [(i, key) for i, key in enumerate(pool.keys[:DEPTH].tolist()) if key < n]
         named_as = None if definitions else kinded_core(query)
         for batch in (rows[:1], rows[1:]):
-            members = [[key, *copies(key)[:MAX_COPIES]] if copies is not None else [key] for _, key in batch]
+            members = [_with_copies(key, copies) for _, key in batch]
             read = doc_cores(bundle, [m for ms in members for m in ms])
             kinds = bundle.strings("kind")([key for _, key in batch]) if definitions else None
             at = 0
@@ -300,8 +305,7 @@ class NamedFirst:
         copy's) has the query's kind words too ("Kőnig's theorem" names the PlanetMath entry König's
         theorem, not Kőnig's lemma, whose name only shares the core), else the first named (``first``)."""
         for i, key in rows:
-            members = [key, *copies(key)[:MAX_COPIES]] if copies is not None else [key]
-            if named_as in doc_kinded(bundle, members):
+            if named_as in doc_kinded(bundle, _with_copies(key, copies)):
                 return i
         return first
 
@@ -313,6 +317,11 @@ class NamedFirst:
         marks = np.zeros(len(out), dtype=np.int64)
         marks[0] = 1
         return out.rescored(scores).marked(self.name, marks)
+
+
+def _with_copies(key: int, copies) -> list[int]:
+    """``key`` and the first ``MAX_COPIES`` of its copies (``copies``: ``_copies``; None: none read)."""
+    return [key, *copies(key)[:MAX_COPIES]] if copies is not None else [key]
 
 
 def _formal(bundle: Any) -> bool:
