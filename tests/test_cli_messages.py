@@ -212,6 +212,26 @@ def test_a_file_at_the_limit_with_trailing_whitespace_is_read_whole(tmp_path):
             read_text(str(f), 10, "the Lean file")
 
 
+def test_leading_whitespace_is_slack_only_for_a_text_the_tool_strips(tmp_path):
+    """A finding's statement is stripped at both ends by the store, so leading whitespace piped before
+    a statement at its limit is slack too (it was refused); a Lean file or a program keeps its leading
+    lines, which number its messages, and is refused as before."""
+    from mathlas.cli.user_file import SLACK, read_text
+    from mathlas.errors import UsageError
+
+    f = tmp_path / "s.txt"
+    f.write_text("\n  \n" + "x" * 10 + "\n")
+    assert read_text(str(f), 10, "the statement", strips=True) == "x" * 10
+    with pytest.raises(UsageError, match="longer than the limit of 10 characters"):
+        read_text(str(f), 10, "the Lean file")
+    f.write_text("\n" + "x" * 8 + "\n")                 # within the limit: read as it is, whitespace kept
+    assert read_text(str(f), 10, "the statement", strips=True) == "\n" + "x" * 8 + "\n"
+    for over in (" " + "x" * 11, " " * SLACK + "x" * 10 + "\n"):   # content past the limit; whitespace past the slack
+        f.write_text(over)
+        with pytest.raises(UsageError, match="longer than the limit of 10 characters"):
+            read_text(str(f), 10, "the statement", strips=True)
+
+
 def test_the_stdin_bound_and_source_case_are_documented():
     """docs/scaffold.md did not say `checklist -` and `directive -` read 1,000,000 characters at most;
     `search --exclude-source` took a source in any case but its help, unlike --source's, did not say so."""

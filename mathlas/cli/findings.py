@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         from mathlas.findings.store import MAX_STATEMENT_CHARS
 
         # stdin read to the store's limit and one character more, never to its end (an endless pipe)
-        statement = read_text("-", MAX_STATEMENT_CHARS, "the statement") if args.statement == "-" else args.statement
+        statement = read_text("-", MAX_STATEMENT_CHARS, "the statement", strips=True) if args.statement == "-" else args.statement
         r = add_finding(statement, args.source_url, name=args.name, slogan=args.slogan)
         if args.json:
             print(json.dumps(dataclasses.asdict(r), ensure_ascii=False))

@@ -7,7 +7,9 @@ UTF-8, too long) in one line that says what to do, as a :class:`UsageError` (exi
 
 The slack is for trailing whitespace: ``echo``, a heredoc or an editor ends the text with a newline
 the limit does not count (the tools strip it, or read it as nothing), so a statement exactly at its
-limit is taken from stdin as it is taken as an argument.
+limit is taken from stdin as it is taken as an argument. A tool that strips its text at both ends (a
+finding's statement) passes ``strips=True``: leading whitespace is slack too. The others keep it, since
+a Lean file's or a program's first lines number its messages.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ from mathlas.errors import UsageError
 SLACK = 1_000  # trailing whitespace read past the limit before the text counts as too long
 
 
-def read_text(name: str, limit: int, what: str) -> str:
+def read_text(name: str, limit: int, what: str, *, strips: bool = False) -> str:
     """The UTF-8 text of the file ``name`` (``-``: standard input), at most ``limit`` characters
-    once trailing whitespace past the limit is dropped (the tool that gets it judges the rest).
+    once trailing whitespace past the limit is dropped (the tool that gets it judges the rest);
+    with ``strips`` (the tool strips its text at both ends), leading whitespace too.
 
     ``what`` names the input in the messages ("the program", "the Lean file"). Raises UsageError when
     the file cannot be opened or read, is not UTF-8, or holds more than ``limit`` characters before
@@ -39,9 +42,10 @@ def read_text(name: str, limit: int, what: str) -> str:
         raise UsageError(f"cannot read {shown}: {e.strerror or e}"
                          + ("" if name == "-" else "; give the path of a readable file, or - for stdin")) from None
     if len(text) > limit:
-        if len(text) > limit + SLACK or text[limit:].strip():
+        kept = text.strip() if strips else text[:limit] + text[limit:].strip()
+        if len(text) > limit + SLACK or len(kept) > limit:
             raise UsageError(f"{shown} is longer than the limit of {limit:,} characters; shorten it")
-        text = text[:limit]  # only whitespace was cut
+        text = kept if strips else text[:limit]  # only whitespace was cut
     return text
 
 
