@@ -125,7 +125,7 @@ def test_every_alias_leads_to_a_command_and_every_mcp_tool_has_one():
             with pytest.raises(SystemExit) as e:  # --help exits 0 for a command that exists
                 parser.parse_args([*command.split(), "--help"])
             assert e.value.code == 0, (alias, command)
-    roots = {a for a in parser._subparsers._group_actions[0].choices}
+    roots = set(parser.commands())
     assert all(t.replace("_", "-") in ALIASES or t in roots for t in available_tool_names())
 
 
@@ -243,8 +243,8 @@ def test_the_stdin_bound_and_source_case_are_documented():
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "scaffold.md").read_text().split())
     assert (f"`mathlas checklist -` and `mathlas directive -` read the statement or the problem from stdin, at most "
             f"{MAX_STDIN_CHARS:,} characters (`mathlas.cli.scaffold.MAX_STDIN_CHARS`") in doc
-    search = build_parser()._subparsers._group_actions[0].choices["search"]
-    helps = {a.dest: a.help for a in search._actions}
+    search = build_parser().commands()["search"]
+    helps = {a.dest: a.help for a in search.arguments}
     assert helps["sources"].endswith("(repeatable; any case)") and helps["exclude"].endswith("(repeatable; any case)")
 
 

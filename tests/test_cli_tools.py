@@ -126,7 +126,7 @@ def test_conjecture():
 def test_completion_scripts_come_from_the_parser():
     from mathlas.cli.main import COMMAND_MODULES, build_parser
 
-    commands = set(build_parser()._subparsers._group_actions[0].choices)  # argparse keeps its commands here
+    commands = set(build_parser().commands())
     assert {"constant", "verify-numeric", "conjecture", "completion"} <= commands
     assert len(COMMAND_MODULES) >= 13
     zsh = run("completion", "zsh")

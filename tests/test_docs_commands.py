@@ -465,15 +465,12 @@ def test_the_extraction_reads_continued_and_prefixed_lines():
 RUNNABLE = sorted(c for c, check in TABLE.items() if not isinstance(check, NotRun))
 
 
-def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
-    return {s for a in parser._actions for s in a.option_strings}
+def _parser_options(parser) -> set[str]:
+    return set(parser.options)  # mathlas.cli.common.Parser keeps what add_argument was given
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for a in parser._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            return dict(a.choices)
-    return {}
+def _subparsers(parser) -> dict[str, argparse.ArgumentParser]:
+    return parser.commands()
 
 
 def check_synopsis(command: str) -> None:

@@ -27,11 +27,34 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         self.exit(2, f"{self.prog}: {_plain(message)} (`{self.prog} --help` shows the usage)\n")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.arguments: list[argparse.Action] = []  # what add_argument made, in order
+        self.subcommands: argparse.Action | None = None  # what add_subparsers returned
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:  # type: ignore[override]
+        action = super().add_argument(*args, **kwargs)
+        self.arguments.append(action)
+        return action
+
+    @property
+    def options(self) -> list[str]:
+        """Every option string (``-k``, ``--json``), ``-h`` and ``--help`` included."""
+        return [o for a in self.arguments for o in a.option_strings]
+
+    def add_subparsers(self, **kwargs: Any):  # type: ignore[override]
+        self.subcommands = super().add_subparsers(**kwargs)
+        return self.subcommands
+
+    def commands(self) -> dict[str, argparse.ArgumentParser]:
+        """The subcommands by name (aliases included): empty when the parser has none."""
+        return dict(self.subcommands.choices) if self.subcommands is not None else {}
+
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         ns, extras = self.parse_known_args(args, namespace)
         if extras:  # said by the subcommand that was given them, with the option it likely meant
             sub = self._chosen(ns)
-            options = [o for a in sub._actions for o in a.option_strings]
+            options = sub.options
             parts = []
             for extra in extras:
                 import difflib
@@ -44,11 +67,10 @@ class Parser(argparse.ArgumentParser):
 
     def _chosen(self, ns: argparse.Namespace) -> Parser:
         """The deepest subcommand parser ``ns`` was parsed with (this parser when there is none)."""
-        for action in self._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                sub = action.choices.get(getattr(ns, action.dest, None) or "")
-                if isinstance(sub, Parser):
-                    return sub._chosen(ns)
+        if self.subcommands is not None:
+            sub = self.commands().get(getattr(ns, self.subcommands.dest, None) or "")
+            if isinstance(sub, Parser):
+                return sub._chosen(ns)
         return self
 
 

@@ -27,6 +27,7 @@ from mathlas.cli import (
     sequence,
     serve,
 )
+from mathlas.cli.common import Parser  # errors in one line (argparse's own print the usage block)
 from mathlas.errors import MathlasError, UsageError
 from mathlas.extras import COMMANDS, require
 from mathlas.logs import log_to_stderr
@@ -39,8 +40,6 @@ COMMAND_MODULES = (search, mcp, serve, numeric, scaffold, funsearch, findings, s
 def build_parser() -> argparse.ArgumentParser:
     from mathlas import __version__
 
-    from mathlas.cli.common import Parser  # errors in one line (argparse's own print the usage block)
-
     p = Parser(prog="mathlas", description="Offline math search and no-LLM math tools.")
     p.add_argument("--version", action=_Version, version=f"mathlas {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -50,11 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Version(argparse._VersionAction):
+class _Version(argparse.Action):
     """``--version``: mathlas's version and the default bundle's (``version_line``), found when asked."""
 
+    def __init__(self, option_strings, version: str, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and the default bundle's, and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+        self.version = version
+
     def __call__(self, parser, namespace, values, option_string=None):
-        parser._print_message(version_line(self.version) + "\n", sys.stdout)
+        print(version_line(self.version))
         parser.exit()
 
 
@@ -102,7 +106,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def alias_hint(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+def alias_hint(parser: Parser, argv: list[str]) -> str | None:
     """The one-line error for a command given by another name (``identify``, ``oeis``, an MCP tool's
     name): which command to run instead, with the arguments given; None when the name is a command
     or no alias (argparse then answers, naming the closest spelling)."""
@@ -111,7 +115,7 @@ def alias_hint(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     import shlex
 
     given = next((a for a in argv if not a.startswith("-")), None)
-    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = parser.commands()
     if given is None or given in commands:
         return None
     name = given.lower().replace("_", "-")
