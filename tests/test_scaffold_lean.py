@@ -90,6 +90,26 @@ def test_names_are_read_without_backtracking():
     assert time.perf_counter() - start < 1 and split.conclusion == "True"
 
 
+def test_many_binders_are_read_in_one_pass():
+    """Each binder scanned the rest of the signature for its names (4,000 binders: 8 s, with a
+    signature of 55,000 characters, within scaffold's 20,000 only by cutting); now one count of the
+    names serves every binder: 0.05 s. Whether a binder is a hypothesis is decided as before: by
+    whether the text outside it (top level) or after it (a ∀'s binders) names it."""
+    n = 4_000
+    top = split_declaration("theorem", " ".join(f"(x{i} : Nat)" for i in range(n)) + " (h : 0 < 1) : x0 = x0")
+    # x1, x2, ... are named nowhere else: read as hypotheses (unnamed premises), x0 a variable
+    assert top.variables == [("x0", "Nat")] and top.conclusion == "x0 = x0"
+    assert top.preconditions[0].text == "for x0 : Nat" and top.preconditions[1].cue == "hypothesis"
+    inner = split_declaration("theorem", ": ∀ " + " ".join(f"(x{i} : Nat)" for i in range(n)) + ", x0 = x0")
+    assert inner.variables == [("x0", "Nat")] and inner.conclusion == "x0 = x0"
+    assert inner.preconditions[0].text == "for x0 : Nat" and inner.preconditions[1].cue == "hypothesis"
+    # a name used by a later binder, or only before it at the top level, keeps its binder a variable
+    split = split_declaration("theorem", "(n : Nat) (h : 0 < n) (m : Nat) : m = m")
+    assert [p.cue for p in split.preconditions] == ["for", "hypothesis", "for"]
+    split = split_declaration("theorem", ": ∀ (n : Nat) (k : Nat), n = n")
+    assert [p.cue for p in split.preconditions] == ["for", "hypothesis"]
+
+
 def test_an_optional_hypothesis_is_its_type():
     split = split_declaration("lemma", "{V : Type*} [Quiver V] {a b : V} (p : Path a b) "
                                        "(h : p.vertices ≠ [] := p.vertices_ne_nil) : p.vertices.getLast h = b")

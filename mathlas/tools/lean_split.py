@@ -28,6 +28,8 @@ the type.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mathlas.lean_gloss import binders, conclusion
@@ -48,6 +50,7 @@ _NNREAL = re.compile(r"[ℝℚ]≥0∞?")  # the types ℝ≥0, ℝ≥0∞ and �
 _IDENTS = re.compile(r"[^\W\d][\w'!?]*(?:\s+[^\W\d][\w'!?]*)*\s*")  # names apart (one way to match: no backtracking)
 _IDENT = re.compile(r"[^\W\d][\w'!?]*")
 _NAME = re.compile(r"[^\W\d][\w'!?.]*")
+Used = Callable[[str], bool]   # whether the text after a binder names a name
 
 
 @dataclass
@@ -95,9 +98,9 @@ def _first_arrow(text: str) -> tuple[int, int] | None:
     return arrow
 
 
-def _is_hypothesis(bracket: str, names: list[str], kind: str, later: str | None) -> bool:
+def _is_hypothesis(bracket: str, names: list[str], kind: str, later: Used | None) -> bool:
     """Whether a binder ``(names : kind)`` is a hypothesis rather than a variable (module docstring);
-    ``later``: the text after it (None: a definition's binder, which its body uses)."""
+    ``later``: whether the text after it uses a name (None: a definition's binder, which its body uses)."""
     kind = _NNREAL.sub("", kind).replace("->", "→")
     if _RELATION.search("".join(c for _, c in _top(kind))):
         return True
@@ -107,12 +110,44 @@ def _is_hypothesis(bracket: str, names: list[str], kind: str, later: str | None)
         return True
     if later is None or bracket != "(" or not names or "self" in names:
         return False
-    return not {m.group().partition(".")[0] for m in _NAME.finditer(later)} & set(names)
+    return not any(later(n) for n in names)
 
 
-def _binder(bracket: str, inner: str, later: str | None) -> tuple[Precondition | None, list[tuple[str, str]]]:
+def _names(text: str) -> Iterator[re.Match]:
+    return _NAME.finditer(text)   # a name's first component is what a binder's name can be
+
+
+def _used_after(text: str) -> Callable[[int], Used]:
+    """For the binder that ends at each offset of ``text``: whether the text from there names a name.
+    One pass over the text (each binder scanning the rest was quadratic in the binders)."""
+    last: dict[str, int] = {}
+
+    def used(end: int, name: str) -> bool:
+        if not last:   # on first use
+            last.update((m.group().partition(".")[0], m.start()) for m in _names(text))
+            last.setdefault("", -1)
+        return last.get(name, -1) >= end
+    return lambda end: lambda name: used(end, name)
+
+
+def _used_outside(signature: str) -> Callable[[str], Used]:
+    """For a binder's inner text: whether the rest of ``signature`` (the other binders, the type,
+    ``extends``) names a name, counted once for the whole signature."""
+    counted: dict[str, Counter] = {}
+
+    def count(text: str) -> Counter:   # on first use: most binders are decided before it is asked
+        if text not in counted:
+            counted[text] = Counter(m.group().partition(".")[0] for m in _names(text))
+        return counted[text]
+
+    def outside(inner: str) -> Used:
+        return lambda name: count(signature)[name] > count(inner)[name]
+    return outside
+
+
+def _binder(bracket: str, inner: str, later: Used | None) -> tuple[Precondition | None, list[tuple[str, str]]]:
     """One binder (``bracket``: its opening bracket, "" for a bare ``∀`` binder) as a precondition (None:
-    a universe) and the variables it names; ``later``: the text after it, which may use its names (None:
+    a universe) and the variables it names; ``later``: whether the text after it uses a name (None:
     a definition's, which its body uses)."""
     inner = " ".join(inner.split())
     colon = _top_colon(inner)
@@ -161,8 +196,9 @@ def _pieces(group: str) -> list[tuple[str, str, int]]:
 
 def _read_binders(found: list[tuple[str, str, int]], text: str, pre: list[Precondition],
                   variables: list[tuple[str, str]]) -> None:
+    used_after = _used_after(text)
     for bracket, inner, end in found:
-        p, names = _binder(bracket, inner, text[end:])
+        p, names = _binder(bracket, inner, used_after(end))
         variables += names
         if p is not None:
             pre.append(p)
@@ -197,11 +233,10 @@ def split_declaration(kind: str, signature: str) -> LeanSplit:
     pre: list[Precondition] = []
     variables: list[tuple[str, str]] = []
     definition = kind in DEFINITION_KINDS
-    closing = {"(": ")", "{": "}", "[": "]", "⦃": "⦄"}
+    outside = None if definition else _used_outside(signature)
     for bracket, inner in binders(signature):
         # what follows may use its names: the rest of the signature (a later binder, the type, `extends`)
-        rest = None if definition else signature.replace(f"{bracket}{inner}{closing[bracket]}", " ", 1)
-        p, names = _binder(bracket, inner, rest)
+        p, names = _binder(bracket, inner, None if outside is None else outside(inner))
         variables += names
         if p is not None:
             pre.append(p)
