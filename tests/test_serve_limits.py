@@ -245,6 +245,39 @@ def test_a_huge_request_target_is_414_and_a_long_query_is_fine(server):
     assert code == 200
 
 
+def body(raw: bytes) -> dict:
+    import json
+
+    return json.loads(raw.partition(b"\r\n\r\n")[2])
+
+
+def test_the_connections_refusals_on_mcp_are_json_rpc_errors(server):
+    """An MCP client passes an agent the message of a non-2xx answer only when its body is a JSON-RPC
+    error (docs/http.md); the refusals written before the app sees the request (414, 431, a Host in
+    a trailer) were {error, status} on /mcp too. Now /mcp's are JSON-RPC errors with the same line
+    and the status as data; every other route, and a path that only begins like /mcp, keep {error, status}."""
+    post = b"POST /mcp%s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    for target, extra, code in (
+            (b"?x=" + b"a" * (70 << 10), b"\r\n", 414),
+            (b"", b"X-Big: " + b"a" * (1 << 20) + b"\r\n\r\n", 431),
+            (b"/", b"".join(b"X-H%d: v\r\n" % i for i in range(200)) + b"\r\n", 431)):
+        got, out, _ = server.ask(post % target + extra)
+        assert got == code, out[:300]
+        answer = body(out)
+        assert answer["jsonrpc"] == "2.0" and answer["id"] is None, answer
+        assert answer["error"]["code"] == -32600 and answer["error"]["data"] == {"status": code}, answer
+        assert answer["error"]["message"] and "\n" not in answer["error"]["message"]
+    trailer = (b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+               b"3\r\nabc\r\n0\r\nHost: 127.0.0.1\r\n\r\n")
+    got, out, _ = server.ask(trailer)
+    assert got == 400 and body(out)["error"]["data"] == {"status": 400} and "trailer" in body(out)["error"]["message"]
+    for other in (b"GET /health?x=" + b"a" * (70 << 10) + b" HTTP/1.1\r\n\r\n",
+                  b"GET /mcpx HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n",
+                  b"GET /" + b"m" * 100 + b"/mcp HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n"):
+        got, out, _ = server.ask(other)
+        assert got in (414, 431) and set(body(out)) == {"error", "status"}, out[:300]
+
+
 # ------------------------------------------------------------------------------ chunked trailers, Host once
 
 def chunked(host: bytes, trailer: bytes) -> bytes:

@@ -121,12 +121,16 @@ def error(status: int, message: str, headers: dict[str, str] | None = None, *, m
     -32600, "message": line, "data": {"status": status}}}`` (-32603 for a 5xx): the MCP SDK's client
     shows an agent the message of a non-2xx answer only when its body is a JSON-RPC error, and else
     says "Server returned an error response" (a 401's "this server needs a token" never arrived)."""
+    return Json(error_body(status, message, mcp=mcp), status_code=status, headers=headers)
+
+
+def error_body(status: int, message: str, *, mcp: bool = False) -> dict[str, Any]:
+    """The body of ``error``'s answer (also written by the connection's own refusals, limits.py)."""
     message = without_server_paths(" ".join(str(message).split())) or "error"
     if mcp:
         code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
-        return Json({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": {"status": status}}},
-                    status_code=status, headers=headers)
-    return Json({"error": message, "status": status}, status_code=status, headers=headers)
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": {"status": status}}}
+    return {"error": message, "status": status}
 
 
 def without_server_paths(text: str) -> str:

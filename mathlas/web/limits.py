@@ -45,6 +45,8 @@ from typing import Any
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from mathlas.web.guard import error_body, is_mcp
+
 log = logging.getLogger("mathlas.serve")
 
 MAX_URL = 64 * 1024
@@ -82,10 +84,15 @@ def connection_cap(wanted: int) -> int:
     return max(1, min(wanted, soft - FD_RESERVE))
 
 
-def _answer(status: int, reason: str, message: str) -> bytes:
-    body = json.dumps({"error": message, "status": status}).encode()
+def _answer(status: int, reason: str, message: str, *, mcp: bool = False) -> bytes:
+    """A whole refusal, written before the app sees the request: ``{error, status}``, or on the
+    ``/mcp`` route (``mcp``) the same line as a JSON-RPC error (``mathlas.web.guard.error_body``)."""
+    body = json.dumps(error_body(status, message, mcp=mcp)).encode()
     return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "connection: close\r\n\r\n").encode() + body
+
+
+URL_HEAD = 64  # bytes of a request target kept to tell whether a refusal is /mcp's
 
 
 class _Refused(Exception):
@@ -140,6 +147,7 @@ class LimitedHttpTools(HttpToolsProtocol):
         self._in_head = True          # bytes being parsed belong to a request's head
         self._head_bytes = 0          # raw bytes fed while the head was incomplete
         self._url_bytes = 0
+        self._url_head = b""          # the request target's first URL_HEAD bytes: whether it is /mcp
         self._header_bytes = 0
         self._refusal: tuple[int, str, str] | None = None
         self._trailers = False        # the fields being parsed follow a chunked body
@@ -175,7 +183,8 @@ class LimitedHttpTools(HttpToolsProtocol):
         idle = self.cycle is None or self.cycle.response_complete
         if what == "head" and idle:
             self.transport.write(_answer(408, "Request Timeout",
-                                         f"the request's headers took longer than {self.limits.read_timeout:g} s"))
+                                         f"the request's headers took longer than {self.limits.read_timeout:g} s",
+                                         mcp=self._for_mcp()))
             self.transport.close()
         else:  # a body that never completes: the app sees a disconnect
             self.transport.abort()
@@ -219,7 +228,7 @@ class LimitedHttpTools(HttpToolsProtocol):
         except httptools.HttpParserError:
             if self._refusal is not None:
                 status, reason, message = self._refusal
-                self.transport.write(_answer(status, reason, message))
+                self.transport.write(_answer(status, reason, message, mcp=self._for_mcp()))
                 self.transport.close()
                 return
             msg = "Invalid HTTP request received."
@@ -230,8 +239,16 @@ class LimitedHttpTools(HttpToolsProtocol):
             self._head_bytes += len(data)
             if self._head_bytes > self.limits.max_url + self.limits.max_header_bytes:
                 self.transport.write(_answer(431, "Request Header Fields Too Large",
-                                             f"the request's head is over {self._head_bytes} bytes"))
+                                             f"the request's head is over {self._head_bytes} bytes",
+                                             mcp=self._for_mcp()))
                 self.transport.close()
+
+    def _for_mcp(self) -> bool:
+        """Whether the request being read targets ``/mcp`` (a refusal then answers as JSON-RPC): its
+        path read whole, up to a ``?`` within the first URL_HEAD bytes or the whole target."""
+        path, question, _ = self._url_head.partition(b"?")
+        whole = bool(question) or self._url_bytes == len(self._url_head)
+        return whole and bool(path) and is_mcp(path.decode("latin-1"))
 
     # -- parser callbacks
     def _refuse(self, status: int, reason: str, message: str) -> None:
@@ -243,10 +260,13 @@ class LimitedHttpTools(HttpToolsProtocol):
         self._in_head = True
         self._trailers = False
         self._head_bytes = self._url_bytes = self._header_bytes = 0
+        self._url_head = b""
         if self._deadline is None:  # a pipelined request begins while the previous one runs
             self._arm("head")
 
     def on_url(self, url: bytes) -> None:
+        if len(self._url_head) < URL_HEAD:
+            self._url_head = (self._url_head + url)[:URL_HEAD]
         self._url_bytes += len(url)
         if self._url_bytes > self.limits.max_url:
             self._refuse(414, "URI Too Long", f"the request target is over {self.limits.max_url} bytes")
@@ -280,6 +300,7 @@ class LimitedHttpTools(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._disarm()
+        self._url_head, self._url_bytes = b"", 0  # a refusal from now on is the next request's
         if self.cycle is not None and self.cycle.response_complete:  # answered before the body ended
             self._arm("head")
         super().on_message_complete()
