@@ -397,6 +397,51 @@ def test_additive_statement(mul, add):
     assert additive_statement(mul, lean.additive_name) == add
 
 
+def test_additive_notation_is_the_twins_notation():
+    """A twin stated its original's multiplicative notation (``abs_add_le``: ``|a + b|ₘ ≤ |a|ₘ + |b|ₘ``,
+    ``neg_abs_le``: ``|a|-ₘ ≤ a``, ``ArchimedeanClass.mk_eq_mk``: ``|a|m • ₘ``, ``AddOpposite``'s ``αᵐᵒᵖ``).
+    The project's notation commands say which atoms stand for a translated declaration; those atoms
+    become the translation's (a macro's too), and a power of a bar-delimited operand is read whole."""
+    from mathlas_build.sources.lean_additive import additive_notation, additive_statement, scan_notation_atoms
+
+    text = ('macro:max atomic("|" noWs) a:term noWs "|ₘ" : term => `(mabs $a)\n'
+            'macro:max atomic("|" noWs) a:term noWs "|" : term => `(abs $a)\n'
+            'namespace Finset\n'
+            'scoped[Combinatorics.Additive] notation3:max "Eₘ[" s ", " t "]" => mulEnergy s t\n'
+            'scoped[Combinatorics.Additive] notation3:max "E[" s ", " t "]" => Finset.addEnergy s t\n'
+            'end Finset\n'
+            '-- notation "∗ₘ" => mconv   (a comment: not read)\n'
+            'namespace PiTensorProduct\n'
+            'notation3:100 "⨂ₜ["R"] "(...)", "r:(scoped f => tprod R f) => r\n'
+            'end PiTensorProduct\n')
+    extras: dict = {}
+    scan_notation_atoms(text, lean.mask(text)[0], extras)
+    assert extras["notation_atoms"] == [(("|", "|ₘ"), "mabs", ""), (("|", "|"), "abs", ""),
+                                        (("Eₘ[", ",", "]"), "mulEnergy", "Finset"),
+                                        (("E[", ",", "]"), "Finset.addEnergy", "Finset"),
+                                        (("⨂ₜ[", "]", ","), "tprod", "PiTensorProduct")]
+    translations = {"mabs": "abs", "Finset.mulEnergy": "Finset.addEnergy", "tprod": "tsum"}
+    # PiTensorProduct.tprod is not the root tprod (the infinite product, translated to tsum)
+    notation = additive_notation([*extras["notation_atoms"], (("∏'",), "tprod", ""), (("∑'",), "tsum", "")],
+                                 translations, {"PiTensorProduct.tprod"})
+    assert notation.pairs == {"|ₘ": "|", "Eₘ[": "E[", "∏'": "∑'"}
+    for mul, add in (("(a b : α) : |a * b|ₘ ≤ |a|ₘ * |b|ₘ", "(a b : α) : |a + b| ≤ |a| + |b|"),
+                     ("(a : α) : |a|ₘ⁻¹ ≤ a", "(a : α) : -|a| ≤ a"),
+                     ("∃ n, |b|ₘ ≤ |a|ₘ ^ n", "∃ n, |b| ≤ n • |a|"),
+                     ("Eₘ[s, t] ≤ Eₘ[s]", "E[s, t] ≤ E[s]")):   # an atom wherever it stands
+        assert additive_statement(mul, lean.additive_name, notation=notation) == add
+    # without the notation's translation, only the bars' power changes: ‖x‖ ^ 2 is one operand
+    assert additive_statement("‖x‖ ^ 2 = x * x", lean.additive_name) == "2 • ‖x‖ = x + x"
+    # MulActionHom and AddActionHom share their two notations: nothing maps (it mapped →[ and →ₑ[ to each other)
+    hom = [(("→ₑ[", "]"), "MulActionHom", ""), (("→[", "]"), "MulActionHom", ""),
+           (("→ₑ[", "]"), "AddActionHom", ""), (("→[", "]"), "AddActionHom", "")]
+    assert not additive_notation(hom, {"MulActionHom": "AddActionHom"})
+    # a head nothing translates, or one atom two ways: left alone
+    assert not additive_notation([(("⊗ₘ",), "tensorHom", ""), (("⊗",), "tensorObj", "")], {})
+    assert not additive_notation([(("xₘ",), "f", ""), (("xₘ",), "f2", ""), (("y",), "g", ""), (("z",), "h", "")],
+                                 {"f": "g", "f2": "h"})
+
+
 def test_additive_name_translates_whole_parts_only():
     assert lean.additive_name("Multiset.prod_zero") == "Multiset.sum_zero"        # was Addtiset.sum_zero
     assert lean.additive_name("MeasureTheory.IsMulLeftInvariant") == "MeasureTheory.IsAddLeftInvariant"

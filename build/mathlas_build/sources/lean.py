@@ -90,7 +90,13 @@ from mathlas_build.sources import lean_generated as gen
 from mathlas_build.sources import lean_refs as lref
 from mathlas_build.sources import lean_twins as lt
 from mathlas_build.sources import lean_variables as lvar
-from mathlas_build.sources.lean_additive import additive_docstring, additive_statement
+from mathlas_build.sources.lean_additive import (
+    Notation,
+    additive_docstring,
+    additive_notation,
+    additive_statement,
+    scan_notation_atoms,
+)
 from mathlas_build.sources.lean_generated import additive_name, to_additive_target  # noqa: F401 (re-exported)
 
 SOURCE = "lean"
@@ -504,6 +510,7 @@ def parse_file(text: str, rel: str, extras: dict | None = None) -> list[dict]:
     masked, docs = mask(text)
     extras = extras if extras is not None else {}
     la.scan_notations(text, masked, rel, extras)
+    scan_notation_atoms(text, masked, extras)
     extras.setdefault("imports", {})[rel] = {m.group(1) for m in _IMPORT.finditer(masked)}
     doc_at: dict[int, str] = {}
     for a, e, d in docs:
@@ -911,7 +918,7 @@ def _show_variables(extra: dict) -> None:
 
 
 def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.Resolver,
-                      statement_name) -> dict[str, str]:
+                      statement_name, notation: Notation | None = None) -> dict[str, str]:
     """Each ``alias``'s target (full name -> full name), and its signature set to the statement it
     stands for (``alias_signature``; "" where the target is not among the declarations read or is no
     ``↔`` for ``⟨mp, mpr⟩``), following aliases of aliases; its own header (``⟨_, x⟩``) is none. A
@@ -923,7 +930,7 @@ def _alias_statements(decls: list[dict], add_of: dict[str, str], resolver: lref.
     keep_of: dict[str, frozenset[str]] = {}   # a twin's (dont_translate := ..) types
 
     def translate(text: str, add: str) -> str:
-        return additive_statement(text, statement_name, keep_of[add])
+        return additive_statement(text, statement_name, keep_of[add], notation)
 
     for d in decls:
         if not d["full"]:
@@ -1157,7 +1164,9 @@ def read(root: Path, **options) -> Iterator[Document]:
         simps[k] = [x for x in {x[0]: x for x in names}.values() if x[0] not in seen]
         resolver.add(x[0] for x in simps[k])
     statement_name = gen.statement_names(translations)   # the names of a translated statement
-    alias_of = _alias_statements(decls, add_of, resolver, statement_name)
+    notation = additive_notation(extras.get("notation_atoms", ()), translations, seen)   # |a|ₘ -> |a|
+    stats["notation_translated"] = len(notation.pairs)
+    alias_of = _alias_statements(decls, add_of, resolver, statement_name, notation)
     # a twin's dependencies, alias and replacement are its original's through Lean's translation dictionary
     twin = lt.twin_names(decls, translations, add_of, seen, simps)
     stats["twins_known"] = len(twin)
@@ -1227,10 +1236,10 @@ def read(root: Path, **options) -> Iterator[Document]:
                     add_extra[key] = f"lean:{twin.get(target, target)}"
             # its own statement (a + b = b + a, not mul_comm's a * b = b * a) and docstring
             keep = _dont_translate(d["attributes"])
-            add_sig = additive_statement(d["signature"], statement_name, keep)
+            add_sig = additive_statement(d["signature"], statement_name, keep, notation)
             add_doc = additive_docstring(d["attributes"]) or d["docstring"]
             add_extra.update({"signature": add_sig, "docstring": add_doc,
-                              "variables": additive_statement(d["variables"], statement_name, keep)})
+                              "variables": additive_statement(d["variables"], statement_name, keep, notation)})
             _describe(add_extra, add, d, add_deps, aliases_of, stacks_names, glossary, stats)
             _show_variables(add_extra)
             yield _doc(add, d["kind"], d, add_extra,

@@ -10,6 +10,10 @@ made from the multiplicative one's text (``additive_statement``):
   -> ``(m * n) • a``, where the ``*`` multiplies natural numbers);
 * the identity ``1`` -> ``0``, not a ``1`` of natural-number arithmetic (beside ``+``, ``-`` or ``•``,
   or in an exponent: ``a ^ (n + 1) = a ^ n * a`` -> ``(n + 1) • a = n • a + a``);
+* the project's multiplicative notation -> its additive twin's (``notation``, from
+  ``additive_notation``): ``|a|ₘ`` (``mabs``) -> ``|a|``, ``Eₘ[s, t]`` (``Finset.mulEnergy``) ->
+  ``E[s, t]``, ``f ⋆ₘₗ[μ] g`` -> ``f ⋆ₗ[μ] g``: the atoms of a notation whose head ``@[to_additive]``
+  translates, replaced by those of the translation's notation where they differ;
 * names by the rule the caller gives: the reader's is ``lean_generated.statement_names``, which renames
   the declarations ``@[to_additive]`` translates (``MonoidHom`` -> ``AddMonoidHom``, ``Finset.prod`` ->
   ``Finset.sum``) and leaves the rest (``Prod.fst``); ``Type*`` and ``Sort*`` are left alone.
@@ -48,6 +52,11 @@ def _back(toks: list[str], i: int) -> int:
     if j < 0:
         return -1
     t = toks[j]
+    if t in ("|", "‖"):   # |a| ^ n, ‖x‖ ^ 2: the bar before it opens the operand (no nesting)
+        k = j - 1
+        while k >= 0 and toks[k] != t:
+            k -= 1
+        return k
     if t in _CLOSE:
         depth, start = 0, -1
         for k in range(j, -1, -1):
@@ -130,13 +139,17 @@ def _text(toks: list[str]) -> str:
     return "".join(t.replace("\x00", "") for t in toks)
 
 
-def additive_statement(text: str, name: Callable[[str], str], keep: frozenset[str] | set[str] = frozenset()) -> str:
+def additive_statement(text: str, name: Callable[[str], str], keep: frozenset[str] | set[str] = frozenset(),
+                       notation: Notation | None = None) -> str:
     """``text`` (a signature or header) with ``@[to_additive]``'s translation; ``name`` translates a
     name (``lean_generated.statement_names``, or ``additive_name`` where no translations are known).
     ``keep``: the ``(dont_translate := R)`` types; a name applied to one of them stays (``[Monoid R]``,
-    ``DistribMulAction R k``), as to_additive leaves what is about a type it does not translate."""
+    ``DistribMulAction R k``), as to_additive leaves what is about a type it does not translate.
+    ``notation``: the project's multiplicative notation atoms and their additive ones (``additive_notation``)."""
     if not text:
         return text
+    if notation:
+        text = notation.sub(text)
     toks = _TOKEN.findall(text)
     # exponents are natural numbers or integers: nothing in them is translated
     kept = [False] * len(toks)
@@ -196,3 +209,96 @@ def additive_docstring(attributes: list[str]) -> str | None:
             if m:
                 return " ".join((m.group(1) if m.group(1) is not None else m.group(2)).split())
     return None
+
+
+# A notation command of the project: its atoms (every quoted string before ``=>``) and the head it
+# stands for (the first name after ``=>``, or after a macro's `` `( ``). ``notation3``, ``infixl``,
+# ``macro`` (``macro:max atomic("|" noWs) a:term noWs "|ₘ" : term => `(mabs $a)``) alike.
+_NOTATION_CMD = re.compile(r'^(?:@\[[^\]\n]*\]\s*)?(?:(?:scoped(?:\[[\w.]+\])?|local)\s+)?'
+                           r'(?:notation3?|infixl?|infixr|prefix|postfix|macro)\b[^\n]*(?:\n[ \t]+[^\n]*)*', re.M)
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_NOTATION_HEAD = re.compile(r"=>\s*(?:`\(\s*)?@?([^\W\d][\w'!?.]*)")
+_SCOPE = re.compile(r"^[ \t]*(?:noncomputable[ \t]+)?(namespace|section|end)\b[ \t]*([^\s]*)", re.M)
+
+
+def scan_notation_atoms(text: str, masked: str, extras: dict) -> None:
+    """A file's notation commands as ``extras["notation_atoms"]`` entries ``(atoms, head, namespace)``,
+    for ``additive_notation`` (``("|", "|ₘ"), "mabs", ""``; ``("Eₘ[", ",", "]"), "Finset.mulEnergy", ""``;
+    ``("⨂ₜ[", "]", ","), "tprod", "PiTensorProduct"``: the namespace it is written in resolves its head)."""
+    scopes = [(m.start(), m.group(1), m.group(2)) for m in _SCOPE.finditer(masked)]
+    stack: list[tuple[str, str]] = []
+    at = 0
+    for m in _NOTATION_CMD.finditer(text):
+        if masked[m.start():m.start() + 3] != text[m.start():m.start() + 3]:
+            continue  # inside a comment or a string
+        while at < len(scopes) and scopes[at][0] < m.start():
+            _, kind, name = scopes[at]
+            if kind == "end":
+                if stack:
+                    stack.pop()
+            else:
+                stack.append((kind, name))
+            at += 1
+        cmd = m.group()
+        head = _NOTATION_HEAD.search(cmd)
+        if head is None:
+            continue
+        atoms = tuple(a.strip() for a in _QUOTED.findall(cmd[:head.start()]) if a.strip())
+        if atoms:
+            namespace = ".".join(name for kind, name in stack if kind == "namespace" and name)
+            extras.setdefault("notation_atoms", []).append((atoms, head.group(1), namespace))
+
+
+class Notation:
+    """Multiplicative notation atoms -> additive ones, replaced in a text longest first (``sub``)."""
+
+    def __init__(self, pairs: dict[str, str]):
+        self.pairs = pairs
+        self._pattern = re.compile("|".join(map(re.escape, sorted(pairs, key=len, reverse=True)))) if pairs else None
+
+    def sub(self, text: str) -> str:
+        return self._pattern.sub(lambda m: self.pairs[m.group()], text) if self._pattern else text
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+
+def additive_notation(entries, translations: dict[str, str], declared: set[str] | frozenset[str] = frozenset()) -> Notation:
+    """From ``scan_notation_atoms``' entries, ``@[to_additive]``'s translations (full name -> full
+    name) and the project's declared names: for a notation whose head is a translated declaration,
+    the translation's notation with as many atoms (the only one: a head with two of that length, one
+    of them the multiplicative one's own, as ``MulActionHom``'s ``→[`` and ``→ₑ[``, is left alone),
+    each atom that differs -> the translation's (``|ₘ`` -> ``|`` from ``mabs`` and ``abs``). A head
+    resolves as Lean does, from the namespace it is written in outwards (``tprod`` in ``namespace
+    PiTensorProduct`` is ``PiTensorProduct.tprod``, not the root ``tprod``); an atom that would map two
+    ways is left out, as are ASCII ones (``*``, ``/``: the statement's own rules translate them)."""
+    known = set(declared) | set(translations) | set(translations.values())
+
+    def full_of(head: str, namespace: str) -> str | None:
+        parts = namespace.split(".") if namespace else []
+        for i in range(len(parts), -1, -1):
+            name = ".".join([*parts[:i], head])
+            if name in known:
+                return name
+        return None
+
+    atoms_of: dict[str, set[tuple[str, ...]]] = {}
+    for atoms, head, *where in entries:
+        full = full_of(head, where[0] if where else "")
+        if full is not None:
+            atoms_of.setdefault(full, set()).add(atoms)
+    pairs: dict[str, str] = {}
+    refused: set[str] = set()
+    for src, tgt in translations.items():
+        adds = atoms_of.get(tgt, set())
+        for mul in atoms_of.get(src, ()):
+            same_length = [add for add in adds if len(add) == len(mul)]
+            if mul in adds or len(same_length) != 1:
+                continue
+            for a, b in zip(mul, same_length[0]):
+                if a == b or a.isascii():
+                    continue
+                if pairs.get(a, b) != b:
+                    refused.add(a)
+                pairs[a] = b
+    return Notation({a: b for a, b in pairs.items() if a not in refused})
