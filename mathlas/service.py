@@ -311,9 +311,11 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     a = assess(ranked.rankings, req.mode, searched, b.manifest.fusion, has_hits=bool(len(head)), learned=learned)
     match, confidence, note = a.match, a.confidence, a.note
     # the query named the first hit (its exact name or id, or the end of its name that no other
-    # declaration shares): an answer by name, not a guess
+    # declaration shares, typed as a name or as its words: "prime two le"): an answer by name, not a guess
     absent = fixed is not None and bool(fixed.note)  # the declaration named is not in the bundle (absent_note)
-    if len(head) and not absent and named_first(b, req.query, int(head.keys[0])):
+    words = ranked.notes.get("name_words")  # a name typed as words (names.NameWords)
+    first = int(head.keys[0]) if len(head) else -1
+    if len(head) and not absent and (named_first(b, req.query, first) or (words is not None and words.names(first))):
         match, confidence, note = "strong", max(confidence, 0.99), ""
     elif "shape" in head.marks and head.marks["shape"][:1].any() and shape_first(b, req.query, int(head.keys[0])):
         # the query is the first hit's statement, up to the names of its variables (a + b = b + a)
@@ -334,7 +336,8 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
             note = NOTES["channel"]
         elif len(head) and named_by_none(b, searched, head.keys[:10].tolist()):
             note = NOTES["unnamed"]
-    lines = [x for x in ((fixed.describe() if fixed is not None else ""), describe(ranked.expansions)) if x]
+    lines = [x for x in ((fixed.describe() if fixed is not None else ""), words.describe() if words else "",
+                         describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),
             "searched_for": fixed.query if fixed is not None and fixed.query != req.query else "",
             "cut": _cut(b, ranked)}

@@ -233,6 +233,49 @@ def test_filters_and_pages_hold(lean_project_bundle_dir):
     assert all(h.ranks.get("names") is None for h in r.hits)
 
 
+def test_a_name_typed_as_words_is_joined_into_the_names_it_ends():
+    """"prime two le" is how a Lean user says ``Nat.Prime.two_le``: the words joined by ``_`` or ``.``
+    at each joint end declaration names (``NameIndex.joined``), whole components only."""
+    index = NameIndex(IDS)
+    keys, joinings = index.joined("prime two le")
+    assert names(IDS, keys) == ["lean:Nat.Prime.two_le"] and joinings == ["prime.two_le"]
+    keys, joinings = index.joined("mul comm")
+    assert sorted(names(IDS, keys)) == ["lean:Int.mul_comm", "lean:Nat.mul_comm", "lean:mul_comm"]
+    assert names(IDS, index.joined("sum range succ")[0]) == ["lean:Finset.sum_range_succ"]  # not ..._comm
+    assert names(IDS, index.joined("nat prime two le")[0]) == ["lean:Nat.Prime.two_le"]
+    assert names(IDS, index.joined("Finset sum range succ")[0]) == ["lean:Finset.sum_range_succ"]
+    # no name ends so; one word; an identifier; words that are not a name's (a formula, punctuation)
+    for query in ("sum of a range", "range succ", "prime", "mul_comm", "mul comm!", "two ≤ p", "prime 2 le"):
+        assert index.joined(query) == ([], []), query
+    assert NameIndex(IDS, formal=False).joined("mul comm") == ([], [])  # an informal bundle's ids are no names
+
+
+def test_a_name_typed_as_words_goes_first_and_says_so(lean_project_bundle_dir):
+    """Before, "double le double" was ranked as a description; now ``Toy.double_le_double``, the one
+    declaration whose name ends with the words joined, is placed first and named in ``expanded``."""
+    r = lean("double le double", lean_project_bundle_dir)
+    assert r.hits[0].id == "lean:Toy.double_le_double" and r.hits[0].ranks["names"] == 1, [h.id for h in r.hits]
+    assert r.expanded == "also searched as a name: double le double -> Toy.double_le_double"
+    assert r.match == "strong" and r.searched_for == ""
+    r = lean("interval length double", lean_project_bundle_dir)   # before: Toy.Interval.double first
+    assert r.hits[0].id == "lean:Toy.Interval.length_double" and r.match == "strong"
+    # two plain words may join into a name by chance ("fixed point"): placed, but not an answer by
+    # name (before, "double succ" put Toy.double first)
+    r = lean("double succ", lean_project_bundle_dir)
+    assert r.hits[0].id == "lean:Toy.double_succ" and r.hits[0].ranks["names"] == 1
+    assert r.expanded == "also searched as a name: double succ -> Toy.double_succ" and r.match != "strong"
+    # filters hold: a def asked for leaves the theorem out, and nothing is said of it
+    r = lean("double le double", lean_project_bundle_dir, kinds=["def"])
+    assert all(h.id != "lean:Toy.double_le_double" for h in r.hits) and r.expanded == ""
+
+
+def test_a_phrase_is_no_name(lean_project_bundle_dir):
+    """Words that join into no declaration's name are ranked as before: nothing placed, nothing said."""
+    for query in ("double of a sum", "sum to succ", "even numbers add up"):
+        r = lean(query, lean_project_bundle_dir)
+        assert all(h.ranks.get("names") is None for h in r.hits) and r.expanded == "", query
+
+
 TYPO = "fundamental theorm of algrebra"
 SEARCHED = "searched for: fundamental theorem of algebra (theorm -> theorem, algrebra -> algebra)"
 

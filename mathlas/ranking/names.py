@@ -12,6 +12,8 @@ columns alone (``id``, ``name``, ``aliases``), built on first use and kept with 
 * ``suffix(query)``: in a formal bundle, the declarations whose name ends with the query's whole
   dot-separated components (``sum_range_succ`` -> ``Finset.sum_range_succ``, ``Prime.two_le`` ->
   ``Nat.Prime.two_le``; never ``Finset.sum_range_succ_comm``), the case as typed first, then any case;
+* ``joined(query)``: in a formal bundle, a name typed as words, as Lean users say one ("prime two le"):
+  the declarations whose name ends with the words joined by ``_`` or ``.`` (``Nat.Prime.two_le``);
 * ``correct(query)``: the query with each word that is not a name or alias word of the bundle, but is
   within two edits of one (one edit for a word of four letters), replaced by that word, and what was
   replaced. A word the bundle's texts use about as often as the correction (``count``) stays as typed:
@@ -440,6 +442,37 @@ class NameIndex:
                 return keys
         return []
 
+    def joined(self, query: str) -> tuple[list[int], list[str]]:
+        """A declaration name typed as words, as Lean users say one (formal bundles): the keys of the
+        declarations whose name ends with the query's words joined by ``_`` or ``.`` at each joint
+        (``suffix`` of each joining: "mul pos" -> ``mul_pos``, "prime two le" -> ``Nat.Prime.two_le``
+        by ``prime.two_le``, "card le card" -> ``Finset.card_le_card``), in key order, and the joinings
+        that found them (``_`` joints first); at most ``JOINED_DOTS`` joints are dots. ([], []) for
+        anything but ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
+        words = query.split()
+        if not self.formal or not JOINED_WORDS[0] <= len(words) <= JOINED_WORDS[1] \
+                or not all(_JOINED_WORD.fullmatch(w) for w in words):
+            return [], []
+        # the words from which a last component may begin: those that, joined by ``_``, end some name's
+        # (a dozen lookups rule out most joinings of a phrase)
+        lasts = {i for i in range(len(words)) if self.suffix("_".join(words[i:]), limit=1)}
+        found: dict[int, None] = {}
+        joinings: list[str] = []
+        for joints in itertools.product("_.", repeat=len(words) - 1):
+            last = max((i + 1 for i, j in enumerate(joints) if j == "."), default=0)
+            if joints.count(".") > JOINED_DOTS or last not in lasts:
+                continue
+            name = words[0] + "".join(j + w for j, w in zip(joints, words[1:]))
+            keys = self.suffix(name)
+            if keys:
+                joinings.append(name)
+                found.update(dict.fromkeys(keys))
+        return sorted(found), joinings
+
+    def name_of(self, key: int) -> str:
+        """The declaration name (formal bundles) or id of the document ``key``."""
+        return self._ids[key].as_py().removeprefix(LEAN_PREFIX) if self.formal else self._ids[key].as_py()
+
     def suffix_count(self, query: str) -> int:
         """How many declarations ``suffix(query)`` finds."""
         return len(self.suffix(query))
@@ -750,6 +783,16 @@ CONCEPT_WORDS = 4
 CONCEPT_SLOTS = 3
 _CONCEPT = re.compile(r"[^\W\d_]+(?:[ -][^\W\d_]+){0,%d}" % (CONCEPT_WORDS - 1))
 _CONCEPT_JOIN = re.compile(r"[ -]")
+# A phrase of JOINED_WORDS words may be a declaration name typed as words ("mul pos", "prime two le":
+# ``NameIndex.joined``). However many declarations end so, the most used are placed, as for a name
+# typed as one: no English phrase measured ends more than 18 (docs/formal.md, "A name typed as words")
+JOINED_WORDS = (2, 8)
+JOINED_DOTS = 2   # joints read as a dot, at most (a namespace and its last component: ``Nat.Prime.two_le``)
+# The words name the one declaration that ends so (``match: strong``) only when they are at least
+# JOINED_NAMES_ONE: two plain words join into a name by chance ("fixed point" ends
+# ``Nat.Partrec.Code.fixed_point``, "uniform continuity" ``ContinuousMap.uniform_continuity``)
+JOINED_NAMES_ONE = 3
+_JOINED_WORD = re.compile(r"[^\W\d_][^\W_]*'*")
 _IDENTIFIER = re.compile(r"[._\d]|[^\x00-\x7f]|.[A-Z]")
 # what a Lean declaration name may be made of (letters, digits, _ ' ! ? and subscripts, dot-separated)
 _LEAN_NAME = re.compile(r"[^\W\d][\w'!?₀-₉]*(?:\.[^\W\d][\w'!?₀-₉]*)*")
@@ -1155,6 +1198,13 @@ class NameMatch:
     Suffix matches are taken for a query shaped like an identifier (``.``, ``_``, a digit, an inner
     capital, a non-ASCII letter) or when at most ``TOP_SLOTS`` declarations end so (a plain word that
     many names end with, ``add``, is as likely a word as a name).
+    A phrase of a few words that, joined by ``_`` or ``.``, ends declaration names (``NameIndex.joined``:
+    "prime two le", ``Nat.Prime.two_le``) places those declarations as it places a name's endings,
+    after a concept the phrase names, the declarations one of whose aliases the phrase is
+    (``alias_keys``: "triangle inequality" keeps ``norm_add_le`` first) and the declaration whose whole
+    name is the words joined by ``_``; a deprecated one goes right after its replacement (a likely
+    reading, not a name typed). What the words were read as is left for the answer
+    (``ctx.notes["name_words"]``, a ``NameWords``).
     A deprecated declaration asked for by name has its replacement placed right after it. Only
     documents the request's filters and weights allow are placed. Runs last: what it places is what
     was asked for by name, and no later stage reorders it."""
@@ -1175,13 +1225,24 @@ class NameMatch:
             exact = concept_keys(bundle, searched)
         elif not exact:  # ids and Stacks tags as typed: "Stacks tag 00DV", "00DV", "see stacks:00dv"
             exact = mentioned_ids(index, ctx.request.query)
-        if q is None and not exact:
+        joined, joinings = index.joined(searched) if q is None else ([], [])
+        if q is None and not exact and not joined:
             return pool
         suffix: list[int] = []
         if index.formal and q is not None:
             taken = set(exact)
             ends = [k for k in index.suffix(q) if k not in taken]
             suffix = ends if _IDENTIFIER.search(q) or len(ends) <= TOP_SLOTS else []
+        elif joined:  # a name typed as words ("prime two le"): its declarations placed as a name's endings
+            # after the declarations the phrase is an alias of, in the ranking's order ("triangle
+            # inequality": norm_add_le), and the one whose whole name is the words joined by ``_``, as a
+            # name typed so would be (banach_steinhaus before PolynormableSpace.banach_steinhaus)
+            at = {k: i for i, k in enumerate(pool.keys.tolist())}
+            # (the holders the pool lacks after those it has, most used first: a stable sort of alias_keys)
+            holders = sorted(alias_keys(bundle, searched), key=lambda k: at.get(k, len(at)))
+            whole = {j.lower() for j in joinings if "." not in j}
+            exact = list(dict.fromkeys(exact + holders + [k for k in joined if index.name_of(k).lower() in whole]))
+            suffix = [k for k in joined if k not in exact]
         if not exact and not suffix:
             return pool
         ok = plan.allowed(np.asarray(exact + suffix, dtype=np.int64)).tolist()
@@ -1200,7 +1261,94 @@ class NameMatch:
         for k in _replacements(bundle, exact):
             if k not in placed and plan.allowed(np.asarray([k], dtype=np.int64))[0]:
                 placed.insert(placed.index(exact[-1]) + 1, k)
-        return pool.placed_first(placed[:max(TOP_SLOTS, len(exact))], self.name)
+        if joined:  # a deprecated declaration the words name: right after its replacement, as ranked
+            placed = _replacements_before(bundle, placed, plan)
+        placed = placed[:max(TOP_SLOTS, len(exact))]
+        if joined and set(placed) & set(joined):
+            ctx.notes["name_words"] = NameWords.of(index, searched, joined, joinings, bundle)
+        return pool.placed_first(placed, self.name)
+
+
+def _replacements_before(bundle, placed: list[int], plan) -> list[int]:
+    """``placed`` with the replacement of each deprecated declaration in it right before it (moved
+    up, or added where the request allows it): words read as a declaration's name are a likely
+    reading, not a name typed, and the user meets the replacement first (``ReplacementsFirst``)."""
+    moved = _replaced_by(bundle, placed)
+    if not moved:
+        return placed
+    out: list[int] = []
+    for k in placed:
+        r = moved.get(k)
+        if r is not None and r not in out and plan.allowed(np.asarray([r], dtype=np.int64))[0]:
+            out.append(r)
+        if k not in out:
+            out.append(k)
+    return out
+
+
+@dataclass(frozen=True)
+class NameWords:
+    """A phrase read as a declaration name typed as words (``NameIndex.joined``), for the answer:
+    the ``words`` as searched, the name endings they made as the bundle writes them (``endings``:
+    ``Prime.two_le`` for "prime two le"), and the declarations that end so (``keys``: all of them,
+    whatever the request's filters; the name stage placed the first ``TOP_SLOTS`` it allows)."""
+
+    words: str
+    endings: tuple[str, ...]
+    keys: tuple[int, ...]
+    first: str  # the name of the most used of them
+
+    @classmethod
+    def of(cls, index: NameIndex, words: str, keys: list[int], joinings: list[str], bundle: Bundle) -> NameWords:
+        names = [index.name_of(k) for k in by_pagerank(bundle, keys)]
+        # each joining as the most used declaration that ends with it writes it (prime.two_le: Prime.two_le)
+        endings = [next((n[-len(j):] for n in names if n.lower() == j.lower() or n.lower().endswith("." + j.lower())), j)
+                   for j in joinings]
+        return cls(" ".join(words.split()), tuple(dict.fromkeys(endings)), tuple(keys), names[0])
+
+    def names(self, key: int) -> bool:
+        """Whether the words name the document ``key`` alone (an answer by name, ``match: strong``): it
+        is the one declaration that ends so, and they are at least ``JOINED_NAMES_ONE`` words."""
+        return self.keys == (key,) and len(self.words.split()) >= JOINED_NAMES_ONE
+
+    def describe(self) -> str:
+        """One line for the answer: ``also searched as a name: prime two le -> Nat.Prime.two_le``; with
+        several declarations, the endings and how many end so: ``also searched as a name: mul pos ->
+        mul_pos (10 declarations end so)``."""
+        if len(self.keys) == 1:
+            return f"also searched as a name: {self.words} -> {self.first}"
+        return (f"also searched as a name: {self.words} -> {', '.join(self.endings)} "
+                f"({len(self.keys)} declarations end so)")
+
+
+_ALIASED: weakref.WeakKeyDictionary[Any, dict[str, list[int]]] = weakref.WeakKeyDictionary()
+
+
+def alias_keys(bundle: Bundle, query: str) -> list[int]:
+    """The documents one of whose aliases is ``query`` up to case, accents and the words that say
+    what kind of result it is (their core words, ``mathlas.ranking.learned.core``): "triangle
+    inequality" -> ``norm_add_le`` ("The Triangle Inequality"); the most used first. The aliases are
+    read once per bundle (a formal bundle holds few: 879 of Mathlib's 288,733 declarations)."""
+    from mathlas.ranking.learned import _WORD as _NAME_WORD, core, fold, words
+
+    with _CACHE_LOCK:
+        held = _ALIASED.get(bundle)
+    if held is None:
+        import pyarrow.compute as pc
+
+        held = {}
+        if bundle.has_column("aliases"):
+            column = bundle.table.column("aliases")
+            some = pc.indices_nonzero(pc.is_valid(column)).to_pylist()
+            for key, value in zip(some, column.take(some).to_pylist()):
+                for alias in value.split(";"):
+                    c = core(_NAME_WORD.findall(fold(alias)))  # learned.words without its kept texts
+                    if c:
+                        held.setdefault(core_key(c), []).append(key)
+        with _CACHE_LOCK:
+            held = _ALIASED.setdefault(bundle, held)
+    c = core(words(query))
+    return by_pagerank(bundle, sorted(set(held.get(core_key(c), ())))) if c else []
 
 
 def concept_keys(bundle: Bundle, query: str) -> list[int]:
@@ -1243,13 +1391,19 @@ def concept_keys(bundle: Bundle, query: str) -> list[int]:
 def _replacements(bundle, keys: list[int]) -> list[int]:
     """The keys of the replacements of the deprecated declarations among ``keys`` (the
     ``replaced_by`` column; none where the bundle has no such column)."""
+    return list(_replaced_by(bundle, keys).values())
+
+
+def _replaced_by(bundle, keys: list[int]) -> dict[int, int]:
+    """Each deprecated declaration among ``keys`` with the key of its replacement (``_replacements``)."""
     if not keys or not bundle.has_column("replaced_by"):
-        return []
-    out = []
-    for rid in bundle.strings("replaced_by")(keys):
+        return {}
+    out = {}
+    for key, rid in zip(keys, bundle.strings("replaced_by")(keys)):
         if rid:
             found = NameIndex.of(bundle).exact(rid)
-            out += found[:1]
+            if found:
+                out[key] = found[0]
     return out
 
 
