@@ -238,7 +238,7 @@ def applicability_checklist(statement: str, problem: str | None = None, bundle: 
     judges nothing.
 
     Args:
-        statement: LaTeX, prose, a stable id ("stacks:00DV") or a name.
+        statement: LaTeX, prose, a stable id ("stacks:00DV", "lean:mul_comm") or a name.
         problem: optional; split likewise, side by side.
     """
     return _checklist(statement, problem, bundle)[0]
