@@ -143,3 +143,16 @@ def test_a_lean_docstring_is_markdown(lean_web, page):
         assert box.locator("strong").inner_text() == "Gauss's formula"
         assert box.locator("code").all_inner_texts() == ["n", "n * (n + 1)"]
         assert "*" not in box.inner_text().replace("n * (n + 1)", "") and "`" not in box.inner_text()
+
+
+def test_a_name_typed_as_words_says_so_on_the_page(lean_web, page):
+    """``/api/lean/search``'s ``expanded`` for a name typed as words ("also searched as a name: double
+    succ -> Toy.double_succ") is the line above the hits, capitalised (the page had read any line but
+    "searched for:" as an abbreviation: "Searched with also searched as a name: ...")."""
+    answer = lean_web.get("/api/lean/search", params={"q": "double succ", "k": 10}).json()
+    assert answer["expanded"] == "also searched as a name: double succ -> Toy.double_succ"
+    goto_ready(page, lean_web.base + "/?corpus=lean&q=" + quote("double succ"))
+    wait_js(page, "document.querySelectorAll('#results li.hit').length > 0")
+    line = page.inner_text("#match")
+    assert "Also searched as a name: double succ -> Toy.double_succ." in line and "Searched with" not in line
+    assert page.locator("#results li.hit a.open").first.inner_text() == "Toy.double_succ"

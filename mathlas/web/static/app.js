@@ -943,8 +943,9 @@ async function runSearch() {
       match.textContent = note[0].toUpperCase() + note.slice(1).replace(/\.$/, "")
         + ` (match: ${r.match}, confidence ${Number(r.confidence).toFixed(2)}).`;
     }
-    if (r.expanded) {  // what the query was searched as: misspellings corrected (mathlas.ranking.names), abbreviations expanded
-      const said = r.expanded.startsWith("searched for:") ? "S" + r.expanded.slice(1) : `Searched with ${r.expanded}`;
+    if (r.expanded) {  // what the query was searched as: "searched for: ..." (misspellings corrected, mathlas.ranking.names),
+      // "also searched as a name: ..." (Lean name words), "expanded CRT: ..." (abbreviations), joined by "; "
+      const said = r.expanded[0].toUpperCase() + r.expanded.slice(1);
       match.textContent = (match.textContent ? match.textContent + " · " : "") + `${said}.`;
     }
     if (r.hits.length) {
