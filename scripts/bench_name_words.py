@@ -19,7 +19,7 @@ component. Wilson 95% intervals.
 
 ``--no-words`` searches with the words not read as a name (``NameIndex.joined`` finds nothing): the
 ranking before it. ``--phrases FILE`` (one phrase a line; ``eval/lean-phrases.txt``: plain English
-and mathematical phrases) searches each phrase both ways in one process and reports the phrases whose
+and mathematical phrases; ``eval/lean-phrases-2.txt``, more of them, written blind) searches each phrase both ways in one process and reports the phrases whose
 words were read as a name, with the first hits without and with it, and how many answers changed.
 
     python scripts/bench_name_words.py --bundle PATH_OR_NAME [--n 200] [--seed 0] [--no-words] [--json out.json]

@@ -276,6 +276,42 @@ def test_a_phrase_is_no_name(lean_project_bundle_dir):
         assert all(h.ranks.get("names") is None for h in r.hits) and r.expanded == "", query
 
 
+def test_prose_uses_counts_the_docstrings_that_say_a_phrase(lean_project_bundle_dir):
+    """``prose_uses``: the docstrings whose prose (code, formulas and identifiers out, punctuation a
+    break, a dash a space) has the words in a row, any case; one count a docstring."""
+    import mathlas
+    from mathlas.ranking.names import prose_uses
+
+    b = mathlas.open_bundle(lean_project_bundle_dir)
+    # "the first `n` natural numbers" twice, "two consecutive natural numbers", "`[lo, hi]` of natural numbers"
+    assert prose_uses(b, "natural numbers") == 4 and prose_uses(b, "Natural  Numbers") == 4
+    assert prose_uses(b, "natural number") == 2   # a word is whole: not "natural numbers"
+    assert prose_uses(b, "one point interval") == 2   # "The one-point interval", "A one-point interval"
+    assert prose_uses(b, "double succ") == 0 and prose_uses(b, "n is") == 0   # "`double n` is": code
+    assert prose_uses(b, "interval the") == 0   # "...the interval. The..." : punctuation ends a phrase
+    assert prose_uses(b, "") == 0
+
+
+def test_two_words_of_the_prose_are_english_not_a_name(lean_project_bundle_dir, monkeypatch):
+    """Before, "fixed point" put ``Nat.Partrec.Code.fixed_point`` first on Mathlib (and "upper bound",
+    "zero map"... theirs): two words the bundle's prose uses as a phrase (``PROSE_PHRASE_DOCS``
+    docstrings or more) are not read as a name, unless they are a declaration's whole name. The toy's
+    docstrings say none of its names, so what they say is set here."""
+    import mathlas.ranking.names as names_module
+
+    said = {"double succ", "toy double", "double le"}
+    monkeypatch.setattr(names_module, "prose_uses", lambda bundle, phrase: 3 * (phrase in said), raising=False)
+    r = lean("double succ", lean_project_bundle_dir)   # ends Toy.double_succ only
+    assert all(h.ranks.get("names") is None for h in r.hits) and r.expanded == "", [h.id for h in r.hits]
+    r = lean("toy double", lean_project_bundle_dir)    # Toy.double's whole name: still a name
+    assert r.hits[0].id == "lean:Toy.double" and r.expanded == "also searched as a name: toy double -> Toy.double"
+    r = lean("double le double", lean_project_bundle_dir)   # three words: read as they are
+    assert r.hits[0].id == "lean:Toy.double_le_double" and r.match == "strong"
+    monkeypatch.setattr(names_module, "prose_uses", lambda bundle, phrase: 2 * (phrase in said))
+    r = lean("double succ", lean_project_bundle_dir)   # fewer docstrings than PROSE_PHRASE_DOCS: a name
+    assert r.hits[0].id == "lean:Toy.double_succ" and r.hits[0].ranks["names"] == 1
+
+
 TYPO = "fundamental theorm of algrebra"
 SEARCHED = "searched for: fundamental theorem of algebra (theorm -> theorem, algrebra -> algebra)"
 
