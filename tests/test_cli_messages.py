@@ -315,3 +315,22 @@ def test_a_long_problem_is_planned_not_refused(default_bundle_dir):
     problem = "Let G be a finite group acting on a module over " + "x" * 15_000   # a pasted blob: one long term
     plan = search_directive(problem, bundle=str(default_bundle_dir))
     assert max(map(len, plan.key_terms)) > MAX_QUERY_CHARS and (plan.named_results or plan.subfields)
+
+
+def test_the_parsers_own_options_are_argparses():
+    """``Parser.options`` (what the did-you-mean hints and the docs' synopsis check read) holds every
+    option argparse parses, those of argument groups too: ``search``'s paper filters and ``eval``'s
+    ``--restrict``/``--no-restrict`` were missing (``mathlas search x --year-mn 3`` lost its hint).
+    argparse's own list is read here, as the oracle only."""
+    from mathlas.cli.main import build_parser
+
+    def walk(parser, path):
+        yield path, parser
+        for name, sub in parser.commands().items():
+            yield from walk(sub, f"{path} {name}")
+
+    for path, parser in walk(build_parser(), "mathlas"):
+        assert set(parser.options) == {o for a in parser._actions for o in a.option_strings}, path
+    done = subprocess.run([sys.executable, "-m", "mathlas", "search", "x", "--year-mn", "3"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "(did you mean --year-min?)" in done.stderr, done.stderr

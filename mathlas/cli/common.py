@@ -42,6 +42,26 @@ class Parser(argparse.ArgumentParser):
         """Every option string (``-k``, ``--json``), ``-h`` and ``--help`` included."""
         return [o for a in self.arguments for o in a.option_strings]
 
+    def add_argument_group(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+        return self._recording(super().add_argument_group(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs: Any):  # type: ignore[override]
+        return self._recording(super().add_mutually_exclusive_group(**kwargs))
+
+    def _recording(self, group):
+        """``group`` with its add_argument (and its own groups') recorded in ``arguments`` too: an
+        option of a group (``search``'s paper filters, ``eval``'s ``--restrict``) is the parser's."""
+        add, nested = group.add_argument, group.add_mutually_exclusive_group
+
+        def add_argument(*args: Any, **kwargs: Any) -> argparse.Action:
+            action = add(*args, **kwargs)
+            self.arguments.append(action)
+            return action
+
+        group.add_argument = add_argument
+        group.add_mutually_exclusive_group = lambda **kw: self._recording(nested(**kw))
+        return group
+
     def add_subparsers(self, **kwargs: Any):  # type: ignore[override]
         self.subcommands = super().add_subparsers(**kwargs)
         return self.subcommands
