@@ -430,8 +430,18 @@ def test_additive_notation_is_the_twins_notation():
                      ("∃ n, |b|ₘ ≤ |a|ₘ ^ n", "∃ n, |b| ≤ n • |a|"),
                      ("Eₘ[s, t] ≤ Eₘ[s]", "E[s, t] ≤ E[s]")):   # an atom wherever it stands
         assert additive_statement(mul, lean.additive_name, notation=notation) == add
-    # without the notation's translation, only the bars' power changes: ‖x‖ ^ 2 is one operand
-    assert additive_statement("‖x‖ ^ 2 = x * x", lean.additive_name) == "2 • ‖x‖ = x + x"
+    # only a translated |a|ₘ is an operand of its own: a norm or an abs of an ordered field is real-valued
+    # (its power stays), a set-builder bar is no bracket (the review found these made wrong by a first try)
+    for mul, add in (("‖a ^ n.natAbs‖ = ‖a ^ n‖", "‖n.natAbs • a‖ = ‖n • a‖"),
+                     ("0 < 1 + ‖x‖ ^ 2", "0 < 1 + ‖x‖ ^ 2"),
+                     ("#{x : G | x ^ n = 1} = #{x : G | x = 1}", "#{x : G | n • x = 0} = #{x : G | x = 0}"),
+                     ("|x| ^ 2 = x * x", "|x| ^ 2 = x + x"),
+                     ("|(|a|ₘ)|ₘ ^ n = |a|ₘ ^ n", "n • |(|a|)| = n • |a|")):
+        assert additive_statement(mul, lean.additive_name, notation=notation) == add, mul
+    # a (dont_translate := R) type keeps its notation: (r : Rᵐᵒᵖ) stays, Mᵐᵒᵖ does not
+    op = additive_notation([(("ᵐᵒᵖ",), "MulOpposite", ""), (("ᵃᵒᵖ",), "AddOpposite", "")],
+                           {"MulOpposite": "AddOpposite"})
+    assert additive_statement("(r : Rᵐᵒᵖ) (m : Mᵐᵒᵖ)", lean.additive_name, frozenset({"R"}), op) == "(r : Rᵐᵒᵖ) (m : Mᵃᵒᵖ)"
     # MulActionHom and AddActionHom share their two notations: nothing maps (it mapped →[ and →ₑ[ to each other)
     hom = [(("→ₑ[", "]"), "MulActionHom", ""), (("→[", "]"), "MulActionHom", ""),
            (("→ₑ[", "]"), "AddActionHom", ""), (("→[", "]"), "AddActionHom", "")]

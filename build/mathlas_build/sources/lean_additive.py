@@ -52,11 +52,16 @@ def _back(toks: list[str], i: int) -> int:
     if j < 0:
         return -1
     t = toks[j]
-    if t in ("|", "‖"):   # |a| ^ n, ‖x‖ ^ 2: the bar before it opens the operand (no nesting)
-        k = j - 1
-        while k >= 0 and toks[k] != t:
-            k -= 1
-        return k
+    if t == BAR_END:   # |a|ₘ ^ n, |a|ₘ⁻¹: the operand is the bars and what they hold (nested ones counted)
+        depth = 0
+        for k in range(j - 2, -1, -1):
+            if toks[k] == BAR_END:
+                depth += 1
+            elif toks[k] == "|" and toks[k + 1] != BAR_END:   # an opening bar
+                if depth == 0:
+                    return k
+                depth -= 1
+        return -1
     if t in _CLOSE:
         depth, start = 0, -1
         for k in range(j, -1, -1):
@@ -136,7 +141,13 @@ def _made(text: str) -> str:
 
 
 def _text(toks: list[str]) -> str:
-    return "".join(t.replace("\x00", "") for t in toks)
+    return "".join(t.replace("\x00", "").replace(BAR_END, "") for t in toks)
+
+
+# The mark a translated closing bar carries while the statement is rewritten (``|a|ₘ`` is
+# ``mabs a``, an element of the group: ``|a|ₘ ^ n`` -> ``n • |a|``; a bar without it, ``|x|`` of
+# an ordered field or a set-builder ``{x | p x}``, is no operand the rules rewrite)
+BAR_END = "\x01"
 
 
 def additive_statement(text: str, name: Callable[[str], str], keep: frozenset[str] | set[str] = frozenset(),
@@ -149,7 +160,7 @@ def additive_statement(text: str, name: Callable[[str], str], keep: frozenset[st
     if not text:
         return text
     if notation:
-        text = notation.sub(text)
+        text = notation.sub(text, keep)
     toks = _TOKEN.findall(text)
     # exponents are natural numbers or integers: nothing in them is translated
     kept = [False] * len(toks)
@@ -218,6 +229,7 @@ _NOTATION_CMD = re.compile(r'^(?:@\[[^\]\n]*\]\s*)?(?:(?:scoped(?:\[[\w.]+\])?|l
                            r'(?:notation3?|infixl?|infixr|prefix|postfix|macro)\b[^\n]*(?:\n[ \t]+[^\n]*)*', re.M)
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _NOTATION_HEAD = re.compile(r"=>\s*(?:`\(\s*)?@?([^\W\d][\w'!?.]*)")
+_NAME_BEFORE = r"(?:«[^»]*»|[^\W\d])(?:[\w'!?.₀-₉]|«[^»]*»)*?"
 _SCOPE = re.compile(r"^[ \t]*(?:noncomputable[ \t]+)?(namespace|section|end)\b[ \t]*([^\s]*)", re.M)
 
 
@@ -254,10 +266,20 @@ class Notation:
 
     def __init__(self, pairs: dict[str, str]):
         self.pairs = pairs
-        self._pattern = re.compile("|".join(map(re.escape, sorted(pairs, key=len, reverse=True)))) if pairs else None
+        atoms = "|".join(map(re.escape, sorted(pairs, key=len, reverse=True)))
+        # an atom with the name written right before it (Rᵐᵒᵖ), which a (dont_translate := R) keeps
+        self._pattern = re.compile(rf"(?P<name>{_NAME_BEFORE})?(?P<atom>{atoms})") if pairs else None
 
-    def sub(self, text: str) -> str:
-        return self._pattern.sub(lambda m: self.pairs[m.group()], text) if self._pattern else text
+    def sub(self, text: str, keep: frozenset[str] | set[str] = frozenset()) -> str:
+        """``text`` with each atom replaced (a closing bar marked ``BAR_END``), but where the name
+        written right before it is one of the ``keep`` types."""
+        def one(m: re.Match) -> str:
+            name, atom = m.group("name") or "", m.group("atom")
+            if name and name in keep:
+                return m.group()
+            new = self.pairs[atom]
+            return name + (new + BAR_END if new.endswith("|") else new)
+        return self._pattern.sub(one, text) if self._pattern else text
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
