@@ -271,6 +271,10 @@ def test_the_connections_refusals_on_mcp_are_json_rpc_errors(server):
                b"3\r\nabc\r\n0\r\nHost: 127.0.0.1\r\n\r\n")
     got, out, _ = server.ask(trailer)
     assert got == 400 and body(out)["error"]["data"] == {"status": 400} and "trailer" in body(out)["error"]["message"]
+    for target in (b"/mc%70", b"http://localhost/mcp"):   # the app routes these to /mcp too
+        got, out, _ = server.ask(b"POST " + target + b" HTTP/1.1\r\nHost: localhost\r\nX-Big: "
+                                 + b"a" * (1 << 20) + b"\r\n\r\n")
+        assert got == 431 and body(out)["error"]["data"] == {"status": 431}, out[:300]
     for other in (b"GET /health?x=" + b"a" * (70 << 10) + b" HTTP/1.1\r\n\r\n",
                   b"GET /mcpx HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n",
                   b"GET /" + b"m" * 100 + b"/mcp HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n"):

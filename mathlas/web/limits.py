@@ -41,6 +41,7 @@ import json
 import logging
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -248,7 +249,12 @@ class LimitedHttpTools(HttpToolsProtocol):
         path read whole, up to a ``?`` within the first URL_HEAD bytes or the whole target."""
         path, question, _ = self._url_head.partition(b"?")
         whole = bool(question) or self._url_bytes == len(self._url_head)
-        return whole and bool(path) and is_mcp(path.decode("latin-1"))
+        if not whole or not path:
+            return False
+        text = unquote(path.decode("latin-1"))   # as the app routes it: /mc%70 is /mcp
+        if "://" in text:   # the absolute form, http://host/mcp
+            text = "/" + text.split("://", 1)[1].partition("/")[2]
+        return is_mcp(text)
 
     # -- parser callbacks
     def _refuse(self, status: int, reason: str, message: str) -> None:
