@@ -1,9 +1,13 @@
 """mathlas.ranking.names: exact Lean names, their last components and misspelt name words, before any ranking."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mathlas.ranking.names import Correction, NameIndex, edit_distance, name_query
+
+REPO = Path(__file__).resolve().parents[1]
 
 IDS = ["lean:Finset.sum_range_succ", "lean:Finset.sum_range_succ_comm", "lean:Finset.prod_range_succ",
        "lean:Nat.Prime.two_le", "lean:Nat.prime_two", "lean:mul_comm", "lean:Nat.mul_comm", "lean:Int.mul_comm",
@@ -501,6 +505,55 @@ def test_a_slip_is_never_two_letters_of_a_short_word_and_a_foreign_namespace_dro
     # dropping the namespace is no slip: the answer says the name is not in the bundle
     assert index.identifier_why("Nat.add_comm") == ("add_comm", "namespace")
     assert NameIndex(["lean:Nat.avg_comm"]).identifier_why("Nat.avg_com") == ("Nat.avg_comm", "spelling")
+
+
+def test_a_name_word_typed_is_no_slip_of_another_word():
+    """An old Mathlib name the bundle no longer holds was "corrected" into another declaration one or
+    two edits away: `card_le_of_subset` (renamed `Finset.card_le_card`) into `Matroid.cRk_le_of_subset`,
+    `nat_sub_le` into `nat_succ_le`, `mul_le_mul_of_le_of_le` into `mul_lt_mul_of_lt_of_le` (≤ became
+    <). A word that NAME_WORD_USES or more components of the bundle's names are was typed on purpose;
+    a rarer word is still a slip, and so is a name word that a left-out letter, a swap, a word cut
+    short or a dropped subscript makes (`if` for `iff`)."""
+    import mathlas.ranking.names as names_module
+
+    NAME_WORD_USES = getattr(names_module, "NAME_WORD_USES", 20)   # (before: no such rule)
+    olds = ["card_le_of_subset", "nat_sub_le", "mul_le_mul_of_le_of_le"]
+    targets = ["lean:Matroid.cRk_le_of_subset", "lean:nat_succ_le", "lean:mul_lt_mul_of_lt_of_le",
+               "lean:Finset.card_le_card", "lean:Nat.succ_le_iff", "lean:tendsto_ae"]
+    # the words of the old names, each the component of NAME_WORD_USES names (as on Mathlib: le 14,346, card 2,529)
+    used = [f"lean:Filler{i}.card_le_of_sub_nat_mul_if_ne" for i in range(NAME_WORD_USES)]
+    index = NameIndex(targets + used)
+    for old in olds:
+        assert index.identifier_why(old) is None, old
+    assert index.identifier("Nat.succ_le_if") == "Nat.succ_le_iff"   # a letter left out of iff: a slip
+    assert index.identifier("Nat.succ_el_iff") == "Nat.succ_le_iff"  # two letters swapped
+    assert index.identifier("tendsto_ne") is None                     # a letter mistyped into a name word
+    # fewer uses (half the fillers: le is then 15 components, card 12), and each is a slip of the name
+    # one or two edits away, as before
+    rare = NameIndex(targets + used[:NAME_WORD_USES // 2])
+    assert [rare.identifier(old) for old in olds] == ["cRk_le_of_subset", "nat_succ_le", "mul_lt_mul_of_lt_of_le"]
+    assert rare.identifier("tendsto_ne") == "tendsto_ae"
+
+
+def test_the_renamed_names_bench_leaves_the_deprecated_out_and_puts_the_index_back(lean_project_bundle_dir):
+    """scripts/bench_renamed_names.py: the toy's deprecated `Toy.sumTo_add_one` (replaced by
+    `Toy.sumTo_succ`) searched as if it were gone (no name index entry, no hit), and the bundle's own
+    index in use again after."""
+    import sys
+
+    from mathlas.formal import open_formal
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    import bench_renamed_names as bench
+
+    b = open_formal(lean_project_bundle_dir)
+    assert bench.pairs(b) == [("Toy.sumTo_add_one", "Toy.sumTo_succ")]
+    res = bench.run(str(lean_project_bundle_dir), 0, 0)
+    rows = {r["form"]: r for r in res["rows"]}
+    assert rows["full"]["query"] == "Toy.sumTo_add_one" and rows["last"]["query"] == "sumTo_add_one"
+    assert all(r["first"] != "Toy.sumTo_add_one" for r in res["rows"])   # left out of the answers
+    assert res["full"]["first"]["n"] == 1 and res["last"]["first"]["n"] == 1
+    assert NameIndex.of(b).exact("Toy.sumTo_add_one")   # the bundle's own index again
 
 
 def test_a_known_last_component_or_a_namespace_is_no_slip():
