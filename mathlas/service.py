@@ -320,9 +320,11 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     elif "shape" in head.marks and head.marks["shape"][:1].any() and shape_first(b, req.query, int(head.keys[0])):
         # the query is the first hit's statement, up to the names of its variables (a + b = b + a)
         match, confidence, note = "strong", max(confidence, 0.95), ""
-    elif len(head) and _named_first_hit(b, searched, ranked, head):
+    elif len(head) and not (words is not None and words.folded(first)) and _named_first_hit(b, searched, ranked, head):
         # the query is the first hit's own name or alias ("Banach fixed point theorem", "Nakayama's
-        # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it
+        # lemma"), or that of a statement of the same fact shown with it: the entry of that name answers it;
+        # not words read as a name that are the hit's name only up to a namespace or a variant's ₀ or '
+        # ("pow le pow left": ENNReal.pow_le_pow_left, pow_le_pow_left' and pow_le_pow_left₀ alike)
         match, confidence, note = "strong", max(confidence, 0.95), ""
     elif match == "none" and any(m in head.marks and head.marks[m][:1].any() for m in ("names", "shape")):
         # declarations named so, or stating it, were found: not "nothing close"

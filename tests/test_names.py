@@ -260,7 +260,12 @@ def test_a_name_typed_as_words_goes_first_and_says_so(lean_project_bundle_dir):
     r = lean("double le double", lean_project_bundle_dir)
     assert r.hits[0].id == "lean:Toy.double_le_double" and r.hits[0].ranks["names"] == 1, [h.id for h in r.hits]
     assert r.expanded == "also searched as a name: double le double -> Toy.double_le_double"
-    assert r.match == "strong" and r.searched_for == ""
+    assert r.searched_for == ""
+    # the words end one declaration, but not its namespace: likely, not named (on Mathlib, "pow le pow
+    # left" answered strong with ENNReal.pow_le_pow_left beside pow_le_pow_left₀); with the namespace, named
+    assert r.match == "weak"
+    r = lean("toy double le double", lean_project_bundle_dir)
+    assert r.hits[0].id == "lean:Toy.double_le_double" and r.match == "strong"
     r = lean("interval length double", lean_project_bundle_dir)   # before: Toy.Interval.double first
     assert r.hits[0].id == "lean:Toy.Interval.length_double" and r.match == "strong"
     # two plain words may join into a name by chance ("fixed point"): placed, but not an answer by
@@ -271,6 +276,87 @@ def test_a_name_typed_as_words_goes_first_and_says_so(lean_project_bundle_dir):
     # filters hold: a def asked for leaves the theorem out, and nothing is said of it
     r = lean("double le double", lean_project_bundle_dir, kinds=["def"])
     assert all(h.id != "lean:Toy.double_le_double" for h in r.hits) and r.expanded == ""
+
+
+class _NoPagerank:
+    """A bundle stand-in for ``NameWords.of`` without a PageRank (key order)."""
+
+    def has_column(self, name):
+        return False
+
+
+def test_a_joinings_variants_are_endings_and_no_one_declaration_is_named():
+    """"pow le pow left" ends ``ENNReal.pow_le_pow_left`` only, but ``pow_le_pow_left₀`` (the general
+    lemma) and ``pow_le_pow_left'`` are the same name's variants: among the endings, and the words name
+    no one declaration (before: ENNReal's, ``match: strong``)."""
+    from mathlas.ranking.names import NameWords
+
+    ids = ["lean:ENNReal.pow_le_pow_left", "lean:pow_le_pow_left₀", "lean:pow_le_pow_left'",
+           "lean:pow_le_pow_leftx", "lean:Nat.Prime.two_le"]
+    index = NameIndex(ids)
+    keys, joinings = index.joined("pow le pow left")
+    assert names(ids, keys) == ids[:3] and joinings == ["pow_le_pow_left"]
+    words = NameWords.of(index, "pow le pow left", keys, joinings, _NoPagerank())
+    assert words.endings == ("pow_le_pow_left", "pow_le_pow_left₀", "pow_le_pow_left'")
+    assert not any(words.names(k) for k in keys) and all(words.folded(k) for k in keys)
+    assert words.describe() == ("also searched as a name: pow le pow left -> pow_le_pow_left, pow_le_pow_left₀, "
+                                "pow_le_pow_left' (3 declarations end so)")
+    # one declaration: named when the words spell its namespace too, not when they leave it out
+    alone = NameIndex(ids[:1] + ids[3:])
+    for query, named in (("pow le pow left", False), ("ennreal pow le pow left", True)):
+        keys, joinings = alone.joined(query)
+        words = NameWords.of(alone, query, keys, joinings, _NoPagerank())
+        assert names(ids[:1] + ids[3:], keys) == ["lean:ENNReal.pow_le_pow_left"]
+        assert words.names(keys[0]) is named, query
+    keys, joinings = alone.joined("prime two le")
+    assert NameWords.of(alone, "prime two le", keys, joinings, _NoPagerank()).names(keys[0])
+
+
+def test_a_variant_goes_after_the_declaration_whose_namespace_the_words_name():
+    """"monoid exponent min" spells ``Monoid.exponent_min`` out; its variant ``Monoid.exponent_min'``,
+    which the most used order put first, goes right after it (other endings keep their places)."""
+    from mathlas.ranking.names import _variants_after_spelt
+
+    ids = ["lean:Monoid.exponent_min'", "lean:Monoid.exponent_min", "lean:Other.Monoid.exponent_min"]
+    index = NameIndex(ids)
+    keys, joinings = index.joined("monoid exponent min")
+    assert joinings == ["monoid.exponent_min"] and sorted(keys) == [0, 1, 2]
+    assert _variants_after_spelt(index, [0, 1, 2], joinings) == [1, 2, 0]
+    assert _variants_after_spelt(index, [1, 0, 2], joinings) == [1, 2, 0]
+    keys, joinings = index.joined("exponent min")   # the namespace not named: as ranked
+    assert _variants_after_spelt(index, [0, 1, 2], joinings) == [0, 1, 2]
+
+
+@pytest.fixture(scope="module")
+def aliased_bundle_dir(tmp_path_factory, encoder_dir):
+    """The toy project with one more alias whose words end another declaration's name: "add two" for
+    ``Toy.double_succ`` ("Doubling a successor adds two"), as Mathlib's "triangle inequality" is
+    ``norm_add_le``'s and ends ``Nat.dist.triangle_inequality``; "add two" ends ``Toy.IsEven.add_two``."""
+    import shutil
+
+    from mathlas_build.lean_build import lean_recipe
+    from mathlas_build.pipeline import build
+
+    project = tmp_path_factory.mktemp("aliasedproject") / "toy"
+    shutil.copytree(REPO / "tests" / "data" / "lean-project", project)
+    overview = project / "docs" / "overview.yaml"
+    overview.write_text(overview.read_text(encoding="utf-8") + "  Doubling:\n    add two: 'Toy.double_succ'\n",
+                        encoding="utf-8")
+    recipe = lean_recipe(project, encoder_dir, name="toyaliased", version="0.1.0")
+    return build(recipe, tmp_path_factory.mktemp("bundles") / "toyaliased-0.1.0", cache_dir=None, quiet=True)
+
+
+def test_the_declaration_the_words_are_an_alias_of_goes_first(aliased_bundle_dir):
+    """Words that are a declaration's alias and end another's name: the alias holder first, the ending
+    after it, and the line says what is first and why (it named the ending as if it were the answer)."""
+    r = lean("add two", aliased_bundle_dir)
+    assert [h.id for h in r.hits[:2]] == ["lean:Toy.double_succ", "lean:Toy.IsEven.add_two"], [h.id for h in r.hits]
+    assert [h.ranks["names"] for h in r.hits[:2]] == [1, 2]
+    assert r.expanded == ("also searched as a name: add two -> Toy.IsEven.add_two, "
+                          "after Toy.double_succ (the words are its alias)")
+    r = lean("iseven add two", aliased_bundle_dir)   # no alias: the ending first, nothing after
+    assert r.hits[0].id == "lean:Toy.IsEven.add_two" and r.match == "strong"
+    assert r.expanded == "also searched as a name: iseven add two -> Toy.IsEven.add_two"
 
 
 def test_a_phrase_is_no_name(lean_project_bundle_dir):
@@ -310,7 +396,7 @@ def test_two_words_of_the_prose_are_english_not_a_name(lean_project_bundle_dir, 
     r = lean("toy double", lean_project_bundle_dir)    # Toy.double's whole name: still a name
     assert r.hits[0].id == "lean:Toy.double" and r.expanded == "also searched as a name: toy double -> Toy.double"
     r = lean("double le double", lean_project_bundle_dir)   # three words: read as they are
-    assert r.hits[0].id == "lean:Toy.double_le_double" and r.match == "strong"
+    assert r.hits[0].id == "lean:Toy.double_le_double" and r.hits[0].ranks["names"] == 1
     monkeypatch.setattr(names_module, "prose_uses", lambda bundle, phrase: 2 * (phrase in said))
     r = lean("double succ", lean_project_bundle_dir)   # fewer docstrings than PROSE_PHRASE_DOCS: a name
     assert r.hits[0].id == "lean:Toy.double_succ" and r.hits[0].ranks["names"] == 1

@@ -472,7 +472,9 @@ class NameIndex:
         declarations whose name ends with the query's words joined by ``_`` or ``.`` at each joint
         (``suffix`` of each joining: "mul pos" -> ``mul_pos``, "prime two le" -> ``Nat.Prime.two_le``
         by ``prime.two_le``, "card le card" -> ``Finset.card_le_card``), in key order, and the joinings
-        that found them (``_`` joints first); at most ``JOINED_DOTS`` joints are dots. ([], []) for
+        that found them (``_`` joints first); at most ``JOINED_DOTS`` joints are dots. The keys hold
+        the declarations that end with a joining and one of ``JOINED_VARIANTS`` (``pow_le_pow_left₀``
+        for "pow le pow left"), the joinings only the words joined. ([], []) for
         anything but ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
         words = query.split()
         if not self.formal or not JOINED_WORDS[0] <= len(words) <= JOINED_WORDS[1] \
@@ -492,6 +494,11 @@ class NameIndex:
             if keys:
                 joinings.append(name)
                 found.update(dict.fromkeys(keys))
+        # a joining's ``₀`` and ``'`` variants end a name too (pow_le_pow_left: pow_le_pow_left₀, the
+        # general lemma, beside ENNReal.pow_le_pow_left); they are endings, never a whole name typed
+        for name in list(joinings):
+            for variant in (name + tail for tail in JOINED_VARIANTS):
+                found.update(dict.fromkeys(self.suffix(variant)))
         return sorted(found), joinings
 
     def name_of(self, key: int) -> str:
@@ -835,6 +842,9 @@ JOINED_DOTS = 2   # joints read as a dot, at most (a namespace and its last comp
 # JOINED_NAMES_ONE: two plain words join into a name by chance ("fixed point" ends
 # ``Nat.Partrec.Code.fixed_point``, "uniform continuity" ``ContinuousMap.uniform_continuity``)
 JOINED_NAMES_ONE = 3
+# what Mathlib appends to a name for a variant of its lemma (``pow_le_pow_left₀``, ``mul_le_mul'``):
+# a joining's variants are among its endings, and where one exists the words name no one declaration
+JOINED_VARIANTS = ("₀", "'")
 _JOINED_WORD = re.compile(r"[^\W\d_][^\W_]*'*")
 # Two words that the bundle's own prose uses as a phrase, in PROSE_PHRASE_DOCS docstrings or more
 # (``prose_uses``: "fixed point" 84, "upper bound" 125, "uniform continuity" 8; "mul pos", "two le",
@@ -1283,6 +1293,7 @@ class NameMatch:
         # only the declarations the phrase is an alias of are placed
         english = bool(joined) and _english(bundle, index, searched, joined, joinings)
         suffix: list[int] = []
+        holders: list[int] = []
         if index.formal and q is not None:
             taken = set(exact)
             ends = [k for k in index.suffix(q) if k not in taken]
@@ -1312,6 +1323,8 @@ class NameMatch:
             sorted((k for k in suffix if k in at), key=at.__getitem__)
         if len(ranked) < slots:
             ranked += by_pagerank(bundle, [k for k in suffix if k not in at])[:slots - len(ranked)]
+        if joined:
+            ranked = _variants_after_spelt(index, ranked, joinings)
         placed = exact + ranked[:slots]
         # a deprecated declaration asked for by name: its replacement right after it
         for k in _replacements(bundle, exact):
@@ -1321,8 +1334,31 @@ class NameMatch:
             placed = _replacements_before(bundle, placed, plan)
         placed = placed[:max(TOP_SLOTS, len(exact))]
         if joined and set(placed) & set(joined):
-            ctx.notes["name_words"] = NameWords.of(index, searched, joined, joinings, bundle)
+            after = None
+            if placed[0] not in set(joined):  # the first hit is none the words end: say what it is
+                why = ("the words are its alias" if placed[0] in holders else
+                       "its replacement" if placed[0] in _replacements(bundle, [k for k in joined if k in placed])
+                       else "the concept the words name")
+                after = (index.name_of(placed[0]), why)
+            ctx.notes["name_words"] = NameWords.of(index, searched, joined, joinings, bundle, after)
         return pool.placed_first(placed, self.name)
+
+
+def _variants_after_spelt(index: NameIndex, ranked: list[int], joinings: list[str]) -> list[int]:
+    """``ranked`` with the ``JOINED_VARIANTS`` variants (``Monoid.exponent_min'``) that the most used
+    order put before a declaration whose namespace the words name too ("monoid exponent min":
+    ``Monoid.exponent_min``, found by ``monoid.exponent_min``) moved right after the last such one;
+    the rest as ranked."""
+    low = [j.lower() for j in joinings]
+    names = {k: index.name_of(k).lower() for k in ranked}
+    plain = {k for k, n in names.items() if any(n == j or n.endswith("." + j) for j in low)}
+    spelt = [i for i, k in enumerate(ranked)
+             if k in plain and any("." in j and (names[k] == j or names[k].endswith("." + j)) for j in low)]
+    if not spelt:
+        return ranked
+    last = spelt[-1]
+    ahead = [k for k in ranked[:last] if k not in plain]
+    return [k for k in ranked[:last + 1] if k in plain] + ahead + ranked[last + 1:]
 
 
 def _english(bundle: Bundle, index: NameIndex, words: str, keys: list[int], joinings: list[str]) -> bool:
@@ -1404,35 +1440,65 @@ def _replacements_before(bundle, placed: list[int], plan) -> list[int]:
 class NameWords:
     """A phrase read as a declaration name typed as words (``NameIndex.joined``), for the answer:
     the ``words`` as searched, the name endings they made as the bundle writes them (``endings``:
-    ``Prime.two_le`` for "prime two le"), and the declarations that end so (``keys``: all of them,
-    whatever the request's filters; the name stage placed the first ``TOP_SLOTS`` it allows)."""
+    ``Prime.two_le`` for "prime two le"; a joining's ``JOINED_VARIANTS`` too, ``pow_le_pow_left₀``),
+    and the declarations that end so (``keys``: all of them, whatever the request's filters; the name
+    stage placed the first ``TOP_SLOTS`` it allows). ``spelt``: the words joined are the one
+    declaration's whole name, or name its namespace too (``prime.two_le``: ``Nat.Prime.two_le``; not
+    ``pow_le_pow_left``: ``ENNReal.pow_le_pow_left``). ``after``: what the name stage put first when
+    it is none of them, and why (``norm_add_le``, "the words are its alias")."""
 
     words: str
     endings: tuple[str, ...]
     keys: tuple[int, ...]
     first: str  # the name of the most used of them
+    spelt: bool = False
+    after: tuple[str, str] | None = None
+    wholes: tuple[int, ...] = ()  # those whose whole name is a joining (mul_pos; not pow_le_pow_left')
 
     @classmethod
-    def of(cls, index: NameIndex, words: str, keys: list[int], joinings: list[str], bundle: Bundle) -> NameWords:
+    def of(cls, index: NameIndex, words: str, keys: list[int], joinings: list[str], bundle: Bundle,
+           after: tuple[str, str] | None = None) -> NameWords:
         names = [index.name_of(k) for k in by_pagerank(bundle, keys)]
-        # each joining as the most used declaration that ends with it writes it (prime.two_le: Prime.two_le)
-        endings = [next((n[-len(j):] for n in names if n.lower() == j.lower() or n.lower().endswith("." + j.lower())), j)
-                   for j in joinings]
-        return cls(" ".join(words.split()), tuple(dict.fromkeys(endings)), tuple(keys), names[0])
+        low = [n.lower() for n in names]
+
+        def ending(j: str) -> str | None:  # a joining as the most used declaration that ends with it writes it
+            j = j.lower()
+            return next((n[-len(j):] for n, m in zip(names, low) if m == j or m.endswith("." + j)), None)
+
+        # each joining (prime.two_le: Prime.two_le), then its variants that end a name (pow_le_pow_left₀)
+        endings = [ending(j) or j for j in joinings]
+        endings += [e for j in joinings for e in (ending(j + t) for t in JOINED_VARIANTS) if e]
+        one = low[0] if len(low) == 1 else ""
+        spelt = bool(one) and any(one == j.lower() or ("." in j and one.endswith("." + j.lower())) for j in joinings)
+        joints = {j.lower() for j in joinings}
+        wholes = tuple(k for k in keys if index.name_of(k).lower() in joints)
+        return cls(" ".join(words.split()), tuple(dict.fromkeys(endings)), tuple(keys), names[0], spelt, after,
+                   wholes)
+
+    def folded(self, key: int) -> bool:
+        """Whether ``key`` is one of the declarations the words end whose whole name they are only up
+        to a variant's ``₀`` or ``'`` or a namespace (``pow_le_pow_left'``, ``ENNReal.pow_le_pow_left``
+        for "pow le pow left"): the words are its name in words, but not its name alone."""
+        return key in self.keys and key not in self.wholes
 
     def names(self, key: int) -> bool:
         """Whether the words name the document ``key`` alone (an answer by name, ``match: strong``): it
-        is the one declaration that ends so, and they are at least ``JOINED_NAMES_ONE`` words."""
-        return self.keys == (key,) and len(self.words.split()) >= JOINED_NAMES_ONE
+        is the one declaration that ends so (no ``JOINED_VARIANTS`` variant beside it), the words joined
+        are its whole name or name its namespace too (``spelt``: "prime two le", not "pow le pow left"
+        for ``ENNReal.pow_le_pow_left``), and they are at least ``JOINED_NAMES_ONE`` words."""
+        return self.keys == (key,) and self.spelt and len(self.words.split()) >= JOINED_NAMES_ONE
 
     def describe(self) -> str:
         """One line for the answer: ``also searched as a name: prime two le -> Nat.Prime.two_le``; with
         several declarations, the endings and how many end so: ``also searched as a name: mul pos ->
-        mul_pos (10 declarations end so)``."""
+        mul_pos (10 declarations end so)``; where the first hit is none of them, what it is: ``…,
+        after norm_add_le (the words are its alias)``."""
         if len(self.keys) == 1:
-            return f"also searched as a name: {self.words} -> {self.first}"
-        return (f"also searched as a name: {self.words} -> {', '.join(self.endings)} "
-                f"({len(self.keys)} declarations end so)")
+            line = f"also searched as a name: {self.words} -> {self.first}"
+        else:
+            line = (f"also searched as a name: {self.words} -> {', '.join(self.endings)} "
+                    f"({len(self.keys)} declarations end so)")
+        return line + (f", after {self.after[0]} ({self.after[1]})" if self.after else "")
 
 
 _ALIASED: weakref.WeakKeyDictionary[Any, dict[str, list[int]]] = weakref.WeakKeyDictionary()
