@@ -327,6 +327,25 @@ def test_a_variant_goes_after_the_declaration_whose_namespace_the_words_name():
     assert _variants_after_spelt(index, [0, 1, 2], joinings) == [0, 1, 2]
 
 
+VARIANT = """
+/-- The sum of the first `n` numbers is at most `n * n`, by `omega` alone. -/
+theorem sumTo_le' (n : Nat) : Toy.sumTo n ≤ n * n := by
+  induction n with
+  | zero => simp [Toy.sumTo]
+  | succ k ih =>
+    rw [Toy.sumTo_succ]
+    simp only [Nat.mul_add, Nat.add_mul, Nat.mul_one, Nat.one_mul]
+    omega
+
+/-- The sum of the first `n` numbers is at most `n * n + n`. -/
+theorem sumTo_le_add (n : Nat) : Toy.sumTo n ≤ n * n + n := Nat.le_trans (sumTo_le' n) (Nat.le_add_right _ _)
+
+/-- The sum of the first `n` numbers is at most `n * n + n * 1`. -/
+theorem sumTo_le_add_mul (n : Nat) : Toy.sumTo n ≤ n * n + n * 1 :=
+  Nat.le_trans (sumTo_le' n) (Nat.le_add_right _ _)
+"""
+
+
 @pytest.fixture(scope="module")
 def aliased_bundle_dir(tmp_path_factory, encoder_dir):
     """The toy project with one more alias whose words end another declaration's name: "add two" for
@@ -342,6 +361,9 @@ def aliased_bundle_dir(tmp_path_factory, encoder_dir):
     overview = project / "docs" / "overview.yaml"
     overview.write_text(overview.read_text(encoding="utf-8") + "  Doubling:\n    add two: 'Toy.double_succ'\n",
                         encoding="utf-8")
+    # and a variant of Toy.sumTo_le outside the namespace, used more than it: sumTo_le' ("sumTo le" in words)
+    source = project / "Toy" / "Sum.lean"
+    source.write_text(source.read_text(encoding="utf-8") + VARIANT, encoding="utf-8")
     recipe = lean_recipe(project, encoder_dir, name="toyaliased", version="0.1.0")
     return build(recipe, tmp_path_factory.mktemp("bundles") / "toyaliased-0.1.0", cache_dir=None, quiet=True)
 
@@ -357,6 +379,16 @@ def test_the_declaration_the_words_are_an_alias_of_goes_first(aliased_bundle_dir
     r = lean("iseven add two", aliased_bundle_dir)   # no alias: the ending first, nothing after
     assert r.hits[0].id == "lean:Toy.IsEven.add_two" and r.match == "strong"
     assert r.expanded == "also searched as a name: iseven add two -> Toy.IsEven.add_two"
+
+
+def test_words_that_are_a_variants_name_in_words_do_not_name_it(aliased_bundle_dir):
+    """"sumto le" ends ``Toy.sumTo_le`` and the variant ``sumTo_le'``, whose name in words is "sumTo
+    le" (the prime dropped): the words name neither alone, so the answer is not ``strong`` by that
+    name (``NameWords.folded``; on Mathlib "pow le pow left" and ``pow_le_pow_left'``)."""
+    r = lean("sumto le", aliased_bundle_dir)
+    assert {h.id for h in r.hits[:2]} == {"lean:Toy.sumTo_le", "lean:sumTo_le'"}, [h.id for h in r.hits]
+    assert r.hits[0].id == "lean:sumTo_le'" and r.match == "weak"
+    assert r.expanded == "also searched as a name: sumto le -> sumTo_le, sumTo_le' (2 declarations end so)", r.expanded
 
 
 def test_a_phrase_is_no_name(lean_project_bundle_dir):
