@@ -252,6 +252,11 @@ def test_a_name_typed_as_words_is_joined_into_the_names_it_ends():
     for query in ("sum of a range", "range succ", "prime", "mul_comm", "mul comm!", "two ≤ p", "prime 2 le"):
         assert index.joined(query) == ([], []), query
     assert NameIndex(IDS, formal=False).joined("mul comm") == ([], [])  # an informal bundle's ids are no names
+    # a dot typed inside a word is a joint as typed (before, "nat.prime two le" was no name's words)
+    assert index.joined("nat.prime two le") == ([IDS.index("lean:Nat.Prime.two_le")], ["nat.prime.two_le"])
+    assert names(IDS, index.joined("Finset.sum range succ")[0]) == ["lean:Finset.sum_range_succ"]
+    for query in ("sum.range succ", "nat. prime two le", "nat.prime", "prime.two le.x"):
+        assert index.joined(query) == ([], []), query
 
 
 def test_a_name_typed_as_words_goes_first_and_says_so(lean_project_bundle_dir):

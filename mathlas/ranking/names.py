@@ -476,18 +476,27 @@ class NameIndex:
         the declarations that end with a joining and one of ``JOINED_VARIANTS`` (``pow_le_pow_left₀``
         for "pow le pow left"), the joinings only the words joined. ([], []) for
         anything but ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
-        words = query.split()
-        if not self.formal or not JOINED_WORDS[0] <= len(words) <= JOINED_WORDS[1] \
+        typed = query.split()
+        # a dot typed inside a word is a joint as typed ("nat.prime two le": nat.prime.two_le)
+        words = [w for t in typed for w in t.split(".")]
+        dots: set[int] = set()   # the joints typed as dots (joint i: between words i - 1 and i)
+        at = 0
+        for t in typed:
+            dots.update(range(at + 1, at + len(t.split("."))))
+            at += len(t.split("."))
+        if not self.formal or len(typed) < JOINED_WORDS[0] or len(words) > JOINED_WORDS[1] \
                 or not all(_JOINED_WORD.fullmatch(w) for w in words):
             return [], []
         # the words from which a last component may begin: those that, joined by ``_``, end some name's
-        # (a dozen lookups rule out most joinings of a phrase)
-        lasts = {i for i in range(len(words)) if self.suffix("_".join(words[i:]), limit=1)}
+        # (a dozen lookups rule out most joinings of a phrase); not before a dot typed
+        first = max(dots, default=0)
+        lasts = {i for i in range(first, len(words)) if self.suffix("_".join(words[i:]), limit=1)}
         found: dict[int, None] = {}
         joinings: list[str] = []
         for joints in itertools.product("_.", repeat=len(words) - 1):
             last = max((i + 1 for i, j in enumerate(joints) if j == "."), default=0)
-            if joints.count(".") > JOINED_DOTS or last not in lasts:
+            if any(joints[i - 1] != "." for i in dots) or joints.count(".") - len(dots) > JOINED_DOTS \
+                    or last not in lasts:
                 continue
             name = words[0] + "".join(j + w for j, w in zip(joints, words[1:]))
             keys = self.suffix(name)
