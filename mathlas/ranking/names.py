@@ -474,8 +474,9 @@ class NameIndex:
         by ``prime.two_le``, "card le card" -> ``Finset.card_le_card``), in key order, and the joinings
         that found them (``_`` joints first); at most ``JOINED_DOTS`` joints are dots. The keys hold
         the declarations that end with a joining and one of ``JOINED_VARIANTS`` (``pow_le_pow_left₀``
-        for "pow le pow left"), the joinings only the words joined. ([], []) for
-        anything but ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
+        for "pow le pow left"), the joinings only the words joined. A dot typed inside a word is a
+        joint as typed ("nat.prime two le": ``nat.prime.two_le``). ([], []) for anything but
+        ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
         typed = query.split()
         # a dot typed inside a word is a joint as typed ("nat.prime two le": nat.prime.two_le)
         words = [w for t in typed for w in t.split(".")]
