@@ -170,7 +170,12 @@ _lim(resource.RLIMIT_NOFILE, cfg["nofile"])
 
 WORK = os.path.realpath(cfg["workdir"])
 READ = tuple(os.path.realpath(p) for p in cfg["read_dirs"])
-BLOCKED_IMPORTS = {"ctypes", "_ctypes", "_posixsubprocess", "multiprocessing", "_multiprocessing", "cffi"}
+# refused at import on every host (a root host's child cannot even read most of the standard library;
+# elsewhere it could import socket and only its use was refused): native code, processes, the network
+BLOCKED_IMPORTS = {"ctypes", "_ctypes", "_posixsubprocess", "multiprocessing", "_multiprocessing", "cffi",
+                   "subprocess", "pty", "socket", "_socket", "ssl", "_ssl", "select", "selectors", "asyncio",
+                   "socketserver", "urllib", "http", "ftplib", "smtplib", "poplib", "imaplib", "nntplib",
+                   "telnetlib", "xmlrpc", "webbrowser"}
 BLOCKED_EVENTS = ("socket.", "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                   "os.fork", "os.forkpty", "os.kill", "os.killpg", "pty.", "ctypes.", "resource.",
                   "os.chdir", "os.symlink", "os.link", "winreg.", "webbrowser.", "urllib.", "http.",
@@ -284,7 +289,8 @@ SYSTEM_MODULES = {"socket", "ssl", "select", "selectors", "asyncio", "socketserv
                   "concurrent", "threading", "signal", "pty", "urllib", "http", "ftplib", "smtplib", "poplib",
                   "imaplib", "nntplib", "telnetlib", "xmlrpc", "webbrowser", "ctypes", "resource", "mmap", "fcntl",
                   "shutil", "tempfile", "pathlib", "glob"}
-_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# the import failed (a module the child cannot read or that is not there), or the audit hook refused it
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'|PermissionError: sandbox: import of ([\w.]+) is not allowed")
 
 
 def import_refused(error: str, numpy: bool) -> str:
@@ -293,7 +299,7 @@ def import_refused(error: str, numpy: bool) -> str:
     m = _NO_MODULE.match(error)
     if m is None:
         return error
-    top = m[1].split(".")[0]
+    top = (m[1] or m[2]).split(".")[0]
     if top in SYSTEM_MODULES:
         why = f"the sandbox blocks network, process and OS modules such as {top}"
     elif top in sys.stdlib_module_names:
