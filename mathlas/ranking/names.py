@@ -35,8 +35,8 @@ import threading
 import weakref
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any
-from collections.abc import Callable
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -477,14 +477,14 @@ class NameIndex:
         for "pow le pow left"), the joinings only the words joined. A dot typed inside a word is a
         joint as typed ("nat.prime two le": ``nat.prime.two_le``). ([], []) for anything but
         ``JOINED_WORDS`` words of letters (digits and primes after the first letter)."""
-        typed = query.split()
+        typed = [t.split(".") for t in query.split()]
         # a dot typed inside a word is a joint as typed ("nat.prime two le": nat.prime.two_le)
-        words = [w for t in typed for w in t.split(".")]
+        words = [w for parts in typed for w in parts]
         dots: set[int] = set()   # the joints typed as dots (joint i: between words i - 1 and i)
         at = 0
-        for t in typed:
-            dots.update(range(at + 1, at + len(t.split("."))))
-            at += len(t.split("."))
+        for parts in typed:
+            dots.update(range(at + 1, at + len(parts)))
+            at += len(parts)
         if not self.formal or len(typed) < JOINED_WORDS[0] or len(words) > JOINED_WORDS[1] \
                 or not all(_JOINED_WORD.fullmatch(w) for w in words):
             return [], []
@@ -787,6 +787,19 @@ class NameIndex:
 _CACHE: weakref.WeakKeyDictionary[Any, NameIndex] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
+_T = TypeVar("_T")
+
+
+def _per_bundle(cache: weakref.WeakKeyDictionary[Any, _T], bundle: Bundle, make: Callable[[], _T]) -> _T:
+    """What ``cache`` keeps for ``bundle``, made by ``make`` (outside the lock) on first use and kept
+    while the bundle lives; two threads that make it at once keep the first."""
+    with _CACHE_LOCK:
+        if bundle in cache:
+            return cache[bundle]
+    got = make()
+    with _CACHE_LOCK:
+        return cache.setdefault(bundle, got)
+
 
 # Word counts kept per bundle and counter (a word and an int each): the words of a query are mostly
 # words earlier queries had, and each count is a BM25 index search (some 10 microseconds)
@@ -964,20 +977,17 @@ def bundle_holds(bundle: Bundle) -> str:
     """What a formal bundle indexes, in words: its modules' first components, the most declarations
     first, and that Lean core's are not among them ("Mathlib, Batteries, Archive, Counterexamples;
     Lean core's Init and Std are not indexed"); kept per bundle."""
-    with _CACHE_LOCK:
-        if bundle in _HOLDS:
-            return _HOLDS[bundle]
-    import pyarrow.compute as pc
+    def make() -> str:
+        import pyarrow.compute as pc
 
-    roots = pc.value_counts(pc.list_element(pc.split_pattern(bundle.table.column("module").combine_chunks(), "."), 0))
-    ranked = sorted(zip(roots.field(1).to_pylist(), roots.field(0).to_pylist()), key=lambda x: (-x[0], x[1] or ""))
-    names = [r for _, r in ranked if r]
-    shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
-    if not set(LEAN_CORE_ROOTS) & set(names):
-        shown += "; Lean core's Init and Std are not indexed"
-    with _CACHE_LOCK:
-        _HOLDS[bundle] = shown
-    return shown
+        roots = pc.value_counts(pc.list_element(pc.split_pattern(bundle.table.column("module").combine_chunks(), "."), 0))
+        ranked = sorted(zip(roots.field(1).to_pylist(), roots.field(0).to_pylist()), key=lambda x: (-x[0], x[1] or ""))
+        names = [r for _, r in ranked if r]
+        shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+        if not set(LEAN_CORE_ROOTS) & set(names):
+            shown += "; Lean core's Init and Std are not indexed"
+        return shown
+    return _per_bundle(_HOLDS, bundle, make)
 
 
 # A query of at most NAME_PHRASE_WORDS words that reads as a result's name: a possessive ("Bear's
@@ -992,18 +1002,15 @@ def _name_cores(bundle: Bundle) -> frozenset:
     out. Made on the first name-like query that names nothing (~0.3 s for 65k documents, ~2-5 s for
     Mathlib's 289k), then kept with the bundle and in ``$MATHLAS_DATA_DIR/cache/names`` for the next
     process (``_cores_file``: a changed bundle or rule makes them again; read back in ~0.2 s)."""
-    with _CACHE_LOCK:
-        if bundle in _NAME_CORES:
-            return _NAME_CORES[bundle]
-    path = _cores_file(bundle)
-    got = _read_cores(path) if path is not None else None
-    if got is None:
-        got = _make_cores(bundle)
-        if path is not None:
-            _write_cores(path, got)
-    with _CACHE_LOCK:
-        _NAME_CORES[bundle] = got
-    return got
+    def make() -> frozenset:
+        path = _cores_file(bundle)
+        got = _read_cores(path) if path is not None else None
+        if got is None:
+            got = _make_cores(bundle)
+            if path is not None:
+                _write_cores(path, got)
+        return got
+    return _per_bundle(_NAME_CORES, bundle, make)
 
 
 def core_key(words) -> str:
@@ -1012,20 +1019,26 @@ def core_key(words) -> str:
     return " ".join(sorted(set(words)))
 
 
-def _make_cores(bundle: Bundle) -> frozenset:
+def _core_keys(texts: Iterable[str]) -> Iterator[str]:
+    """Each name's or alias's core words as ``core_key`` writes them, "" for one without any: the
+    words of ``mathlas.ranking.learned.words`` without its kept texts (a bulk pass would only churn them)."""
     from mathlas.ranking.learned import _WORD, core, fold
 
+    for text in texts:
+        c = core(_WORD.findall(fold(text)))
+        yield core_key(c) if c else ""
+
+
+def _make_cores(bundle: Bundle) -> frozenset:
     cores: set[str] = set()
     have = bundle.table.column_names
     for column in ("name", "aliases"):
         if column not in have:
             continue
-        for value in bundle.column(column).to_pylist():
-            for name in (value or "").split(";") if column == "aliases" else [value or ""]:
-                # learned.words without its kept texts (a bulk pass would only churn them)
-                c = core(_WORD.findall(fold(name.split(" (")[0])))
-                if c:
-                    cores.add(core_key(c))
+        names = (name.split(" (")[0] for value in bundle.column(column).to_pylist()
+                 for name in ((value or "").split(";") if column == "aliases" else [value or ""]))
+        cores.update(_core_keys(names))
+    cores.discard("")
     return frozenset(cores)
 
 
@@ -1103,20 +1116,16 @@ _OWNER = re.compile(r"([^\W\d_]+)['’]s\b")
 def _possessors(bundle: Bundle) -> frozenset:
     """The words (lower case, accents off) that the bundle's names and aliases use as possessives
     ("fatou" of "Fatou's lemma"); made once per bundle."""
-    with _CACHE_LOCK:
-        if bundle in _POSSESSORS:
-            return _POSSESSORS[bundle]
-    have = bundle.table.column_names
-    owners: set[str] = set()
-    for column in ("name", "aliases", "title"):
-        if column in have:
-            for value in bundle.column(column).to_pylist():
-                if value and ("'" in value or "’" in value):
-                    owners.update(strip_accents(w).lower() for w in _OWNER.findall(value))
-    got = frozenset(owners)
-    with _CACHE_LOCK:
-        _POSSESSORS[bundle] = got
-    return got
+    def make() -> frozenset:
+        have = bundle.table.column_names
+        owners: set[str] = set()
+        for column in ("name", "aliases", "title"):
+            if column in have:
+                for value in bundle.column(column).to_pylist():
+                    if value and ("'" in value or "’" in value):
+                        owners.update(strip_accents(w).lower() for w in _OWNER.findall(value))
+        return frozenset(owners)
+    return _per_bundle(_POSSESSORS, bundle, make)
 
 
 def name_phrase(bundle: Bundle, query: str, index: NameIndex) -> Correction | None:
@@ -1223,7 +1232,7 @@ def in_language(vocab: Callable[[str], bool], word: str) -> bool:
     return vocab(word) or sum(1 for f in inflections(word) if vocab(f)) >= INFLECTIONS_KNOWN
 
 
-_VOCABULARIES: weakref.WeakKeyDictionary[Any, Callable[[str], bool]] = weakref.WeakKeyDictionary()
+_VOCABULARIES: weakref.WeakKeyDictionary[Any, Callable[[str], bool] | None] = weakref.WeakKeyDictionary()
 
 
 def vocabulary_of(bundle: Bundle) -> Callable[[str], bool] | None:
@@ -1231,25 +1240,21 @@ def vocabulary_of(bundle: Bundle) -> Callable[[str], bool] | None:
     ``tokenizer.json``: WordPiece words, or BPE words with their space mark): the words of the
     language the encoder was trained on, which no misspelling correction should touch. None when
     the bundle has no readable tokenizer. Read once per bundle (30k words: ~20 ms)."""
-    with _CACHE_LOCK:
-        if bundle in _VOCABULARIES:
-            return _VOCABULARIES[bundle]
-    import json
+    def make() -> Callable[[str], bool] | None:
+        import json
 
-    from mathlas.bundle import ENCODER_DIR
+        from mathlas.bundle import ENCODER_DIR
 
-    words: set[str] | None = None
-    try:
-        model = json.loads((bundle.root / ENCODER_DIR / "tokenizer.json").read_text(encoding="utf-8"))["model"]
-        vocab = model["vocab"]
-        words = {w.lstrip("Ġ▁").lower() for w in (vocab if isinstance(vocab, dict) else [v[0] for v in vocab])
-                 if w[:1] in "Ġ▁" or (model.get("type") == "WordPiece" and not w.startswith("##"))}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        words = None
-    check = (lambda w: w in words) if words else None
-    with _CACHE_LOCK:
-        _VOCABULARIES[bundle] = check
-    return check
+        words: set[str] | None = None
+        try:
+            model = json.loads((bundle.root / ENCODER_DIR / "tokenizer.json").read_text(encoding="utf-8"))["model"]
+            vocab = model["vocab"]
+            words = {w.lstrip("Ġ▁").lower() for w in (vocab if isinstance(vocab, dict) else [v[0] for v in vocab])
+                     if w[:1] in "Ġ▁" or (model.get("type") == "WordPiece" and not w.startswith("##"))}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            words = None
+        return (lambda w: w in words) if words else None
+    return _per_bundle(_VOCABULARIES, bundle, make)
 
 
 class NameMatch:
@@ -1396,12 +1401,7 @@ def prose_uses(bundle: Bundle, phrase: str) -> int:
     has no "point zero"); a dash joins words as a space does ("fixed-point", "Heine–Borel"). 0 for a
     bundle without docstrings. The docstrings' prose is made once per bundle, one line each (0.3 s
     for Mathlib's 74,118), a count then takes some 3 ms."""
-    with _CACHE_LOCK:
-        prose = _PROSE.get(bundle)
-    if prose is None:
-        prose = _prose_of(bundle)
-        with _CACHE_LOCK:
-            prose = _PROSE.setdefault(bundle, prose)
+    prose = _per_bundle(_PROSE, bundle, lambda: _prose_of(bundle))
     needle = " " + " ".join(phrase.lower().split()) + " "
     n, at = 0, prose.find(needle) if needle.strip() else -1
     while at >= 0:
@@ -1519,24 +1519,21 @@ def alias_keys(bundle: Bundle, query: str) -> list[int]:
     what kind of result it is (their core words, ``mathlas.ranking.learned.core``): "triangle
     inequality" -> ``norm_add_le`` ("The Triangle Inequality"); the most used first. The aliases are
     read once per bundle (a formal bundle holds few: 879 of Mathlib's 288,733 declarations)."""
-    from mathlas.ranking.learned import _WORD as _NAME_WORD, core, fold, words
+    from mathlas.ranking.learned import core, words
 
-    with _CACHE_LOCK:
-        held = _ALIASED.get(bundle)
-    if held is None:
+    def make() -> dict[str, list[int]]:
         import pyarrow.compute as pc
 
-        held = {}
+        held: dict[str, list[int]] = {}
         if bundle.has_column("aliases"):
             column = bundle.table.column("aliases")
             some = pc.indices_nonzero(pc.is_valid(column)).to_pylist()
-            for key, value in zip(some, column.take(some).to_pylist()):
-                for alias in value.split(";"):
-                    c = core(_NAME_WORD.findall(fold(alias)))  # learned.words without its kept texts
-                    if c:
-                        held.setdefault(core_key(c), []).append(key)
-        with _CACHE_LOCK:
-            held = _ALIASED.setdefault(bundle, held)
+            pairs = [(key, alias) for key, value in zip(some, column.take(some).to_pylist()) for alias in value.split(";")]
+            for (key, _), c in zip(pairs, _core_keys(alias for _, alias in pairs)):
+                if c:
+                    held.setdefault(c, []).append(key)
+        return held
+    held = _per_bundle(_ALIASED, bundle, make)
     c = core(words(query))
     return by_pagerank(bundle, sorted(set(held.get(core_key(c), ())))) if c else []
 
