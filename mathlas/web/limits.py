@@ -183,10 +183,8 @@ class LimitedHttpTools(HttpToolsProtocol):
             return
         idle = self.cycle is None or self.cycle.response_complete
         if what == "head" and idle:
-            self.transport.write(_answer(408, "Request Timeout",
-                                         f"the request's headers took longer than {self.limits.read_timeout:g} s",
-                                         mcp=self._for_mcp()))
-            self.transport.close()
+            self._close_with(408, "Request Timeout",
+                             f"the request's headers took longer than {self.limits.read_timeout:g} s")
         else:  # a body that never completes: the app sees a disconnect
             self.transport.abort()
 
@@ -196,10 +194,8 @@ class LimitedHttpTools(HttpToolsProtocol):
         cap = connection_cap(self.limits.max_connections)
         if len(self.connections) > cap:
             _saturation.refused(cap)
-            transport.write(_answer(503, "Service Unavailable",
-                                    f"the server has {cap} connections open, its limit (mathlas serve "
-                                    "--max-connections); try again shortly"))
-            transport.close()
+            self._close_with(503, "Service Unavailable", f"the server has {cap} connections open, its limit "
+                             "(mathlas serve --max-connections); try again shortly")
             return
         _saturation.admitted(cap)
         self._arm("head")
@@ -228,9 +224,7 @@ class LimitedHttpTools(HttpToolsProtocol):
             return
         except httptools.HttpParserError:
             if self._refusal is not None:
-                status, reason, message = self._refusal
-                self.transport.write(_answer(status, reason, message, mcp=self._for_mcp()))
-                self.transport.close()
+                self._close_with(*self._refusal)
                 return
             msg = "Invalid HTTP request received."
             self.logger.warning(msg)
@@ -239,10 +233,13 @@ class LimitedHttpTools(HttpToolsProtocol):
         if self._in_head:  # a head that never ends: counted as it arrives, not when it is whole
             self._head_bytes += len(data)
             if self._head_bytes > self.limits.max_url + self.limits.max_header_bytes:
-                self.transport.write(_answer(431, "Request Header Fields Too Large",
-                                             f"the request's head is over {self._head_bytes} bytes",
-                                             mcp=self._for_mcp()))
-                self.transport.close()
+                self._close_with(431, "Request Header Fields Too Large",
+                                 f"the request's head is over {self._head_bytes} bytes")
+
+    def _close_with(self, status: int, reason: str, message: str) -> None:
+        """Answer a refusal (a JSON-RPC error on ``/mcp``, ``_for_mcp``) and close the connection."""
+        self.transport.write(_answer(status, reason, message, mcp=self._for_mcp()))
+        self.transport.close()
 
     def _for_mcp(self) -> bool:
         """Whether the request being read targets ``/mcp`` (a refusal then answers as JSON-RPC): its

@@ -1165,7 +1165,6 @@ def read(root: Path, **options) -> Iterator[Document]:
         resolver.add(x[0] for x in simps[k])
     statement_name = gen.statement_names(translations)   # the names of a translated statement
     notation = additive_notation(extras.get("notation_atoms", ()), translations, seen)   # |a|ₘ -> |a|
-    stats["notation_translated"] = len(notation.pairs)
     alias_of = _alias_statements(decls, add_of, resolver, statement_name, notation)
     # a twin's dependencies, alias and replacement are its original's through Lean's translation dictionary
     twin = lt.twin_names(decls, translations, add_of, seen, simps)
