@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_names import wilson  # noqa: E402
+from bench_names import counted as share  # noqa: E402
 
 _LAST = re.compile(r"[a-z]+(?:_[a-z]+)+")
 
@@ -69,11 +69,6 @@ def words_off() -> None:
     from mathlas.ranking.names import NameIndex
 
     NameIndex.joined = lambda self, query: ([], [])
-
-
-def share(hits: int, n: int) -> dict:
-    lo, hi = wilson(hits, n)
-    return {"hits": hits, "n": n, "rate": round(hits / max(1, n), 3), "ci95": [round(lo, 3), round(hi, 3)]}
 
 
 def run(bundle: str, n: int, seed: int, words: bool, k: int = 10) -> dict:

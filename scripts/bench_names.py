@@ -49,6 +49,12 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def counted(hits: int, n: int) -> dict:
+    """``hits`` of ``n`` as the benchmarks' JSON writes it: the rate and its Wilson interval."""
+    lo, hi = wilson(hits, n)
+    return {"hits": hits, "n": n, "rate": round(hits / max(1, n), 3), "ci95": [round(lo, 3), round(hi, 3)]}
+
+
 def sample(b, n: int, seed: int, kinds: tuple[str, ...]) -> list[str]:
     """``n`` declaration names of ``kinds``, written in the source, drawn with ``seed``."""
     cols = b.table.column_names

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_names import wilson  # noqa: E402
+from bench_names import counted as share  # noqa: E402
 
 GONE = "lean:"   # the id a deprecated declaration has in the copy of the name index: no name is it or ends so
 
@@ -110,10 +110,6 @@ def run(bundle: str, n: int, seed: int, k: int = 10) -> dict:
         rows = search_all(b, index, drawn, k)
     finally:
         remember(b)
-
-    def share(hits: int, total: int) -> dict:
-        lo, hi = wilson(hits, total)
-        return {"hits": hits, "n": total, "rate": round(hits / max(1, total), 3), "ci95": [round(lo, 3), round(hi, 3)]}
 
     out: dict = {"bundle": b.label, "pairs": len(every), "drawn": len(drawn), "seed": seed}
     for form in ("full", "last"):
