@@ -11,6 +11,9 @@ over the whole default bundle (no source restriction) and keeps each query's top
 gives P@1, Hit@10, MRR@20 and nDCG@10 with 95% bootstrap intervals by split (tune / check / dev),
 style and source, and the paired difference of each run against the first; it refuses while any
 compared top ten holds a hit that is neither a target nor judged (``pool`` writes those out).
+
+A run ranks the second round too (eval/collection/fresh: drafted after the shipped learned stage was
+trained); ``pool --fresh`` and ``report --fresh`` take its queries in (the report's ``round=2`` rows).
 """
 from __future__ import annotations
 
@@ -28,8 +31,9 @@ COLLECTION = ROOT / "eval" / "collection"
 DEV = ROOT.parent / "shared" / "eval" / "informal-dev.jsonl"
 
 
-def records(offtopic: bool = False) -> list[dict]:
-    recs = C.load(COLLECTION, with_offtopic=offtopic)
+def records(offtopic: bool = False, fresh: bool = False) -> list[dict]:
+    """The collection's records (``fresh``: the second round's too, ``round`` 2) and informal-dev's (``dev``)."""
+    recs = C.load(COLLECTION, with_offtopic=offtopic, with_fresh=fresh)
     judged = C.judgments(COLLECTION)
     if DEV.is_file():
         for line in DEV.read_text(encoding="utf-8").splitlines():
@@ -82,7 +86,7 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
 def cmd_run(a) -> None:
     rank = ranker(a.config, a.model, a.bundle)
     out = {}
-    for r in records(offtopic=True):
+    for r in records(offtopic=True, fresh=True):
         seen, ranked = set(), []
         for d in rank(r["query"]):
             if d not in seen:
@@ -118,7 +122,7 @@ def subset(recs: list[dict], name: str | None) -> list[dict]:
 def cmd_pool(a) -> None:
     from mathlas.engine import open_bundle
 
-    recs = subset(records(), a.subset)
+    recs = subset(records(fresh=a.fresh), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=a.depth)
     b = open_bundle()
@@ -148,8 +152,12 @@ def cmd_pool(a) -> None:
 
 
 def cmd_report(a) -> None:
-    recs = subset(records(), a.subset)
+    recs = subset(records(fresh=a.fresh), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
+    missing = sorted({r["id"] for r in recs if r["relevant"]} - set.intersection(*(set(run) for run in runs.values())))
+    if missing:
+        raise SystemExit(f"collection.py: {len(missing)} queries ({missing[0]}, ...) are in no run of some file; "
+                         "run it again with `collection.py run` (a run before the fresh round lacks them)")
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=10)
     if todo and not a.allow_unjudged:
         raise SystemExit(f"collection.py: {len(todo)} top-10 hits are not judged yet; run `pool` and judge them "
@@ -173,8 +181,11 @@ def cmd_report(a) -> None:
         print("| run | split | P@1 | MRR@20 | Hit@10 |")
         print("|---|---|---|---|---|")
         for name in names[1:]:
-            for split in ("tune", "check", "dev", None):
-                sub = [r for r in recs if split is None or r["split"] == split]
+            for split in ("tune", "check", "dev", "round=2", None):
+                sub = [r for r in recs if split is None or r["split"] == split
+                       or (split == "round=2" and r.get("round") == 2)]
+                if not sub:
+                    continue
                 cells = []
                 for m in ("p@1", "mrr@20", "hit@10"):
                     d, lo, hi = C.paired(sub, base, runs[name], m)
@@ -201,12 +212,14 @@ def main() -> None:
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
+    p.add_argument("--fresh", action="store_true", help="the second round's queries too (eval/collection/fresh)")
     p.set_defaults(func=cmd_pool)
     q = sub.add_parser("report")
     q.add_argument("runs", nargs="+")
     q.add_argument("--allow-unjudged", action="store_true")
     q.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
     q.add_argument("--json")
+    q.add_argument("--fresh", action="store_true", help="the second round's queries too (eval/collection/fresh)")
     q.set_defaults(func=cmd_report)
     a = ap.parse_args()
     a.func(a)

@@ -63,12 +63,19 @@ def test_an_unjudged_hit_is_found():
 
 @pytest.mark.slow  # seconds on its own (conftest: the fast lane leaves it out)
 def test_the_report_refuses_unjudged_hits(tmp_path):
-    run = {"config": "x", "model": None, "runs": {"mc-0001": [f"nosuch:{i}" for i in range(10)]}}
+    run = json.loads((COLLECTION / "runs" / "rrf-informal-1.3.0.json").read_text(encoding="utf-8"))
+    run["runs"]["mc-0001"] = [f"nosuch:{i}" for i in range(10)]
     path = tmp_path / "run.json"
     path.write_text(json.dumps(run), encoding="utf-8")
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report", str(path)],
                          capture_output=True, text=True)
-    assert out.returncode != 0 and "not judged yet" in out.stderr
+    assert out.returncode != 0 and "10 top-10 hits are not judged yet" in out.stderr
+    # a run that lacks a query is refused too, not scored as a miss
+    del run["runs"]["mc-0001"]
+    path.write_text(json.dumps(run), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "1 queries (mc-0001, ...) are in no run" in out.stderr
     ok = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report",
                          str(COLLECTION / "runs" / "rrf-informal-1.3.0.json"),
                          str(COLLECTION / "runs" / "service-informal-1.4.0.json")], capture_output=True, text=True)

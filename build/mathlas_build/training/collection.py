@@ -9,7 +9,9 @@ Files (JSON lines):
 - ``dropped.jsonl``: drafts left out, with the reason.
 
 ``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
-and ``relevant`` (targets + hits judged equivalent). ``pool`` lists the unjudged hits of runs' top
+and ``relevant`` (targets + hits judged equivalent). ``fresh/`` holds a second round in the same layout,
+drafted after the shipped learned stage was trained (so held out from it): ``load(..., with_fresh=True)``
+adds its queries (``round`` 2; the first round's are ``round`` 1), and ``judgments`` reads its files too. ``pool`` lists the unjudged hits of runs' top
 tens; ``report`` refuses a comparison while any compared top ten holds one.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ SPLIT_SEED = "mathlas-collection-1"
 CHECK_SHARE = 1 / 3
 METRICS = ("p@1", "hit@10", "mrr@20", "ndcg@10")
 LONG_WORDS = 30
+FRESH = "fresh"  # the second round's folder, beside the first round's files
 
 
 def _lines(path: Path) -> list[dict]:
@@ -43,8 +46,10 @@ def split_of(qid: str) -> str:
 
 
 def judgments(root: Path) -> dict[tuple[str, str], dict]:
+    """(qid, doc) -> judgment, from both rounds' files (their query ids differ)."""
     out: dict[tuple[str, str], dict] = {}
-    for path in sorted(Path(root).glob("judgments*.jsonl")):
+    root = Path(root)
+    for path in [*sorted(root.glob("judgments*.jsonl")), *sorted((root / FRESH).glob("judgments*.jsonl"))]:
         for j in _lines(path):
             if j.get("label") not in LABELS:
                 raise ValueError(f"{path.name}: {j.get('qid')} {j.get('doc')}: label {j.get('label')!r}")
@@ -52,29 +57,33 @@ def judgments(root: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-def load(root: Path, *, with_offtopic: bool = False) -> list[dict]:
-    """One record per kept query: the draft, its targets, split and ``relevant`` ids."""
+def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False) -> list[dict]:
+    """One record per kept query: the draft, its targets, split, ``round`` and ``relevant`` ids.
+
+    A draft is kept once its targets are resolved (a query of ``fresh/`` still being resolved is left out)."""
     root = Path(root)
-    drafts = [d for p in sorted(root.glob("drafts-*.jsonl")) for d in _lines(p)]
-    targets = {t["id"]: t for p in sorted((root / "targets").glob("part-*.jsonl")) for t in _lines(p)}
-    dropped = {d["id"] for d in _lines(root / "dropped.jsonl")}
     judged = judgments(root)
     equivalent = defaultdict(set)
     for (qid, doc), j in judged.items():
         if j["label"] == "equivalent":
             equivalent[qid].add(doc)
     out = []
-    for d in drafts:
-        if d["id"] in dropped or d["id"] not in targets:
-            continue
-        t = targets[d["id"]]
-        rec = {**d, "targets": list(t["targets"]), "split": split_of(d["id"])}
-        rec["relevant"] = sorted(set(rec["targets"]) | equivalent[d["id"]])
-        out.append(rec)
+    for rnd, folder in ((1, root), (2, root / FRESH)) if with_fresh else ((1, root),):
+        drafts = [d for p in sorted(folder.glob("drafts-*.jsonl")) for d in _lines(p)]
+        targets = {t["id"]: t for p in sorted((folder / "targets").glob("part-*.jsonl")) for t in _lines(p)}
+        dropped = {d["id"] for d in _lines(folder / "dropped.jsonl")}
+        for d in drafts:
+            if d["id"] in dropped or d["id"] not in targets:
+                continue
+            t = targets[d["id"]]
+            rec = {**d, "targets": list(t["targets"]), "split": split_of(d["id"]), "round": rnd}
+            rec["relevant"] = sorted(set(rec["targets"]) | equivalent[d["id"]])
+            out.append(rec)
     if with_offtopic:  # sentences (offtopic.jsonl) and queries of two to four words (offtopic-short.jsonl)
         for name in OFFTOPIC_FILES:
             for d in _lines(root / name):
-                out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic"})
+                out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic",
+                            "round": 1})
     return out
 
 
@@ -123,6 +132,9 @@ def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
             continue
         groups["all"].append(r["id"])
         groups[f"split={r['split']}"].append(r["id"])
+        if r.get("round") == 2:  # the fresh round, held out from the shipped learned stage
+            groups["round=2"].append(r["id"])
+            groups[f"round=2 split={r['split']}"].append(r["id"])
         groups[f"style={r['style']}"].append(r["id"])
         if len(r["query"].split()) >= LONG_WORDS:  # research-level statements, typed whole
             groups["style=long statement"].append(r["id"])
