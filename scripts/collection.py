@@ -63,7 +63,10 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
 
         def rank(q: str) -> list[str]:
             req = SearchRequest.make(q, 20, collapse=(config == "service"))
-            return [h.id for h in service.search(req, spec, findings=False).hits]
+            answer = service.search(req, spec, findings=False)
+            rank.matches[q] = answer.match  # what the answer's match line said (kept in the run file)
+            return [h.id for h in answer.hits]
+        rank.matches = {}
         return rank
     if config.startswith("ltr") or config == "pool-rrf":
         import numpy as np
@@ -85,7 +88,7 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
 
 def cmd_run(a) -> None:
     rank = ranker(a.config, a.model, a.bundle)
-    out = {}
+    out, matches = {}, {}
     for r in records(offtopic=True, fresh=True):
         seen, ranked = set(), []
         for d in rank(r["query"]):
@@ -93,8 +96,11 @@ def cmd_run(a) -> None:
                 seen.add(d)
                 ranked.append(d)
         out[r["id"]] = ranked
+        if hasattr(rank, "matches"):
+            matches[r["id"]] = rank.matches[r["query"]]
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps({"config": a.config, "model": a.model, "runs": out}, indent=0), encoding="utf-8")
+    doc = {"config": a.config, "model": a.model, "runs": out, **({"match": matches} if matches else {})}
+    Path(a.out).write_text(json.dumps(doc, indent=0), encoding="utf-8")
     print(f"{len(out)} queries ranked -> {a.out}")
 
 
@@ -151,6 +157,34 @@ def cmd_pool(a) -> None:
     print(f"{len(items)} unjudged top-{a.depth} hits over {len(runs)} runs -> {a.batches} batches in {out}")
 
 
+def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[str, list[str]]) -> None:
+    """What the answers' ``match`` said (a service run keeps it): P@1 among ``strong`` answers, ``none``
+    over queries whose fact the sources state (false), over misspelt names, and over off-topic queries."""
+    said = json.loads(path.read_text(encoding="utf-8")).get("match")
+    if not said:
+        return
+    print(f"\n## match of {path.stem}")
+    print("| group | strong | P@1 among strong | false none | misspelt names none | off-topic none |")
+    print("|---|---|---|---|---|---|")
+    off = [r for r in allrecs if r.get("area") == "offtopic" and r["id"] in said]
+    groups = [("all", lambda r: True), ("split=check", lambda r: r["split"] == "check"),
+              ("split=dev", lambda r: r["split"] == "dev"), ("round=2", lambda r: r.get("round") == 2)]
+    for g, keep in groups:
+        sub = [r for r in recs if r["relevant"] and keep(r) and r["id"] in said]
+        if not sub:
+            continue
+        strong = [r for r in sub if said[r["id"]] == "strong"]
+        right = sum(1 for r in strong if run.get(r["id"], [None])[:1][0] in set(r["relevant"]))
+        none = sum(1 for r in sub if said[r["id"]] == "none")
+        typos = [r for r in sub if r.get("typo")]
+        offs = off if g == "all" else [r for r in off if keep(r)] if g != "split=dev" else []
+        p1 = f"{right}/{len(strong)} {right / len(strong):.3f}" if strong else "-"
+        cells = [str(len(strong)), p1, f"{none}/{len(sub)} {none / len(sub):.3f}",
+                 f"{sum(said[r['id']] == 'none' for r in typos)}/{len(typos)}" if typos else "-",
+                 f"{sum(said[r['id']] == 'none' for r in offs)}/{len(offs)}" if offs else "-"]
+        print(f"| {g} | " + " | ".join(cells) + " |")
+
+
 def cmd_report(a) -> None:
     recs = subset(records(fresh=a.fresh), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
@@ -175,6 +209,8 @@ def cmd_report(a) -> None:
             lo, hi = row["mrr@20_ci95"]
             print(f"| {g} | {row['n']} | {row['p@1']:.3f} | {row['hit@10']:.3f} | {row['mrr@20']:.3f} "
                   f"[{lo:.2f}, {hi:.2f}] | {row['ndcg@10']:.3f} |")
+    for path in a.runs:
+        match_report(Path(path), recs, records(offtopic=True, fresh=a.fresh), runs[Path(path).stem])
     if len(names) > 1:
         base = runs[names[0]]
         print(f"\n## paired difference against {names[0]} (mean [95%])")

@@ -1,0 +1,111 @@
+"""The collection's second round as training data: the learned stage trained with and without it.
+
+    python scripts/study_fresh_training.py --cache work/pools.npz [--seeds 0,1,2,3,4,5,6,7,8,9] [--write-runs DIR]
+
+``base`` is trained as the shipped stage is, on the first round's tune split; ``grown`` on that and
+the second round's tune queries (eval/collection/fresh, split by the same seed). Both with the
+shipped settings (100 trees of 15 leaves, learning rate .1, 50 a leaf), the same LightGBM seed, and
+scored over the pools (the stage's own order, before names and collapsing) on what neither saw: the
+first round's check split, informal-dev and the second round's check split. Printed per seed and as
+the mean: P@1 / Hit@10 / MRR@20 per set, and the paired MRR@20 and P@1 differences over the three
+pooled with 95% bootstrap intervals. ``base`` on the second round's tune queries is a held-out figure
+too (they were drafted after every model so far). ``--write-runs DIR`` writes the first seed's two
+rankings of every query as run files (``collection.py pool`` / ``report`` read them), so that their
+top tens are judged before the figures are taken. The decision rule (docs/training.md): ``grown``
+is a gain if its pooled MRR@20 difference is positive in every seed, excludes 0 in at least a third
+of them, and no set loses more than .01 MRR@20 in the mean of the seeds.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import study_prf_feature as S  # noqa: E402
+import train_ranker as TR  # noqa: E402
+
+SETS = ("check", "dev", "fresh-check", "fresh-tune")
+
+
+def set_of(r: dict) -> str:
+    return ("fresh-" if r.get("round") == 2 else "") + r["split"]
+
+
+def mean(recs, got, name, metric="mrr@20") -> float:
+    return float(np.mean([got[r["id"]][metric] for r in recs if set_of(r) == name]))
+
+
+def write_run(b, recs, P, model, path: Path, seed: int) -> None:
+    import json
+
+    ids = b.column("id")
+    runs = {}
+    for r in recs:
+        p = P[r["id"]]
+        order = p.keys[np.argsort(-S.score(model, p.X), kind="stable")]
+        runs[r["id"]] = [ids[k].as_py() for k in order[:20].tolist()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"config": f"ltr ({path.stem}, seed {seed}, study_fresh_training.py)",
+                                "model": None, "runs": runs}, indent=0), encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"))
+    ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
+    ap.add_argument("--write-runs", help="a folder for the first seed's rankings (ltr-base.json, ltr-grown.json)")
+    a = ap.parse_args(argv)
+    seeds = [int(s) for s in a.seeds.split(",") if s]
+
+    t0 = time.time()
+    b, _, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=True)
+    by = {n: [r for r in recs if set_of(r) == n] for n in (*SETS, "tune")}
+    print("queries with a relevant id: " + ", ".join(f"{n} {len(v)}" for n, v in by.items()), flush=True)
+    if not by["fresh-tune"]:
+        raise SystemExit("study_fresh_training.py: the second round has no resolved queries yet "
+                         "(eval/collection/fresh/targets)")
+    held = [r for r in recs if set_of(r) in SETS]
+    pooled = [r for r in recs if set_of(r) in ("check", "dev", "fresh-check")]
+    base_ids = {r["id"] for r in by["tune"]}
+    grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
+    res = {}
+    for s in seeds:
+        for name, ids in (("base", base_ids), ("grown", grown_ids)):
+            model = S.train(*TR.training_set(b, recs, P, judged, ids), s)
+            res[name, s] = S.per_query(b, held, P, lambda r, m=model: m)
+            if a.write_runs and s == seeds[0]:
+                write_run(b, recs, P, model, Path(a.write_runs) / f"ltr-{name}.json", s)
+        line = []
+        for n in SETS:
+            sub = [r for r in held if set_of(r) == n]
+            line.append(f"{n} {S.summary(sub, res['base', s], 'all')} -> {S.summary(sub, res['grown', s], 'all')}")
+        d, lo, hi = S.paired(pooled, res["base", s], res["grown", s])
+        print(f"seed {s}: " + "; ".join(line) + f"\n    pooled ({len(pooled)}) MRR@20 {d:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+              flush=True)
+    print("\nmean over the seeds, base -> grown (P@1 / Hit@10 / MRR@20):")
+    for n in SETS:
+        cells = [" / ".join(f"{np.mean([mean(recs, res[v, s], n, m) for s in seeds]):.3f}"
+                            for m in ("p@1", "hit@10", "mrr@20")) for v in ("base", "grown")]
+        print(f"  {n} ({len(by[n])}): {cells[0]} -> {cells[1]}" + ("  (grown trained on these)" if n == "fresh-tune" else ""))
+    ds = {m: [S.paired(pooled, res["base", s], res["grown", s], m) for s in seeds] for m in ("mrr@20", "p@1")}
+    for m, v in ds.items():
+        print(f"pooled {m}: mean {np.mean([d for d, _, _ in v]):+.3f}; by seed " +
+              ", ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in v))
+    worst = min(np.mean([mean(recs, res["grown", s], n) - mean(recs, res["base", s], n) for s in seeds])
+                for n in ("check", "dev", "fresh-check"))
+    v = ds["mrr@20"]
+    gain = all(d > 0 for d, _, _ in v) and sum(lo > 0 for _, lo, _ in v) * 3 >= len(v) and worst >= -0.01
+    print(f"worst set, mean MRR@20 change {worst:+.3f}; decision rule: {'gain' if gain else 'not a gain'}")
+    print(f"\n{time.time() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
