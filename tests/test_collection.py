@@ -38,6 +38,23 @@ def test_the_committed_collection_loads_whole():
     assert eq and all(d in next(r for r in recs if r["id"] == q)["relevant"] for q, d in eq)
 
 
+def test_the_second_round_loads_beside_the_first():
+    first = C.load(COLLECTION, with_offtopic=True)
+    both = C.load(COLLECTION, with_offtopic=True, with_fresh=True)
+    assert {r["id"]: r["split"] for r in first} == {r["id"]: r["split"] for r in both if r["round"] == 1}
+    fresh = [r for r in both if r["round"] == 2]
+    drafts = [json.loads(x) for p in sorted((COLLECTION / "fresh").glob("drafts-*.jsonl"))
+              for x in p.read_text(encoding="utf-8").splitlines()]
+    assert [d["id"] for d in drafts] == [f"mc-{i:04d}" for i in range(451, 691)]
+    assert [r["id"] for r in fresh] == [d["id"] for d in drafts]  # every draft resolved, none dropped
+    assert sum(1 for r in fresh if r["targets"]) == 199
+    first_facts = {r["fact"].lower() for r in first if r.get("fact")}
+    assert not first_facts & {r["fact"].lower() for r in fresh}
+    prefixes = {t.split(":", 1)[0] for r in fresh for t in r["targets"]}
+    assert prefixes <= {"stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet"}
+    assert {r["split"] for r in fresh} == {"tune", "check"}
+
+
 def test_the_split_is_fixed_by_the_id():
     ids = [f"mc-{i:04d}" for i in range(1, 3001)]
     splits = [C.split_of(i) for i in ids]
