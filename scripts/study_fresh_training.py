@@ -1,6 +1,7 @@
 """The collection's second round as training data: the learned stage trained with and without it.
 
     python scripts/study_fresh_training.py --cache work/pools.npz [--seeds 0,1,2,3,4,5,6,7,8,9] [--write-runs DIR]
+    python scripts/study_fresh_training.py --cache work/pools.npz --folds 5
 
 ``base`` is trained as the shipped stage is, on the first round's tune split; ``grown`` on that and
 the second round's tune queries (eval/collection/fresh, split by the same seed). Both with the
@@ -56,16 +57,46 @@ def write_run(b, recs, P, model, path: Path, seed: int) -> None:
                                 "model": None, "runs": runs}, indent=0), encoding="utf-8")
 
 
+def out_of_fold(b, recs, P, judged, seeds, folds, base_ids, t0) -> int:
+    """Every second-round query scored by a model that did not train on it: ``base`` on the first
+    round's tune split, ``grown`` on that and the second round's other folds (``train_ranker.fold_of``)."""
+    fresh = [r for r in recs if r.get("round") == 2]
+    res = {}
+    for s in seeds:
+        base = S.train(*TR.training_set(b, recs, P, judged, base_ids), s)
+        res["base", s] = S.per_query(b, fresh, P, lambda r, m=base: m)
+        models = {f: S.train(*TR.training_set(b, recs, P, judged, base_ids | {
+            r["id"] for r in fresh if TR.fold_of(r["id"], folds) != f}), s) for f in range(folds)}
+        res["grown", s] = S.per_query(b, fresh, P, lambda r: models[TR.fold_of(r["id"], folds)])
+        d, lo, hi = S.paired(fresh, res["base", s], res["grown", s])
+        print(f"seed {s}: second round ({len(fresh)}) {S.summary(fresh, res['base', s], 'all')} -> "
+              f"{S.summary(fresh, res['grown', s], 'all')}; MRR@20 {d:+.3f} [{lo:+.3f}, {hi:+.3f}]", flush=True)
+    for m in ("p@1", "hit@10", "mrr@20"):
+        v = [S.paired(fresh, res["base", s], res["grown", s], m) for s in seeds]
+        print(f"{m}: base {np.mean([np.mean([res['base', s][r['id']][m] for r in fresh]) for s in seeds]):.3f} -> "
+              f"grown {np.mean([np.mean([res['grown', s][r['id']][m] for r in fresh]) for s in seeds]):.3f}; "
+              f"difference by seed " + ", ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in v))
+    for st in ("precise", "vague", "name"):
+        sub = [r for r in fresh if r["style"] == st]
+        print(f"  {st} ({len(sub)}): MRR@20 base {np.mean([np.mean([res['base', s][r['id']]['mrr@20'] for r in sub]) for s in seeds]):.3f}"
+              f" -> grown {np.mean([np.mean([res['grown', s][r['id']]['mrr@20'] for r in sub]) for s in seeds]):.3f}")
+    print(f"\n{time.time() - t0:.0f} s")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"))
     ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
     ap.add_argument("--write-runs", help="a folder for the first seed's rankings (ltr-base.json, ltr-grown.json)")
+    ap.add_argument("--folds", type=int, default=0,
+                    help="instead: every second-round query out of fold (grown on the first round's tune and the "
+                         "other folds of the second round, tune and check alike)")
     a = ap.parse_args(argv)
     seeds = [int(s) for s in a.seeds.split(",") if s]
 
     t0 = time.time()
-    b, _, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=True)
+    b, allrecs, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=True)
     by = {n: [r for r in recs if set_of(r) == n] for n in (*SETS, "tune")}
     print("queries with a relevant id: " + ", ".join(f"{n} {len(v)}" for n, v in by.items()), flush=True)
     if not by["fresh-tune"]:
@@ -75,13 +106,15 @@ def main(argv=None) -> int:
     pooled = [r for r in recs if set_of(r) in ("check", "dev", "fresh-check")]
     base_ids = {r["id"] for r in by["tune"]}
     grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
+    if a.folds:
+        return out_of_fold(b, recs, P, judged, seeds, a.folds, base_ids, t0)
     res = {}
     for s in seeds:
         for name, ids in (("base", base_ids), ("grown", grown_ids)):
             model = S.train(*TR.training_set(b, recs, P, judged, ids), s)
             res[name, s] = S.per_query(b, held, P, lambda r, m=model: m)
             if a.write_runs and s == seeds[0]:
-                write_run(b, recs, P, model, Path(a.write_runs) / f"ltr-{name}.json", s)
+                write_run(b, allrecs, P, model, Path(a.write_runs) / f"ltr-{name}.json", s)
         line = []
         for n in SETS:
             sub = [r for r in held if set_of(r) == n]
