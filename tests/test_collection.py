@@ -34,8 +34,11 @@ def test_the_committed_collection_loads_whole():
     assert prefixes <= {"stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet"}
     # judged equivalents join the relevant ids
     judged = C.judgments(COLLECTION)
-    eq = {(q, d) for (q, d), j in judged.items() if j["label"] == "equivalent" and q.startswith("mc-")}
-    assert eq and all(d in next(r for r in recs if r["id"] == q)["relevant"] for q, d in eq)
+    by_id = {r["id"]: r for r in recs}
+    eq = {(q, d) for (q, d), j in judged.items() if j["label"] == "equivalent" and q in by_id}
+    assert eq and all(d in by_id[q]["relevant"] for q, d in eq)
+    # the second round's judgments (read too) name queries of both rounds
+    assert any(q.startswith("mc-") and q not in by_id for q, _ in judged)
 
 
 def test_the_second_round_loads_beside_the_first():
@@ -98,3 +101,34 @@ def test_the_report_refuses_unjudged_hits(tmp_path):
                          str(COLLECTION / "runs" / "service-informal-1.4.0.json")], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "paired difference against rrf-informal-1.3.0" in ok.stdout and "split=check" in ok.stdout
+
+
+def test_the_readme_row_of_the_second_round_is_what_the_committed_run_gives():
+    """README's held-out row: the shipped ranking's committed run over the second round and the first
+    round's check split, scored with today's judgments (no bundle needed)."""
+    import re
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from collection import records
+
+    row = next(line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| quality held out from every decision:"))
+    cell = row.split(" | ")[1]
+    figures = [float(x) for x in re.findall(r"\.\d{3}", cell)]
+    run = json.loads((COLLECTION / "runs" / "service-informal-1.6.0-fresh.json").read_text(encoding="utf-8"))["runs"]
+    recs = [r for r in records(fresh=True) if r["relevant"]]
+
+    def three(sub):
+        g = C.summarize(sub, run)["groups"]["all"]
+        return [round(g[m], 3) for m in ("p@1", "hit@10", "mrr@20")]
+
+    fresh = [r for r in recs if r.get("round") == 2]
+    assert len(fresh) == 202 and "202 with a relevant statement" in row
+    assert figures[:3] == three(fresh)
+    assert figures[3:6] == three([r for r in fresh if r["style"] == "vague"])
+    assert figures[6:9] == three([r for r in recs if r.get("round") == 1 and r["split"] == "check"])
+    # the command the row names prints the same
+    command = re.search(r"`(python scripts/collection.py report [^`]+)`", row).group(1)
+    out = subprocess.run([sys.executable, *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "| round=2 | 202 | " + " | ".join(f"{x:.3f}" for x in figures[:2]) + f" | {figures[2]:.3f} [" in out.stdout
