@@ -57,16 +57,16 @@ def write_run(b, recs, P, model, path: Path, seed: int) -> None:
                                 "model": None, "runs": runs}, indent=0), encoding="utf-8")
 
 
-def out_of_fold(b, recs, P, judged, seeds, folds, base_ids, t0) -> int:
+def out_of_fold(b, recs, P, judged, seeds, folds, base_ids, t0, sample=0.9) -> int:
     """Every second-round query scored by a model that did not train on it: ``base`` on the first
     round's tune split, ``grown`` on that and the second round's other folds (``train_ranker.fold_of``)."""
     fresh = [r for r in recs if r.get("round") == 2]
     res = {}
     for s in seeds:
-        base = S.train(*TR.training_set(b, recs, P, judged, base_ids), s)
+        base = S.train(*TR.training_set(b, recs, P, judged, base_ids), s, sample)
         res["base", s] = S.per_query(b, fresh, P, lambda r, m=base: m)
         models = {f: S.train(*TR.training_set(b, recs, P, judged, base_ids | {
-            r["id"] for r in fresh if TR.fold_of(r["id"], folds) != f}), s) for f in range(folds)}
+            r["id"] for r in fresh if TR.fold_of(r["id"], folds) != f}), s, sample) for f in range(folds)}
         res["grown", s] = S.per_query(b, fresh, P, lambda r: models[TR.fold_of(r["id"], folds)])
         d, lo, hi = S.paired(fresh, res["base", s], res["grown", s])
         print(f"seed {s}: second round ({len(fresh)}) {S.summary(fresh, res['base', s], 'all')} -> "
@@ -89,6 +89,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"))
     ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
     ap.add_argument("--write-runs", help="a folder for the first seed's rankings (ltr-base.json, ltr-grown.json)")
+    ap.add_argument("--sample", type=float, default=0.9,
+                    help="rows and features each tree sees (the shipped 0.9; 1.0: no sampling, one model per "
+                         "training set whatever the seed)")
     ap.add_argument("--folds", type=int, default=0,
                     help="instead: every second-round query out of fold (grown on the first round's tune and the "
                          "other folds of the second round, tune and check alike)")
@@ -107,11 +110,11 @@ def main(argv=None) -> int:
     base_ids = {r["id"] for r in by["tune"]}
     grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
     if a.folds:
-        return out_of_fold(b, recs, P, judged, seeds, a.folds, base_ids, t0)
+        return out_of_fold(b, recs, P, judged, seeds, a.folds, base_ids, t0, a.sample)
     res = {}
     for s in seeds:
         for name, ids in (("base", base_ids), ("grown", grown_ids)):
-            model = S.train(*TR.training_set(b, recs, P, judged, ids), s)
+            model = S.train(*TR.training_set(b, recs, P, judged, ids), s, a.sample)
             res[name, s] = S.per_query(b, held, P, lambda r, m=model: m)
             if a.write_runs and s == seeds[0]:
                 write_run(b, allrecs, P, model, Path(a.write_runs) / f"ltr-{name}.json", s)

@@ -62,12 +62,12 @@ def fold(qid: str, folds: int = 5) -> int:
     return TR.fold_of(qid, folds)
 
 
-def train(X, y, groups, seed):
+def train(X, y, groups, seed, sample=0.9):
     from mathlas.ranking.learned import FEATURES, model_from_spec
 
     names = [*FEATURES, *(f"extra_{i}" for i in range(X.shape[1] - len(FEATURES)))]
     booster = ltr.train(X, y, groups, trees=100, leaves=15, learning_rate=0.1, min_data=50, seed=seed,
-                        feature_names=names)
+                        feature_names=names, sample=sample)
     if len(names) == len(FEATURES):
         return model_from_spec(ltr.export_lightgbm(booster))
     return booster   # other features than the runtime's: LightGBM scores them

@@ -110,8 +110,11 @@ def export_lightgbm(booster) -> dict:
 
 def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
           learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None,
-          weight: np.ndarray | None = None, feature_names: list[str] | None = None, extras: tuple[str, ...] = ()):
-    """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``weight``: one per
+          weight: np.ndarray | None = None, feature_names: list[str] | None = None, extras: tuple[str, ...] = (),
+          sample: float = 0.9):
+    """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``sample``: the share of rows
+    (bagging, each tree) and of features (each tree) a tree sees, drawn by ``seed`` (1.0: every tree sees
+    all, and the seed changes nothing); ``weight``: one per
     candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``);
     ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature);
     ``extras``: the ``EXTRA_FEATURES`` X holds after them (the export names them)."""
@@ -121,8 +124,8 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
         raise SystemExit("training the learned ranking stage needs LightGBM: pip install 'mathlas[build]'") from None
 
     params = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [1, 10], "num_leaves": leaves,
-              "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": 0.9,
-              "bagging_fraction": 0.9, "bagging_freq": 1, "lambdarank_truncation_level": 20,
+              "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": sample,
+              "bagging_fraction": sample, "bagging_freq": 1 if sample < 1 else 0, "lambdarank_truncation_level": 20,
               "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
     data = lgb.Dataset(X, y, group=groups, feature_name=list(feature_names or (*FEATURES, *extras)),
                        weight=weight)
