@@ -68,6 +68,22 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
             return [h.id for h in answer.hits]
         rank.matches = {}
         return rank
+    if config.startswith("without:"):  # what a person gets, with some stages left out: an ablation
+        from mathlas.ranking.pipeline import Pipeline
+        from mathlas.ranking.stages import default_stages
+        from mathlas.request import SearchRequest
+
+        stages = default_stages(b)
+        names = {x for x in config.split(":", 1)[1].split(",") if x}
+        unknown = names - {st.name for st in stages}
+        if unknown:
+            raise SystemExit(f"collection.py: no stage {sorted(unknown)[0]!r} (stages: "
+                             + ", ".join(st.name for st in stages) + ")")
+        pipeline = Pipeline(b, stages=[st for st in stages if st.name not in names])
+
+        def rank(q: str) -> list[str]:
+            return [h.id for h in pipeline.rank(SearchRequest.make(q, 20, collapse=True)).hits]
+        return rank
     if config.startswith("ltr") or config == "pool-rrf":
         import numpy as np
 
@@ -237,7 +253,8 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("--config", required=True,
                    help="rrf | lexical | dense (Bundle.search) | service (what a person gets: names, corrections, "
-                        "the learned stage, one rank per theorem) | service-all (every copy) | pool-rrf | ltr")
+                        "the learned stage, one rank per theorem) | service-all (every copy) | pool-rrf | ltr | "
+                        "without:STAGE[,STAGE] (the service's ranking with those stages left out, e.g. without:learned)")
     r.add_argument("--bundle", help="a bundle directory or name (default: the default bundle)")
     r.add_argument("--model", help="ranker model.json (for ltr)")
     r.add_argument("--out", required=True)

@@ -132,3 +132,11 @@ def test_the_readme_row_of_the_second_round_is_what_the_committed_run_gives():
     out = subprocess.run([sys.executable, *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "| round=2 | 202 | " + " | ".join(f"{x:.3f}" for x in figures[:2]) + f" | {figures[2]:.3f} [" in out.stdout
+
+
+@pytest.mark.slow  # opens the default bundle
+def test_an_ablation_names_a_stage_that_exists(tmp_path):
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "run", "--config", "without:learnd",
+                          "--out", str(tmp_path / "run.json")], capture_output=True, text=True)
+    assert out.returncode != 0 and "no stage 'learnd' (stages: priors, learned," in out.stderr
+    assert not (tmp_path / "run.json").exists()
