@@ -1,6 +1,6 @@
 """The learned ranking stage's model class and size, measured on the judged collection's pools.
 
-    python scripts/study_ranker_models.py --cache work/pools.npz [--seeds 0,1,2,3]
+    python scripts/study_ranker_models.py --cache work/pools.npz [--seeds 0,1,2,3] [--fresh]
         [--configs "lgb:100:15:0.1:50;lgb:100:7:0.1:50;cb:YetiRank:6:200:0.1"]
 
 Each configuration is trained on the tune split (as ``scripts/train_ranker.py`` trains the shipped
@@ -95,9 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"), help="pool cache (.npz), as train_ranker.py's")
     ap.add_argument("--configs", default="shipped;lgb:100:15:0.1:50;lgb:100:7:0.1:50;lgb:50:15:0.2:50;lgb:50:7:0.2:50")
     ap.add_argument("--seeds", default="0,1,2,3")
+    ap.add_argument("--fresh", action="store_true",
+                    help="also score the collection's second round (held out: the models train on the first "
+                         "round's tune split as before)")
     a = ap.parse_args(argv)
 
-    b, _, recs, P, judged = TR.collection_pools(Path(a.cache))
+    b, _, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=a.fresh)
+    fresh = [{**r, "split": "dev"} for r in recs if r.get("round") == 2]  # scored as a split of their own
+    recs = [r for r in recs if r.get("round") != 2]
     tune = {r["id"] for r in recs if r["split"] == "tune"}
     X, y, groups = TR.training_set(b, recs, P, judged, tune)
     sample = next(p.X for p in P.values() if 180 <= len(p.X) <= 190)
@@ -108,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         for seed in seeds:
             model = train(config, X, y, groups, seed)
             got = TR.evaluate(b, recs, P, model)
+            sets = ("check", "dev")
+            if fresh:
+                got["round 2"] = TR.evaluate(b, fresh, P, model)["dev"]
+                sets = ("check", "dev", "round 2")
             times = []
             for _ in range(300):
                 t = time.perf_counter()
@@ -115,11 +124,11 @@ def main(argv: list[str] | None = None) -> int:
                 times.append(time.perf_counter() - t)
             rows.append(got)
             print(f"{config} seed {seed}: " + "; ".join(
-                f"{s} " + " / ".join(f"{got[s][m]:.3f}" for m in metrics) for s in ("check", "dev"))
+                f"{s} " + " / ".join(f"{got[s][m]:.3f}" for m in metrics) for s in sets)
                 + f"; scores {len(sample)} candidates in {np.median(times) * 1e6:.0f} µs", flush=True)
-        mean = {s: " / ".join(f"{np.mean([r[s][m] for r in rows]):.3f}" for m in metrics) for s in ("check", "dev")}
-        print(f"{config} mean of {len(rows)}: check {mean['check']}, dev {mean['dev']} (P@1 / Hit@10 / MRR@20)",
-              flush=True)
+        mean = {s: " / ".join(f"{np.mean([r[s][m] for r in rows]):.3f}" for m in metrics) for s in sets}
+        print(f"{config} mean of {len(rows)}: " + ", ".join(f"{s} {v}" for s, v in mean.items())
+              + " (P@1 / Hit@10 / MRR@20)", flush=True)
     return 0
 
 
