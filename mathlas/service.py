@@ -298,7 +298,7 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
     abbreviations the query was searched with, and where a long query was cut (``_cut``)."""
     from mathlas.ranking.abbreviations import describe
     from mathlas.ranking.confidence import NOTES, assess
-    from mathlas.ranking.named import named_by_none
+    from mathlas.ranking.named import definition_of_other_kind, named_by_none
     from mathlas.ranking.names import named_first
     from mathlas.ranking.shape import is_statement, shape_first
 
@@ -333,6 +333,9 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
         match, note = "weak", NOTES["weak"]  # a Lean statement whose first hit does not state it (shape_first)
     elif match == "strong" and absent:
         match, note = "weak", NOTES["weak"]  # the declaration named is not in the bundle (names.absent_note)
+    elif match == "strong" and len(head) and definition_of_other_kind(b, searched, first):
+        # "Vitali covering lemma" answered with the definition of a Vitali covering: the words, not the lemma
+        match, note = "weak", NOTES["definition"]
     if match == "weak" and note == NOTES["weak"]:
         if req.mode in ("lexical", "dense"):
             note = NOTES["channel"]
@@ -371,10 +374,10 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:
     (``mathlas.ranking.named.named_keys``: its name, heading
     or one of its aliases, up to case, accents, possessives, hyphens and words like "theorem"), or a
     statement of the same fact that the hit shows as "also in" (Metamath's ``pnt`` is named by its
-    alias "Prime number theorem", PlanetMath's copy by its name)."""
+    alias "Prime number theorem", PlanetMath's copy by its name). A query with a kind word ("lemma",
+    "theorem") names a definition only where the definition's name has that word too."""
     from mathlas.groups import groups_of
-    from mathlas.ranking.named import named_keys
-
+    from mathlas.ranking.named import definition_of_other_kind, named_keys
     from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
 
     key = int(head.keys[0])
@@ -385,7 +388,10 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:
         # a declaration name is exact or it is not (named_first): folded like a theorem's name,
         # sdiff_eq_self_iff_disjoint' (left out as deprecated) named sdiff_eq_self_iff_disjoint
         return False
-    return any(named_keys(b, query, [key, *groups_of(b).group(key)]))
+    keys = [key, *groups_of(b).group(key)]
+    # a name that says what kind of result it is ("Vitali covering lemma") names a definition only where
+    # the definition's own name says so too: the definition of a Vitali covering is not the lemma
+    return any(ok and not definition_of_other_kind(b, query, k) for ok, k in zip(named_keys(b, query, keys), keys))
 
 
 def _same_name(name: str, query: str) -> bool:

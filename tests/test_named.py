@@ -221,3 +221,20 @@ def test_joined_names_are_read_in_linear_time():
     assert orders("a" * 100_000) == ["a" * 100_000]
     assert query_cores("a" * 100_000 + " theorem") is not None
     assert time.monotonic() - t < 5
+
+
+def test_a_results_name_answered_by_a_definition_of_its_words_is_not_strong(answer):
+    """A walkthrough of the collection's second round: "Vitali covering lemma" (misspelt "coverng") was
+    answered `strong` with PlanetMath's definition of a Vitali covering, both channels' first: the
+    words of the name, not the lemma. A query with a kind word answered by a definition whose names lack
+    it says weak, and why; a definition entry named with the kind word keeps its strong."""
+    from mathlas.ranking.confidence import NOTES
+
+    for query in ("Vitali coverng lemma", "Vitali covering lemma"):
+        got = answer(query)
+        assert got.hits[0].id == "planetmath:VitaliCovering" and got.hits[0].kind == "definition"
+        assert (got.match, got.note) == ("weak", NOTES["definition"]), (query, got.match, got.note)
+    kept = answer("König-Egerváry theorem")  # a PlanetMath definition entry named "König-Egervary theorem"
+    assert kept.hits[0].id == "planetmath:KonigEgervaryTheorem" and kept.hits[0].kind == "definition"
+    assert kept.match == "strong"
+    assert answer("Vitali covering").match == "strong"  # the definition asked for by its name

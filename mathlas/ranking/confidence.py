@@ -77,6 +77,8 @@ NOTES = {
     "named": "declarations of this name were found, but the search's own confidence is low",
     # a query that reads as a result's name, and no hit is named so (mathlas.ranking.named.named_by_none)
     "unnamed": "no hit is named exactly so: likely among these hits, but not sure",
+    # a result's name answered by a definition of its words (mathlas.ranking.named.definition_of_other_kind)
+    "definition": "the first hit defines the name's words, not the result named: likely among these hits, but not sure",
     "empty": "nothing was found",
     "findings": "only saved findings were searched; their confidence is not calibrated",
 }

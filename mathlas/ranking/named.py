@@ -252,6 +252,16 @@ def doc_kinded(bundle: Any, keys: list[int]) -> set:
     return out
 
 
+def definition_of_other_kind(bundle: Any, query: str, key: int) -> bool:
+    """Whether ``query`` names a result of some kind ("Vitali covering lemma", "Feuerbach's theorem")
+    and the document ``key`` is a definition whose names do not say so (PlanetMath's definition of a
+    Vitali covering): a definition of the words the name is made of, not the result. Informal bundles."""
+    kinded = kinded_core(query)
+    if kinded is None or key >= len(bundle) or _formal(bundle):
+        return False
+    return bundle.strings("kind")([key])[0] in DEFINITION_KINDS and kinded not in doc_kinded(bundle, [key])
+
+
 def word_cores(query: str) -> frozenset:
     """The names a one-word query may be (``defined_word``), as typed and in the singular ("groups":
     group); empty for anything else."""
