@@ -12,8 +12,9 @@ gives P@1, Hit@10, MRR@20 and nDCG@10 with 95% bootstrap intervals by split (tun
 style and source, and the paired difference of each run against the first; it refuses while any
 compared top ten holds a hit that is neither a target nor judged (``pool`` writes those out).
 
-A run ranks the second round too (eval/collection/fresh: drafted after the shipped learned stage was
-trained); ``pool --fresh`` and ``report --fresh`` take its queries in (the report's ``round=2`` rows).
+A run ranks the later rounds too (eval/collection/fresh and round-3: drafted after the shipped learned
+stage was trained); ``pool --fresh`` and ``report --fresh`` take their queries in (the report's
+``round=2`` and ``round=3`` rows).
 """
 from __future__ import annotations
 
@@ -184,7 +185,8 @@ def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[st
     print("|---|---|---|---|---|---|")
     off = [r for r in allrecs if r.get("area") == "offtopic" and r["id"] in said]
     groups = [("all", lambda r: True), ("split=check", lambda r: r["split"] == "check"),
-              ("split=dev", lambda r: r["split"] == "dev"), ("round=2", lambda r: r.get("round") == 2)]
+              ("split=dev", lambda r: r["split"] == "dev"), ("round=2", lambda r: r.get("round") == 2),
+              ("round=3", lambda r: r.get("round") == 3)]
     for g, keep in groups:
         sub = [r for r in recs if r["relevant"] and keep(r) and r["id"] in said]
         if not sub:
@@ -233,9 +235,9 @@ def cmd_report(a) -> None:
         print("| run | split | P@1 | MRR@20 | Hit@10 |")
         print("|---|---|---|---|---|")
         for name in names[1:]:
-            for split in ("tune", "check", "dev", "round=2", None):
+            for split in ("tune", "check", "dev", "round=2", "round=3", None):
                 sub = [r for r in recs if split is None or r["split"] == split
-                       or (split == "round=2" and r.get("round") == 2)]
+                       or (split or "").startswith("round=") and r.get("round") == int(split[6:])]
                 if not sub:
                     continue
                 cells = []
@@ -265,14 +267,14 @@ def main() -> None:
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
-    p.add_argument("--fresh", action="store_true", help="the second round's queries too (eval/collection/fresh)")
+    p.add_argument("--fresh", action="store_true", help="the later rounds' queries too (eval/collection/fresh, round-3)")
     p.set_defaults(func=cmd_pool)
     q = sub.add_parser("report")
     q.add_argument("runs", nargs="+")
     q.add_argument("--allow-unjudged", action="store_true")
     q.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
     q.add_argument("--json")
-    q.add_argument("--fresh", action="store_true", help="the second round's queries too (eval/collection/fresh)")
+    q.add_argument("--fresh", action="store_true", help="the later rounds' queries too (eval/collection/fresh, round-3)")
     q.set_defaults(func=cmd_report)
     a = ap.parse_args()
     a.func(a)

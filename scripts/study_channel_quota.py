@@ -33,7 +33,7 @@ from mathlas_build.training import collection as C  # noqa: E402
 
 
 def set_of(r: dict) -> str:
-    return ("fresh-" if r.get("round") == 2 else "") + r["split"]
+    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
 
 
 def with_quota(order: np.ndarray, lex_rank: np.ndarray, dense_rank: np.ndarray, q: int, top: int = 10) -> np.ndarray:

@@ -36,7 +36,7 @@ SETS = ("check", "dev", "fresh-check", "fresh-tune")
 
 
 def set_of(r: dict) -> str:
-    return ("fresh-" if r.get("round") == 2 else "") + r["split"]
+    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
 
 
 def mean(recs, got, name, metric="mrr@20") -> float:
@@ -100,13 +100,14 @@ def main(argv=None) -> int:
 
     t0 = time.time()
     b, allrecs, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=True)
-    by = {n: [r for r in recs if set_of(r) == n] for n in (*SETS, "tune")}
+    sets = (*SETS, *(n for n in ("r3-check", "r3-tune") if any(set_of(r) == n for r in recs)))
+    by = {n: [r for r in recs if set_of(r) == n] for n in (*sets, "tune")}
     print("queries with a relevant id: " + ", ".join(f"{n} {len(v)}" for n, v in by.items()), flush=True)
     if not by["fresh-tune"]:
         raise SystemExit("study_fresh_training.py: the second round has no resolved queries yet "
                          "(eval/collection/fresh/targets)")
-    held = [r for r in recs if set_of(r) in SETS]
-    pooled = [r for r in recs if set_of(r) in ("check", "dev", "fresh-check")]
+    held = [r for r in recs if set_of(r) in sets]
+    pooled = [r for r in recs if set_of(r) in ("check", "dev", "fresh-check", "r3-check", "r3-tune")]
     base_ids = {r["id"] for r in by["tune"]}
     grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
     if a.folds:
@@ -119,14 +120,14 @@ def main(argv=None) -> int:
             if a.write_runs and s == seeds[0]:
                 write_run(b, allrecs, P, model, Path(a.write_runs) / f"ltr-{name}.json", s)
         line = []
-        for n in SETS:
+        for n in sets:
             sub = [r for r in held if set_of(r) == n]
             line.append(f"{n} {S.summary(sub, res['base', s], 'all')} -> {S.summary(sub, res['grown', s], 'all')}")
         d, lo, hi = S.paired(pooled, res["base", s], res["grown", s])
         print(f"seed {s}: " + "; ".join(line) + f"\n    pooled ({len(pooled)}) MRR@20 {d:+.3f} [{lo:+.3f}, {hi:+.3f}]",
               flush=True)
     print("\nmean over the seeds, base -> grown (P@1 / Hit@10 / MRR@20):")
-    for n in SETS:
+    for n in sets:
         cells = [" / ".join(f"{np.mean([mean(recs, res[v, s], n, m) for s in seeds]):.3f}"
                             for m in ("p@1", "hit@10", "mrr@20")) for v in ("base", "grown")]
         print(f"  {n} ({len(by[n])}): {cells[0]} -> {cells[1]}" + ("  (grown trained on these)" if n == "fresh-tune" else ""))
@@ -135,7 +136,7 @@ def main(argv=None) -> int:
         print(f"pooled {m}: mean {np.mean([d for d, _, _ in v]):+.3f}; by seed " +
               ", ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in v))
     worst = min(np.mean([mean(recs, res["grown", s], n) - mean(recs, res["base", s], n) for s in seeds])
-                for n in ("check", "dev", "fresh-check"))
+                for n in ("check", "dev", "fresh-check", *(n for n in sets if n.startswith("r3-"))))
     v = ds["mrr@20"]
     gain = all(d > 0 for d, _, _ in v) and sum(lo > 0 for _, lo, _ in v) * 3 >= len(v) and worst >= -0.01
     print(f"worst set, mean MRR@20 change {worst:+.3f}; decision rule: {'gain' if gain else 'not a gain'}")

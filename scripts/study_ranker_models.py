@@ -96,13 +96,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="shipped;lgb:100:15:0.1:50;lgb:100:7:0.1:50;lgb:50:15:0.2:50;lgb:50:7:0.2:50")
     ap.add_argument("--seeds", default="0,1,2,3")
     ap.add_argument("--fresh", action="store_true",
-                    help="also score the collection's second round (held out: the models train on the first "
+                    help="also score the collection's later rounds (held out: the models train on the first "
                          "round's tune split as before)")
     a = ap.parse_args(argv)
 
     b, _, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=a.fresh)
-    fresh = [{**r, "split": "dev"} for r in recs if r.get("round") == 2]  # scored as a split of their own
-    recs = [r for r in recs if r.get("round") != 2]
+    later = {n: [{**r, "split": "dev"} for r in recs if r.get("round") == rnd]  # each scored as a split of its own
+             for n, rnd in (("round 2", 2), ("round 3", 3))}
+    later = {n: v for n, v in later.items() if v}
+    recs = [r for r in recs if r.get("round", 1) == 1]
     tune = {r["id"] for r in recs if r["split"] == "tune"}
     X, y, groups = TR.training_set(b, recs, P, judged, tune)
     sample = next(p.X for p in P.values() if 180 <= len(p.X) <= 190)
@@ -113,10 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         for seed in seeds:
             model = train(config, X, y, groups, seed)
             got = TR.evaluate(b, recs, P, model)
-            sets = ("check", "dev")
-            if fresh:
-                got["round 2"] = TR.evaluate(b, fresh, P, model)["dev"]
-                sets = ("check", "dev", "round 2")
+            for n, v in later.items():
+                got[n] = TR.evaluate(b, v, P, model)["dev"]
+            sets = ("check", "dev", *later)
             times = []
             for _ in range(300):
                 t = time.perf_counter()

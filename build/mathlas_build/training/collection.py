@@ -10,8 +10,9 @@ Files (JSON lines):
 
 ``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
 and ``relevant`` (targets + hits judged equivalent). ``fresh/`` holds a second round in the same layout,
-drafted after the shipped learned stage was trained (so held out from it): ``load(..., with_fresh=True)``
-adds its queries (``round`` 2; the first round's are ``round`` 1), and ``judgments`` reads its files too. ``pool`` lists the unjudged hits of runs' top
+drafted after the shipped learned stage was trained (so held out from it), ``round-3/`` a third:
+``load(..., with_fresh=True)`` adds their queries (``round`` 2 and 3; the first round's are ``round`` 1),
+and ``judgments`` reads their files too. ``pool`` lists the unjudged hits of runs' top
 tens; ``report`` refuses a comparison while any compared top ten holds one.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ CHECK_SHARE = 1 / 3
 METRICS = ("p@1", "hit@10", "mrr@20", "ndcg@10")
 LONG_WORDS = 30
 FRESH = "fresh"  # the second round's folder, beside the first round's files
+ROUNDS = {2: FRESH, 3: "round-3"}  # the later rounds' folders, same layout
 
 
 def _lines(path: Path) -> list[dict]:
@@ -49,7 +51,8 @@ def judgments(root: Path) -> dict[tuple[str, str], dict]:
     """(qid, doc) -> judgment, from both rounds' files (their query ids differ)."""
     out: dict[tuple[str, str], dict] = {}
     root = Path(root)
-    for path in [*sorted(root.glob("judgments*.jsonl")), *sorted((root / FRESH).glob("judgments*.jsonl"))]:
+    for path in [*sorted(root.glob("judgments*.jsonl")),
+                 *(p for folder in ROUNDS.values() for p in sorted((root / folder).glob("judgments*.jsonl")))]:
         for j in _lines(path):
             if j.get("label") not in LABELS:
                 raise ValueError(f"{path.name}: {j.get('qid')} {j.get('doc')}: label {j.get('label')!r}")
@@ -68,7 +71,7 @@ def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False) -
         if j["label"] == "equivalent":
             equivalent[qid].add(doc)
     out = []
-    for rnd, folder in ((1, root), (2, root / FRESH)) if with_fresh else ((1, root),):
+    for rnd, folder in ((1, root), *((r, root / f) for r, f in ROUNDS.items())) if with_fresh else ((1, root),):
         drafts = [d for p in sorted(folder.glob("drafts-*.jsonl")) for d in _lines(p)]
         targets = {t["id"]: t for p in sorted((folder / "targets").glob("part-*.jsonl")) for t in _lines(p)}
         dropped = {d["id"] for d in _lines(folder / "dropped.jsonl")}
@@ -132,9 +135,9 @@ def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
             continue
         groups["all"].append(r["id"])
         groups[f"split={r['split']}"].append(r["id"])
-        if r.get("round") == 2:  # the fresh round, held out from the shipped learned stage
-            groups["round=2"].append(r["id"])
-            groups[f"round=2 split={r['split']}"].append(r["id"])
+        if r.get("round", 1) >= 2:  # the later rounds, held out from the shipped learned stage
+            groups[f"round={r['round']}"].append(r["id"])
+            groups[f"round={r['round']} split={r['split']}"].append(r["id"])
         groups[f"style={r['style']}"].append(r["id"])
         if len(r["query"].split()) >= LONG_WORDS:  # research-level statements, typed whole
             groups["style=long statement"].append(r["id"])
