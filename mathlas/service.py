@@ -341,6 +341,8 @@ def _match(b: Bundle, req, ranked: Ranked) -> dict:
             note = NOTES["channel"]
         elif len(head) and named_by_none(b, searched, head.keys[:10].tolist()):
             note = NOTES["unnamed"]
+        elif len(head) and definition_of_other_kind(b, searched, first):
+            note = NOTES["definition"]
     lines = [x for x in ((fixed.describe() if fixed is not None else ""), words.describe() if words else "",
                          describe(ranked.expansions)) if x]
     return {"match": match, "confidence": confidence, "note": note, "expanded": "; ".join(lines),

@@ -13,8 +13,8 @@ style and source, and the paired difference of each run against the first; it re
 compared top ten holds a hit that is neither a target nor judged (``pool`` writes those out).
 
 A run ranks the later rounds too (eval/collection/fresh and round-3: drafted after the shipped learned
-stage was trained); ``pool --fresh`` and ``report --fresh`` take their queries in (the report's
-``round=2`` and ``round=3`` rows).
+stage was trained); ``pool`` and ``report`` take them in with ``--rounds 1,2,3`` (``--fresh``: the
+first two), in the report's ``round=2`` and ``round=3`` rows; its ``split=`` rows are the first round's.
 """
 from __future__ import annotations
 
@@ -32,9 +32,10 @@ COLLECTION = ROOT / "eval" / "collection"
 DEV = ROOT.parent / "shared" / "eval" / "informal-dev.jsonl"
 
 
-def records(offtopic: bool = False, fresh: bool = False) -> list[dict]:
-    """The collection's records (``fresh``: the second round's too, ``round`` 2) and informal-dev's (``dev``)."""
-    recs = C.load(COLLECTION, with_offtopic=offtopic, with_fresh=fresh)
+def records(offtopic: bool = False, fresh: bool = False, rounds: tuple[int, ...] | None = None) -> list[dict]:
+    """The collection's records (``rounds``, by default the first; ``fresh``: the second's too) and
+    informal-dev's (``dev``)."""
+    recs = C.load(COLLECTION, with_offtopic=offtopic, with_fresh=fresh, rounds=rounds)
     judged = C.judgments(COLLECTION)
     if DEV.is_file():
         for line in DEV.read_text(encoding="utf-8").splitlines():
@@ -106,7 +107,7 @@ def ranker(config: str, model: str | None, bundle: str | None = None):
 def cmd_run(a) -> None:
     rank = ranker(a.config, a.model, a.bundle)
     out, matches = {}, {}
-    for r in records(offtopic=True, fresh=True):
+    for r in records(offtopic=True, rounds=(1, *C.ROUNDS)):
         seen, ranked = set(), []
         for d in rank(r["query"]):
             if d not in seen:
@@ -133,6 +134,20 @@ def load_run(path: str) -> dict[str, list[str]]:
     return runs
 
 
+def rounds_of(a) -> tuple[int, ...]:
+    """``--rounds 1,2,3`` (``--fresh``: 1,2; neither: 1), refused in one line when it names no round."""
+    if not a.rounds:
+        return (1, 2) if a.fresh else (1,)
+    try:
+        got = tuple(sorted({int(x) for x in a.rounds.split(",") if x.strip()}))
+    except ValueError:
+        got = ()
+    if not got or not set(got) <= {1, *C.ROUNDS}:
+        raise SystemExit(f"collection.py: --rounds {a.rounds!r}: give rounds of 1, "
+                         + ", ".join(map(str, C.ROUNDS)) + ", e.g. --rounds 1,2")
+    return got
+
+
 def subset(recs: list[dict], name: str | None) -> list[dict]:
     """``long``: the research-level statements typed whole (``collection.LONG_WORDS`` words or more)."""
     if not name:
@@ -145,7 +160,7 @@ def subset(recs: list[dict], name: str | None) -> list[dict]:
 def cmd_pool(a) -> None:
     from mathlas.engine import open_bundle
 
-    recs = subset(records(fresh=a.fresh), a.subset)
+    recs = subset(records(rounds=rounds_of(a)), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=a.depth)
     b = open_bundle()
@@ -184,7 +199,7 @@ def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[st
     print("| group | strong | P@1 among strong | false none | misspelt names none | off-topic none |")
     print("|---|---|---|---|---|---|")
     off = [r for r in allrecs if r.get("area") == "offtopic" and r["id"] in said]
-    groups = [("all", lambda r: True), ("split=check", lambda r: r["split"] == "check"),
+    groups = [("all", lambda r: True), ("split=check", lambda r: r["split"] == "check" and r.get("round", 1) == 1),
               ("split=dev", lambda r: r["split"] == "dev"), ("round=2", lambda r: r.get("round") == 2),
               ("round=3", lambda r: r.get("round") == 3)]
     for g, keep in groups:
@@ -204,12 +219,12 @@ def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[st
 
 
 def cmd_report(a) -> None:
-    recs = subset(records(fresh=a.fresh), a.subset)
+    recs = subset(records(rounds=rounds_of(a)), a.subset)
     runs = {Path(p).stem: load_run(p) for p in a.runs}
     missing = sorted({r["id"] for r in recs if r["relevant"]} - set.intersection(*(set(run) for run in runs.values())))
     if missing:
         raise SystemExit(f"collection.py: {len(missing)} queries ({missing[0]}, ...) are in no run of some file; "
-                         "run it again with `collection.py run` (a run before the fresh round lacks them)")
+                         "run it again with `collection.py run` (a run made before a later round lacks its queries)")
     todo = C.unjudged(recs, runs, C.judgments(COLLECTION), depth=10)
     if todo and not a.allow_unjudged:
         raise SystemExit(f"collection.py: {len(todo)} top-10 hits are not judged yet; run `pool` and judge them "
@@ -228,7 +243,7 @@ def cmd_report(a) -> None:
             print(f"| {g} | {row['n']} | {row['p@1']:.3f} | {row['hit@10']:.3f} | {row['mrr@20']:.3f} "
                   f"[{lo:.2f}, {hi:.2f}] | {row['ndcg@10']:.3f} |")
     for path in a.runs:
-        match_report(Path(path), recs, records(offtopic=True, fresh=a.fresh), runs[Path(path).stem])
+        match_report(Path(path), recs, records(offtopic=True, rounds=rounds_of(a)), runs[Path(path).stem])
     if len(names) > 1:
         base = runs[names[0]]
         print(f"\n## paired difference against {names[0]} (mean [95%])")
@@ -236,8 +251,12 @@ def cmd_report(a) -> None:
         print("|---|---|---|---|---|")
         for name in names[1:]:
             for split in ("tune", "check", "dev", "round=2", "round=3", None):
-                sub = [r for r in recs if split is None or r["split"] == split
-                       or (split or "").startswith("round=") and r.get("round") == int(split[6:])]
+                if split is None:
+                    sub = recs
+                elif split.startswith("round="):
+                    sub = [r for r in recs if r.get("round") == int(split[6:])]
+                else:  # the first round's splits, and informal-dev
+                    sub = [r for r in recs if r["split"] == split and r.get("round", 1) == 1]
                 if not sub:
                     continue
                 cells = []
@@ -267,14 +286,16 @@ def main() -> None:
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
-    p.add_argument("--fresh", action="store_true", help="the later rounds' queries too (eval/collection/fresh, round-3)")
+    p.add_argument("--rounds", help="the rounds whose queries it takes (e.g. 1,2,3; default 1)")
+    p.add_argument("--fresh", action="store_true", help="the second round's queries too: --rounds 1,2")
     p.set_defaults(func=cmd_pool)
     q = sub.add_parser("report")
     q.add_argument("runs", nargs="+")
     q.add_argument("--allow-unjudged", action="store_true")
     q.add_argument("--subset", help="only these queries: long (statements of 30+ words)")
     q.add_argument("--json")
-    q.add_argument("--fresh", action="store_true", help="the later rounds' queries too (eval/collection/fresh, round-3)")
+    q.add_argument("--rounds", help="the rounds whose queries it takes (e.g. 1,2,3; default 1)")
+    q.add_argument("--fresh", action="store_true", help="the second round's queries too: --rounds 1,2")
     q.set_defaults(func=cmd_report)
     a = ap.parse_args()
     a.func(a)

@@ -8,9 +8,9 @@ and the other not at all, placed 11th or lower by the learned stage (which prefe
 found): "every number field other than Q has |d_K| > 1" (BM25's 2nd, the stage's 11th), "an analytic
 function whose absolute value is constant on a connected domain must be constant" (the dense channel's
 5th, the stage's 11th). Over each query's pool ordered by the bundle's model, the first ``q``
-candidates of each channel that are not in the first ten are moved into it, at its end, each in place
-of the lowest-placed candidate that no quota holds (so the first ``10 - 2q`` ranks never move); P@1 is
-unchanged for ``q`` <= 4. Reported per set: the first round's tune split (in sample for the shipped
+candidates of each channel that are not in the first ten are moved into it, each taking the place of
+the lowest-placed candidate there that no quota holds (so the first ``10 - 2q`` ranks never move); P@1
+is unchanged for ``q`` <= 4. Reported per set: the first round's tune split (in sample for the shipped
 model), check split, informal-dev and, with ``--fresh``, the second round (held out from it): P@1 /
 Hit@10 / MRR@20, and the paired Hit@10 and MRR@20 differences over the held-out sets with 95% bootstrap
 intervals. docs/training.md has what it measured.
@@ -32,8 +32,7 @@ import train_ranker as TR  # noqa: E402
 from mathlas_build.training import collection as C  # noqa: E402
 
 
-def set_of(r: dict) -> str:
-    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
+set_of = S.set_of
 
 
 def with_quota(order: np.ndarray, lex_rank: np.ndarray, dense_rank: np.ndarray, q: int, top: int = 10) -> np.ndarray:
@@ -56,10 +55,9 @@ def with_quota(order: np.ndarray, lex_rank: np.ndarray, dense_rank: np.ndarray, 
                 head[i] = r
                 break
     chosen = set(head)
-    kept = [head[i] for i in range(len(head))]
     # the head keeps the stage's order among its rows, the moved rows at the places they took
     rest = [r for r in order.tolist() if r not in chosen]
-    return np.array(kept + rest, dtype=order.dtype)
+    return np.array(head + rest, dtype=order.dtype)
 
 
 def main(argv=None) -> int:

@@ -30,8 +30,7 @@ import train_ranker as TR  # noqa: E402
 from mathlas_build.training import collection as C  # noqa: E402
 
 
-def set_of(r: dict) -> str:
-    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
+set_of = S.set_of
 
 
 def diversified(order_keys: np.ndarray, scores: np.ndarray, vecs: np.ndarray, mu: float, tau: float,

@@ -35,8 +35,7 @@ import train_ranker as TR  # noqa: E402
 SETS = ("check", "dev", "fresh-check", "fresh-tune")
 
 
-def set_of(r: dict) -> str:
-    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
+set_of = S.set_of
 
 
 def mean(recs, got, name, metric="mrr@20") -> float:
@@ -59,15 +58,20 @@ def write_run(b, recs, P, model, path: Path, seed: int) -> None:
 
 def out_of_fold(b, recs, P, judged, seeds, folds, base_ids, t0, sample=0.9) -> int:
     """Every second-round query scored by a model that did not train on it: ``base`` on the first
-    round's tune split, ``grown`` on that and the second round's other folds (``train_ranker.fold_of``)."""
+    round's tune split, ``grown`` on that and the second round's other folds (queries that share a
+    relevant statement in one fold: ``train_ranker_formal.folds_of``)."""
+    from train_ranker_formal import folds_of
+
     fresh = [r for r in recs if r.get("round") == 2]
+    # queries that share a relevant statement are one fold (as train_ranker_formal.py folds its sets)
+    fold = folds_of([{**r, "targets": r["relevant"]} for r in fresh], folds)
     res = {}
     for s in seeds:
         base = S.train(*TR.training_set(b, recs, P, judged, base_ids), s, sample)
         res["base", s] = S.per_query(b, fresh, P, lambda r, m=base: m)
         models = {f: S.train(*TR.training_set(b, recs, P, judged, base_ids | {
-            r["id"] for r in fresh if TR.fold_of(r["id"], folds) != f}), s, sample) for f in range(folds)}
-        res["grown", s] = S.per_query(b, fresh, P, lambda r: models[TR.fold_of(r["id"], folds)])
+            r["id"] for r in fresh if fold[r["id"]] != f}), s, sample) for f in range(folds)}
+        res["grown", s] = S.per_query(b, fresh, P, lambda r: models[fold[r["id"]]])
         d, lo, hi = S.paired(fresh, res["base", s], res["grown", s])
         print(f"seed {s}: second round ({len(fresh)}) {S.summary(fresh, res['base', s], 'all')} -> "
               f"{S.summary(fresh, res['grown', s], 'all')}; MRR@20 {d:+.3f} [{lo:+.3f}, {hi:+.3f}]", flush=True)
@@ -89,6 +93,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"))
     ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
     ap.add_argument("--write-runs", help="a folder for the first seed's rankings (ltr-base.json, ltr-grown.json)")
+    ap.add_argument("--rounds", default="1,2", help="the rounds it reads (1,2,3: the third round's queries are "
+                                                     "scored as sets of their own, r3-check and r3-tune)")
     ap.add_argument("--sample", type=float, default=0.9,
                     help="rows and features each tree sees (the shipped 0.9; 1.0: no sampling, one model per "
                          "training set whatever the seed)")
@@ -99,7 +105,10 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in a.seeds.split(",") if s]
 
     t0 = time.time()
-    b, allrecs, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=True)
+    rounds = tuple(int(x) for x in a.rounds.split(",") if x.strip())
+    if not {1, 2} <= set(rounds):
+        ap.error("--rounds: the first two rounds at least (1,2)")
+    b, allrecs, recs, P, judged = TR.collection_pools(Path(a.cache), rounds=rounds)
     sets = (*SETS, *(n for n in ("r3-check", "r3-tune") if any(set_of(r) == n for r in recs)))
     by = {n: [r for r in recs if set_of(r) == n] for n in (*sets, "tune")}
     print("queries with a relevant id: " + ", ".join(f"{n} {len(v)}" for n, v in by.items()), flush=True)

@@ -58,6 +58,12 @@ def query_columns(X: np.ndarray) -> np.ndarray:
     return np.tile(np.array([overlap, lex_top, cos_top, per_word], dtype=np.float32), (n, 1))
 
 
+def set_of(r: dict) -> str:
+    """Which set a collection record is scored in by the studies: its split (tune, check, dev) for the
+    first round and informal-dev; ``fresh-`` or ``r3-`` before it for the second and third rounds."""
+    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
+
+
 def fold(qid: str, folds: int = 5) -> int:
     return TR.fold_of(qid, folds)
 

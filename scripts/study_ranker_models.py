@@ -6,8 +6,9 @@
 Each configuration is trained on the tune split (as ``scripts/train_ranker.py`` trains the shipped
 model: targets 2, judged equivalents 1) once per seed, and each model orders every check and
 informal-dev query's pool (``mathlas_build.training.ltr.pool``, cached in ``--cache``); it prints P@1,
-Hit@10 and MRR@20 per split and seed, their means over the seeds, and the median time the model takes
-to score one pool of about 185 candidates (numpy, as the runtime scores it: ``TreeModel`` for
+Hit@10 and MRR@20 per split and seed, their means over the seeds, the paired MRR@20 difference against
+the shipped model over every held-out query (with a 95% bootstrap interval), and the median time the
+model takes to score one pool of about 185 candidates (numpy, as the runtime scores it: ``TreeModel`` for
 LightGBM, a vectorised oblivious-tree scorer for CatBoost, checked against CatBoost's own scores).
 ``shipped`` scores the model the default bundle carries (``artifacts/rankers/informal-ltr-1.json``).
 
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import study_prf_feature as S  # noqa: E402
 import train_ranker as TR  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
@@ -90,6 +92,19 @@ def train(config: str, X, y, groups, seed: int):
     raise SystemExit(f"study_ranker_models: unknown configuration {config!r} (lgb:..., cb:..., shipped)")
 
 
+def per_query(b, recs, P, model) -> dict[str, dict]:
+    """Each record's metrics with ``model``'s order of its pool."""
+    from mathlas_build.training import collection as C
+
+    ids = b.column("id")
+    out = {}
+    for r in recs:
+        p = P[r["id"]]
+        order = p.keys[np.argsort(-model.score(p.X), kind="stable")]
+        out[r["id"]] = C.metrics_of([ids[k].as_py() for k in order[:20].tolist()], set(r["relevant"]))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"), help="pool cache (.npz), as train_ranker.py's")
@@ -109,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     X, y, groups = TR.training_set(b, recs, P, judged, tune)
     sample = next(p.X for p in P.values() if 180 <= len(p.X) <= 190)
     metrics = ("p@1", "hit@10", "mrr@20")
+    # every held-out query (check, informal-dev, the later rounds), for the paired difference against the
+    # shipped model: the same queries, per seed, with a 95% bootstrap interval
+    held = [r for r in recs if r["split"] in ("check", "dev")] + [r for v in later.values() for r in v]
+    shipped = per_query(b, held, P, train("shipped", X, y, groups, 0))
     for config in a.configs.split(";"):
         seeds = [0] if config == "shipped" else [int(s) for s in a.seeds.split(",")]
         rows = []
@@ -124,9 +143,12 @@ def main(argv: list[str] | None = None) -> int:
                 model.score(sample)
                 times.append(time.perf_counter() - t)
             rows.append(got)
+            d, lo, hi = S.paired(held, shipped, per_query(b, held, P, model))
             print(f"{config} seed {seed}: " + "; ".join(
                 f"{s} " + " / ".join(f"{got[s][m]:.3f}" for m in metrics) for s in sets)
-                + f"; scores {len(sample)} candidates in {np.median(times) * 1e6:.0f} µs", flush=True)
+                + f"; scores {len(sample)} candidates in {np.median(times) * 1e6:.0f} µs"
+                + f"; MRR@20 against the shipped model over {len(held)} held out {d:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+                flush=True)
         mean = {s: " / ".join(f"{np.mean([r[s][m] for r in rows]):.3f}" for m in metrics) for s in sets}
         print(f"{config} mean of {len(rows)}: " + ", ".join(f"{s} {v}" for s, v in mean.items())
               + " (P@1 / Hit@10 / MRR@20)", flush=True)

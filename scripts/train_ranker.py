@@ -85,14 +85,15 @@ def fold_of(key: str, folds: int) -> int:
     return int(hashlib.sha256(f"fold:{key}".encode()).hexdigest()[:8], 16) % folds
 
 
-def collection_pools(cache: Path | None, bundle: str | None = None, fresh: bool = False):
+def collection_pools(cache: Path | None, bundle: str | None = None, fresh: bool = False,
+                     rounds: tuple[int, ...] | None = None):
     """What a study of the learned stage starts from: the bundle, every collection record (off-topic
-    ones too; ``fresh``: the second round's too), those with a relevant id, their pools (``cache``) and
-    the judgments."""
+    ones too; ``fresh``: the second round's too; ``rounds``: those rounds'), those with a relevant id,
+    their pools (``cache``) and the judgments."""
     from mathlas.engine import open_bundle
 
     b = open_bundle(bundle)
-    allrecs = records(offtopic=True, fresh=fresh)
+    allrecs = records(offtopic=True, fresh=fresh, rounds=rounds)
     recs = [r for r in allrecs if r["relevant"]]
     return b, allrecs, recs, pools(b, allrecs, cache), C.judgments(ROOT / "eval" / "collection")
 

@@ -131,7 +131,11 @@ def test_the_readme_row_of_the_second_round_is_what_the_committed_run_gives():
     command = re.search(r"`(python scripts/collection.py report [^`]+)`", row).group(1)
     out = subprocess.run([sys.executable, *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "| round=2 | 202 | " + " | ".join(f"{x:.3f}" for x in figures[:2]) + f" | {figures[2]:.3f} [" in out.stdout
+    def line(name, n, got):
+        return f"| {name} | {n} | " + " | ".join(f"{x:.3f}" for x in got[:2]) + f" | {got[2]:.3f} ["
+
+    assert line("round=2", 202, figures[:3]) in out.stdout
+    assert line("split=check", 132, figures[6:9]) in out.stdout  # the first round's check split alone
 
 
 @pytest.mark.slow  # opens the default bundle

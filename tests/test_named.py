@@ -238,3 +238,21 @@ def test_a_results_name_answered_by_a_definition_of_its_words_is_not_strong(answ
     assert kept.hits[0].id == "planetmath:KonigEgervaryTheorem" and kept.hits[0].kind == "definition"
     assert kept.match == "strong"
     assert answer("Vitali covering").match == "strong"  # the definition asked for by its name
+    # a definition named with another kind word is not the result either: the interpolation property
+    # (a definition) for "interpolation theorem" was strong by name before
+    other = answer("interpolation theorem")
+    assert other.hits[0].id == "planetmath:InterpolationProperty" and other.hits[0].kind == "definition"
+    assert (other.match, other.note) == ("weak", NOTES["definition"]), (other.match, other.note)
+
+
+def test_the_definition_rule_reads_a_name_with_a_kind_word_and_a_definition(default_bundle_dir):
+    import mathlas
+    from mathlas.ranking.named import definition_of_other_kind
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    vitali = b.key_of("planetmath:VitaliCovering")
+    assert definition_of_other_kind(b, "Vitali covering lemma", vitali)
+    assert not definition_of_other_kind(b, "Vitali covering", vitali)  # no kind word: the definition is asked
+    assert not definition_of_other_kind(b, "Vitali covering lemma", b.key_of("planetmath:NakayamasLemma"))  # a result
+    # a definition entry named with the query's kind word is the thing named
+    assert not definition_of_other_kind(b, "König-Egerváry theorem", b.key_of("planetmath:KonigEgervaryTheorem"))

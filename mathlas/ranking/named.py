@@ -253,9 +253,11 @@ def doc_kinded(bundle: Any, keys: list[int]) -> set:
 
 
 def definition_of_other_kind(bundle: Any, query: str, key: int) -> bool:
-    """Whether ``query`` names a result of some kind ("Vitali covering lemma", "Feuerbach's theorem")
-    and the document ``key`` is a definition whose names do not say so (PlanetMath's definition of a
-    Vitali covering): a definition of the words the name is made of, not the result. Informal bundles."""
+    """Whether ``query`` reads as the name of a result of some kind ("Vitali covering lemma", "Craig's
+    interpolation theorem": a kind word, ``kinded_core``) and the document ``key`` is a definition that is
+    not named so, kind word included (PlanetMath's definition of a Vitali covering; of the interpolation
+    property): a definition of what the name is made of, not the result. Informal bundles only (a formal
+    bundle's names are declarations')."""
     kinded = kinded_core(query)
     if kinded is None or key >= len(bundle) or _formal(bundle):
         return False

@@ -11,8 +11,10 @@ Files (JSON lines):
 ``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
 and ``relevant`` (targets + hits judged equivalent). ``fresh/`` holds a second round in the same layout,
 drafted after the shipped learned stage was trained (so held out from it), ``round-3/`` a third:
-``load(..., with_fresh=True)`` adds their queries (``round`` 2 and 3; the first round's are ``round`` 1),
-and ``judgments`` reads their files too. ``pool`` lists the unjudged hits of runs' top
+``load(..., with_fresh=True)`` adds the second round's queries (``round`` 2; the first round's are
+``round`` 1), ``load(..., rounds=(1, 2, 3))`` any set of rounds, and ``judgments`` reads every round's files.
+A report's ``split=`` rows are the first round's splits (and informal-dev), a later round's queries are
+in its ``round=`` rows. ``pool`` lists the unjudged hits of runs' top
 tens; ``report`` refuses a comparison while any compared top ten holds one.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -47,12 +50,19 @@ def split_of(qid: str) -> str:
     return "check" if h < CHECK_SHARE else "tune"
 
 
+def _numbered(paths) -> list[Path]:
+    """``judgments-2`` before ``judgments-10``: a later file's label for a pair replaces an earlier one's."""
+    return sorted(paths, key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)])
+
+
 def judgments(root: Path) -> dict[tuple[str, str], dict]:
-    """(qid, doc) -> judgment, from both rounds' files (their query ids differ)."""
+    """(qid, doc) -> judgment, from every round's files, the first round's first and each round's in the
+    order of their numbers (a later file's label for a pair replaces an earlier one's: the second
+    round's ``judgments-8`` judged 44 proof entries again by the first round's convention)."""
     out: dict[tuple[str, str], dict] = {}
     root = Path(root)
-    for path in [*sorted(root.glob("judgments*.jsonl")),
-                 *(p for folder in ROUNDS.values() for p in sorted((root / folder).glob("judgments*.jsonl")))]:
+    for path in [*_numbered(root.glob("judgments*.jsonl")),
+                 *(p for folder in ROUNDS.values() for p in _numbered((root / folder).glob("judgments*.jsonl")))]:
         for j in _lines(path):
             if j.get("label") not in LABELS:
                 raise ValueError(f"{path.name}: {j.get('qid')} {j.get('doc')}: label {j.get('label')!r}")
@@ -60,10 +70,16 @@ def judgments(root: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False) -> list[dict]:
+def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False,
+         rounds: tuple[int, ...] | None = None) -> list[dict]:
     """One record per kept query: the draft, its targets, split, ``round`` and ``relevant`` ids.
 
-    A draft is kept once its targets are resolved (a query of ``fresh/`` still being resolved is left out)."""
+    ``rounds``: which rounds (1, 2, 3); by default the first, and the second too ``with_fresh``. A draft
+    is kept once its targets are resolved (a query of a round still being resolved is left out)."""
+    rounds = rounds or ((1, 2) if with_fresh else (1,))
+    unknown = set(rounds) - {1, *ROUNDS}
+    if unknown:
+        raise ValueError(f"no round {sorted(unknown)[0]} (rounds: 1, " + ", ".join(map(str, ROUNDS)) + ")")
     root = Path(root)
     judged = judgments(root)
     equivalent = defaultdict(set)
@@ -71,7 +87,9 @@ def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False) -
         if j["label"] == "equivalent":
             equivalent[qid].add(doc)
     out = []
-    for rnd, folder in ((1, root), *((r, root / f) for r, f in ROUNDS.items())) if with_fresh else ((1, root),):
+    for rnd, folder in ((1, root), *((r, root / f) for r, f in ROUNDS.items())):
+        if rnd not in rounds:
+            continue
         drafts = [d for p in sorted(folder.glob("drafts-*.jsonl")) for d in _lines(p)]
         targets = {t["id"]: t for p in sorted((folder / "targets").glob("part-*.jsonl")) for t in _lines(p)}
         dropped = {d["id"] for d in _lines(folder / "dropped.jsonl")}
@@ -82,7 +100,7 @@ def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False) -
             rec = {**d, "targets": list(t["targets"]), "split": split_of(d["id"]), "round": rnd}
             rec["relevant"] = sorted(set(rec["targets"]) | equivalent[d["id"]])
             out.append(rec)
-    if with_offtopic:  # sentences (offtopic.jsonl) and queries of two to four words (offtopic-short.jsonl)
+    if with_offtopic and 1 in rounds:  # sentences (offtopic.jsonl) and queries of two to four words (offtopic-short.jsonl)
         for name in OFFTOPIC_FILES:
             for d in _lines(root / name):
                 out.append({**d, "targets": [], "relevant": [], "split": split_of(d["id"]), "area": "offtopic",
@@ -134,10 +152,11 @@ def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
         if not r["relevant"]:
             continue
         groups["all"].append(r["id"])
-        groups[f"split={r['split']}"].append(r["id"])
-        if r.get("round", 1) >= 2:  # the later rounds, held out from the shipped learned stage
+        if r.get("round", 1) >= 2:  # the later rounds, held out from the shipped learned stage: rows of their own
             groups[f"round={r['round']}"].append(r["id"])
             groups[f"round={r['round']} split={r['split']}"].append(r["id"])
+        else:  # the first round's tune and check splits, and informal-dev
+            groups[f"split={r['split']}"].append(r["id"])
         groups[f"style={r['style']}"].append(r["id"])
         if len(r["query"].split()) >= LONG_WORDS:  # research-level statements, typed whole
             groups["style=long statement"].append(r["id"])

@@ -118,6 +118,8 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
     candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``);
     ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature);
     ``extras``: the ``EXTRA_FEATURES`` X holds after them (the export names them)."""
+    if not 0 < sample <= 1:
+        raise ValueError(f"sample is a share of the rows and features, in (0, 1]: {sample}")
     try:
         import lightgbm as lgb
     except ImportError:
