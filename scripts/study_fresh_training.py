@@ -2,6 +2,7 @@
 
     python scripts/study_fresh_training.py --cache work/pools.npz [--seeds 0,1,2,3,4,5,6,7,8,9] [--write-runs DIR]
     python scripts/study_fresh_training.py --cache work/pools.npz --folds 5
+    python scripts/study_fresh_training.py --cache work/pools.npz --rounds 1,2,3 --grow-all
 
 ``base`` is trained as the shipped stage is, on the first round's tune split; ``grown`` on that and
 the second round's tune queries (eval/collection/fresh, split by the same seed). Both with the
@@ -98,6 +99,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=float, default=0.9,
                     help="rows and features each tree sees (the shipped 0.9; 1.0: no sampling, one model per "
                          "training set whatever the seed)")
+    ap.add_argument("--grow-all", action="store_true",
+                    help="grown on the whole second round (tune and check), measured on the first round's check "
+                         "split, informal-dev and the whole third round (--rounds 1,2,3)")
     ap.add_argument("--folds", type=int, default=0,
                     help="instead: every second-round query out of fold (grown on the first round's tune and the "
                          "other folds of the second round, tune and check alike)")
@@ -115,10 +119,16 @@ def main(argv=None) -> int:
     if not by["fresh-tune"]:
         raise SystemExit("study_fresh_training.py: the second round has no resolved queries yet "
                          "(eval/collection/fresh/targets)")
-    held = [r for r in recs if set_of(r) in sets]
-    pooled = [r for r in recs if set_of(r) in ("check", "dev", "fresh-check", "r3-check", "r3-tune")]
     base_ids = {r["id"] for r in by["tune"]}
-    grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
+    if a.grow_all:  # grown on the whole second round: only the first round's check, dev and the third round are held out
+        if not any(n.startswith("r3-") for n in sets):
+            ap.error("--grow-all: the third round is what it is measured on (--rounds 1,2,3, once resolved)")
+        sets = tuple(n for n in sets if not n.startswith("fresh-"))
+        grown_ids = base_ids | {r["id"] for r in recs if r.get("round") == 2}
+    else:
+        grown_ids = base_ids | {r["id"] for r in by["fresh-tune"]}
+    held = [r for r in recs if set_of(r) in sets]
+    pooled = [r for r in held if set_of(r) in ("check", "dev", "fresh-check", "r3-check", "r3-tune")]
     if a.folds:
         return out_of_fold(b, recs, P, judged, seeds, a.folds, base_ids, t0, a.sample)
     res = {}
@@ -145,7 +155,7 @@ def main(argv=None) -> int:
         print(f"pooled {m}: mean {np.mean([d for d, _, _ in v]):+.3f}; by seed " +
               ", ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in v))
     worst = min(np.mean([mean(recs, res["grown", s], n) - mean(recs, res["base", s], n) for s in seeds])
-                for n in ("check", "dev", "fresh-check", *(n for n in sets if n.startswith("r3-"))))
+                for n in ("check", "dev", "fresh-check", *(n for n in sets if n.startswith("r3-"))) if n in sets)
     v = ds["mrr@20"]
     gain = all(d > 0 for d, _, _ in v) and sum(lo > 0 for _, lo, _ in v) * 3 >= len(v) and worst >= -0.01
     print(f"worst set, mean MRR@20 change {worst:+.3f}; decision rule: {'gain' if gain else 'not a gain'}")
