@@ -58,6 +58,25 @@ def test_the_second_round_loads_beside_the_first():
     assert {r["split"] for r in fresh} == {"tune", "check"}
 
 
+def test_the_third_round_loads_when_asked():
+    assert not any(r["round"] == 3 for r in C.load(COLLECTION, with_fresh=True))  # --fresh: the second round
+    every = C.load(COLLECTION, rounds=(1, 2, 3))
+    third = [r for r in every if r["round"] == 3]
+    assert [r["id"] for r in third] == [f"mc-{i:04d}" for i in range(691, 931)]
+    assert sum(1 for r in third if r["targets"]) == 181
+    earlier = {r["fact"].lower() for r in every if r["round"] in (1, 2) and r.get("fact")}
+    assert not earlier & {r["fact"].lower() for r in third}
+    with pytest.raises(ValueError, match="no round 4"):
+        C.load(COLLECTION, rounds=(1, 4))
+
+
+def test_a_later_judgments_file_replaces_an_earlier_ones_label(tmp_path):
+    """Files are read in the order of their numbers (judgments-8 before judgments-10), not of their names."""
+    (tmp_path / "judgments-8.jsonl").write_text('{"qid": "q", "doc": "d", "label": "related", "why": "x"}\n')
+    (tmp_path / "judgments-10.jsonl").write_text('{"qid": "q", "doc": "d", "label": "equivalent", "why": "y"}\n')
+    assert C.judgments(tmp_path)[("q", "d")]["label"] == "equivalent"
+
+
 def test_the_split_is_fixed_by_the_id():
     ids = [f"mc-{i:04d}" for i in range(1, 3001)]
     splits = [C.split_of(i) for i in ids]
