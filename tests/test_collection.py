@@ -122,9 +122,10 @@ def test_the_report_refuses_unjudged_hits(tmp_path):
     assert "paired difference against rrf-informal-1.3.0" in ok.stdout and "split=check" in ok.stdout
 
 
-def test_the_readme_row_of_the_second_round_is_what_the_committed_run_gives():
-    """README's held-out row: the shipped ranking's committed run over the second round and the first
-    round's check split, scored with today's judgments (no bundle needed)."""
+def test_the_readme_row_of_the_later_rounds_is_what_the_committed_run_gives():
+    """README's held-out row: the shipped ranking's committed run over the second and third rounds and
+    the first round's check split, scored with today's judgments (no bundle needed), and the command the
+    row names printing the same."""
     import re
 
     sys.path.insert(0, str(REPO / "scripts"))
@@ -135,26 +136,29 @@ def test_the_readme_row_of_the_second_round_is_what_the_committed_run_gives():
     cell = row.split(" | ")[1]
     figures = [float(x) for x in re.findall(r"\.\d{3}", cell)]
     run = json.loads((COLLECTION / "runs" / "service-informal-1.6.0-fresh.json").read_text(encoding="utf-8"))["runs"]
-    recs = [r for r in records(fresh=True) if r["relevant"]]
+    recs = [r for r in records(rounds=(1, 2, 3)) if r["relevant"]]
 
     def three(sub):
         g = C.summarize(sub, run)["groups"]["all"]
         return [round(g[m], 3) for m in ("p@1", "hit@10", "mrr@20")]
 
-    fresh = [r for r in recs if r.get("round") == 2]
-    assert len(fresh) == 202 and "202 with a relevant statement" in row
-    assert figures[:3] == three(fresh)
-    assert figures[3:6] == three([r for r in fresh if r["style"] == "vague"])
-    assert figures[6:9] == three([r for r in recs if r.get("round") == 1 and r["split"] == "check"])
-    # the command the row names prints the same
+    second = [r for r in recs if r.get("round") == 2]
+    third = [r for r in recs if r.get("round") == 3]
+    first_check = [r for r in recs if r.get("round") == 1 and r["split"] == "check"]
+    assert (len(second), len(third)) == (202, 182) and "202 and 182 with a relevant statement" in row
+    assert figures[:3] == three(second) and figures[3:6] == three(third)
+    assert figures[6:9] == three([r for r in second if r["style"] == "vague"])
+    assert figures[9:12] == three([r for r in third if r["style"] == "vague"])
+    assert figures[12:15] == three(first_check)
     command = re.search(r"`(python scripts/collection.py report [^`]+)`", row).group(1)
     out = subprocess.run([sys.executable, *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
     def line(name, n, got):
         return f"| {name} | {n} | " + " | ".join(f"{x:.3f}" for x in got[:2]) + f" | {got[2]:.3f} ["
 
-    assert line("round=2", 202, figures[:3]) in out.stdout
-    assert line("split=check", 132, figures[6:9]) in out.stdout  # the first round's check split alone
+    assert line("round=2", 202, figures[:3]) in out.stdout and line("round=3", 182, figures[3:6]) in out.stdout
+    assert line("split=check", 132, figures[12:15]) in out.stdout  # the first round's check split alone
 
 
 @pytest.mark.slow  # opens the default bundle
