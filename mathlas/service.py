@@ -379,7 +379,7 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:
     alias "Prime number theorem", PlanetMath's copy by its name). A query with a kind word ("lemma",
     "theorem") names a definition only where the definition's name has that word too."""
     from mathlas.groups import groups_of
-    from mathlas.ranking.named import definition_of_other_kind, named_keys
+    from mathlas.ranking.named import definition_of_other_kind, named_as_another_result, named_keys
     from mathlas.ranking.names import _IDENTIFIER, NameIndex, name_query
 
     key = int(head.keys[0])
@@ -393,7 +393,8 @@ def _named_first_hit(b: Bundle, query: str, ranked: Ranked, head) -> bool:
     keys = [key, *groups_of(b).group(key)]
     # a name that says what kind of result it is ("Vitali covering lemma") names a definition only where
     # the definition's own name says so too: the definition of a Vitali covering is not the lemma
-    return any(ok and not definition_of_other_kind(b, query, k) for ok, k in zip(named_keys(b, query, keys), keys))
+    return any(ok and not definition_of_other_kind(b, query, k) and not named_as_another_result(b, query, k)
+               for ok, k in zip(named_keys(b, query, keys), keys))
 
 
 def _same_name(name: str, query: str) -> bool:

@@ -255,13 +255,46 @@ def doc_kinded(bundle: Any, keys: list[int]) -> set:
 def definition_of_other_kind(bundle: Any, query: str, key: int) -> bool:
     """Whether ``query`` reads as the name of a result of some kind ("Vitali covering lemma", "Craig's
     interpolation theorem": a kind word, ``kinded_core``) and the document ``key`` is a definition that is
-    not named so, kind word included (PlanetMath's definition of a Vitali covering; of the interpolation
-    property): a definition of what the name is made of, not the result. Informal bundles only (a formal
-    bundle's names are declarations')."""
+    not named so, kind word included, and whose text does not say it either (PlanetMath's definition of a
+    Vitali covering): a definition of what the name is made of, not the result. PlanetMath files some
+    results as definitions ("Euler relation", which says it is also known as Euler's formula): those
+    name the result in their text. Informal bundles only (a formal bundle's names are declarations')."""
     kinded = kinded_core(query)
     if kinded is None or key >= len(bundle) or _formal(bundle):
         return False
-    return bundle.strings("kind")([key])[0] in DEFINITION_KINDS and kinded not in doc_kinded(bundle, [key])
+    return (bundle.strings("kind")([key])[0] in DEFINITION_KINDS and kinded not in doc_kinded(bundle, [key])
+            and not _says(bundle, key, query))
+
+
+def _says(bundle: Any, key: int, query: str) -> bool:
+    """Whether the text of ``key`` holds the words of ``query`` in a row ("Euler's relation (also known as
+    Euler's formula)": the entry says what it is also called, though its names do not)."""
+    ws = words(query.lower())
+    text = words((bundle.strings("text")([key])[0] or "").lower())
+    n = len(ws)
+    return bool(ws) and any(text[i:i + n] == ws for i in range(len(text) - n + 1) if text[i] == ws[0])
+
+
+# kind words that name the same sort of result: a "lemma" may be called a "theorem" (Zorn's), but not an
+# "inequality" (Jordan's lemma and Jordan's inequality are two results), nor an "identity" or "conjecture"
+_SORTS = ({"theorem", "theorems", "lemma", "lemmas", "proposition", "corollary", "law", "principle", "criterion",
+           "rule"}, {"inequality"}, {"identity", "formula"}, {"conjecture"}, {"property"})
+
+
+def _sorts(kinds) -> frozenset:
+    return frozenset(i for i, sort in enumerate(_SORTS) if sort & set(kinds))
+
+
+def named_as_another_result(bundle: Any, query: str, key: int) -> bool:
+    """Whether ``query`` names a result with a kind word ("Jordan's lemma") and the document ``key`` bears
+    that name's core only with a kind word of another sort ("Jordan's inequality"), and its text does not
+    say the query's name: two results of one name. Informal bundles only."""
+    kinded = kinded_core(query)
+    if kinded is None or key >= len(bundle) or _formal(bundle):
+        return False
+    core_, kinds = kinded
+    mine = [k for c, k in doc_kinded(bundle, [key]) if c == core_]
+    return bool(mine) and not any(_sorts(k) & _sorts(kinds) for k in mine) and not _says(bundle, key, query)
 
 
 def word_cores(query: str) -> frozenset:
