@@ -1,6 +1,6 @@
 """Train the learned ranking stage on the collection's tune split; choose on its check split.
 
-    python scripts/train_ranker.py --out eval/collection/models/ltr.json [--trees 150 --leaves 15]
+    python scripts/train_ranker.py --out eval/collection/models/ltr.json [--trees 150 --leaves 15] [--rounds 1,2,3]
 
 Pools (mathlas_build.training.ltr.pool: lexical and dense 100 deep over the whole default bundle,
 their union) are computed once per query and kept in ``--cache`` (an .npz keyed by query id and the
@@ -272,6 +272,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--folds", type=int, default=5, help="out-of-fold scores of the tune split for match")
     ap.add_argument("--bundle", help="the bundle whose pools it trains on (default: the default bundle)")
+    ap.add_argument("--rounds", default="1",
+                    help="the collection's rounds it reads (e.g. 1,2,3): their tune splits train, their check "
+                         "splits are reported as check (default 1: the shipped model's training)")
     ap.add_argument("--mined", default=None, help="mined pairs (.jsonl, mathlas_build.training.mined) added to tune")
     ap.add_argument("--mined-weight", type=float, default=1.0, help="weight of a mined pair's rows (tune's: 1)")
     ap.add_argument("--mined-max", type=int, default=0, help="at most this many pairs of each origin (0: all)")
@@ -284,7 +287,11 @@ def main() -> None:
     from mathlas.ranking.learned import model_from_spec
 
     b = open_bundle(a.bundle)
-    allrecs = records(offtopic=True)
+    try:
+        rounds = tuple(sorted({int(x) for x in a.rounds.split(",") if x.strip()}))
+        allrecs = records(offtopic=True, rounds=rounds or (1,))
+    except ValueError as e:
+        ap.error(f"--rounds {a.rounds!r}: {e}")
     recs = [r for r in allrecs if r["relevant"]]
     P = pools(b, allrecs, Path(a.cache) if a.cache else None)
     judged = C.judgments(ROOT / "eval" / "collection")
@@ -319,7 +326,8 @@ def main() -> None:
     spec = ltr.export_lightgbm(booster)
     spec["trained_on"] = {"tune_queries": n_tune, "candidates": int(len(y)), "trees": a.trees,
                           "leaves": a.leaves, "learning_rate": a.lr, "min_data_in_leaf": a.min_data,
-                          "seed": a.seed, "collection_split_seed": C.SPLIT_SEED}
+                          "seed": a.seed, "collection_split_seed": C.SPLIT_SEED,
+                          **({"collection_rounds": list(rounds)} if rounds != (1,) else {})}
     if mined is not None:
         spec["trained_on"]["mined"] = {"file": Path(a.mined).name, "weight": a.mined_weight,
                                        "pairs": dict(mined[4]), "max_per_origin": a.mined_max}
