@@ -5,6 +5,7 @@
     python scripts/collection.py run --config ltr --model eval/collection/models/ltr.json --out ...
     python scripts/collection.py pool eval/collection/runs/*.json --out batch-dir
     python scripts/collection.py report eval/collection/runs/rrf.json eval/collection/runs/ltr.json
+    python scripts/collection.py dump --out statements.tsv
 
 Every run ranks the collection's queries (eval/collection, JUDGING.md) and shared/eval/informal-dev
 over the whole default bundle (no source restriction) and keeps each query's top 20 ids. ``report``
@@ -268,6 +269,26 @@ def cmd_report(a) -> None:
         Path(a.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 
+SOURCES = ("stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin", "proofnet")
+
+
+def cmd_dump(a) -> None:
+    """The statements a round's target resolvers search (PROVENANCE.md): one line per document of the
+    eight informal sources as the bundle indexes them, ``id <TAB> kind <TAB> heading <TAB> text``,
+    whitespace folded."""
+    from mathlas.engine import open_bundle
+
+    b = open_bundle(a.bundle)
+    cols = {c: b.column(c).to_pylist() for c in ("id", "source", "kind", "title", "text")}
+    out, n = Path(a.out), 0
+    with out.open("w", encoding="utf-8") as f:
+        for i, source in enumerate(cols["source"]):
+            if source in SOURCES:
+                f.write("\t".join(" ".join((cols[c][i] or "").split()) for c in ("id", "kind", "title", "text")) + "\n")
+                n += 1
+    print(f"{n} statements of {b.label} -> {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -297,6 +318,10 @@ def main() -> None:
     q.add_argument("--rounds", help="the rounds whose queries it takes (e.g. 1,2,3; default 1)")
     q.add_argument("--fresh", action="store_true", help="the second round's queries too: --rounds 1,2")
     q.set_defaults(func=cmd_report)
+    d = sub.add_parser("dump", help="the statements target resolvers search, one line each (id, kind, heading, text)")
+    d.add_argument("--bundle", help="a bundle directory or name (default: the default bundle)")
+    d.add_argument("--out", required=True)
+    d.set_defaults(func=cmd_dump)
     a = ap.parse_args()
     a.func(a)
 

@@ -167,3 +167,21 @@ def test_an_ablation_names_a_stage_that_exists(tmp_path):
                           "--out", str(tmp_path / "run.json")], capture_output=True, text=True)
     assert out.returncode != 0 and "no stage 'learnd' (stages: priors, learned," in out.stderr
     assert not (tmp_path / "run.json").exists()
+
+
+@pytest.mark.slow  # writes the default bundle's 65,024 statements (some 60 MB)
+def test_the_resolvers_dump_holds_every_statement_of_the_eight_sources(tmp_path, default_bundle_dir):
+    out = tmp_path / "statements.tsv"
+    got = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "dump", "--bundle",
+                          str(default_bundle_dir), "--out", str(out)], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    lines = out.read_text(encoding="utf-8").splitlines()
+    import mathlas
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    sources = b.column("source").to_pylist()
+    assert len(lines) == sum(s in {"stacks", "planetmath", "proofwiki", "metamath", "hott", "openlogic", "napkin",
+                                   "proofnet"} for s in sources) and f"{len(lines)} statements" in got.stdout
+    assert all(line.count("\t") == 3 for line in lines)
+    nakayama = next(line.split("\t") for line in lines if line.startswith("planetmath:NakayamasLemma\t"))
+    assert nakayama[1] == "theorem" and "finitely generated" in nakayama[3]
