@@ -259,11 +259,17 @@ def definition_of_other_kind(bundle: Any, query: str, key: int) -> bool:
     Vitali covering): a definition of what the name is made of, not the result. PlanetMath files some
     results as definitions ("Euler relation", which says it is also known as Euler's formula): those
     name the result in their text. Informal bundles only (a formal bundle's names are declarations')."""
-    kinded = kinded_core(query)
-    if kinded is None or key >= len(bundle) or _formal(bundle):
-        return False
-    return (bundle.strings("kind")([key])[0] in DEFINITION_KINDS and kinded not in doc_kinded(bundle, [key])
-            and not _says(bundle, key, query))
+    kinded = _kinded_of_document(bundle, query, key)
+    return (kinded is not None and bundle.strings("kind")([key])[0] in DEFINITION_KINDS
+            and kinded not in doc_kinded(bundle, [key]) and not _says(bundle, key, query))
+
+
+def _kinded_of_document(bundle: Any, query: str, key: int):
+    """``kinded_core(query)`` where ``key`` is a document of an informal bundle (None otherwise, or when
+    the query has no kind word): what the two rules about a result's name below read."""
+    if key >= len(bundle) or _formal(bundle):
+        return None
+    return kinded_core(query)
 
 
 def _says(bundle: Any, key: int, query: str) -> bool:
@@ -289,8 +295,8 @@ def named_as_another_result(bundle: Any, query: str, key: int) -> bool:
     """Whether ``query`` names a result with a kind word ("Jordan's lemma") and the document ``key`` bears
     that name's core only with a kind word of another sort ("Jordan's inequality"), and its text does not
     say the query's name: two results of one name. Informal bundles only."""
-    kinded = kinded_core(query)
-    if kinded is None or key >= len(bundle) or _formal(bundle):
+    kinded = _kinded_of_document(bundle, query, key)
+    if kinded is None:
         return False
     core_, kinds = kinded
     mine = [k for c, k in doc_kinded(bundle, [key]) if c == core_]
