@@ -33,10 +33,9 @@ COLLECTION = ROOT / "eval" / "collection"
 DEV = ROOT.parent / "shared" / "eval" / "informal-dev.jsonl"
 
 
-def records(offtopic: bool = False, fresh: bool = False, rounds: tuple[int, ...] | None = None) -> list[dict]:
-    """The collection's records (``rounds``, by default the first; ``fresh``: the second's too) and
-    informal-dev's (``dev``)."""
-    recs = C.load(COLLECTION, with_offtopic=offtopic, with_fresh=fresh, rounds=rounds)
+def records(offtopic: bool = False, rounds: tuple[int, ...] = (1,)) -> list[dict]:
+    """The collection's records (``rounds``, by default the first) and informal-dev's (``dev``)."""
+    recs = C.load(COLLECTION, with_offtopic=offtopic, rounds=rounds)
     judged = C.judgments(COLLECTION)
     if DEV.is_file():
         for line in DEV.read_text(encoding="utf-8").splitlines():
@@ -140,13 +139,9 @@ def rounds_of(a) -> tuple[int, ...]:
     if not a.rounds:
         return (1, 2) if a.fresh else (1,)
     try:
-        got = tuple(sorted({int(x) for x in a.rounds.split(",") if x.strip()}))
-    except ValueError:
-        got = ()
-    if not got or not set(got) <= {1, *C.ROUNDS}:
-        raise SystemExit(f"collection.py: --rounds {a.rounds!r}: give rounds of 1, "
-                         + ", ".join(map(str, C.ROUNDS)) + ", e.g. --rounds 1,2")
-    return got
+        return C.parse_rounds(a.rounds)
+    except ValueError as e:
+        raise SystemExit(f"collection.py: --rounds {e}") from None
 
 
 def subset(recs: list[dict], name: str | None) -> list[dict]:
@@ -200,18 +195,15 @@ def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[st
     print("| group | strong | P@1 among strong | false none | misspelt names none | off-topic none |")
     print("|---|---|---|---|---|---|")
     off = [r for r in allrecs if r.get("area") == "offtopic" and r["id"] in said]
-    groups = [("all", lambda r: True), ("split=check", lambda r: r["split"] == "check" and r.get("round", 1) == 1),
-              ("split=dev", lambda r: r["split"] == "dev"), ("round=2", lambda r: r.get("round") == 2),
-              ("round=3", lambda r: r.get("round") == 3)]
-    for g, keep in groups:
-        sub = [r for r in recs if r["relevant"] and keep(r) and r["id"] in said]
+    for g in ("all", "split=check", "split=dev", "round=2", "round=3"):
+        sub = [r for r in recs if r["relevant"] and C.in_group(r, g) and r["id"] in said]
         if not sub:
             continue
         strong = [r for r in sub if said[r["id"]] == "strong"]
         right = sum(1 for r in strong if run.get(r["id"], [None])[:1][0] in set(r["relevant"]))
         none = sum(1 for r in sub if said[r["id"]] == "none")
         typos = [r for r in sub if r.get("typo")]
-        offs = off if g == "all" else [r for r in off if keep(r)] if g != "split=dev" else []
+        offs = [r for r in off if C.in_group(r, g)]  # off-topic queries are the first round's
         p1 = f"{right}/{len(strong)} {right / len(strong):.3f}" if strong else "-"
         cells = [str(len(strong)), p1, f"{none}/{len(sub)} {none / len(sub):.3f}",
                  f"{sum(said[r['id']] == 'none' for r in typos)}/{len(typos)}" if typos else "-",
@@ -243,28 +235,25 @@ def cmd_report(a) -> None:
             lo, hi = row["mrr@20_ci95"]
             print(f"| {g} | {row['n']} | {row['p@1']:.3f} | {row['hit@10']:.3f} | {row['mrr@20']:.3f} "
                   f"[{lo:.2f}, {hi:.2f}] | {row['ndcg@10']:.3f} |")
+    with_offtopic = records(offtopic=True, rounds=rounds_of(a))
     for path in a.runs:
-        match_report(Path(path), recs, records(offtopic=True, rounds=rounds_of(a)), runs[Path(path).stem])
+        match_report(Path(path), recs, with_offtopic, runs[Path(path).stem])
     if len(names) > 1:
         base = runs[names[0]]
         print(f"\n## paired difference against {names[0]} (mean [95%])")
         print("| run | split | P@1 | MRR@20 | Hit@10 |")
         print("|---|---|---|---|---|")
         for name in names[1:]:
-            for split in ("tune", "check", "dev", "round=2", "round=3", None):
-                if split is None:
-                    sub = recs
-                elif split.startswith("round="):
-                    sub = [r for r in recs if r.get("round") == int(split[6:])]
-                else:  # the first round's splits, and informal-dev
-                    sub = [r for r in recs if r["split"] == split and r.get("round", 1) == 1]
+            for group, label in (("split=tune", "tune"), ("split=check", "check"), ("split=dev", "dev"),
+                                 ("round=2", "round=2"), ("round=3", "round=3"), ("all", "pooled")):
+                sub = [r for r in recs if C.in_group(r, group)]
                 if not sub:
                     continue
                 cells = []
                 for m in ("p@1", "mrr@20", "hit@10"):
                     d, lo, hi = C.paired(sub, base, runs[name], m)
                     cells.append(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]")
-                print(f"| {name} | {split or 'pooled'} | " + " | ".join(cells) + " |")
+                print(f"| {name} | {label} | " + " | ".join(cells) + " |")
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
 

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from mathlas.ranking.learned import bundle_model
 
-    b, _, recs, P, _ = TR.collection_pools(Path(a.cache), fresh=True)
+    b, _, recs, P, _ = TR.collection_pools(Path(a.cache), rounds=(1, 2))
     model = bundle_model(b)[0]
     ids, kinds, names = b.column("id"), b.column("kind").to_pylist(), b.column("name").to_pylist()
     defs = np.array([i for i, k in enumerate(kinds) if k == "definition" and names[i]], dtype=np.int64)

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from mathlas.ranking.learned import bundle_model
 
-    b, _, recs, P, _ = TR.collection_pools(Path(a.cache), fresh=a.fresh)
+    b, _, recs, P, _ = TR.collection_pools(Path(a.cache), rounds=(1, 2) if a.fresh else (1,))
     model = bundle_model(b)[0]
     dense = b.dense
     ids = b.column("id")

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import study_prf_feature as S  # noqa: E402
 import train_ranker as TR  # noqa: E402
+from mathlas_build.training import collection as C  # noqa: E402
 
 SETS = ("check", "dev", "fresh-check", "fresh-tune")
 
@@ -109,7 +110,10 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in a.seeds.split(",") if s]
 
     t0 = time.time()
-    rounds = tuple(int(x) for x in a.rounds.split(",") if x.strip())
+    try:
+        rounds = C.parse_rounds(a.rounds)
+    except ValueError as e:
+        ap.error(f"--rounds {e}")
     if not {1, 2} <= set(rounds):
         ap.error("--rounds: the first two rounds at least (1,2)")
     b, allrecs, recs, P, judged = TR.collection_pools(Path(a.cache), rounds=rounds)

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                          "round's tune split as before)")
     a = ap.parse_args(argv)
 
-    b, _, recs, P, judged = TR.collection_pools(Path(a.cache), fresh=a.fresh)
+    b, _, recs, P, judged = TR.collection_pools(Path(a.cache), rounds=(1, 2) if a.fresh else (1,))
     later = {n: [{**r, "split": "dev"} for r in recs if r.get("round") == rnd]  # each scored as a split of its own
              for n, rnd in (("round 2", 2), ("round 3", 3))}
     later = {n: v for n, v in later.items() if v}

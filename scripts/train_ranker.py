@@ -85,15 +85,13 @@ def fold_of(key: str, folds: int) -> int:
     return int(hashlib.sha256(f"fold:{key}".encode()).hexdigest()[:8], 16) % folds
 
 
-def collection_pools(cache: Path | None, bundle: str | None = None, fresh: bool = False,
-                     rounds: tuple[int, ...] | None = None):
-    """What a study of the learned stage starts from: the bundle, every collection record (off-topic
-    ones too; ``fresh``: the second round's too; ``rounds``: those rounds'), those with a relevant id,
-    their pools (``cache``) and the judgments."""
+def collection_pools(cache: Path | None, bundle: str | None = None, rounds: tuple[int, ...] = (1,)):
+    """What a study of the learned stage starts from: the bundle, every collection record of ``rounds``
+    (off-topic ones too), those with a relevant id, their pools (``cache``) and the judgments."""
     from mathlas.engine import open_bundle
 
     b = open_bundle(bundle)
-    allrecs = records(offtopic=True, fresh=fresh, rounds=rounds)
+    allrecs = records(offtopic=True, rounds=rounds)
     recs = [r for r in allrecs if r["relevant"]]
     return b, allrecs, recs, pools(b, allrecs, cache), C.judgments(ROOT / "eval" / "collection")
 
@@ -288,10 +286,10 @@ def main() -> None:
 
     b = open_bundle(a.bundle)
     try:
-        rounds = tuple(sorted({int(x) for x in a.rounds.split(",") if x.strip()}))
-        allrecs = records(offtopic=True, rounds=rounds or (1,))
+        rounds = C.parse_rounds(a.rounds)
     except ValueError as e:
-        ap.error(f"--rounds {a.rounds!r}: {e}")
+        ap.error(f"--rounds {e}")
+    allrecs = records(offtopic=True, rounds=rounds)
     recs = [r for r in allrecs if r["relevant"]]
     P = pools(b, allrecs, Path(a.cache) if a.cache else None)
     judged = C.judgments(ROOT / "eval" / "collection")

@@ -43,7 +43,7 @@ def test_the_committed_collection_loads_whole():
 
 def test_the_second_round_loads_beside_the_first():
     first = C.load(COLLECTION, with_offtopic=True)
-    both = C.load(COLLECTION, with_offtopic=True, with_fresh=True)
+    both = C.load(COLLECTION, with_offtopic=True, rounds=(1, 2))
     assert {r["id"]: r["split"] for r in first} == {r["id"]: r["split"] for r in both if r["round"] == 1}
     fresh = [r for r in both if r["round"] == 2]
     drafts = [json.loads(x) for p in sorted((COLLECTION / "fresh").glob("drafts-*.jsonl"))
@@ -59,7 +59,7 @@ def test_the_second_round_loads_beside_the_first():
 
 
 def test_the_third_round_loads_when_asked():
-    assert not any(r["round"] == 3 for r in C.load(COLLECTION, with_fresh=True))  # --fresh: the second round
+    assert not any(r["round"] == 3 for r in C.load(COLLECTION, rounds=(1, 2)))  # --fresh: the second round
     every = C.load(COLLECTION, rounds=(1, 2, 3))
     third = [r for r in every if r["round"] == 3]
     assert [r["id"] for r in third] == [f"mc-{i:04d}" for i in range(691, 931)]
@@ -68,6 +68,22 @@ def test_the_third_round_loads_when_asked():
     assert not earlier & {r["fact"].lower() for r in third}
     with pytest.raises(ValueError, match="no round 4"):
         C.load(COLLECTION, rounds=(1, 4))
+
+
+def test_rounds_and_report_groups():
+    assert C.parse_rounds("3, 1,2,1") == (1, 2, 3)
+    for bad in ("", "1,4", "two", "0"):
+        with pytest.raises(ValueError, match="names no rounds of 1, 2, 3"):
+            C.parse_rounds(bad)
+    first_check = {"split": "check", "round": 1}
+    assert C.in_group(first_check, "split=check") and C.in_group(first_check, "all")
+    assert not C.in_group({"split": "check", "round": 2}, "split=check")  # a later round has rows of its own
+    assert C.in_group({"split": "check", "round": 2}, "round=2") and not C.in_group(first_check, "round=2")
+    assert C.in_group({"split": "dev"}, "split=dev")  # informal-dev's records carry no round
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "report",
+                          str(COLLECTION / "runs" / "rrf-informal-1.3.0.json"), "--rounds", "1,9"],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and out.stderr.strip().count("\n") == 0 and "--rounds '1,9' names no rounds" in out.stderr
 
 
 def test_a_later_judgments_file_replaces_an_earlier_ones_label(tmp_path):

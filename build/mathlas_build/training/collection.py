@@ -11,10 +11,10 @@ Files (JSON lines):
 ``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
 and ``relevant`` (targets + hits judged equivalent). ``fresh/`` holds a second round in the same layout,
 drafted after the shipped learned stage was trained (so held out from it), ``round-3/`` a third:
-``load(..., with_fresh=True)`` adds the second round's queries (``round`` 2; the first round's are
-``round`` 1), ``load(..., rounds=(1, 2, 3))`` any set of rounds, and ``judgments`` reads every round's files.
+``load(..., rounds=(1, 2, 3))`` reads any set of rounds (``round`` 1, 2, 3 in each record; by default the
+first), ``parse_rounds`` reads a command line's "1,2,3", and ``judgments`` reads every round's files.
 A report's ``split=`` rows are the first round's splits (and informal-dev), a later round's queries are
-in its ``round=`` rows. ``pool`` lists the unjudged hits of runs' top
+in its ``round=`` rows (``in_group``). ``pool`` lists the unjudged hits of runs' top
 tens; ``report`` refuses a comparison while any compared top ten holds one.
 """
 from __future__ import annotations
@@ -70,13 +70,22 @@ def judgments(root: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-def load(root: Path, *, with_offtopic: bool = False, with_fresh: bool = False,
-         rounds: tuple[int, ...] | None = None) -> list[dict]:
+def parse_rounds(text: str) -> tuple[int, ...]:
+    """"1,2,3" -> (1, 2, 3); ``ValueError`` naming the rounds there are for anything else."""
+    try:
+        got = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError:
+        got = ()
+    if not got or not set(got) <= {1, *ROUNDS}:
+        raise ValueError(f"{text!r} names no rounds of 1, " + ", ".join(map(str, ROUNDS)) + " (e.g. 1,2)")
+    return got
+
+
+def load(root: Path, *, with_offtopic: bool = False, rounds: tuple[int, ...] = (1,)) -> list[dict]:
     """One record per kept query: the draft, its targets, split, ``round`` and ``relevant`` ids.
 
-    ``rounds``: which rounds (1, 2, 3); by default the first, and the second too ``with_fresh``. A draft
-    is kept once its targets are resolved (a query of a round still being resolved is left out)."""
-    rounds = rounds or ((1, 2) if with_fresh else (1,))
+    ``rounds``: which rounds (1, 2, 3; the first by default). A draft is kept once its targets are
+    resolved (a query of a round still being resolved is left out)."""
     unknown = set(rounds) - {1, *ROUNDS}
     if unknown:
         raise ValueError(f"no round {sorted(unknown)[0]} (rounds: 1, " + ", ".join(map(str, ROUNDS)) + ")")
@@ -142,6 +151,17 @@ def unjudged(records: list[dict], runs: dict[str, dict[str, list[str]]], judged,
                 if doc not in rel and (r["id"], doc) not in judged:
                     out[(r["id"], doc)].add(name)
     return out
+
+
+def in_group(r: dict, group: str) -> bool:
+    """Whether record ``r`` is in a report's ``group``: ``all``, ``split=tune|check|dev`` (the first
+    round's splits, and informal-dev) or ``round=N`` (a later round)."""
+    if group == "all":
+        return True
+    kind, _, value = group.partition("=")
+    if kind == "round":
+        return r.get("round", 1) == int(value)
+    return kind == "split" and r["split"] == value and r.get("round", 1) == 1
 
 
 def summarize(records: list[dict], run: dict[str, list[str]]) -> dict:
