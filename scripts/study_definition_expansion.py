@@ -44,8 +44,7 @@ def main(argv=None) -> int:
     defs = np.array([i for i, k in enumerate(kinds) if k == "definition" and names[i]], dtype=np.int64)
 
     def metrics(pool, r):
-        order = pool.keys[np.argsort(-model.score(pool.X), kind="stable")]
-        return C.metrics_of([ids[k].as_py() for k in order[:20].tolist()], set(r["relevant"]))
+        return C.metrics_of(S.top_ids(ids, pool, model), set(r["relevant"]))
 
     base = {r["id"]: metrics(P[r["id"]], r) for r in recs}
     vectors = b.encoder.encode_queries([r["query"] for r in recs])

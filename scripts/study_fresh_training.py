@@ -48,11 +48,7 @@ def write_run(b, recs, P, model, path: Path, seed: int) -> None:
     import json
 
     ids = b.column("id")
-    runs = {}
-    for r in recs:
-        p = P[r["id"]]
-        order = p.keys[np.argsort(-S.score(model, p.X), kind="stable")]
-        runs[r["id"]] = [ids[k].as_py() for k in order[:20].tolist()]
+    runs = {r["id"]: S.top_ids(ids, P[r["id"]], model) for r in recs}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"config": f"ltr ({path.stem}, seed {seed}, study_fresh_training.py)",
                                 "model": None, "runs": runs}, indent=0), encoding="utf-8")

@@ -83,17 +83,16 @@ def score(model, X):
     return model.score(X) if hasattr(model, "score") else model.predict(X)
 
 
+def top_ids(ids, pool, model, n: int = 20) -> list[str]:
+    """The first ``n`` ids of ``pool`` in ``model``'s order (``ids``: the bundle's id column)."""
+    order = pool.keys[np.argsort(-score(model, pool.X), kind="stable")]
+    return [ids[k].as_py() for k in order[:n].tolist()]
+
+
 def per_query(b, recs, P, models_by_split) -> dict[str, float]:
     """MRR@20 of each query: tune out of fold, check and dev by the model trained on all of tune."""
     ids = b.column("id")
-    out = {}
-    for r in recs:
-        p = P[r["id"]]
-        model = models_by_split(r)
-        order = p.keys[np.argsort(-score(model, p.X), kind="stable")]
-        ranked = [ids[k].as_py() for k in order[:20].tolist()]
-        out[r["id"]] = C.metrics_of(ranked, set(r["relevant"]))
-    return out
+    return {r["id"]: C.metrics_of(top_ids(ids, P[r["id"]], models_by_split(r)), set(r["relevant"])) for r in recs}
 
 
 def run(b, recs, P, judged, seed):

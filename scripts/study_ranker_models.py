@@ -92,19 +92,6 @@ def train(config: str, X, y, groups, seed: int):
     raise SystemExit(f"study_ranker_models: unknown configuration {config!r} (lgb:..., cb:..., shipped)")
 
 
-def per_query(b, recs, P, model) -> dict[str, dict]:
-    """Each record's metrics with ``model``'s order of its pool."""
-    from mathlas_build.training import collection as C
-
-    ids = b.column("id")
-    out = {}
-    for r in recs:
-        p = P[r["id"]]
-        order = p.keys[np.argsort(-model.score(p.X), kind="stable")]
-        out[r["id"]] = C.metrics_of([ids[k].as_py() for k in order[:20].tolist()], set(r["relevant"]))
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=str(ROOT / "work" / "pools.npz"), help="pool cache (.npz), as train_ranker.py's")
@@ -127,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     # every held-out query (check, informal-dev, the later rounds), for the paired difference against the
     # shipped model: the same queries, per seed, with a 95% bootstrap interval
     held = [r for r in recs if r["split"] in ("check", "dev")] + [r for v in later.values() for r in v]
-    shipped = per_query(b, held, P, train("shipped", X, y, groups, 0))
+    shipped_model = train("shipped", X, y, groups, 0)
+    shipped = S.per_query(b, held, P, lambda r: shipped_model)
     for config in a.configs.split(";"):
         seeds = [0] if config == "shipped" else [int(s) for s in a.seeds.split(",")]
         rows = []
@@ -143,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 model.score(sample)
                 times.append(time.perf_counter() - t)
             rows.append(got)
-            d, lo, hi = S.paired(held, shipped, per_query(b, held, P, model))
+            d, lo, hi = S.paired(held, shipped, S.per_query(b, held, P, lambda r, m=model: m))
             print(f"{config} seed {seed}: " + "; ".join(
                 f"{s} " + " / ".join(f"{got[s][m]:.3f}" for m in metrics) for s in sets)
                 + f"; scores {len(sample)} candidates in {np.median(times) * 1e6:.0f} µs"
