@@ -270,11 +270,16 @@ def cmd_dump(a) -> None:
     b = open_bundle(a.bundle)
     cols = {c: b.column(c).to_pylist() for c in ("id", "source", "kind", "title", "text")}
     out, n = Path(a.out), 0
-    with out.open("w", encoding="utf-8") as f:
-        for i, source in enumerate(cols["source"]):
-            if source in SOURCES:
-                f.write("\t".join(" ".join((cols[c][i] or "").split()) for c in ("id", "kind", "title", "text")) + "\n")
-                n += 1
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as ``run`` makes its output's folder
+        with out.open("w", encoding="utf-8") as f:
+            for i, source in enumerate(cols["source"]):
+                if source in SOURCES:
+                    f.write("\t".join(" ".join((cols[c][i] or "").split())
+                                      for c in ("id", "kind", "title", "text")) + "\n")
+                    n += 1
+    except OSError as e:
+        raise SystemExit(f"collection.py: cannot write {out} ({e.strerror or e}); give --out a writable path") from None
     print(f"{n} statements of {b.label} -> {out}")
 
 

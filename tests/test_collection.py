@@ -201,3 +201,8 @@ def test_the_resolvers_dump_holds_every_statement_of_the_eight_sources(tmp_path,
     assert all(line.count("\t") == 3 for line in lines)
     nakayama = next(line.split("\t") for line in lines if line.startswith("planetmath:NakayamasLemma\t"))
     assert nakayama[1] == "theorem" and "finitely generated" in nakayama[3]
+    (tmp_path / "file").write_text("x")
+    bad = subprocess.run([sys.executable, str(REPO / "scripts" / "collection.py"), "dump", "--bundle",
+                          str(default_bundle_dir), "--out", str(tmp_path / "file" / "statements.tsv")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "give --out a writable path" in bad.stderr
