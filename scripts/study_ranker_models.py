@@ -10,7 +10,8 @@ Hit@10 and MRR@20 per split and seed, their means over the seeds, the paired MRR
 the shipped model over every held-out query (with a 95% bootstrap interval), and the median time the
 model takes to score one pool of about 185 candidates (numpy, as the runtime scores it: ``TreeModel`` for
 LightGBM, a vectorised oblivious-tree scorer for CatBoost, checked against CatBoost's own scores).
-``shipped`` scores the model the default bundle carries (``artifacts/rankers/informal-ltr-1.json``).
+``shipped`` scores the model the default bundle carried when this study was made (1.4.0 to 1.6.0:
+``artifacts/rankers/informal-ltr-1.json``; 1.6.1 carries ``informal-ltr-2.json``, trained on the three rounds).
 
 Configurations: ``lgb:TREES:LEAVES:LR:MIN_DATA`` (LightGBM lambdarank, the build extra) and
 ``cb:LOSS:DEPTH:ITERATIONS:LR`` (CatBoost's ranker with oblivious trees: ``pip install catboost``,

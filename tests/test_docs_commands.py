@@ -268,7 +268,7 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     'mathlas search "…" --bundle BUNDLE_DIR --rerank': NotRun(RERANKER),
     "mathlas-build pack work/bundles/informal-1.0.0 --out artifacts":
         Run(("tiny-0.1.0.tar.zst",), argv="mathlas-build pack {tiny} --out {tmp}/artifacts"),
-    "mathlas-build pack work/bundles/informal-1.6.0 --out site/releases": NotRun(
+    "mathlas-build pack work/bundles/informal-1.6.1 --out site/releases": NotRun(
         "the pack above with another --out (packing takes a minute on 2 cores)"),
     "mathlas-build pack work/bundles/informal-1.5.1 --out artifacts": NotRun(
         "the pack above, of the patched release (packing takes two minutes on 2 cores)"),
@@ -286,21 +286,21 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "python scripts/export_default_encoder.py --which e5-math": NotRun(E5),
     "python scripts/export_default_encoder.py --which e5-enpt": NotRun(E5),
     # releases
-    "mathlas index install informal@1.6.0 --catalog https://example.org/releases/catalog.json":
+    "mathlas index install informal@1.6.1 --catalog https://example.org/releases/catalog.json":
         NotRun("the network (example.org stands for your server); tests/test_install.py installs from a real HTTP "
-               "server's catalog, and `mathlas index install ./informal-1.6.0.tar.zst` runs below"),
-    "mathlas index install ./informal-1.6.0.tar.zst":
-        Run(("installed informal-1.6.0 into",), cwd="{repo}/artifacts"),
-    "mathlas index use informal@1.6.0": Run(("informal now means informal-1.6.0",), data="installed"),
-    "mathlas index use informal@1.0.0": Run(("informal now means informal-1.6.0",), data="installed",
-                                            subst={"1.0.0": "1.6.0"}),
-    "mathlas index use informal": Run(("informal now means informal-1.6.0 (the highest version)",), data="installed"),
-    "mathlas index list": Run(("informal", "1.6.0", "65,024", "* = what the bare name means"), data="installed"),
-    "mathlas index remove informal@1.0.0": Run(("removed", "informal-1.6.0"), data="installed",
-                                               subst={"1.0.0": "1.6.0"}),
+               "server's catalog, and `mathlas index install ./informal-1.6.1.tar.zst` runs below"),
+    "mathlas index install ./informal-1.6.1.tar.zst":
+        Run(("installed informal-1.6.1 into",), cwd="{repo}/artifacts"),
+    "mathlas index use informal@1.6.1": Run(("informal now means informal-1.6.1",), data="installed"),
+    "mathlas index use informal@1.0.0": Run(("informal now means informal-1.6.1",), data="installed",
+                                            subst={"1.0.0": "1.6.1"}),
+    "mathlas index use informal": Run(("informal now means informal-1.6.1 (the highest version)",), data="installed"),
+    "mathlas index list": Run(("informal", "1.6.1", "65,024", "* = what the bare name means"), data="installed"),
+    "mathlas index remove informal@1.0.0": Run(("removed", "informal-1.6.1"), data="installed",
+                                               subst={"1.0.0": "1.6.1"}),
     # benchmarks
     "mathlas eval ../shared/eval/informal-dev.jsonl":
-        Run(("40 queries, bundle informal-1.6.0", "hybrid", "mrr@20", "by style"), data="session",
+        Run(("40 queries, bundle informal-1.6.1", "hybrid", "mrr@20", "by style"), data="session",
             subst={"../shared/eval": "{eval}"}),
     # the formal sets' first 30 queries (all of them take minutes) on the tests' formal bundle
     # a statement typed as a query (docs/formal.md): the tests' formal bundle holds Mathlib's Group/Defs
@@ -350,6 +350,21 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
     "--out-cache cf.npz": NotRun("needs the GPU run's fold vectors"),
     "python scripts/train_ranker.py --bundle DIR --out cf.json --cache cf.npz": NotRun(
         "trains on the GPU study's bundle copy (DIR)"),
+    # the 1.6.1 release (docs/benchmarks.md, "1.6.1")
+    "python scripts/train_ranker.py --out artifacts/rankers/informal-ltr-2.json --rounds 1,2,3 --trees 50 --leaves 7 "
+    "--lr 0.2": NotRun("it writes the shipped model file; tests/test_train_ranker_formal.py trains the stage, and "
+                       "test_collection's pool tests read the three rounds"),
+    "mathlas-build add-ranker work/bundles/informal-1.6.1 artifacts/rankers/informal-ltr-2.json --version 1.6.1 --force":
+        NotRun("it changes a copy of the installed release in place; tests/test_add_ranker.py runs it on a copy of "
+               "the tests' bundle, --version and the refusal without --force included"),
+    "python scripts/match_learned.py --bundle work/bundles/informal-1.6.1 --choose-none --write "
+    "artifacts/rankers/informal-ltr-2.json": NotRun(
+        "it rewrites the shipped model file; tests/test_match_learned_script.py checks the choice and its writing into a "
+        "model file"),
+    "python scripts/collection.py run --config service --bundle work/bundles/informal-1.6.1 "
+    "--out eval/collection/runs/service-informal-1.6.1.json": NotRun(
+        "ranks the collection's 1,100 queries (the committed run); tests/test_collection.py checks the README's "
+        "figures against that run and runs the report"),
     "python scripts/collection.py run --config service --bundle DIR --out run.json": NotRun(
         "ranks the collection on the GPU study's bundle copy (DIR), which only the GPU run makes"),
     "python scripts/study_prf_feature.py --cache work/pools.npz --depths 3,5,10 --query-level --seeds 0,1,2":
@@ -524,7 +539,7 @@ def _argv(command: str) -> list[str]:
 def installed_template(tmp_path_factory) -> Path:
     """A data directory with the default bundle installed from artifacts/, copied (hard links) per command."""
     data = tmp_path_factory.mktemp("docs-installed")
-    p = subprocess.run(_argv(f"mathlas index install {REPO / 'artifacts' / 'informal-1.6.0.tar.zst'} -q"),
+    p = subprocess.run(_argv(f"mathlas index install {REPO / 'artifacts' / 'informal-1.6.1.tar.zst'} -q"),
                        capture_output=True, text=True, env={**os.environ, "MATHLAS_DATA_DIR": str(data)}, timeout=300)
     assert p.returncode == 0, p.stderr
     return data

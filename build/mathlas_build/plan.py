@@ -29,9 +29,9 @@ from pathlib import Path
 
 # The default bundle the per-document figures were measured on (tests/test_plan.py fails when the
 # shipped default bundle is another one: re-measure with bundle_bytes_per_doc / bundle_tokens_per_doc).
-MEASURED_BUNDLE = "informal-1.6.0"
-MEASURED_CORPUS = "informal-1.6.0 (65,024 documents, all-MiniLM-L6-v2-math-v2, 384 dims)"
-# MEASURED from that bundle's manifest: bm25/ 16,097,634 B; meta/documents.parquet 19,317,616 B;
+MEASURED_BUNDLE = "informal-1.6.1"
+MEASURED_CORPUS = "informal-1.6.1 (65,024 documents, all-MiniLM-L6-v2-math-v2, 384 dims)"
+# MEASURED from that bundle's manifest (1.6.1 is 1.6.0 with another ranker: the same indexes): bm25/ 16,097,634 B; meta/documents.parquet 19,317,616 B;
 # vectors/binary.usearch 12,780,724 B = 65,024 x (48 B sign bits + 148.6 B HNSW links and key).
 # (informal-1.5.1, before 1.6.0's headings: bm25 247.48, meta 296.97, tokens 112.1.)
 # (informal-1.4.0, before the readers' repairs of 1.5.0: bm25 247.52, meta 296.81, tokens 112.1.)
@@ -39,9 +39,9 @@ MEASURED_CORPUS = "informal-1.6.0 (65,024 documents, all-MiniLM-L6-v2-math-v2, 3
 # issue 21: bm25 236.6, meta 293.9.)
 # (informal-1.3.0: bm25 246.65, meta 296.48; 1.4.0's readers changed 3,825 texts.)
 BYTES_PER_DOC = {"bm25": 247.56, "meta": 297.08, "hnsw_graph": 148.55}
-# MEASURED on informal-1.6.0: ranker/ (the learned stage's docinfo.npz and its 100-tree model.json)
-# is 4,221,369 B for 65,024 documents (1.5.1: 4,222,387); a bundle without a ranker has none.
-RANKER_BYTES_PER_DOC = 64.92
+# MEASURED on informal-1.6.1: ranker/ (the learned stage's docinfo.npz and its 50-tree model.json)
+# is 4,146,572 B for 65,024 documents (1.6.0's 100 trees of 15 leaves: 4,221,369); a bundle without a ranker has none.
+RANKER_BYTES_PER_DOC = 63.77
 # MEASURED: mean retrieval-text tokens of that bundle's 65,024 texts with its WordPiece tokenizer
 # (max 256; bundle_tokens_per_doc). informal-1.0.0's six sources had 149.5.
 TOKENS_PER_DOC = 112.1

@@ -63,7 +63,7 @@ class _Version(argparse.Action):
 
 
 def version_line(version: str) -> str:
-    """``mathlas 0.1.0, bundle informal-1.6.0``: the bundle a search without ``--bundle`` opens when it is
+    """``mathlas 0.1.0, bundle informal-1.6.1``: the bundle a search without ``--bundle`` opens when it is
     installed (its manifest read; nothing installed or opened); ``no bundle installed yet`` when there
     is none at all (the first search installs the shipped one), else why it cannot be found, in a line."""
     import os
