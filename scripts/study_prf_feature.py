@@ -60,8 +60,8 @@ def query_columns(X: np.ndarray) -> np.ndarray:
 
 def set_of(r: dict) -> str:
     """Which set a collection record is scored in by the studies: its split (tune, check, dev) for the
-    first round and informal-dev; ``fresh-`` or ``r3-`` before it for the second and third rounds."""
-    return {2: "fresh-", 3: "r3-"}.get(r.get("round", 1), "") + r["split"]
+    first round and informal-dev; ``fresh-``, ``r3-`` or ``r4-`` before it for the second, third and fourth rounds."""
+    return {2: "fresh-", 3: "r3-", 4: "r4-"}.get(r.get("round", 1), "") + r["split"]
 
 
 def fold(qid: str, folds: int = 5) -> int:

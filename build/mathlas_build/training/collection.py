@@ -10,8 +10,9 @@ Files (JSON lines):
 
 ``load`` joins them into one record per query with ``split`` (tune / check, fixed by ``SPLIT_SEED``)
 and ``relevant`` (targets + hits judged equivalent). ``fresh/`` holds a second round in the same layout,
-drafted after the shipped learned stage was trained (so held out from it), ``round-3/`` a third:
-``load(..., rounds=(1, 2, 3))`` reads any set of rounds (``round`` 1, 2, 3 in each record; by default the
+drafted after the shipped learned stage was trained (so held out from it), ``round-3/`` a third and
+``round-4/`` a fourth (drafted after 1.6.1's stage was trained on the first three rounds' tune splits):
+``load(..., rounds=(1, 2, 3, 4))`` reads any set of rounds (``round`` 1 to 4 in each record; by default the
 first), ``parse_rounds`` reads a command line's "1,2,3", and ``judgments`` reads every round's files.
 A report's ``split=`` rows are the first round's splits (and informal-dev), a later round's queries are
 in its ``round=`` rows (``in_group``). ``pool`` lists the unjudged hits of runs' top
@@ -32,7 +33,7 @@ CHECK_SHARE = 1 / 3
 METRICS = ("p@1", "hit@10", "mrr@20", "ndcg@10")
 LONG_WORDS = 30
 FRESH = "fresh"  # the second round's folder, beside the first round's files
-ROUNDS = {2: FRESH, 3: "round-3"}  # the later rounds' folders, same layout
+ROUNDS = {2: FRESH, 3: "round-3", 4: "round-4"}  # the later rounds' folders, same layout
 
 
 def _lines(path: Path) -> list[dict]:
@@ -84,7 +85,7 @@ def parse_rounds(text: str) -> tuple[int, ...]:
 def load(root: Path, *, with_offtopic: bool = False, rounds: tuple[int, ...] = (1,)) -> list[dict]:
     """One record per kept query: the draft, its targets, split, ``round`` and ``relevant`` ids.
 
-    ``rounds``: which rounds (1, 2, 3; the first by default). A draft is kept once its targets are
+    ``rounds``: which rounds (1 to 4; the first by default). A draft is kept once its targets are
     resolved (a query of a round still being resolved is left out)."""
     unknown = set(rounds) - {1, *ROUNDS}
     if unknown:
