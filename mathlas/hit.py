@@ -36,6 +36,7 @@ from mathlas.headings import describe
 CORE_COLUMNS = ("id", "source", "kind", "name", "title", "body", "text", "slogan", "link", "license")
 SNIPPET_CHARS = 280
 SUMMARY_SNIPPET_CHARS = 120    # at most 160 (issue 13); 120 keeps a k=10 answer under 3,000 characters
+SUMMARY_ID_CHARS = 40          # an id longer than this takes its extra characters from the summary's snippet
 KNOWN_AS = 3                   # a Lean hit's aliases a summary or a listing shows, each cut to KNOWN_AS_CHARS
 KNOWN_AS_CHARS = 80
 # what a link leads to (``link_kind``): the statement's own page, or a search of its source's site
@@ -254,13 +255,15 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     """``hit`` as a ``HitSummary``. The snippet is the signature when the hit has one (Lean), else
     its text without the label and heading it usually starts with, cut at a word boundary so that
     heading and snippet together stay near ``limit`` + 20 characters (a long heading leaves a shorter
-    snippet, never under 60). A Lean hit (``mathlas.formal.formal_hit``: its fields have ``aliases``)
+    snippet, never under 60), and an id over ``SUMMARY_ID_CHARS`` (Open Logic's paths, PlanetMath's long
+    names) shortens it by as much again: a k=10 answer of such hits ("the compactness theorem for
+    first-order logic", six of them) stays under its 3,000 characters. A Lean hit (``mathlas.formal.formal_hit``: its fields have ``aliases``)
     gives a ``LeanHitSummary``."""
     text = " ".join(str(hit.fields.get("signature") or hit.text or "").split())
     for lead in (hit.name.strip(), hit.label, hit.heading):
         if lead and text.lower().startswith(lead.lower()):
             text = text[len(lead):].lstrip(" .:;,")
-    room = max(60, min(limit, limit + 20 - len(hit.heading)))
+    room = max(60, min(limit, limit + 20 - len(hit.heading) - max(0, len(hit.id) - SUMMARY_ID_CHARS)))
     summary = {"id": hit.id, "kind": hit.kind, "heading": hit.heading, "snippet": snippet(text, room),
                "score": round(hit.score, 4)}
     copies = {"also_in": summary_copies(hit.also_in)} if hit.also_in else {}

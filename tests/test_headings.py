@@ -95,6 +95,22 @@ def test_a_summary_does_not_repeat_the_heading():
     assert s.heading == "The Fundamental Theorem of Algebra" and s.snippet.startswith("Any polynomial")
 
 
+
+def test_a_long_id_takes_its_extra_characters_from_the_snippet():
+    from mathlas.hit import SUMMARY_ID_CHARS, SUMMARY_SNIPPET_CHARS
+
+    text = " ".join(f"word{i}" for i in range(80))
+
+    def summary(doc_id):
+        return summarize(Hit(id=doc_id, source="openlogic", kind="theorem", name="Compactness", title="Compactness",
+                             text=text, link="", license="", score=0.5))
+
+    short = summary("openlogic:" + "a" * (SUMMARY_ID_CHARS - 10))
+    long = summary("openlogic:" + "a" * (SUMMARY_ID_CHARS + 20))   # 30 characters over
+    room = SUMMARY_SNIPPET_CHARS + 20 - len("Compactness") - 30
+    assert len(long.snippet) <= room + 2 < len(short.snippet) and long.snippet.startswith("word0")
+    assert len(summary("openlogic:" + "a" * 400).snippet) >= 60   # never under 60
+
 # ------------------------------------------------------------------------------ tidying (items 6, 8, 9)
 
 def test_tidy_reads_tex_left_in_headings():
