@@ -70,6 +70,18 @@ def test_the_third_round_loads_when_asked():
         C.load(COLLECTION, rounds=(1, 5))
 
 
+
+def test_the_fourth_round_loads_when_asked():
+    """Round 4 (eval/collection/round-4): drafted blind after 1.6.1's stage was trained on the first three
+    rounds' tune splits, every draft resolved; no fact of an earlier round asked again."""
+    assert not any(r["round"] == 4 for r in C.load(COLLECTION, rounds=(1, 2, 3)))
+    every = C.load(COLLECTION, rounds=(1, 2, 3, 4))
+    fourth = [r for r in every if r["round"] == 4]
+    assert [r["id"] for r in fourth] == [f"mc-{i:04d}" for i in range(931, 1171)]
+    assert sum(1 for r in fourth if r["targets"]) == 176
+    earlier = {r["fact"].lower() for r in every if r["round"] < 4 and r.get("fact")}
+    assert not earlier & {r["fact"].lower() for r in fourth}
+
 def test_rounds_and_report_groups():
     assert C.parse_rounds("3, 1,2,1") == (1, 2, 3)
     for bad in ("", "1,5", "two", "0"):
