@@ -13,9 +13,10 @@ gives P@1, Hit@10, MRR@20 and nDCG@10 with 95% bootstrap intervals by split (tun
 style and source, and the paired difference of each run against the first; it refuses while any
 compared top ten holds a hit that is neither a target nor judged (``pool`` writes those out).
 
-A run ranks the later rounds too (eval/collection/fresh and round-3: drafted after the shipped learned
-stage was trained); ``pool`` and ``report`` take them in with ``--rounds 1,2,3`` (``--fresh``: the
-first two), in the report's ``round=2`` and ``round=3`` rows; its ``split=`` rows are the first round's.
+A run ranks the later rounds too (eval/collection/fresh, round-3 and round-4: each drafted after the
+learned stage of its time was trained); ``pool`` and ``report`` take them in with ``--rounds 1,2,3,4``
+(``--fresh``: the first two), in the report's ``round=N`` rows (the match table's and the paired
+table's too); its ``split=`` rows are the first round's.
 """
 from __future__ import annotations
 
@@ -195,7 +196,7 @@ def match_report(path: Path, recs: list[dict], allrecs: list[dict], run: dict[st
     print("| group | strong | P@1 among strong | false none | misspelt names none | off-topic none |")
     print("|---|---|---|---|---|---|")
     off = [r for r in allrecs if r.get("area") == "offtopic" and r["id"] in said]
-    for g in ("all", "split=check", "split=dev", "round=2", "round=3"):
+    for g in ("all", "split=check", "split=dev", *(f"round={n}" for n in C.ROUNDS)):
         sub = [r for r in recs if r["relevant"] and C.in_group(r, g) and r["id"] in said]
         if not sub:
             continue
@@ -245,7 +246,7 @@ def cmd_report(a) -> None:
         print("|---|---|---|---|---|")
         for name in names[1:]:
             for group, label in (("split=tune", "tune"), ("split=check", "check"), ("split=dev", "dev"),
-                                 ("round=2", "round=2"), ("round=3", "round=3"), ("all", "pooled")):
+                                 *((f"round={n}", f"round={n}") for n in C.ROUNDS), ("all", "pooled")):
                 sub = [r for r in recs if C.in_group(r, group)]
                 if not sub:
                     continue

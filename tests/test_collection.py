@@ -151,9 +151,10 @@ def test_the_report_refuses_unjudged_hits(tmp_path):
 
 
 def test_the_readme_row_of_the_held_out_queries_is_what_the_committed_runs_give():
-    """README's held-out row: the shipped ranking's committed run (1.6.1) over each round's check split and
-    all of them, 1.6.0's over the same and over the second and third rounds whole, scored with today's
-    judgments (no bundle needed), and the command the row names printing the same."""
+    """README's held-out row: the shipped ranking's committed run (1.6.1) over the fourth round and each earlier
+    round's check split, 1.6.0's and the ranking without the learned stage over the same, 1.6.0's over the second
+    and third rounds whole, scored with today's judgments (no bundle needed), and the command the row names
+    printing the same."""
     import re
 
     sys.path.insert(0, str(REPO / "scripts"))
@@ -163,22 +164,27 @@ def test_the_readme_row_of_the_held_out_queries_is_what_the_committed_runs_give(
                if line.startswith("| quality held out from training:"))
     cell = row.split(" | ")[1]
     figures = [float(x) for x in re.findall(r"(?<![\d.])\.\d{3}", cell)]
-    runs = {v: json.loads((COLLECTION / "runs" / f"service-informal-{v}.json").read_text(encoding="utf-8"))["runs"]
-            for v in ("1.6.1", "1.6.0-fresh")}
-    recs = [r for r in records(rounds=(1, 2, 3)) if r["relevant"]]
+    runs = {v: json.loads((COLLECTION / "runs" / f"{v}.json").read_text(encoding="utf-8"))["runs"]
+            for v in ("service-informal-1.6.1", "service-informal-1.6.0-fresh", "without-learned-informal-1.6.0-fresh")}
+    new, old, rrf = runs
+    recs = [r for r in records(rounds=(1, 2, 3, 4)) if r["relevant"]]
 
-    def three(sub, v="1.6.1"):
+    def three(sub, v=new):
         g = C.summarize(sub, runs[v])["groups"]["all"]
         return [round(g[m], 3) for m in ("p@1", "hit@10", "mrr@20")]
 
+    fourth = [r for r in recs if r.get("round") == 4]
     check = {k: [r for r in recs if r.get("round", 1) == k and r["split"] == "check"] for k in (1, 2, 3)}
-    every = [r for r in recs if r["split"] == "check"]
+    every = [r for r in recs if r["split"] == "check" and r.get("round", 1) < 4]
+    assert len(fourth) == 177 and "177 with a relevant statement" in row
     assert [len(check[k]) for k in (1, 2, 3)] == [132, 67, 58] and "132, 67 and 58 queries" in row
-    assert figures[:9] == three(check[1]) + three(check[2]) + three(check[3])
-    assert len(every) == 257 and figures[9:12] == three(every) and figures[12:15] == three(every, "1.6.0-fresh")
-    # figures[15:18]: the paired difference and its interval (docs/benchmarks.md, "1.6.1")
-    later = [three([r for r in recs if r.get("round") == k], "1.6.0-fresh") for k in (2, 3)]
-    assert figures[18:24] == later[0] + later[1] and figures[24:27] == three(check[1], "1.6.0-fresh")
+    assert figures[:6] == three(fourth) + three(fourth, old)
+    # figures[6:11]: the paired differences (P@1, MRR@20 and its interval, Hit@10); then the ranking without the stage
+    assert figures[11:14] == three(fourth, rrf)
+    assert figures[14:23] == three(check[1]) + three(check[2]) + three(check[3])
+    assert len(every) == 257 and figures[23:26] == three(every) and figures[26:29] == three(every, old)
+    later = [three([r for r in recs if r.get("round") == k], old) for k in (2, 3)]
+    assert figures[32:38] == later[0] + later[1] and figures[38:41] == three(check[1], old)
     command = re.search(r"`(python scripts/collection.py report [^`]+)`", row).group(1)
     out = subprocess.run([sys.executable, *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -186,10 +192,13 @@ def test_the_readme_row_of_the_held_out_queries_is_what_the_committed_runs_give(
     def line(name, n, got):
         return f"| {name} | {n} | " + " | ".join(f"{x:.3f}" for x in got[:2]) + f" | {got[2]:.3f} ["
 
-    shipped = out.stdout.split("## service-informal-1.6.1")[1]
-    assert line("round=2 split=check", 67, figures[3:6]) in shipped
-    assert line("round=3 split=check", 58, figures[6:9]) in shipped
-    assert line("split=check", 132, figures[:3]) in shipped  # the first round's check split alone
+    shipped = out.stdout.split("## service-informal-1.6.1")[1].split("## ")[0]
+    assert line("round=4", 177, figures[:3]) in shipped
+    assert line("round=2 split=check", 67, figures[17:20]) in shipped
+    assert line("round=3 split=check", 58, figures[20:23]) in shipped
+    assert line("split=check", 132, figures[14:17]) in shipped  # the first round's check split alone
+    paired = out.stdout.split("## paired difference")[1]
+    assert f"| service-informal-1.6.1 | round=4 | +{figures[6]:.3f} [" in paired
 
 
 @pytest.mark.slow  # opens the default bundle
