@@ -193,9 +193,14 @@ class SearchRequest:
             if not isinstance(channel_weights, Mapping):
                 raise UsageError('channel_weights must be a mapping like {"lexical": 2.0, "dense": 1.0}')
             channel_weights = {c: number(w, f"channel weight for {c!r}", minimum=0) for c, w in channel_weights.items()}
+        included, excluded = strings(sources, names["sources"]), strings(exclude_sources, names["exclude_sources"])
+        both = sorted({s.lower() for s in included} & {s.lower() for s in excluded})
+        if both:  # nothing could pass: a usage error, not an empty answer
+            raise UsageError(f"{both[0]!r} is both in {names['sources']} and in {names['exclude_sources']}, so no "
+                             f"document could pass; keep it in one of them")
         return cls(query=query.strip(), k=k, mode=mode,
-                   sources=strings(sources, names["sources"]),
-                   exclude_sources=strings(exclude_sources, names["exclude_sources"]),
+                   sources=included,
+                   exclude_sources=excluded,
                    kinds=strings(kinds, names["kinds"]), source_weights=weights, kind_weights=kweights,
                    paper=PaperFilter.parse(paper_filter), priors=prior_weights,
                    k_rrf=None if k_rrf is None else number(k_rrf, "k_rrf", minimum=0),

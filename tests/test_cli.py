@@ -106,8 +106,10 @@ def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
     for i, t in zip(ids, texts):
         first.setdefault(i.split(":")[0], (i, t))
     informal = [first[s] for s in ("stacks", "planetmath", "hott", "openlogic", "proofnet")]
+    # two areas, one with a name longer than the label column's 22 characters (it shifted its row's cells)
     qfile.write_text("".join(json.dumps({"id": f"q{n}", "query": t[:150], "targets": [i], "style": "precise",
-                                         "area": "x"}) + "\n" for n, (i, t) in enumerate(informal)))
+                                         "area": "x" if n % 2 else "homological algebra of sheaves"}) + "\n"
+                             for n, (i, t) in enumerate(informal)))
     p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), "--json", check_rc=0)
     r = json.loads(p.stdout)
     assert r["n"] == 5
@@ -117,6 +119,10 @@ def test_eval_json(tiny, tiny_bundle_dir, tmp_path):
     p = run("eval", str(qfile), "--bundle", str(tiny_bundle_dir), check_rc=0)
     assert "hybrid" in p.stdout and "by source" in p.stdout and "by style" in p.stdout
     assert "planetmath (1)" in p.stdout
+    block = p.stdout.split("by area (hit@10 / mrr@20)\n", 1)[1].splitlines()
+    rows = [line for line in block[1:] if line.strip()]
+    assert [r.split(" (")[0] for r in rows] == ["homological algebra of sheaves", "x"]
+    assert len({len(r) for r in rows}) == 1 and len(block[0]) == len(rows[0])   # the columns line up
 
 
 def test_eval_bad_file(tiny_bundle_dir, tmp_path):

@@ -31,6 +31,9 @@ def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
     (["lean", "search", "ring", "--jsn"], "mathlas lean search: unrecognized argument --jsn (did you mean --json?)"),
     (["index", "buld-lean", "x"], "mathlas index: unknown command 'buld-lean'; did you mean 'build-lean'?"),
     (["search", "ring", "-k", "abc"], "mathlas search: argument -k: invalid int value: 'abc'"),
+    # options after "--" are words of the query: not "did you mean -k?" for -k
+    (["search", "--", "-1 is a square mod p", "-k", "2"],
+     "mathlas search: unrecognized arguments -k (an option after `--`: put the options before `--`), 2"),
 ])
 def test_argparse_errors_are_one_line_with_the_fix(argv, says, capsys):
     rc, out, err = run_main(argv, capsys)
@@ -334,3 +337,21 @@ def test_the_parsers_own_options_are_argparses():
     done = subprocess.run([sys.executable, "-m", "mathlas", "search", "x", "--year-mn", "3"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "(did you mean --year-min?)" in done.stderr, done.stderr
+
+
+def test_a_source_both_kept_and_left_out_is_refused(capsys):
+    rc, out, err = run_main(["search", "ring", "--source", "Stacks", "--exclude-source", "stacks"], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "'stacks' is both in --source and in --exclude-source, so no document could pass" in err
+
+
+def test_no_results_ends_its_line():
+    """An empty answer printed "no results" without a newline: the next line (or the prompt) ran on."""
+    import io
+
+    from mathlas.cli.search import print_hits
+
+    out = io.StringIO()
+    print_hits([], out=out)
+    assert out.getvalue() == "no results\n"
+

@@ -123,3 +123,13 @@ def test_set_mm_latexdefs_all_drawable():
 def test_katex_list_is_the_vendored_katex(name):
     assert {"frac", "mathbb", "vDash", "coloneqq", "operatorname"} <= display.KATEX
     assert not {"xymatrix", "ensuremath", "defeq", "label"} & display.KATEX
+
+
+def test_a_root_keeps_its_index():
+    """ProofWiki's "$\\sqrt [3] 2$ is irrational" was headed "√([)3] 2 is irrational" (the space before the
+    index) and its text said sqrt(2): the cube root is another theorem."""
+    assert display.unicode_text(r"$\sqrt [3] 2$ is irrational") == "∛2 is irrational"
+    assert display.unicode_text(r"$\sqrt[3]{x+1}$") == "∛(x+1)"
+    assert display.unicode_text(r"$\sqrt{2}$") == "√2" and display.unicode_text(r"$\sqrt[2]{2}$") == "√2"
+    assert display.unicode_text(r"$\sqrt[n]{a}$") == "n√a"
+

@@ -115,6 +115,8 @@ def test_inline_definitions_in_text_are_used_and_removed():
     (r"\textit{finite} \emph{type} \text{morphism} $\mathrm{rank}$", "finite type morphism rank"),
     (r"$\binom{n}{k}$", "(n choose k)"),
     (r"$\sqrt{2}$", "sqrt(2)"),
+    (r"$\sqrt [3] 2$", "cube root(2)"),       # ProofWiki's cube root of 2 had read "sqrt(2)": another theorem
+    (r"$\sqrt[n]{a}$", "n-th root(a)"),
     (r"$\alpha \neq \beta$", "alpha != beta"),
     (r"$\emptyset$", "empty set"),
     (r"$A \cup B \cap C$", "A union B intersection C"),

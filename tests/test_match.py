@@ -213,5 +213,5 @@ def test_a_weak_answer_says_why(default_bundle_dir):
     fid = answer("every finite integral domain is a field", mode="dense")
     assert fid.match == "weak" and fid.confidence >= 0.9 and fid.note == NOTES["channel"]
     line = run("search", "every finite integral domain is a field", "--mode", "dense", "-k", "1").stderr
-    assert line.startswith("mathlas: likely among these hits, but not sure: one channel alone never says strong "
+    assert line.startswith("mathlas: likely among these hits, but not sure: one channel alone is never strong by its scores "
                            "(match: weak, confidence 0.9"), line

@@ -330,7 +330,11 @@ def test_search_filters_weights_and_modes(srv):
     ({"query": "ring", "bundle": "/nonexistent/dir"}, "no bundle directory"),
     ({}, "query"),
     # TheoremSearch's name for the filter: the SDK dropped unknown arguments and answered unfiltered
-    ({"query": "ring", "sources": ["nosuch"]}, "unknown argument 'sources' (did you mean 'source_filter'?)"),
+    ({"query": "ring", "sources": ["nosuch"]},
+     "unknown argument 'sources' (did you mean 'source_filter', which takes {\"include\": [\"planetmath\"]"),
+    # following that hint with a list: the error says the shape again
+    ({"query": "ring", "source_filter": ["planetmath"]},
+     "argument source_filter: Input should be a valid dictionary (got ['planetmath']); it takes {\"include\""),
     ({"query": "ring", "n_results": 3}, "unknown argument 'n_results' (did you mean 'k'?)"),
     ({"query": "ring", "kinds": ["theorm"]}, "unknown kind 'theorm' in kinds (did you mean 'theorem'?)"),
 ])

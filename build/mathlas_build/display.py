@@ -72,6 +72,10 @@ def repair_text(s: str) -> str:
 
 # ------------------------------------------------------------------------------------------ command scanning
 
+# \sqrt[n]{x}: the root sign of its index (another index written before the sign: ⁵√x)
+ROOTS = {"": "√", "2": "√", "3": "∛", "4": "∜"}
+
+
 def _group(tex: str, i: int, open_: str = "{", close: str = "}") -> tuple[str, int] | None:
     """The balanced group opening at ``tex[i]`` (after spaces): (content, index after it), else None."""
     j = i
@@ -604,12 +608,16 @@ def _math_unicode(tex: str) -> str:
                 wrap = (lambda x: x if re.fullmatch(r"[\w′]+|\(.*\)", x) else f"({x})")
                 out.append(f"{wrap(a)}/{wrap(b)}")
             elif name == "sqrt":
-                if tex[i:i + 1] == "[":
-                    j = tex.find("]", i)
-                    i = j + 1 if j > 0 else i
+                index = ""
+                at = len(tex[i:]) - len(tex[i:].lstrip())   # \sqrt [3] 2: spaces may come before the index
+                if tex[i + at:i + at + 1] == "[":
+                    j = tex.find("]", i + at)
+                    if j > 0:
+                        index, i = _math_unicode(tex[i + at + 1:j]).strip(), j + 1
                 a, i = group(tex, i)
                 a = _math_unicode(a).strip()
-                out.append("√" + (a if re.fullmatch(r"\w", a) else f"({a})"))
+                root = ROOTS.get(index) or (f"{index}√" if index else "√")   # ∛2, not √2
+                out.append(root + (a if re.fullmatch(r"\w", a) else f"({a})"))
             elif name in ("mathbb", "mathbf", "mathrm", "mathit", "mathsf", "mathcal", "mathfrak", "mathscr",
                           "text", "textrm", "textit", "textbf", "operatorname", "mbox", "boldsymbol", "mathtt",
                           "bar", "overline", "hat", "widehat", "tilde", "widetilde", "vec", "dot", "ddot", "substack",

@@ -777,8 +777,10 @@ def _convert(toks: list[str], depth: int = 0) -> str:
             if name == "sqrt":
                 opt, i = _read_opt(toks, i)
                 a, i = _read_arg(toks, i)
-                if depth < 50:
-                    app(" sqrt(" + _convert(a, depth + 1).strip() + ") ")
+                index = _convert(opt, depth + 1).strip() if opt and depth < 50 else ""
+                if depth < 50:  # \sqrt[3]{2} is the cube root of 2, not its square root
+                    root = {"": "sqrt", "2": "sqrt", "3": "cube root"}.get(index) or f"{index}-th root"
+                    app(f" {root}(" + _convert(a, depth + 1).strip() + ") ")
                 continue
             if name == "over":
                 app(" / ")

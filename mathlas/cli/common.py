@@ -79,8 +79,11 @@ class Parser(argparse.ArgumentParser):
             for extra in extras:
                 import difflib
 
-                close = difflib.get_close_matches(extra.split("=", 1)[0], options, n=1, cutoff=0.6) \
-                    if extra.startswith("-") else []
+                name = extra.split("=", 1)[0]
+                if name in options:  # a known option after "--": everything after "--" is taken as words
+                    parts.append(f"{extra} (an option after `--`: put the options before `--`)")
+                    continue
+                close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) if extra.startswith("-") else []
                 parts.append(extra + (f" (did you mean {close[0]}?)" if close else ""))
             sub.error(f"unrecognized argument{'s' if len(extras) > 1 else ''} {', '.join(parts)}")
         return ns

@@ -114,8 +114,8 @@ def print_hits(hits, out=None, start: int = 1) -> None:
     from mathlas.render import listing
 
     # sys.stdout as it is now (a default bound at import kept a stream a wrapper or test had replaced)
-    print(listing([dataclasses.asdict(h) for h in hits], start=start, width=_term_width()), file=out or sys.stdout,
-          end="")
+    text = listing([dataclasses.asdict(h) for h in hits], start=start, width=_term_width())
+    print(text if text.endswith("\n") else text + "\n", file=out or sys.stdout, end="")  # "no results" too
 
 
 def cmd_search(args) -> int:
@@ -192,13 +192,14 @@ def cmd_eval(args) -> int:
         keys = sorted({key for mode in modes for key in result[mode][f"by_{group}"]})
         if group == "area" and len(keys) < 2:
             continue
+        labels = {key: f"{key} ({result[modes[0]][f'by_{group}'][key]['n']})" for key in keys}
+        width = max(22, *(len(x) + 1 for x in labels.values()))  # a long area name keeps the columns aligned
         print(f"\nby {group} (hit@10 / mrr@20)")
-        print(f"{'':<22}" + "".join(f"{mode:>18}" for mode in modes))
+        print(f"{'':<{width}}" + "".join(f"{mode:>18}" for mode in modes))
         for key in keys:
             cells = []
             for mode in modes:
                 b = result[mode][f"by_{group}"][key]
                 cells.append(f"{b['hit@10']:.2f} / {b['mrr@20']:.2f}")
-            n = result[modes[0]][f"by_{group}"][key]["n"]
-            print(f"{key + f' ({n})':<22}" + "".join(f"{c:>18}" for c in cells))
+            print(f"{labels[key]:<{width}}" + "".join(f"{c:>18}" for c in cells))
     return 0

@@ -277,6 +277,12 @@ ARGUMENT_ALIASES = {"sources": "source_filter", "source": "source_filter", "excl
                     "text": "query", "doc_id": "id", "theorem_id": "id"}
 
 
+# The shape of an object argument, said where a call got it wrong (a list for source_filter: the hint
+# "did you mean 'source_filter'?" for "sources" must not lead to a second failure)
+SHAPES = {"source_filter": '{"include": ["planetmath"], "exclude": ["metamath"]} (either key may be left out)',
+          "source_weights": '{"stacks": 2.0, "napkin": 0.5}', "kind_weights": '{"proof": 0.5, "example": 0.8}'}
+
+
 def unknown_arguments(unknown: list[str], known: set[str]) -> str:
     """One line: the arguments a tool does not take, each with the right one where it is obvious."""
     import difflib
@@ -287,7 +293,8 @@ def unknown_arguments(unknown: list[str], known: set[str]) -> str:
         if right not in known:
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
             right = close[0] if close else None
-        parts.append(f"{name!r}" + (f" (did you mean {right!r}?)" if right else ""))
+        shape = f", which takes {SHAPES[right]}" if right in SHAPES else ""
+        parts.append(f"{name!r}" + (f" (did you mean {right!r}{shape}?)" if right else ""))
     return (f"unknown argument{'s' if len(parts) > 1 else ''} {', '.join(parts)}; "
             f"this tool takes: {', '.join(sorted(known))}")
 
@@ -311,7 +318,9 @@ def validation_line(exc: ValidationError) -> str:
         got = err.get("input")
         shown = repr(got)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        parts.append(f"argument {where}: {err.get('msg', 'invalid')}" + ("" if err.get("type") == "missing" else f" (got {shown})"))
+        shape = f"; it takes {SHAPES[where]}" if where in SHAPES and err.get("type") == "dict_type" else ""
+        parts.append(f"argument {where}: {err.get('msg', 'invalid')}"
+                     + ("" if err.get("type") == "missing" else f" (got {shown})") + shape)
     return "; ".join(parts) or "the arguments do not match the tool's schema"
 
 

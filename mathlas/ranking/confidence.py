@@ -73,7 +73,7 @@ NOTES = {
     "none": "nothing close was found: the sources may not hold this",
     "weak": "likely among these hits, but not sure",
     # weak, and why it says so (mathlas.service): a channel alone is never strong (its strong_at is NEVER)
-    "channel": "likely among these hits, but not sure: one channel alone never says strong",
+    "channel": "likely among these hits, but not sure: one channel alone is never strong by its scores",
     # declarations named so were found where the channels found little: not "nothing close"
     "named": "declarations of this name were found, but the search's own confidence is low",
     # a query that reads as a result's name, and no hit is named so (mathlas.ranking.named.named_by_none)

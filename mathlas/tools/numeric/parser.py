@@ -534,7 +534,8 @@ def parse_claim(source: str) -> tuple[Node, Node]:
     if not (p.at("=") or p.at("==")):
         t = p.peek()
         raise UsageError(f"a claim needs one '=' between two expressions (at position {t.pos} in "
-                         f"{_clip(source)!r}); to evaluate one expression pass expression= and value=")
+                         f"{_clip(source)!r}); to check one expression against a value give expression and value "
+                         "(--expression and --value on the command line)")
     p.next()
     right = p.expr()
     if p.peek().kind != "end":
