@@ -371,6 +371,8 @@ TABLE: dict[str, NotRun | Synopsis | Run | Serve] = {
         NotRun(MEASURES + "; trains 84 models on the collection's pools"),
     "python scripts/study_learning_curve.py --cache work/pools.npz --fractions .25,.5,.75,.9,1 "
     "--seeds 0,1,2,3,4,5,6,7,8,9": NotRun(MEASURES + "; trains 50 models on the collection's pools"),
+    "python scripts/study_ranker_objective.py --cache work/pools.npz --seeds 0,1,2":
+        NotRun(MEASURES + "; trains 18 models on the collection's pools"),
     "python scripts/study_coverage_feature.py --cache work/pools.npz --seeds 0,1,2,3,4":
         NotRun(MEASURES + "; trains 10 models on the collection's pools"),
     "python scripts/study_diversity.py --cache work/pools.npz --mus 0.5,1,2,4,8 --taus 0.4,0.5,0.6,0.7,0.8,0.85,0.9":
