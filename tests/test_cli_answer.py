@@ -76,7 +76,7 @@ def test_the_other_surfaces_say_it_too(default_bundle_dir):
     assert get_by_id(COMPACT_T4).link_kind == "search"
     # TheoremSearch's shape (POST /search) keeps its keys and adds link_kind
     b = api.open_bundle(None)
-    scored = api.search_hits(b, query, k=1, columns=COLUMNS, sources=["proofwiki"])[0]
+    scored = api.search_hits(b, query, k=1, columns=COLUMNS, sources=["proofwiki"]).hits[0]
     t = theorem(scored, api.bundle_facts(b))
     assert t["link"] == scored.hit.link and t["link_kind"] == "search"
 

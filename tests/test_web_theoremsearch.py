@@ -81,8 +81,14 @@ def test_contract_every_published_field(ts):
     assert top["slogan"].startswith("Nakayama's lemma") and "\\mathfrak m" in top["body"]
     scores = [t["score"] for t in out["theorems"]]
     assert scores == sorted(scores, reverse=True)
+    verdict = {k: out["mathlas"].pop(k) for k in ("match", "confidence")}
     assert out["mathlas"] == {"bundle": "papers-0.1.0", "mode": "hybrid", "ignored": {}, "notes": []}
     assert "x-mathlas-ignored" not in r.headers and r.headers["x-mathlas-bundle"] == "papers-0.1.0"
+    # how sure the search is, as GET /api/search (and the CLI) says it for the same query
+    same = ts.get("/api/search", params={"q": QUERY, "k": 5, "bundle": "papers-0.1.0"})
+    assert same.status_code == 200, same.text
+    assert verdict == {"match": same.json()["match"], "confidence": same.json()["confidence"]}
+    assert verdict["match"] in ("strong", "weak", "none") and 0 <= verdict["confidence"] <= 1
 
 
 def test_minimal_request_and_the_limit_alias(ts):

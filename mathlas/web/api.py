@@ -420,10 +420,20 @@ class ScoredHit:
     similarity: float | None
 
 
+@dataclass(frozen=True)
+class ScoredHits:
+    """``search_hits``' answer: the hits, and how sure the search is of them (``match``: strong, weak or
+    none, and its ``confidence``: what every other surface leads with)."""
+
+    hits: list[ScoredHit]
+    match: str
+    confidence: float
+
+
 def search_hits(b: Any, query: str, *, k: int, columns: tuple[str, ...], mode: str = "hybrid",
                 sources: list[str] | None = None, kinds: list[str] | None = None, paper_filter: dict | None = None,
                 priors: dict | None = None, title_contains: str | None = None,
-                citations_or_unknown: tuple[int | None, int | None] | None = None) -> list[ScoredHit]:
+                citations_or_unknown: tuple[int | None, int | None] | None = None) -> ScoredHits:
     """TheoremSearch's ``POST /search`` on the open bundle ``b`` (``open_bundle``): the library's
     search (``mathlas.service.search``, findings included) with TheoremSearch's names in messages, plus the two TheoremSearch filters that have
     no ``paper_filter`` field (a paper-title substring; a citation range that keeps unknown counts)
@@ -448,7 +458,7 @@ def search_hits(b: Any, query: str, *, k: int, columns: tuple[str, ...], mode: s
     shown = [next(rows) if key < n else _document_values(get_document(h.id, b), columns)
              for key, h in zip(keys, hits)]
     if mode == "lexical" or not hits:
-        return [ScoredHit(h, v, None) for h, v in zip(hits, shown)]
+        return ScoredHits([ScoredHit(h, v, None) for h, v in zip(hits, shown)], result.match, result.confidence)
     import numpy as np
 
     cos = ranked.top.raw_in("dense").copy()
@@ -457,7 +467,7 @@ def search_hits(b: Any, query: str, *, k: int, columns: tuple[str, ...], mode: s
         q = np.asarray(ranked.vector(), dtype=np.float32)
         cos[todo] = b.dense.rescore(q, np.array([keys[i] for i in todo], dtype=np.int64))
     sims = [float(c) if key < n else None for key, c in zip(keys, cos.tolist())]
-    return [ScoredHit(h, v, c) for h, v, c in zip(hits, shown, sims)]
+    return ScoredHits([ScoredHit(h, v, c) for h, v, c in zip(hits, shown, sims)], result.match, result.confidence)
 
 
 def _column_values(b, keys: list[int], columns: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -377,8 +377,8 @@ async def ts_search(request: Request) -> Response:
         b = api.open_bundle(state.served.pick(req.bundle))
         facts = api.bundle_facts(b)
         plan = theoremsearch.plan(req, facts)
-        hits = [] if plan.nothing else api.search_hits(b, req.query, **plan.kwargs)
-        return theoremsearch.response(hits, facts, req, plan)
+        found = None if plan.nothing else api.search_hits(b, req.query, **plan.kwargs)
+        return theoremsearch.response(found, facts, req, plan)
 
     out = await state.run(work)
     headers = {"X-Mathlas-Bundle": out["mathlas"]["bundle"]}

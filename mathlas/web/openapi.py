@@ -88,6 +88,8 @@ def _ts_schemas() -> dict[str, Any]:
     response = {"type": "object", "required": ["theorems"], "properties": {
         "theorems": {"type": "array", "items": {"$ref": REF.format(model="TheoremSearchTheorem")}},
         "mathlas": {"type": "object", "properties": {"bundle": s, "mode": s, "notes": strings,
+                                                      "match": {"enum": ["strong", "weak", "none", None]},
+                                                      "confidence": {"type": ["number", "null"]},
                                                       "ignored": {"type": "object", "additionalProperties": s}}}}}
     error = {"type": "object", "required": ["error", "status"], "properties": {"error": s, "status": {"type": "integer"}}}
     rpc_error = {"type": "object", "required": ["jsonrpc", "id", "error"], "properties": {

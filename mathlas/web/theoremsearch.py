@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlas.request import MODES, SURFACE_MAX_K, check_query
-from mathlas.web.api import BundleFacts, ScoredHit, UsageError
+from mathlas.web.api import BundleFacts, ScoredHit, ScoredHits, UsageError
 
 DEFAULT_RESULTS = 10
 
@@ -317,8 +317,13 @@ def theorem(scored: ScoredHit, facts: BundleFacts) -> dict:
             "has_metadata": has_metadata, "ranks": dict(h.ranks)}
 
 
-def response(hits: list[ScoredHit], facts: BundleFacts, req: Request, p: Plan) -> dict:
+def response(found: ScoredHits | None, facts: BundleFacts, req: Request, p: Plan) -> dict:
     """The response body: TheoremSearch's ``theorems`` plus a ``mathlas`` block saying what was
-    searched and which fields had no effect."""
+    searched, how sure the search is of its hits (``match``, ``confidence``: null when the filters left
+    nothing to search) and which fields had no effect."""
+    hits = found.hits if found is not None else []
     return {"theorems": [theorem(s, facts) for s in hits],
-            "mathlas": {"bundle": facts.label, "mode": req.mode, "ignored": p.ignored, "notes": p.notes}}
+            "mathlas": {"bundle": facts.label, "mode": req.mode,
+                        "match": found.match if found is not None else None,
+                        "confidence": found.confidence if found is not None else None,
+                        "ignored": p.ignored, "notes": p.notes}}
