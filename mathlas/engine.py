@@ -410,6 +410,12 @@ class Bundle:
         at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: ids[int(order[i])].as_py())
         if at == len(order) or ids[int(order[at])].as_py() != doc_id:
             source, sep, rest = doc_id.partition(":")
+            if sep and len(rest) >= SHORT_ID_MIN and at < len(order):
+                # the start of one id, as an "also in" line shows a ProofWiki page (952b3052): that document
+                first = ids[int(order[at])].as_py()
+                after = ids[int(order[at + 1])].as_py() if at + 1 < len(order) else ""
+                if first.startswith(doc_id) and not after.startswith(doc_id):
+                    return int(order[at])
             if source == "stacks" and sep and rest != rest.upper():  # Stacks tags are case-insensitive
                 try:
                     return self.key_of(f"stacks:{rest.upper()}")
@@ -553,6 +559,7 @@ def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
 
 
 ID_SUGGESTED = 5  # the ids an error suggests at most
+SHORT_ID_MIN = 8  # the characters after "source:" a unique start of an id needs to name its document
 
 
 def _unknown_id(b: Bundle, ids: Any, doc_id: str) -> str:

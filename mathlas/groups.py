@@ -325,17 +325,30 @@ def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int =
     return [c for c in every if id(c) in chosen]
 
 
+SHORT_ID = 8  # the characters of a ProofWiki page's uuid an "also in" line shows (``mathlas show`` takes them)
+
+
+def handle(c: Copy) -> str:
+    """What a line names a copy by: its label, else (a source whose labels are opaque, ``UNLABELLED``)
+    the start of its id, which ``mathlas show`` and ``get_by_id`` take (``Bundle.key_of``: a unique
+    start of an id): ``952b3052`` for a ProofWiki page, the section path of a Napkin statement."""
+    if c.label:
+        return c.label
+    source, _, rest = c.id.partition(":")
+    return rest[:SHORT_ID] if source == "proofwiki" else rest
+
+
 def also_in_line(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> str:
-    """``also in ProofWiki, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when none):
-    copies of one source share its name (``Metamath `addcomd`/`addcomi```); the copies
-    ``shown_copies`` picks are named, the rest of each source counted (``+4``): ``Mathlib `a`/`b` +5,
-    Stacks `00DV```. ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
+    """``also in ProofWiki `952b3052`, Metamath `fta`, Mathlib `Complex.exists_root``` (one line; "" when
+    none): copies of one source share its name (``Metamath `addcomd`/`addcomi```); the copies
+    ``shown_copies`` picks are named (``handle``), the rest of each source counted (``+4``): ``Mathlib
+    `a`/`b` +5, Stacks `00DV```. ``copies``: ``Copy``s, their JSON or bare ids (``as_copy``)."""
     if not copies:
         return ""
     parts = []
     for source, (group, room) in _dealt([as_copy(c) for c in copies], limit, per_source).items():
-        named = [c.label for c in group[:room] if c.label]
-        hidden = sum(1 for c in group[room:] if c.label)
+        named = [x for x in (handle(c) for c in group[:room]) if x]
+        hidden = sum(1 for c in group[room:] if handle(c))
         parts.append(source + (" " + "/".join(f"`{x}`" for x in named) if named else "") + (f" +{hidden}" if hidden else ""))
     return "also in " + ", ".join(parts)
 

@@ -189,7 +189,7 @@ def test_a_proofwiki_page_that_restates_another_joins_its_group():
     g = G.build_groups(_cols(rows))
     assert g.group(0) == [1] and g.evidence == {"restatement": 1}
     assert all(g.group(k) == [] for k in range(2, len(rows)))
-    assert G.also_in_line(g.also_in(0)) == "also in ProofWiki"
+    assert G.also_in_line(g.also_in(0)) == "also in ProofWiki `b`"   # an opaque id's start names it
 
 
 # ------------------------------------------------------------------------------ collapse and "also in"
@@ -221,7 +221,8 @@ def test_also_in_names_the_other_sources_and_the_explicit_formal_copies():
     copies = g.also_in(1)
     assert copies == [Copy("Mathlib", "Complex.exists_root", "lean:Complex.exists_root"),
                       Copy("Metamath", "fta", "metamath:fta"), Copy("ProofWiki", "", "proofwiki:1234-uuid")]
-    assert also_in_line(copies) == "also in Mathlib `Complex.exists_root`, Metamath `fta`, ProofWiki"
+    # a ProofWiki page by the first characters of its uuid (what `mathlas show` takes)
+    assert also_in_line(copies) == "also in Mathlib `Complex.exists_root`, Metamath `fta`, ProofWiki `1234-uui`"
     assert also_in_line(g.also_in(2)) == "also in Metamath `addcomi`"
     assert g.also_in(0) == [] and also_in_line([]) == ""
     # every source keeps its first label, two a source at most: seven Mathlib copies had filled the six
@@ -313,9 +314,30 @@ def test_a_search_shows_a_restated_proofwiki_page_once(default_groups):
     pages = {"proofwiki:ef465348-5946-49bc-bbd9-1b00566a293d", "proofwiki:952b3052-879d-457e-a3e6-4bfeb6cb3b08"}
     shown = service.search(SearchRequest.make("infinitely many primes", 10), findings=False).hits
     mine = [h for h in shown if h.id in pages]
-    assert len(mine) == 1 and also_in_line(mine[0].also_in) == "also in ProofWiki"
+    assert len(mine) == 1
+    other = (pages - {mine[0].id}).pop()
+    # the other page named by the start of its id, which `mathlas show` and get_by_id take
+    assert also_in_line(mine[0].also_in) == f"also in ProofWiki `{other.split(':')[1][:8]}`"
+    assert service.document(other.split("-")[0]).id == other
     every = service.search(SearchRequest.make("infinitely many primes", 10, collapse=False), findings=False).hits
     assert pages <= {h.id for h in every}          # asked for every copy, both pages are there
+
+
+def test_the_start_of_an_id_names_its_document_only_when_it_is_one(default_bundle_dir):
+    """``Bundle.key_of``: an exact id, else the start of one id (8 characters after the source at least)."""
+    import mathlas
+    from mathlas.errors import UsageError
+
+    b = mathlas.open_bundle(default_bundle_dir)
+    ids = sorted(b.column("id").to_pylist())
+    known, n = set(ids), len("metamath:") + 8
+    shared = next(x[:n] for x, y in zip(ids, ids[1:])   # eight letters two Metamath labels begin with
+                  if x.startswith("metamath:") and len(x) >= n and y.startswith(x[:n]) and x[:n] not in known)
+    with pytest.raises(UsageError, match="no document with id"):   # the start of two ids names neither
+        b.get(shared)
+    with pytest.raises(UsageError, match="no document with id"):   # too short to name one
+        b.get("proofwiki:952b305")
+    assert b.get("proofwiki:952b3052").id == "proofwiki:952b3052-879d-457e-a3e6-4bfeb6cb3b08"
 
 
 def test_groups_eval_refuses_a_rule_it_does_not_know(tmp_path):
