@@ -30,7 +30,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--offset", type=int, default=0, help="skip this many of the best hits (the next page: offset + k)")
     s.add_argument("--module", action="append", dest="modules", help="only this module or below (repeatable)")
     s.add_argument("--kind", action="append", dest="kinds", help="only this kind: theorem, lemma, def, ... (repeatable)")
-    s.add_argument("--mode", choices=MODES, default="hybrid")
+    s.add_argument("--mode", choices=MODES, default="hybrid",
+                   help="hybrid (default), lexical (BM25 alone) or dense (the encoder alone)")
     s.add_argument("--prior-weight", type=float, help="weight of the PageRank prior (0: off; default: the bundle's)")
     s.add_argument("--no-deprecated", dest="deprecated", action="store_false",
                    help="leave @[deprecated] declarations out (default: flagged, after their replacement)")

@@ -35,7 +35,9 @@ def _add_search(sub) -> None:
     p.add_argument("--source", action="append", dest="sources", metavar="S", help="only this source (repeatable; any case)")
     p.add_argument("--exclude-source", action="append", dest="exclude", metavar="S", help="drop this source (repeatable; any case)")
     p.add_argument("--kind", action="append", dest="kinds", metavar="K", help="only this kind, e.g. theorem (repeatable)")
-    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--mode", choices=MODES, default="hybrid",
+                   help="hybrid (default: BM25 and the encoder fused, the learned stage ordering them), lexical "
+                        "(BM25 alone: exact words and names) or dense (the encoder alone)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="rescore the best hits with the bundle's reranker, or not (default: the bundle's choice)")
     p.add_argument("--all-copies", action="store_true",
@@ -71,8 +73,11 @@ def _paper_filter(args) -> dict | None:
 
 
 def _add_show(sub) -> None:
-    p = sub.add_parser("show", help="show one document by its stable id")
-    p.add_argument("id", help="e.g. stacks:00DV, planetmath:HilbertBasisTheorem")
+    p = sub.add_parser("show", help="show one document by its stable id",
+                       description="Show one document by its stable id (a search shows each hit's): its heading, "
+                                   "where it lives, link, licence and whole statement.")
+    p.add_argument("id", help="e.g. stacks:00DV, planetmath:HilbertBasisTheorem, or the start of an id an "
+                              "'also in' line names (proofwiki:952b3052)")
     bundle_option(p)
     json_option(p)
     quiet_option(p)
