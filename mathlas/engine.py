@@ -409,19 +409,7 @@ class Bundle:
         order = self._lazy("_ids_sorted", lambda: pc.sort_indices(ids).to_numpy())
         at = bisect.bisect_left(range(len(order)), doc_id, key=lambda i: ids[int(order[i])].as_py())
         if at == len(order) or ids[int(order[at])].as_py() != doc_id:
-            source, sep, rest = doc_id.partition(":")
-            if sep and len(rest) >= SHORT_ID_MIN and at < len(order):
-                # the start of one id, as an "also in" line shows a ProofWiki page (952b3052): that document
-                first = ids[int(order[at])].as_py()
-                after = ids[int(order[at + 1])].as_py() if at + 1 < len(order) else ""
-                if first.startswith(doc_id) and not after.startswith(doc_id):
-                    return int(order[at])
-            if source == "stacks" and sep and rest != rest.upper():  # Stacks tags are case-insensitive
-                try:
-                    return self.key_of(f"stacks:{rest.upper()}")
-                except UsageError:
-                    pass
-            raise UsageError(_unknown_id(self, ids, doc_id))
+            return _key_near(self, ids, order, at, doc_id)
         return int(order[at])
 
     def get(self, doc_id: str) -> Document:
@@ -559,7 +547,37 @@ def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
 
 
 ID_SUGGESTED = 5  # the ids an error suggests at most
-SHORT_ID_MIN = 8  # the characters after "source:" a unique start of an id needs to name its document
+# An id a person cannot read (a ProofWiki page's uuid) is named by its start in an "also in" line
+# (mathlas.groups.handle): eight characters after "proofwiki:" that begin one id name that document.
+# Not a declaration's name: "lean:Nat.Prime.two_l" is another name, which an error suggests instead.
+SHORT_ID_SOURCES = frozenset({"proofwiki"})
+SHORT_ID_MIN = 8
+
+
+def _key_near(b: Bundle, ids: Any, order: Any, at: int, doc_id: str) -> int:
+    """``Bundle.key_of`` for an id no document has exactly: the start of one ProofWiki id (``_started``),
+    a Stacks tag in another case, else ``UsageError`` with the ids it probably meant."""
+    source, sep, rest = doc_id.partition(":")
+    started = _started(ids, order, at, doc_id)
+    if started is not None:
+        return started
+    if source == "stacks" and sep and rest != rest.upper():  # Stacks tags are case-insensitive
+        try:
+            return b.key_of(f"stacks:{rest.upper()}")
+        except UsageError:
+            pass
+    raise UsageError(_unknown_id(b, ids, doc_id))
+
+
+def _started(ids: Any, order: Any, at: int, doc_id: str) -> int | None:
+    """The key of the one document whose id begins with ``doc_id`` (``order``: the keys in id order,
+    ``at`` where ``doc_id`` would sit), for a source of ``SHORT_ID_SOURCES`` and a start of
+    ``SHORT_ID_MIN`` characters or more; None otherwise."""
+    source, _, rest = doc_id.partition(":")
+    if source not in SHORT_ID_SOURCES or len(rest) < SHORT_ID_MIN or at >= len(order):
+        return None
+    after = ids[int(order[at + 1])].as_py() if at + 1 < len(order) else ""
+    return int(order[at]) if ids[int(order[at])].as_py().startswith(doc_id) and not after.startswith(doc_id) else None
 
 
 def _unknown_id(b: Bundle, ids: Any, doc_id: str) -> str:

@@ -352,11 +352,16 @@ def search_notes(answer: Any, offset: int = 0) -> list[str]:
     if get("cut"):
         notes.append(cut_note(get("cut")))
     match = get("match") or "strong"
-    if get("hits"):
+    hits = get("hits")
+    if hits:
         note = STRONG_NOTE if match == "strong" else get("note") or ""
         page = ""
         if offset:
             note, page = note.replace("among these hits", "among the first hits"), ", for the search from hit #1"
+        first = hits[0].get("kind") if isinstance(hits[0], Mapping) else getattr(hits[0], "kind", None)
+        if first == "conjecture" and match != "none" and not offset:
+            # "does known math solve this?": the closest statement is an open question, not a result
+            note += "; the first hit is a conjecture, not a proved result"
         notes.append(f"{note} (match: {match}, confidence {float(get('confidence') or 0):.2f}{page})".lstrip())
     return notes
 
