@@ -358,12 +358,27 @@ def search_notes(answer: Any, offset: int = 0) -> list[str]:
         page = ""
         if offset:
             note, page = note.replace("among these hits", "among the first hits"), ", for the search from hit #1"
-        first = hits[0].get("kind") if isinstance(hits[0], Mapping) else getattr(hits[0], "kind", None)
-        if first == "conjecture" and match != "none" and not offset:
-            # "does known math solve this?": the closest statement is an open question, not a result
-            note += "; the first hit is a conjecture, not a proved result"
+        if match != "none" and not offset:
+            note += conjecture_note(hits[0])
         notes.append(f"{note} (match: {match}, confidence {float(get('confidence') or 0):.2f}{page})".lstrip())
     return notes
+
+
+def conjecture_note(hit: Any) -> str:
+    """What the match line adds when the first hit is an open question, not an answer to "is this
+    known?": a conjecture (its kind), or a statement whose heading names one (ProofWiki's "The Goldbach
+    Conjecture: …" page proves that it implies the weak conjecture, and is kind "theorem")."""
+    def get(key: str) -> str:
+        return str((hit.get(key) if isinstance(hit, Mapping) else getattr(hit, key, "")) or "")
+
+    if get("kind") == "conjecture":
+        return "; the first hit states a conjecture: check whether it has been proved"
+    if _CONJECTURE.search(get("heading") or get("name")):
+        return "; the first hit is about a conjecture: read what it proves"
+    return ""
+
+
+_CONJECTURE = re.compile(r"(?i)\bconjecture\b")
 
 
 def cut_note(cut: Mapping[str, Mapping[str, int]]) -> str:

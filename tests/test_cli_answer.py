@@ -201,19 +201,26 @@ def test_a_long_query_says_where_it_was_cut(default_bundle_dir):
 
 
 def test_a_conjecture_first_is_said_to_be_one():
-    """"Does known math solve this?": a first hit that is an open conjecture (PlanetMath's twin prime
-    conjecture for "there are infinitely many twin primes") is a clear match, and the line says it is no
-    proved result; not on a later page, not when nothing close was found, not for a theorem."""
+    """"Does known math solve this?": a first hit that states a conjecture (PlanetMath's twin prime
+    conjecture for "there are infinitely many twin primes") is a clear match, and the line says to check
+    whether it has been proved (PlanetMath's Poincaré conjecture has been); a statement whose heading names a
+    conjecture (ProofWiki's "The Goldbach Conjecture" page: Goldbach implies the weak conjecture) says to read
+    what it proves; not on a later page, not when nothing close was found, not for a theorem."""
     from mathlas.render import search_notes
 
-    def line(kind, match="strong", offset=0):
-        answer = {"hits": [{"kind": kind}], "match": match, "confidence": 0.82, "note": ""}
+    def line(kind, match="strong", offset=0, heading="twin prime conjecture"):
+        answer = {"hits": [{"kind": kind, "heading": heading}], "match": match, "confidence": 0.82, "note": ""}
         return search_notes(answer, offset)[-1]
 
-    assert line("conjecture") == ("a clear match: most likely the first hit; the first hit is a conjecture, not a "
-                                  "proved result (match: strong, confidence 0.82)")
+    goldbach = line("theorem", heading="The Goldbach Conjecture: Every even integer greater than 2 is the sum of …")
+    assert goldbach == ("a clear match: most likely the first hit; the first hit is about a conjecture: read what "
+                        "it proves (match: strong, confidence 0.82)")
+    assert "conjecture" not in line("theorem", heading="Goldbach's weak theorem")
+
+    assert line("conjecture") == ("a clear match: most likely the first hit; the first hit states a conjecture: check "
+                                  "whether it has been proved (match: strong, confidence 0.82)")
     assert "conjecture" in line("conjecture", "weak")
-    assert "conjecture" not in line("theorem") and "conjecture" not in line("conjecture", "none")
+    assert "conjecture" not in line("conjecture", "none")
     assert "conjecture" not in line("conjecture", offset=10)
 
 
@@ -221,5 +228,5 @@ def test_a_conjecture_first_is_said_to_be_one():
 def test_the_twin_prime_conjecture_is_said_to_be_open():
     p = run("search", "there are infinitely many twin primes", "-k", "3")
     said = [x for x in p.stderr.splitlines() if "(match: " in x]
-    assert len(said) == 1 and "the first hit is a conjecture, not a proved result" in said[0], p.stderr
+    assert len(said) == 1 and "the first hit states a conjecture: check whether it has been proved" in said[0], p.stderr
     assert "planetmath:TwinPrimeConjecture" in p.stdout
