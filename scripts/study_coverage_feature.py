@@ -99,9 +99,7 @@ def main(argv=None) -> int:
     byid = {r["id"]: r for r in recs}
     P2 = {q: ltr.Pool(p.keys, np.concatenate([p.X, cov.columns(byid[q]["query"] if q in byid else "", p.keys)],
                                              axis=1), p.rrf_order) for q, p in P.items()}
-    tune = {r["id"] for r in recs if r["split"] == "tune" and r.get("round", 1) < 4}
-    sets = {"check+dev": [r for r in recs if r["split"] in ("check", "dev") and r.get("round", 1) < 4],
-            "round 4": [r for r in recs if r.get("round") == 4]}
+    tune, sets = S.shipped_split(recs)
     for seed in [int(s) for s in a.seeds.split(",")]:
         got = {}
         for name, pools in (("base", P), ("coverage", P2)):

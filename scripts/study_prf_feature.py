@@ -64,6 +64,15 @@ def set_of(r: dict) -> str:
     return {2: "fresh-", 3: "r3-", 4: "r4-"}.get(r.get("round", 1), "") + r["split"]
 
 
+def shipped_split(recs: list[dict]) -> tuple[set[str], dict[str, list[dict]]]:
+    """1.6.1's stage's training queries (the tune splits of rounds 1-3) and the sets no such model saw:
+    the three rounds' check splits with informal-dev (where a choice is made) and the fourth round (drafted
+    after it: the confirmation)."""
+    tune = {r["id"] for r in recs if r["split"] == "tune" and r.get("round", 1) < 4}
+    return tune, {"check+dev": [r for r in recs if r["split"] in ("check", "dev") and r.get("round", 1) < 4],
+                  "round 4": [r for r in recs if r.get("round") == 4]}
+
+
 def fold(qid: str, folds: int = 5) -> int:
     return TR.fold_of(qid, folds)
 

@@ -46,9 +46,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     b, _, recs, P, judged = TR.collection_pools(Path(a.cache), rounds=(1, 2, 3, 4))
-    tune = {r["id"] for r in recs if r["split"] == "tune" and r.get("round", 1) < 4}
-    sets = {"check+dev": [r for r in recs if r["split"] in ("check", "dev") and r.get("round", 1) < 4],
-            "round 4": [r for r in recs if r.get("round") == 4]}
+    tune, sets = S.shipped_split(recs)
     X, y, groups = TR.training_set(b, recs, P, judged, tune)[:3]
     ids = b.column("id")
     every = [r for rs in sets.values() for r in rs]
