@@ -1,7 +1,7 @@
 """The shipped encoder trained further on a GPU, and the default bundle's documents embedded with it.
 
     python scripts/study_encoder_gpu.py prepare [--pairs work/pairs/math-pairs-2/pairs.jsonl] [--out .gpu]
-                                                [--formal-bundle DIR]
+                                                [--formal-bundle DIR] [--rounds 1,2,3] [--hold-out 4]
     python scripts/study_encoder_gpu.py train --data .gpu --out OUT [--budget 420] [--device cuda]
                                               [--variants mined+tune,tune,mined | mined+tune/0of2,...] [--no-keep]
     python scripts/study_encoder_gpu.py install --data .gpu --result OUT --bundle-out DIR
@@ -12,7 +12,8 @@
   docs/training.md);
 - the retrieval text of every document in bundle row order;
 - the collection's queries as the dense channel encodes them, with their relevant ids, split and
-  judged-unrelated hits;
+  judged-unrelated hits (``--rounds``: which rounds, the first by default; ``--hold-out``: rounds whose
+  queries are scored as split ``held`` and never trained on);
 - the mined pairs of ``mathlas-build pairs`` after the leak check of issue 30 (a pair is dropped when its
   positive is a relevant id of a check or informal-dev query, or its query is a collection query);
 - with ``--formal-bundle``, formal-dev and formal-qr-dev over their targets and 30,000 seeded declarations.
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-SPLITS = ("tune", "check", "dev")
+SPLITS = ("tune", "check", "dev", "held")  # "held": a round prepared with --hold-out (scored, never trained on)
 FORMAL_SETS = ("formal-dev", "formal-qr-dev")
 FORMAL_SAMPLE = 30_000  # declarations of the formal bundle beside the formal sets' targets
 TEXT_CHARS = 600  # a pair's texts are cut here: training reads 96 tokens of a document (~450 characters)
@@ -135,7 +136,11 @@ def prepare_formal(bundle_dir: Path, out: Path) -> dict:
     return {"formal_documents": len(rows), "formal_queries": {s: sum(q["split"] == s for q in queries) for s in FORMAL_SETS}}
 
 
-def prepare(pairs_path: Path, out: Path, max_pairs: int, formal_bundle: Path | None = None) -> None:
+def prepare(pairs_path: Path, out: Path, max_pairs: int, formal_bundle: Path | None = None,
+            rounds: tuple[int, ...] = (1,), hold_out: tuple[int, ...] = ()) -> None:
+    """``rounds``: the collection's rounds whose queries come (their tune splits train, their check splits
+    and informal-dev are scored); ``hold_out``: rounds whose queries are all scored and none trained on
+    (split ``held``: the fourth round, drafted after 1.6.1's stage, held out from a study of the encoder)."""
     import collection as S
 
     from mathlas.engine import open_bundle
@@ -151,7 +156,8 @@ def prepare(pairs_path: Path, out: Path, max_pairs: int, formal_bundle: Path | N
         shutil.copyfile(Path(b.root) / "encoder" / f, enc / f)
     ids, texts = b.column("id").to_pylist(), b.column("text").to_pylist()
     _write_gz(out / "texts.jsonl.gz", ({"id": i, "text": t} for i, t in zip(ids, texts)))
-    recs = [r for r in S.records() if r["relevant"]]
+    recs = [{**r, "split": "held"} if r.get("round") in hold_out else r
+            for r in S.records(rounds=tuple(sorted({*rounds, *hold_out}))) if r["relevant"]]
     unrelated: dict[str, set[str]] = {}
     for (qid, doc), j in S.C.judgments(S.COLLECTION).items():
         if j["label"] == "unrelated":
@@ -311,6 +317,7 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
     tok = Tok(data / "encoder" / "tokenizer.json")
     docs = _read_gz(data / "texts.jsonl.gz")
     queries = _read_gz(data / "queries.jsonl.gz")
+    splits = [x for x in SPLITS if any(q["split"] == x for q in queries)]  # "held" only when prepared with it
     pairs = _read_gz(data / "pairs.jsonl.gz")
     if sample_docs:  # a smoke test on a CPU: every relevant document and a sample of the rest
         need = {d for q in queries for d in q["relevant"]}
@@ -351,10 +358,10 @@ def train(data: Path, out: Path, budget: float, device_name: str, batch_size: in
             torch.cuda.synchronize()
         dt = time.perf_counter() - t0
         Qv = embed_all(torch, model, q_tokens, device)
-        ev = dense_eval(torch, Qv, Dv, queries, key)
+        ev = dense_eval(torch, Qv, Dv, queries, key, splits)
         ev["embed_documents_s"] = round(dt, 2)
         last["Qv"] = Qv
-        shown = list(SPLITS)
+        shown = list(splits)
         if formal:  # the formal sets over their targets and the sampled declarations
             FD = embed_all(torch, model, formal["doc_tokens"], device)
             FQ = embed_all(torch, model, formal["q_tokens"], device)
@@ -619,6 +626,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path(".gpu"))
     p.add_argument("--max-pairs", type=int, default=0)
     p.add_argument("--formal-bundle", type=Path, help="also the formal sets over this formal bundle's declarations")
+    p.add_argument("--rounds", default="1", help="the collection's rounds whose tune splits train (e.g. 1,2,3)")
+    p.add_argument("--hold-out", default="", help="rounds scored and never trained on (e.g. 4)")
     t = sub.add_parser("train")
     t.add_argument("--data", type=Path, default=Path(".gpu"))
     t.add_argument("--out", type=Path, required=True)
@@ -645,7 +654,10 @@ def main() -> None:
     if a.cmd == "crossfit":
         crossfit(a.data, a.result, a.bundle, a.base_cache, a.out_cache)
     elif a.cmd == "prepare":
-        prepare(a.pairs, a.out, a.max_pairs, a.formal_bundle)
+        from mathlas_build.training import collection as C
+
+        prepare(a.pairs, a.out, a.max_pairs, a.formal_bundle, C.parse_rounds(a.rounds),
+                C.parse_rounds(a.hold_out) if a.hold_out else ())
     elif a.cmd == "train":
         train(a.data, a.out, a.budget, a.device, a.batch, a.epochs, [v for v in a.variants.split(",") if v],
               a.tune_repeat, a.max_steps, a.sample_docs, keep=not a.no_keep)

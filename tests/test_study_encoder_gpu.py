@@ -134,3 +134,28 @@ def test_vectors_travel_as_the_bundle_stores_them(tmp_path):
     assert len(np.load(tmp_path / "v-a.i8.npy")) == 50 and len(np.load(tmp_path / "v-b.i8.npy")) == 51
     assert np.array_equal(scale, want)
     assert np.array_equal(G._load_i8(tmp_path, "v", scale), q8.astype(np.float32) * want[:, None])
+
+
+@pytest.mark.slow  # opens the default bundle and writes its 65,024 texts (about 3 s)
+def test_prepare_holds_a_round_out(default_bundle_dir, tmp_path, monkeypatch):
+    """``prepare --rounds 1,2,3 --hold-out 4``: the fourth round's queries are scored (split ``held``) and
+    never trained on, and a mined pair whose positive is one of their relevant statements is dropped."""
+    import gzip
+
+    monkeypatch.setenv("MATHLAS_BUNDLE", str(default_bundle_dir))
+    sys.path.insert(0, str(ROOT / "build"))
+    from collection import records
+
+    fourth = [r for r in records(rounds=(1, 2, 3, 4)) if r.get("round") == 4 and r["relevant"]]
+    held_pos = fourth[0]["relevant"][0]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"kind": "docstring", "query": f"toy {i}", "pos_id": pos, "pos": "text",
+                                         "neg_id": None, "neg": None}) + "\n"
+                             for i, pos in enumerate([held_pos, "planetmath:PrimeNumber"])), encoding="utf-8")
+    G.prepare(pairs, tmp_path / "out", 0, rounds=(1, 2, 3), hold_out=(4,))
+    info = json.loads((tmp_path / "out" / "prepared.json").read_text(encoding="utf-8"))
+    assert info["queries"]["held"] == len(fourth) and info["dropped"]["positive held out"] == 1
+    with gzip.open(tmp_path / "out" / "queries.jsonl.gz", "rt", encoding="utf-8") as fh:
+        queries = [json.loads(x) for x in fh]
+    assert {q["qid"] for q in queries if q["split"] == "held"} == {r["id"] for r in fourth}
+    assert not any(q["split"] == "tune" and q["qid"] in {r["id"] for r in fourth} for q in queries)
