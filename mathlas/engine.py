@@ -28,6 +28,7 @@ from mathlas.errors import BundleCorruptError, UsageError
 from mathlas.headings import old_bundle_heading, stacks_heading
 from mathlas.hit import CORE_COLUMNS, Document, Hit, snippet
 import mathlas.ranking.settings as settings
+from mathlas.ranking.ids import SHORT_ID, SHORT_ID_SOURCES
 
 if TYPE_CHECKING:  # pragma: no cover
     from mathlas.ranking.filters import PaperColumns
@@ -547,11 +548,6 @@ def _ids_like(ids: Any, doc_id: str, sources: Iterable[str]) -> list[str]:
 
 
 ID_SUGGESTED = 5  # the ids an error suggests at most
-# An id a person cannot read (a ProofWiki page's uuid) is named by its start in an "also in" line
-# (mathlas.groups.handle): eight characters after "proofwiki:" that begin one id name that document.
-# Not a declaration's name: "lean:Nat.Prime.two_l" is another name, which an error suggests instead.
-SHORT_ID_SOURCES = frozenset({"proofwiki"})
-SHORT_ID_MIN = 8
 
 
 def _key_near(b: Bundle, ids: Any, order: Any, at: int, doc_id: str) -> int:
@@ -572,9 +568,9 @@ def _key_near(b: Bundle, ids: Any, order: Any, at: int, doc_id: str) -> int:
 def _started(ids: Any, order: Any, at: int, doc_id: str) -> int | None:
     """The key of the one document whose id begins with ``doc_id`` (``order``: the keys in id order,
     ``at`` where ``doc_id`` would sit), for a source of ``SHORT_ID_SOURCES`` and a start of
-    ``SHORT_ID_MIN`` characters or more; None otherwise."""
+    ``SHORT_ID`` characters or more (``mathlas.ranking.ids``: what an "also in" line shows); None otherwise."""
     source, _, rest = doc_id.partition(":")
-    if source not in SHORT_ID_SOURCES or len(rest) < SHORT_ID_MIN or at >= len(order):
+    if source not in SHORT_ID_SOURCES or len(rest) < SHORT_ID or at >= len(order):
         return None
     after = ids[int(order[at + 1])].as_py() if at + 1 < len(order) else ""
     return int(order[at]) if ids[int(order[at])].as_py().startswith(doc_id) and not after.startswith(doc_id) else None

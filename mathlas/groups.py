@@ -325,17 +325,14 @@ def shown_copies(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int =
     return [c for c in every if id(c) in chosen]
 
 
-SHORT_ID = 8  # the characters of a ProofWiki page's uuid an "also in" line shows (``mathlas show`` takes them)
-
-
 def handle(c: Copy) -> str:
     """What a line names a copy by: its label, else (a source whose labels are opaque, ``UNLABELLED``)
-    the start of its id, which ``mathlas show`` and ``get_by_id`` take (``Bundle.key_of``: a unique
-    start of an id): ``952b3052`` for a ProofWiki page, the section path of a Napkin statement."""
-    if c.label:
-        return c.label
-    source, _, rest = c.id.partition(":")
-    return rest[:SHORT_ID] if source == "proofwiki" else rest
+    its id after the source, shortened where ``Bundle.key_of`` takes the start of an id
+    (``mathlas.ranking.ids.short_id``: ``952b3052`` for a ProofWiki page), whole otherwise (the section
+    path of a Napkin statement)."""
+    from mathlas.ranking.ids import short_id
+
+    return c.label or short_id(c.id) or c.id.partition(":")[2]
 
 
 def also_in_line(copies: Sequence, limit: int = ALSO_IN_LIMIT, per_source: int = ALSO_IN_PER_SOURCE) -> str:

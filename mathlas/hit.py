@@ -257,8 +257,8 @@ def summarize(hit: Hit, limit: int = SUMMARY_SNIPPET_CHARS) -> HitSummary:
     heading and snippet together stay near ``limit`` + 20 characters (a long heading leaves a shorter
     snippet, never under 60), and an id over ``SUMMARY_ID_CHARS`` (Open Logic's paths, PlanetMath's long
     names) shortens it by as much again: a k=10 answer of such hits ("the compactness theorem for
-    first-order logic", six of them) stays under its 3,000 characters. A Lean hit (``mathlas.formal.formal_hit``: its fields have ``aliases``)
-    gives a ``LeanHitSummary``."""
+    first-order logic", six of them) stays under its 3,000 characters. A Lean hit
+    (``mathlas.formal.formal_hit``: its fields have ``aliases``) gives a ``LeanHitSummary``."""
     text = " ".join(str(hit.fields.get("signature") or hit.text or "").split())
     for lead in (hit.name.strip(), hit.label, hit.heading):
         if lead and text.lower().startswith(lead.lower()):

@@ -346,7 +346,7 @@ def search_notes(answer: Any, offset: int = 0) -> list[str]:
     is the search's, read from its first hits whatever the page: on a later page (``offset``) the line
     says so (``…, for the search from hit #1``) and a weak one points to the first hits."""
     def get(key: str) -> Any:
-        return answer.get(key) if isinstance(answer, Mapping) else getattr(answer, key, None)
+        return _field(answer, key)
 
     notes = [get("expanded")] if get("expanded") else []
     if get("cut"):
@@ -368,17 +368,19 @@ def conjecture_note(hit: Any) -> str:
     """What the match line adds when the first hit is an open question, not an answer to "is this
     known?": a conjecture (its kind), or a statement whose heading names one (ProofWiki's "The Goldbach
     Conjecture: …" page proves that it implies the weak conjecture, and is kind "theorem")."""
-    def get(key: str) -> str:
-        return str((hit.get(key) if isinstance(hit, Mapping) else getattr(hit, key, "")) or "")
-
-    if get("kind") == "conjecture":
+    if _field(hit, "kind") == "conjecture":
         return "; the first hit states a conjecture: check whether it has been proved"
-    if _CONJECTURE.search(get("heading") or get("name")):
+    if _CONJECTURE.search(str(_field(hit, "heading") or _field(hit, "name") or "")):
         return "; the first hit is about a conjecture: read what it proves"
     return ""
 
 
 _CONJECTURE = re.compile(r"(?i)\bconjecture\b")
+
+
+def _field(x: Any, key: str) -> Any:
+    """``key`` of an answer or a hit as an object (``SearchResult``, ``Hit``) or as its JSON form."""
+    return x.get(key) if isinstance(x, Mapping) else getattr(x, key, None)
 
 
 def cut_note(cut: Mapping[str, Mapping[str, int]]) -> str:

@@ -23,6 +23,18 @@ import re
 from typing import Any
 
 STACKS_PREFIX = "stacks:"
+# A ProofWiki page's id is a uuid no one reads: an "also in" line names the page by its first SHORT_ID
+# characters (``short_id``, mathlas.groups.also_in_line), and ``Bundle.key_of`` takes any start of that
+# length or longer that begins one id. Not for names: "lean:Nat.Prime.two_l" is another declaration's.
+SHORT_ID_SOURCES = frozenset({"proofwiki"})
+SHORT_ID = 8
+
+
+def short_id(doc_id: str) -> str | None:
+    """The start of ``doc_id`` after its source that names it (``952b3052`` for
+    ``proofwiki:952b3052-879d-…``), for a source of ``SHORT_ID_SOURCES``; None for the others."""
+    source, _, rest = doc_id.partition(":")
+    return rest[:SHORT_ID] if source in SHORT_ID_SOURCES else None
 # the words that say a four-character word is a Stacks tag ("Stacks Project tag 0AG0")
 TAG_WORDS = frozenset({"stacks", "tag", "tags"})
 _TAG = re.compile(r"[0-9A-Za-z]{4}")
