@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import study_prf_feature as S  # noqa: E402
 import train_ranker as TR  # noqa: E402
-from mathlas_build.training import collection as C  # noqa: E402
 from mathlas_build.training import ltr  # noqa: E402
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -79,13 +78,7 @@ def train(X, y, groups, seed: int):
     from mathlas.ranking.learned import FEATURES
 
     names = [*FEATURES, *(f"extra_{i}" for i in range(X.shape[1] - len(FEATURES)))]
-    return ltr.train(X, y, groups, trees=50, leaves=7, learning_rate=0.2, min_data=50, seed=seed,
-                     feature_names=names)
-
-
-def scores(b, recs, P, model) -> dict[str, dict]:
-    ids = b.column("id")
-    return {r["id"]: C.metrics_of(S.top_ids(ids, P[r["id"]], model), set(r["relevant"])) for r in recs}
+    return ltr.train(X, y, groups, seed=seed, feature_names=names, **S.SHIPPED)
 
 
 def main(argv=None) -> int:
@@ -104,7 +97,7 @@ def main(argv=None) -> int:
         got = {}
         for name, pools in (("base", P), ("coverage", P2)):
             model = train(*TR.training_set(b, recs, pools, judged, tune), seed)
-            got[name] = scores(b, [r for rs in sets.values() for r in rs], pools, model)
+            got[name] = S.per_query(b, [r for rs in sets.values() for r in rs], pools, lambda r: model)
             if name == "coverage" and seed == int(a.seeds.split(",")[0]):
                 gain = model.feature_importance("gain")
                 print("gain of the new columns: " + ", ".join(f"{x:.0f}" for x in gain[-3:])

@@ -64,6 +64,10 @@ def set_of(r: dict) -> str:
     return {2: "fresh-", 3: "r3-", 4: "r4-"}.get(r.get("round", 1), "") + r["split"]
 
 
+# 1.6.1's stage's settings (scripts/train_ranker.py --trees 50 --leaves 7 --lr 0.2; 50 a leaf), for ltr.train
+SHIPPED = {"trees": 50, "leaves": 7, "learning_rate": 0.2, "min_data": 50}
+
+
 def shipped_split(recs: list[dict]) -> tuple[set[str], dict[str, list[dict]]]:
     """1.6.1's stage's training queries (the tune splits of rounds 1-3) and the sets no such model saw:
     the three rounds' check splits with informal-dev (where a choice is made) and the fourth round (drafted

@@ -22,21 +22,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import study_prf_feature as S  # noqa: E402
 import train_ranker as TR  # noqa: E402
-from mathlas_build.training import collection as C  # noqa: E402
+from mathlas_build.training import ltr  # noqa: E402
 
 VARIANTS = ((10, None), (30, None), (50, None), (20, [0, 1, 1]), (20, [0, 1, 4]))
 
 
 def fit(X, y, groups, seed: int, truncation: int = 20, gain: list[float] | None = None):
-    import lightgbm as lgb
-
-    params = {"objective": "lambdarank", "metric": "ndcg", "num_leaves": 7, "learning_rate": 0.2,
-              "min_data_in_leaf": 50, "feature_fraction": 0.9, "bagging_fraction": 0.9, "bagging_freq": 1,
-              "lambdarank_truncation_level": truncation, "seed": seed, "deterministic": True, "num_threads": 2,
-              "verbose": -1}
-    if gain:
-        params["label_gain"] = gain
-    return lgb.train(params, lgb.Dataset(X, y, group=groups), num_boost_round=50)
+    return ltr.train(X, y, groups, seed=seed, truncation=truncation, label_gain=gain, **S.SHIPPED)
 
 
 def main(argv=None) -> int:
@@ -48,11 +40,10 @@ def main(argv=None) -> int:
     b, _, recs, P, judged = TR.collection_pools(Path(a.cache), rounds=(1, 2, 3, 4))
     tune, sets = S.shipped_split(recs)
     X, y, groups = TR.training_set(b, recs, P, judged, tune)[:3]
-    ids = b.column("id")
     every = [r for rs in sets.values() for r in rs]
 
     def scored(model) -> dict:
-        return {r["id"]: C.metrics_of(S.top_ids(ids, P[r["id"]], model), set(r["relevant"])) for r in every}
+        return S.per_query(b, every, P, lambda r: model)
 
     for seed in [int(s) for s in a.seeds.split(",")]:
         base = scored(fit(X, y, groups, seed))

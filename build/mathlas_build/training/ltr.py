@@ -111,13 +111,15 @@ def export_lightgbm(booster) -> dict:
 def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, leaves: int = 15,
           learning_rate: float = 0.05, min_data: int = 20, seed: int = 0, valid=None,
           weight: np.ndarray | None = None, feature_names: list[str] | None = None, extras: tuple[str, ...] = (),
-          sample: float = 0.9):
+          sample: float = 0.9, truncation: int = 20, label_gain: list[float] | None = None):
     """LightGBM lambdarank on ``groups`` (candidates per query, in order); ``sample``: the share of rows
     (bagging, each tree) and of features (each tree) a tree sees, drawn by ``seed`` (1.0: every tree sees
     all, and the seed changes nothing); ``weight``: one per
     candidate (it scales that query's gradients: the mined pairs' share, ``scripts/train_ranker.py --mined``);
     ``feature_names``: X's columns when they are not ``FEATURES`` (a study of a new feature);
-    ``extras``: the ``EXTRA_FEATURES`` X holds after them (the export names them)."""
+    ``extras``: the ``EXTRA_FEATURES`` X holds after them (the export names them); ``truncation``: the
+    ranks LambdaRank's pairs reach (``lambdarank_truncation_level``), ``label_gain``: each label's gain
+    (LightGBM's default, 2^label - 1, when None): ``scripts/study_ranker_objective.py`` varies both."""
     if not 0 < sample <= 1:
         raise ValueError(f"sample is a share of the rows and features, in (0, 1]: {sample}")
     try:
@@ -127,8 +129,11 @@ def train(X: np.ndarray, y: np.ndarray, groups: list[int], *, trees: int = 150, 
 
     params = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [1, 10], "num_leaves": leaves,
               "learning_rate": learning_rate, "min_data_in_leaf": min_data, "feature_fraction": sample,
-              "bagging_fraction": sample, "bagging_freq": 1 if sample < 1 else 0, "lambdarank_truncation_level": 20,
-              "seed": seed, "deterministic": True, "num_threads": 2, "verbose": -1}
+              "bagging_fraction": sample, "bagging_freq": 1 if sample < 1 else 0,
+              "lambdarank_truncation_level": truncation, "seed": seed, "deterministic": True, "num_threads": 2,
+              "verbose": -1}
+    if label_gain is not None:
+        params["label_gain"] = list(label_gain)
     data = lgb.Dataset(X, y, group=groups, feature_name=list(feature_names or (*FEATURES, *extras)),
                        weight=weight)
     booster = lgb.train(params, data, num_boost_round=trees)
