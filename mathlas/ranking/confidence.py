@@ -48,10 +48,10 @@ FEATURES = {
 }
 
 # Fitted by scripts/bench_match.py on the default bundle (informal-1.6.1, whose channels are 1.6.0's; refit
-# after every rebuild) and the judged collection's first round (``--set collection --strong-precision 0.9``: 464 queries with a
-# target, its tune and check splits and informal-dev, each target and judged equivalent a target; refit
-# when the later rounds' pooling judged more of their hits equivalent; weights over the
-# raw features, in FEATURES order). On a bundle with a learned stage (1.4.0 on) a hybrid answer it
+# after every rebuild) and the judged collection's first round (``--set collection --strong-precision 0.9``:
+# 464 queries with a target, its tune and check splits and informal-dev, each target and judged equivalent a
+# target; refit when the later rounds' pooling judged more of their hits equivalent; weights over the raw
+# features, in FEATURES order). On a bundle with a learned stage (1.4.0 on) a hybrid answer it
 # orders uses the bundle's own model (mode "learned", manifest ranker.match); these serve every other
 # answer: a channel alone, and hybrid answers that keep RRF. "strong" only where the queries at that
 # confidence have their target first at least 90% of the time: the single channels never reach it on
